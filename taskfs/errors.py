@@ -1,0 +1,139 @@
+"""The contract's named errors: one table, one value type, one exception.
+
+Every refusal taskfs makes is a `Problem` carrying a code from `MESSAGES`. Code paths return
+problems or raise `TaskfsError` with all of them at once; only the adapters turn them into exit
+statuses and output. A code is never renamed: users' scripts match on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from dataclasses import field as dc_field
+from typing import Any
+
+# code -> message template. Templates name their parameters; `problem()` fills them from the
+# keyword arguments, which also travel in the JSON form so that machines need not parse text.
+MESSAGES: dict[str, str] = {
+    # envelope (contract section 2)
+    "objective_required": "objective is missing or empty: say what is being asked for",
+    "output_format_required": "outputFormat is missing or empty: say the shape the result must "
+    "arrive in",
+    "tool_and_source_guidance_required": "toolAndSourceGuidance is missing or empty: say which "
+    "tools and sources the work should draw on",
+    "boundaries_required": "boundaries is missing or empty: say what the recipient must not do",
+    "files_and_interfaces_required": "filesAndInterfaces is missing or empty: list the files "
+    "(globs) or interface:<name> entries the recipient owns",
+    "acceptance_check_command_required": "acceptanceCheck.passFailCommand is missing or empty: "
+    "give a shell command whose exit status decides pass or fail",
+    "acceptance_check_verification_required": "acceptanceCheck.endToEndVerification is missing "
+    "or empty: give the step that proves the result works in context",
+    "context_id_required": "contextID is missing or empty: name the context the task belongs to",
+    "depends_on_self": "dependsOn names the task itself ({id})",
+    "depends_on_duplicate": "dependsOn names {id} more than once",
+    "dependency_cycle": "this task would close a dependency cycle: {cycle_text}",
+    "invalid_task_id": "{value!r} is not a task id: use 1-64 characters of a-z 0-9 . _ -, "
+    "starting with a letter or digit",
+    "files_and_interfaces_invalid": "filesAndInterfaces entry {value!r} is invalid: {reason}",
+    "unknown_field": "unknown key {key!r}{hint}: only the contract's keys and x- prefixed keys "
+    "are allowed",
+    "invalid_value": "{field} has the wrong type or value: {reason}",
+    "yaml_invalid": "not a valid envelope file: {reason}",
+    "task_exists": "a task with id {id!r} already exists",
+    "ownership_conflict": "{entry!r} overlaps {other_entry!r} of open task {other!r} (both "
+    "match {witness!r}); make one task depend on the other or narrow the entries",
+    # lifecycle (contract section 3)
+    "task_not_found": "no task {id!r}",
+    "agent_not_allowed": "agent {agent!r} may not {action} task {id!r}: {reason}",
+    "transition_not_allowed": "task {id!r} cannot go from {from_state} to {to_state}{why}",
+    "reason_required": "moving task {id!r} to {to_state} needs a --reason",
+    "dependencies_unresolved": "task {id!r} depends on tasks that are not completed: {pending_text}",
+    "completion_requires_evidence": "task {id!r} has no recorded passing acceptance check{why}",
+    "evidence_stale": "the passing evidence of task {id!r} predates a change to the files it "
+    "owns{why}",
+    # delegation (contract section 8)
+    "delegation_sender_mismatch": "task {id!r} is delegated from {parent!r}, so its from must be "
+    "{expected!r} (the parent's recipient), not {actual!r}",
+    "ownership_not_held": "entry {entry!r} is not covered by any entry of the parent task "
+    "{parent!r}",
+    "tool_not_held": "tool {tool!r} was not granted to the parent task {parent!r}",
+    "delegation_too_deep": "the delegation chain would be {depth} tasks long; the limit is {limit}",
+    "delegation_loop": "the parent chain returns to {id!r}: {chain_text}",
+    # capabilities (contract section 7)
+    "ledger_unsafe": "the capability ledger {path} is inside the repository's working tree, "
+    "where any sender can write; keep it outside (default ~/.config/taskfs/ledger.yaml)",
+    # messages (contract section 6)
+    "signature_invalid": "message {msg_id!r}: its signature does not verify",
+    "message_misaddressed": "message {msg_id!r} is addressed to {to!r}, not {agent!r}",
+    "message_expired": "message {msg_id!r} is outside the accepted time window",
+    "message_replayed": "message {msg_id!r} repeats a message id already seen",
+    "message_unsigned": "message {msg_id!r} is unsigned and this repository requires signatures",
+    # the tool itself
+    "not_a_repository": "{path} is not inside a git repository (run `taskfs init`)",
+    "file_unreadable": "cannot read {path}: {reason}",
+    "invalid_agent": "{value!r} is not an agent name: use 1-64 characters of letters, digits, "
+    ". _ @ -, starting with a letter or digit",
+    "agent_required": "name the acting agent with --agent or TASKFS_AGENT",
+    "config_invalid": "{path} is not a valid taskfs configuration: {reason}",
+    "git_failed": "git {command} failed: {reason}",
+    "usage": "{reason}",
+    "internal_error": "taskfs hit an unexpected error ({reason}); set TASKFS_DEBUG=1 to see the "
+    "traceback and please report it",
+}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One named error: a contract code, a message for people, and data for machines."""
+
+    code: str
+    message: str
+    field: str | None = None
+    data: Mapping[str, Any] = dc_field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.field is not None:
+            out["field"] = self.field
+        for key, value in self.data.items():
+            out.setdefault(key, value)
+        return out
+
+
+def problem(code: str, *, field: str | None = None, **data: Any) -> Problem:
+    """Build the `Problem` for `code`, its message filled from `data`.
+
+    Parameters the template names but `data` lacks render as empty, so a caller can never turn
+    a refusal into a crash by forgetting one. Parameters whose name ends in `_text` only feed
+    the message and are left out of the machine-readable data.
+    """
+    template = MESSAGES[code]
+    message = template.format_map(_Defaulting(data))
+    public = {k: v for k, v in data.items() if not k.endswith("_text")}
+    return Problem(code=code, message=message, field=field, data=public)
+
+
+class _Defaulting(dict[str, Any]):
+    def __missing__(self, key: str) -> str:
+        return ""
+
+
+class TaskfsError(Exception):
+    """A refusal: one or more named problems. Exit status 1 at the command line."""
+
+    def __init__(self, problems: Problem | Iterable[Problem]) -> None:
+        self.problems: tuple[Problem, ...] = (
+            (problems,) if isinstance(problems, Problem) else tuple(problems)
+        )
+        if not self.problems:
+            raise ValueError("TaskfsError needs at least one problem")
+        super().__init__("; ".join(f"{p.code}: {p.message}" for p in self.problems))
+
+    @property
+    def codes(self) -> list[str]:
+        return [p.code for p in self.problems]
+
+
+def fail(code: str, *, field: str | None = None, **data: Any) -> TaskfsError:
+    """The exception for a single problem: `raise fail("task_not_found", id=...)`."""
+    return TaskfsError(problem(code, field=field, **data))
