@@ -35,8 +35,8 @@ MESSAGES: dict[str, str] = {
     "invalid_task_id": "{value!r} is not a task id: use 1-64 characters of a-z 0-9 . _ -, "
     "starting with a letter or digit",
     "files_and_interfaces_invalid": "filesAndInterfaces entry {value!r} is invalid: {reason}",
-    "unknown_field": "unknown key {key!r}{hint}: only the contract's keys and x- prefixed keys "
-    "are allowed",
+    "unknown_field": "unknown key {key!r}{hint_text}: only the contract's keys and x- prefixed "
+    "keys are allowed",
     "invalid_value": "{field} has the wrong type or value: {reason}",
     "yaml_invalid": "not a valid envelope file: {reason}",
     "task_exists": "a task with id {id!r} already exists",
@@ -44,13 +44,22 @@ MESSAGES: dict[str, str] = {
     "match {witness!r}); make one task depend on the other or narrow the entries",
     # lifecycle (contract section 3)
     "task_not_found": "no task {id!r}",
-    "agent_not_allowed": "agent {agent!r} may not {action} task {id!r}: {reason}",
-    "transition_not_allowed": "task {id!r} cannot go from {from_state} to {to_state}{why}",
+    "agent_not_allowed": "agent {agent!r} may not {action_text}: {reason}",
+    "transition_not_allowed": "task {id!r} cannot go from {from_state} to {to_state}{why_text}",
     "reason_required": "moving task {id!r} to {to_state} needs a --reason",
-    "dependencies_unresolved": "task {id!r} depends on tasks that are not completed: {pending_text}",
-    "completion_requires_evidence": "task {id!r} has no recorded passing acceptance check{why}",
+    "dependencies_unresolved": "task {id!r} depends on tasks that are not completed: "
+    "{pending_text}",
+    "completion_requires_evidence": "task {id!r} has no recorded passing acceptance "
+    "check{why_text}",
     "evidence_stale": "the passing evidence of task {id!r} predates a change to the files it "
-    "owns{why}",
+    "owns{why_text}",
+    # the ledger's integrity (audit, validate)
+    "chain_broken": "task {id!r}: {path} breaks its status chain: {reason_text}",
+    "file_invalid": "{path} is not a well-formed taskfs file: {reason}",
+    "ledger_file_edited": "{path} was changed after it was committed in {commit}",
+    "ledger_file_deleted": "{path} was deleted after it was committed in {commit}",
+    "ledger_file_uncommitted": "{path} is a ledger file that no commit holds",
+    "task_id_collision": "task {id!r} holds two different envelopes: {reason}",
     # delegation (contract section 8)
     "delegation_sender_mismatch": "task {id!r} is delegated from {parent!r}, so its from must be "
     "{expected!r} (the parent's recipient), not {actual!r}",

@@ -1,0 +1,62 @@
+"""Repository settings, `.taskfs/config.yaml` (committed, so every clone agrees)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, ValidationError
+
+from taskfs.errors import Problem, problem
+
+CONFIG_PATH = ".taskfs/config.yaml"
+SCHEMA_VERSION = 1
+
+
+def _relative_folder(value: str) -> str:
+    parts = value.strip("/").split("/")
+    if value.startswith("/") or not value.strip() or any(p in ("", ".", "..") for p in parts):
+        raise ValueError("must be a folder inside the repository, like 'tasks'")
+    if parts[0] in (".git", ".taskfs"):
+        raise ValueError("must not be inside .git or .taskfs")
+    return "/".join(parts)
+
+
+class Config(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    version: Annotated[int, Strict()] = SCHEMA_VERSION
+    tasks_dir: Annotated[str, Strict(), AfterValidator(_relative_folder)] = Field(
+        default="tasks", alias="tasksDir", description="Where task folders live."
+    )
+    check_timeout_seconds: Annotated[int, Strict()] = Field(
+        default=600,
+        alias="checkTimeoutSeconds",
+        ge=1,
+        le=24 * 60 * 60,
+        description="The acceptance check's time limit when the envelope gives none.",
+    )
+    delegation_max_depth: Annotated[int, Strict()] = Field(
+        default=4,
+        alias="delegationMaxDepth",
+        ge=1,
+        le=64,
+        description="The longest delegation chain (a task and its parents) allowed.",
+    )
+
+    def to_document(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, mode="json")
+
+
+def parse_config(data: Any, path: str = CONFIG_PATH) -> tuple[Config | None, list[Problem]]:
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        return None, [problem("config_invalid", path=path, reason="not a mapping")]
+    try:
+        return Config.model_validate(data), []
+    except ValidationError as exc:
+        reasons = [
+            f"{'.'.join(str(p) for p in err['loc']) or 'file'}: {err['msg']}"
+            for err in exc.errors(include_url=False)
+        ]
+        return None, [problem("config_invalid", path=path, reason="; ".join(reasons))]

@@ -1,0 +1,322 @@
+"""The task envelope (contract section 2): the model, and validation into named errors.
+
+`validate_envelope` takes the value a YAML file held and returns either an `Envelope` or every
+problem with it at once, each under its contract code. The pydantic model is the single
+source of the envelope's shape: the JSON Schema in `schemas/` is generated from it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    Strict,
+    ValidationError,
+)
+from pydantic.json_schema import SkipJsonSchema
+from pydantic_core import PydanticCustomError
+
+from taskfs.core import globs, ids
+from taskfs.errors import Problem, problem
+
+EXTENSION_PREFIX = "x-"
+MAX_TIMEOUT_SECONDS = 24 * 60 * 60
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise PydanticCustomError("blank", "must not be empty or only white space")
+    return value
+
+
+def _task_id(value: str) -> str:
+    if not ids.is_task_id(value):
+        raise PydanticCustomError("task_id", "not a task id")
+    return value
+
+
+def _agent(value: str) -> str:
+    if not ids.is_agent_name(value):
+        raise PydanticCustomError(
+            "agent_name",
+            "not an agent name: use 1-64 characters of letters, digits, . _ @ -",
+        )
+    return value
+
+
+def _entry(value: str) -> str:
+    try:
+        globs.parse_entry(value)
+    except globs.EntryError as exc:
+        raise PydanticCustomError("entry_invalid", "{reason}", {"reason": exc.reason}) from None
+    return value
+
+
+def _unique_entries(values: tuple[str, ...]) -> tuple[str, ...]:
+    seen: dict[tuple[str, str], str] = {}
+    for raw in values:
+        entry = globs.parse_entry(raw)
+        key = (entry.kind, entry.text)
+        if key in seen:
+            raise PydanticCustomError(
+                "entry_duplicate",
+                "{value!r} is listed more than once (as {first!r})",
+                {"value": raw, "first": seen[key]},
+            )
+        seen[key] = raw
+    return values
+
+
+Text = Annotated[
+    str, Strict(), AfterValidator(_not_blank), Field(json_schema_extra={"pattern": r"\S"})
+]
+TaskId = Annotated[str, Strict(), AfterValidator(_task_id)]
+AgentName = Annotated[str, Strict(), AfterValidator(_agent)]
+EntryText = Annotated[str, Strict(), AfterValidator(_entry)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class AcceptanceCheck(_Model):
+    pass_fail_command: Text = Field(
+        alias="passFailCommand",
+        description="A shell command run from the repository root; exit status 0 is a pass.",
+    )
+    end_to_end_verification: Text = Field(
+        alias="endToEndVerification",
+        description="The step proving the result works in context.",
+    )
+    timeout_seconds: Annotated[int, Strict()] | None = Field(
+        default=None,
+        alias="timeoutSeconds",
+        ge=1,
+        le=MAX_TIMEOUT_SECONDS,
+        description="The check's time limit; the repository default when absent.",
+    )
+
+
+class Envelope(_Model):
+    """A task contract: what is asked, how the result is judged, and what the recipient owns."""
+
+    objective: Text = Field(description="What is being asked for.")
+    output_format: Text = Field(
+        alias="outputFormat", description="The shape the result must arrive in."
+    )
+    tool_and_source_guidance: Text = Field(
+        alias="toolAndSourceGuidance",
+        description="Which tools and sources the work should draw on.",
+    )
+    boundaries: Text = Field(description="What the recipient must not do.")
+    files_and_interfaces: Annotated[tuple[EntryText, ...], AfterValidator(_unique_entries)] = Field(
+        alias="filesAndInterfaces",
+        min_length=1,
+        description="Path globs (relative to the repository root) or interface:<name> entries "
+        "the recipient owns while the task is open.",
+    )
+    acceptance_check: AcceptanceCheck = Field(alias="acceptanceCheck")
+    context_id: Text = Field(alias="contextID", description="The context the task belongs to.")
+    id: TaskId | None = Field(default=None, description="Caller-chosen task id.")
+    sender: AgentName | None = Field(default=None, alias="from", description="Sender agent.")
+    recipient: AgentName | None = Field(default=None, alias="to", description="Recipient agent.")
+    tools_allowed: tuple[Text, ...] | None = Field(
+        default=None,
+        alias="toolsAllowed",
+        description="Tools requested for the recipient: a request, never a grant.",
+    )
+    depends_on: tuple[TaskId, ...] = Field(
+        default=(),
+        alias="dependsOn",
+        description="Ids of tasks that must complete before this one can be claimed.",
+    )
+    parent: TaskId | None = Field(default=None, description="The task this one was delegated from.")
+    extensions: SkipJsonSchema[dict[str, Any]] = Field(default_factory=dict, exclude=True)
+
+    def to_document(self) -> dict[str, Any]:
+        """The envelope as its YAML keys, in the contract's order, extensions last."""
+        doc = self.model_dump(by_alias=True, exclude_none=True, mode="json")
+        if not doc.get("dependsOn"):
+            doc.pop("dependsOn", None)
+        doc.update(self.extensions)
+        return doc
+
+    def with_id(self, task_id: str) -> Envelope:
+        # model_copy(update=...) skips validation; build through model_validate instead.
+        data = self.model_dump(by_alias=True, exclude_none=True)
+        data["id"] = task_id
+        data["extensions"] = self.extensions
+        return Envelope.model_validate(data)
+
+
+FIELD_CODES: dict[str, str] = {
+    "objective": "objective_required",
+    "outputFormat": "output_format_required",
+    "toolAndSourceGuidance": "tool_and_source_guidance_required",
+    "boundaries": "boundaries_required",
+    "filesAndInterfaces": "files_and_interfaces_required",
+    "acceptanceCheck.passFailCommand": "acceptance_check_command_required",
+    "acceptanceCheck.endToEndVerification": "acceptance_check_verification_required",
+    "contextID": "context_id_required",
+}
+_ID_FIELDS = frozenset({"id", "dependsOn", "parent"})
+_KNOWN = frozenset(
+    field.alias or name for name, field in Envelope.model_fields.items() if name != "extensions"
+)
+_KNOWN_CHECK = frozenset(
+    field.alias or name for name, field in AcceptanceCheck.model_fields.items()
+)
+
+
+def validate_envelope(data: Any) -> tuple[Envelope | None, list[Problem]]:
+    """An `Envelope`, or every problem with `data` under its contract code."""
+    if not isinstance(data, Mapping):
+        kind = "a list" if isinstance(data, list) else f"a {type(data).__name__}"
+        return None, [problem("yaml_invalid", reason=f"the document is {kind}, not a mapping")]
+    fields, extensions, problems = _split_keys(data, _KNOWN, prefix="")
+    check = fields.get("acceptanceCheck", {})
+    if isinstance(check, Mapping):
+        # x- keys are free at the top level only: a nested one is as unknown as any other.
+        check_fields, check_ext, check_problems = _split_keys(
+            check, _KNOWN_CHECK, prefix="acceptanceCheck."
+        )
+        problems += check_problems
+        problems += [_unknown(key, _KNOWN_CHECK, "acceptanceCheck.") for key in check_ext]
+        fields["acceptanceCheck"] = check_fields
+    envelope: Envelope | None = None
+    try:
+        envelope = Envelope.model_validate({**fields, "extensions": extensions})
+    except ValidationError as exc:
+        problems += _problems_from(exc)
+    problems += _dependency_problems(fields)
+    if problems:
+        return None, problems
+    return envelope, []
+
+
+def _split_keys(
+    data: Mapping[Any, Any], known: frozenset[str], *, prefix: str
+) -> tuple[dict[str, Any], dict[str, Any], list[Problem]]:
+    """Known keys (with null values dropped: a null is an absent value), x- keys, unknown keys."""
+    fields: dict[str, Any] = {}
+    extensions: dict[str, Any] = {}
+    problems: list[Problem] = []
+    for key, value in data.items():
+        if isinstance(key, str) and key in known:
+            if value is not None:
+                fields[key] = value
+        elif isinstance(key, str) and key.startswith(EXTENSION_PREFIX):
+            extensions[key] = value
+        else:
+            problems.append(_unknown(key, known, prefix))
+    return fields, extensions, problems
+
+
+def _unknown(key: object, known: frozenset[str], prefix: str) -> Problem:
+    guess = difflib.get_close_matches(str(key), sorted(known), n=1, cutoff=0.75)
+    if not guess:
+        return problem("unknown_field", field=f"{prefix}{key}", key=f"{prefix}{key}")
+    suggestion = prefix + guess[0]
+    return problem(
+        "unknown_field",
+        field=f"{prefix}{key}",
+        key=f"{prefix}{key}",
+        suggestion=suggestion,
+        hint_text=f" (did you mean {suggestion!r}?)",
+    )
+
+
+def _dependency_problems(fields: Mapping[str, Any]) -> list[Problem]:
+    deps = fields.get("dependsOn")
+    if not isinstance(deps, list | tuple):
+        return []
+    own = fields.get("id")
+    problems: list[Problem] = []
+    seen: set[str] = set()
+    for i, dep in enumerate(deps):
+        if not isinstance(dep, str):
+            continue
+        if dep == own:
+            problems.append(problem("depends_on_self", field=f"dependsOn[{i}]", id=dep))
+        elif dep in seen:
+            problems.append(problem("depends_on_duplicate", field=f"dependsOn[{i}]", id=dep))
+        seen.add(dep)
+    return problems
+
+
+def _problems_from(exc: ValidationError) -> list[Problem]:
+    errors = exc.errors(include_url=False, include_context=True, include_input=True)
+    locs = [tuple(e["loc"]) for e in errors]
+    problems = []
+    for error, loc in zip(errors, locs, strict=True):
+        # A container error is noise beside an error about one of its items.
+        if any(other != loc and other[: len(loc)] == loc for other in locs):
+            continue
+        problems.append(_problem_for(error["type"], loc, error))
+    return problems
+
+
+def _problem_for(kind: str, loc: tuple[Any, ...], error: Any) -> Problem:
+    name = _dotted(loc)
+    field_name = ".".join(str(part) for part in loc if isinstance(part, str))
+    if field_name in FIELD_CODES and (
+        kind in ("missing", "blank") or (kind == "too_short" and len(loc) == 1)
+    ):
+        return problem(FIELD_CODES[field_name], field=name)
+    if loc[0] == "filesAndInterfaces" and (len(loc) > 1 or kind == "entry_duplicate"):
+        value = error.get("input")
+        reason = error["msg"] if kind != "string_type" else "entries must be strings"
+        return problem(
+            "files_and_interfaces_invalid", field=name, value=_shown(value), reason=reason
+        )
+    if loc[0] in _ID_FIELDS and (len(loc) > 1 or loc[0] != "dependsOn"):
+        return problem("invalid_task_id", field=name, value=_shown(error.get("input")))
+    return problem("invalid_value", field=name, reason=_reason(kind, error))
+
+
+def _dotted(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _shown(value: Any) -> Any:
+    # Echo short scalars back to the caller; never echo a large or nested hostile value.
+    if isinstance(value, str):
+        return value if len(value) <= 200 else value[:200] + "..."
+    if isinstance(value, int | float | bool) or value is None:
+        return value
+    return f"<{type(value).__name__}>"
+
+
+_EXPECTED = {
+    "string_type": "expected text",
+    "tuple_type": "expected a list",
+    "list_type": "expected a list",
+    "int_type": "expected a whole number",
+    "model_type": "expected a mapping",
+    "model_attributes_type": "expected a mapping",
+    "dict_type": "expected a mapping",
+}
+
+
+def _reason(kind: str, error: Any) -> str:
+    if kind in _EXPECTED:
+        return f"{_EXPECTED[kind]}, got {type(error.get('input')).__name__}"
+    return str(error["msg"])
+
+
+def envelope_json_schema() -> dict[str, Any]:
+    """The JSON Schema of an envelope file, x- keys allowed as the contract says."""
+    schema = Envelope.model_json_schema(by_alias=True, mode="validation")
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "taskfs task envelope"
+    schema["patternProperties"] = {"^x-": {}}
+    return schema

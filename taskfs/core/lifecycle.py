@@ -1,0 +1,138 @@
+"""The lifecycle table of contract section 3, as values: which edges exist, who may take them.
+
+Pure: the acting agent and the task's parties are passed in; nothing here reads a file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from taskfs.errors import Problem, problem
+
+State = Literal[
+    "submitted",
+    "working",
+    "input_required",
+    "auth_required",
+    "completed",
+    "failed",
+    "canceled",
+    "rejected",
+]
+
+STATES: tuple[State, ...] = (
+    "submitted",
+    "working",
+    "input_required",
+    "auth_required",
+    "completed",
+    "failed",
+    "canceled",
+    "rejected",
+)
+
+TRANSITIONS: dict[State, frozenset[State]] = {
+    "submitted": frozenset({"working", "failed", "canceled", "rejected"}),
+    "working": frozenset({"input_required", "auth_required", "completed", "failed", "canceled"}),
+    "input_required": frozenset({"working", "failed", "canceled"}),
+    "auth_required": frozenset({"working", "failed", "canceled"}),
+    "completed": frozenset(),
+    "failed": frozenset(),
+    "canceled": frozenset(),
+    "rejected": frozenset(),
+}
+
+TERMINAL: frozenset[State] = frozenset(s for s, out in TRANSITIONS.items() if not out)
+OPEN: frozenset[State] = frozenset(STATES) - TERMINAL
+REASON_REQUIRED: frozenset[State] = frozenset({"rejected", "failed"})
+
+
+def is_state(value: object) -> bool:
+    return value in TRANSITIONS
+
+
+@dataclass(frozen=True)
+class Parties:
+    """Who may act on a task: its sender, its recipient and the agent that claimed it."""
+
+    sender: str | None
+    recipient: str | None
+    holder: str | None
+
+    def includes(self, agent: str) -> bool:
+        return agent in (self.sender, self.recipient, self.holder)
+
+
+def check_transition(
+    task_id: str,
+    current: State,
+    target: State,
+    *,
+    agent: str,
+    parties: Parties,
+    reason: str | None,
+) -> list[Problem]:
+    """Every reason the edge `current -> target` by `agent` is refused; empty when allowed.
+
+    An edge outside the table is `transition_not_allowed` whatever else is wrong, so that a
+    caller learns first that no change of input could make this move possible.
+    """
+    if target not in TRANSITIONS[current]:
+        why = " (it is a terminal state)" if current in TERMINAL else ""
+        return [
+            problem(
+                "transition_not_allowed",
+                id=task_id,
+                from_state=current,
+                to_state=target,
+                why_text=why,
+            )
+        ]
+    problems: list[Problem] = []
+    refusal = _agent_refusal(current, target, agent, parties)
+    if refusal is not None:
+        problems.append(
+            problem(
+                "agent_not_allowed",
+                id=task_id,
+                agent=agent,
+                action=target,
+                action_text=_describe(task_id, target),
+                **refusal,
+            )
+        )
+    if target in REASON_REQUIRED and not (reason and reason.strip()):
+        problems.append(problem("reason_required", id=task_id, to_state=target))
+    return problems
+
+
+def _agent_refusal(
+    current: State, target: State, agent: str, parties: Parties
+) -> dict[str, str] | None:
+    if current == "submitted" and target == "working":
+        if parties.recipient is None or parties.recipient == agent:
+            return None
+        return {"reason": f"the task is addressed to {parties.recipient!r}"}
+    if target == "completed":
+        if agent == parties.holder:
+            return None
+        return {"reason": f"only the agent holding it ({parties.holder!r}) may complete it"}
+    if parties.includes(agent):
+        return None
+    named = ", ".join(repr(p) for p in _named(parties))
+    return {"reason": f"only a party to the task may move it ({named})"}
+
+
+def _named(parties: Parties) -> Iterable[str]:
+    seen: list[str] = []
+    for name in (parties.sender, parties.recipient, parties.holder):
+        if name is not None and name not in seen:
+            seen.append(name)
+    return seen
+
+
+def _describe(task_id: str, target: State) -> str:
+    verb = {"working": "claim", "completed": "complete", "rejected": "refuse"}.get(target)
+    return f"{verb} task {task_id!r}" if verb else f"move task {task_id!r} to {target}"
