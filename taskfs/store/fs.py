@@ -1,0 +1,67 @@
+"""Writing files so that no reader ever sees half of one, and the one lock every writer takes.
+
+Ledger files are append-only: `create_new` writes a temporary file in the same folder and
+hard-links it into place, which fails if the name exists, so a file appears complete or not
+at all and is never overwritten. `replace` is for the few files that are rewritten (config,
+caches, reports). `repo_lock` serialises every ledger write of a checkout across processes;
+the kernel drops it when a process dies, so a killed writer never leaves it held.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+
+def _temp_beside(target: Path, data: bytes) -> Path:
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+        raise
+    return Path(name)
+
+
+def create_new(target: Path, data: bytes) -> None:
+    """Create `target` with `data`, atomically; FileExistsError if it already exists."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _temp_beside(target, data)
+    try:
+        os.link(tmp, target)
+    finally:
+        os.unlink(tmp)
+
+
+def replace(target: Path, data: bytes, mode: int | None = None) -> None:
+    """Write `target` atomically, replacing what was there."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _temp_beside(target, data)
+    try:
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def repo_lock(path: Path) -> Iterator[None]:
+    """Hold the exclusive lock file `path` for the duration of the block."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

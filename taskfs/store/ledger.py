@@ -1,0 +1,120 @@
+"""Reading a task's files into values: its envelope, its status chain, and what is malformed.
+
+A file that is not a well-formed taskfs file is never silently skipped: reading returns it as
+a `file_invalid` problem beside what could be read, and writers refuse to build on a task
+whose ledger has such a file (it has to be repaired first, e.g. with `git checkout`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from taskfs.core import yamlio
+from taskfs.core.chain import Chain, Link, resolve
+from taskfs.core.envelope import Envelope, validate_envelope
+from taskfs.core.lifecycle import State
+from taskfs.core.records import STATUS_NAME_RE, StatusRecord
+from taskfs.errors import Problem, TaskfsError, fail, problem
+from taskfs.store.repository import ENVELOPE, STATUS, Repository
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    envelope: Envelope
+    chain: Chain
+    problems: tuple[Problem, ...] = ()
+
+    @property
+    def state(self) -> State:
+        return self.chain.state or "submitted"
+
+
+def read_yaml(repo: Repository, rel: str) -> Any:
+    """The value a ledger file holds; `file_invalid` naming the file when it is not YAML."""
+    path = repo.root / rel
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise fail("file_invalid", path=rel, reason=exc.strerror or str(exc)) from None
+    try:
+        return yamlio.load(data)
+    except yamlio.YamlError as exc:
+        raise fail("file_invalid", path=rel, reason=exc.reason) from None
+
+
+def load_envelope(repo: Repository, task_id: str) -> Envelope:
+    if not repo.has_task(task_id):
+        raise fail("task_not_found", id=task_id)
+    rel = repo.task_rel(task_id, ENVELOPE)
+    envelope, problems = validate_envelope(read_yaml(repo, rel))
+    if envelope is None:
+        reasons = "; ".join(f"{p.code}: {p.message}" for p in problems)
+        raise fail("file_invalid", path=rel, reason=reasons)
+    if envelope.id not in (None, task_id):
+        raise fail(
+            "file_invalid", path=rel, reason=f"its id {envelope.id!r} is not its folder's name"
+        )
+    return envelope
+
+
+def load_chain(repo: Repository, task_id: str) -> tuple[Chain, list[Problem]]:
+    """The task's resolved history, and the status files that could not be read."""
+    links: list[Link] = []
+    problems: list[Problem] = []
+    for name in repo.list_dir(task_id, STATUS):
+        rel = repo.task_rel(task_id, STATUS, name)
+        try:
+            links.append(Link(name, _status_record(repo, rel, name, task_id)))
+        except TaskfsError as exc:
+            problems += exc.problems
+    chain = resolve(task_id, links)
+    return chain, problems + [_with_full_path(repo, task_id, p) for p in chain.problems]
+
+
+def _with_full_path(repo: Repository, task_id: str, found: Problem) -> Problem:
+    name = str(found.data.get("path", ""))
+    full = repo.task_rel(task_id, STATUS, name)
+    message = found.message.replace(name, full, 1) if name else found.message
+    return Problem(found.code, message, found.field, {**found.data, "path": full})
+
+
+def _status_record(repo: Repository, rel: str, name: str, task_id: str) -> StatusRecord:
+    if not STATUS_NAME_RE.fullmatch(name):
+        raise fail("file_invalid", path=rel, reason="its name is not <seq>-<state>-<nonce>.yaml")
+    try:
+        record = StatusRecord.model_validate(read_yaml(repo, rel))
+    except ValidationError as exc:
+        raise fail("file_invalid", path=rel, reason=_first_error(exc)) from None
+    if record.task != task_id:
+        raise fail("file_invalid", path=rel, reason=f"it records task {record.task!r}")
+    return record
+
+
+def _first_error(exc: ValidationError) -> str:
+    errors = exc.errors(include_url=False, include_input=False)
+    first = errors[0]
+    where = ".".join(str(p) for p in first["loc"]) or "file"
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{where}: {first['msg']}{more}"
+
+
+def load_task(repo: Repository, task_id: str, *, strict: bool = False) -> Task:
+    """A task as its files say; `strict` refuses one whose ledger has malformed files."""
+    envelope = load_envelope(repo, task_id)
+    chain, problems = load_chain(repo, task_id)
+    if not chain.links:
+        problems.append(
+            problem(
+                "chain_broken",
+                id=task_id,
+                path=repo.task_rel(task_id, STATUS),
+                reason_text="it has no status file",
+            )
+        )
+    if strict and problems:
+        raise TaskfsError(problems)
+    return Task(task_id, envelope, chain, tuple(problems))

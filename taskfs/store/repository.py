@@ -1,0 +1,220 @@
+"""A repository's ledger on disk: where things live, reading them, and the one write path.
+
+Every ledger write goes through `Repository.writing()`: it takes the checkout's lock, finishes
+or rolls back whatever a killed writer left behind, and hands out a `Writer` whose `commit`
+creates the new files atomically and commits exactly those files in one commit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Iterator, Sequence
+from datetime import datetime, timezone
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from taskfs.core import ids, yamlio
+from taskfs.core.config import CONFIG_PATH, Config, parse_config
+from taskfs.errors import TaskfsError, fail, problem
+from taskfs.store import fs
+from taskfs.store.git import Git, Identity, find_worktree
+
+ENVELOPE = "envelope.yaml"
+STATUS = "status"
+EVIDENCE = "evidence"
+MESSAGES = "messages"
+
+
+class Repository:
+    """One git working tree that uses taskfs."""
+
+    def __init__(self, root: Path, config: Config) -> None:
+        self.root = root
+        self.config = config
+        self.tasks_rel = config.tasks_dir
+        self.tasks_dir = root / config.tasks_dir
+
+    @classmethod
+    def open(cls, start: Path | None = None) -> Repository:
+        here = (start or Path.cwd()).resolve()
+        root = find_worktree(here)
+        if root is None:
+            raise fail("not_a_repository", path=str(here))
+        return cls(root, load_config(root))
+
+    @cached_property
+    def git(self) -> Git:
+        return Git(self.root)
+
+    # -- where things live -------------------------------------------------------------
+
+    def task_dir(self, task_id: str) -> Path:
+        return self.tasks_dir / task_id
+
+    def rel(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
+
+    def task_rel(self, task_id: str, *parts: str) -> str:
+        return "/".join((self.tasks_rel, task_id, *parts))
+
+    def state_dir(self) -> Path:
+        """Per-checkout private state (lock, journal, caches), never committed."""
+        return self.git.git_dir / "taskfs"
+
+    # -- reading -----------------------------------------------------------------------
+
+    def task_ids(self) -> list[str]:
+        """Every folder under the tasks folder whose name is a task id, sorted."""
+        try:
+            entries = list(os.scandir(self.tasks_dir))
+        except FileNotFoundError:
+            return []
+        return sorted(e.name for e in entries if e.is_dir() and ids.is_task_id(e.name))
+
+    def has_task(self, task_id: str) -> bool:
+        return ids.is_task_id(task_id) and (self.task_dir(task_id) / ENVELOPE).is_file()
+
+    def list_dir(self, task_id: str, kind: str) -> list[str]:
+        """The YAML file names in a task's status, evidence or messages folder, sorted."""
+        try:
+            names = os.listdir(self.task_dir(task_id) / kind)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return sorted(n for n in names if n.endswith(".yaml") and not n.startswith("."))
+
+    # -- writing -----------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[Writer]:
+        """The lock for reading state, deciding and writing, as one step among processes."""
+        state = self.state_dir()
+        with fs.repo_lock(state / "lock"):
+            recover(self)
+            yield Writer(self)
+
+
+class Writer:
+    """The files one ledger change adds, and the commit that holds exactly them."""
+
+    def __init__(self, repo: Repository) -> None:
+        self._repo = repo
+        self._files: dict[str, bytes] = {}
+
+    def add(self, rel: str, data: bytes) -> None:
+        """A new ledger file; the commit refuses to overwrite one that exists."""
+        if rel in self._files:
+            raise ValueError(f"{rel} added twice")
+        self._files[rel] = data
+
+    def commit_existing(self, paths: Sequence[str], message: str, agent: str) -> str:
+        """Commit files already written in place (settings, schemas): not ledger entries."""
+        return self._repo.git.commit_files(list(paths), message, Identity.agent(agent))
+
+    def commit(self, message: str, agent: str, *, when: datetime | None = None) -> str:
+        repo = self._repo
+        journal = write_journal(repo, sorted(self._files), message, agent)
+        created: list[Path] = []
+        try:
+            for rel, data in self._files.items():
+                fs.create_new(repo.root / rel, data)
+                created.append(repo.root / rel)
+            commit = repo.git.commit_files(
+                list(self._files), message, Identity.agent(agent), when=when
+            )
+        except (OSError, TaskfsError) as exc:
+            # Nothing was committed: undo the files so the change is none rather than half.
+            # (An interrupt lands here not at all: the journal lets the next writer decide.)
+            for target in created:
+                target.unlink(missing_ok=True)
+            journal.unlink(missing_ok=True)
+            if isinstance(exc, FileExistsError):
+                raise fail("file_invalid", path=exc.filename, reason="it already exists") from None
+            if isinstance(exc, OSError):
+                raise fail("file_unreadable", path=exc.filename, reason=exc.strerror) from None
+            raise
+        journal.unlink(missing_ok=True)
+        self._files.clear()
+        return commit
+
+
+def write_journal(repo: Repository, paths: Sequence[str], message: str, agent: str) -> Path:
+    """Record what is about to be written, so a writer killed midway can be finished or undone."""
+    entry = {"paths": list(paths), "message": message, "agent": agent}
+    name = f"{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%S%f')}-{ids.nonce(8)}.json"
+    target = repo.state_dir() / "journal" / name
+    fs.replace(target, json.dumps(entry).encode())
+    return target
+
+
+def recover(repo: Repository) -> None:
+    """Finish or undo the writes of a writer that died. Runs under the lock.
+
+    All of a change's files present: the writer died between writing and committing, so
+    commit them now (nothing is lost). Only some present: it died while writing, so remove
+    them (a change is all or none). Files already committed are left alone.
+    """
+    folder = repo.state_dir() / "journal"
+    try:
+        names = sorted(os.listdir(folder))
+    except FileNotFoundError:
+        return
+    for name in names:
+        path = folder / name
+        try:
+            entry: dict[str, Any] = json.loads(path.read_bytes())
+            paths = [str(p) for p in entry["paths"]]
+            message, agent = str(entry["message"]), str(entry["agent"])
+        except (OSError, ValueError, KeyError, TypeError):
+            path.unlink(missing_ok=True)
+            continue
+        with repo.git.reader() as reader:
+            pending = [p for p in paths if not reader.exists(f"HEAD:{p}")]
+        present = [p for p in pending if (repo.root / p).is_file()]
+        if pending and len(present) == len(pending):
+            repo.git.commit_files(present, message, Identity.agent(agent))
+        else:
+            for rel in present:
+                (repo.root / rel).unlink(missing_ok=True)
+        path.unlink(missing_ok=True)
+
+
+def load_config(root: Path) -> Config:
+    path = root / CONFIG_PATH
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return Config()
+    except OSError as exc:
+        raise fail("config_invalid", path=CONFIG_PATH, reason=str(exc)) from None
+    try:
+        value = yamlio.load(data)
+    except yamlio.YamlError as exc:
+        raise fail("config_invalid", path=CONFIG_PATH, reason=exc.reason) from None
+    config, problems = parse_config(value)
+    if config is None:
+        raise TaskfsError(problems)
+    return config
+
+
+def read_input(label: str) -> bytes:
+    """The bytes of a file named on the command line, refusing what cannot be an envelope."""
+    path = Path(label)
+    try:
+        if path.is_dir():
+            raise fail("file_unreadable", path=label, reason="it is a directory")
+        size = path.stat().st_size
+        if size > yamlio.MAX_BYTES:
+            raise TaskfsError(
+                problem(
+                    "yaml_invalid",
+                    path=label,
+                    reason=f"the file is {size} bytes; the limit is {yamlio.MAX_BYTES}",
+                )
+            )
+        with path.open("rb") as handle:
+            return handle.read(yamlio.MAX_BYTES + 1)
+    except OSError as exc:
+        raise fail("file_unreadable", path=label, reason=exc.strerror or str(exc)) from None

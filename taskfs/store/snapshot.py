@@ -1,0 +1,19 @@
+"""Every task of a repository at once, for the rules that compare tasks and for listings."""
+
+from __future__ import annotations
+
+from taskfs.errors import TaskfsError
+from taskfs.store.ledger import Task, load_task
+from taskfs.store.repository import Repository
+
+
+def load_all(repo: Repository) -> dict[str, Task]:
+    """Every readable task by id. A task whose envelope cannot be read is left out here;
+    `validate` and `audit` are where it is named."""
+    tasks: dict[str, Task] = {}
+    for task_id in repo.task_ids():
+        try:
+            tasks[task_id] = load_task(repo, task_id)
+        except TaskfsError:
+            continue
+    return tasks
