@@ -1,0 +1,3 @@
+from taskfs.cli import main
+
+main()

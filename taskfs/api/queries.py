@@ -1,0 +1,196 @@
+"""Questions about the ledger: show, ls, ready, log, validate. Nothing here writes."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from taskfs.api import rules
+from taskfs.api.submit import FileReport, Source, parse_source
+from taskfs.core import globs
+from taskfs.core.graph import depends_on
+from taskfs.core.lifecycle import TERMINAL
+from taskfs.errors import Problem, TaskfsError, fail, problem
+from taskfs.store import ledger
+from taskfs.store.ledger import Task, load_task
+from taskfs.store.repository import ENVELOPE, EVIDENCE, MESSAGES, STATUS, Repository, read_input
+from taskfs.store.snapshot import load_all
+
+
+def show(repo: Repository, task_id: str) -> Task:
+    return load_task(repo, task_id)
+
+
+def ls(
+    repo: Repository,
+    *,
+    state: str | None = None,
+    to: str | None = None,
+    context: str | None = None,
+) -> list[Task]:
+    tasks = load_all(repo).values()
+    return [
+        t
+        for t in tasks
+        if (state is None or t.state == state)
+        and (to is None or t.envelope.recipient == to)
+        and (context is None or t.envelope.context_id == context)
+    ]
+
+
+def ready(repo: Repository, agent: str | None = None) -> list[Task]:
+    """The tasks a claim would succeed on now (by `agent`, when one is named)."""
+    tasks = load_all(repo)
+    open_tasks = rules.open_tasks(tasks)
+    graph = rules.dependency_graph(t.envelope for t in tasks.values())
+    index: globs.OwnershipIndex[str] = globs.OwnershipIndex()
+    for task in open_tasks:
+        for raw in task.envelope.files_and_interfaces:
+            index.add(task.id, globs.parse_entry(raw))
+    out = []
+    for task in tasks.values():
+        if task.state != "submitted" or task.problems:
+            continue
+        if agent is not None and task.envelope.recipient not in (None, agent):
+            continue
+        if any(_unfinished(tasks, dep) for dep in task.envelope.depends_on):
+            continue
+        if _has_conflict(task, index, graph):
+            continue
+        out.append(task)
+    return out
+
+
+def _unfinished(tasks: dict[str, Task], dep: str) -> bool:
+    return dep not in tasks or tasks[dep].state != "completed"
+
+
+def _has_conflict(
+    task: Task, index: globs.OwnershipIndex[str], graph: dict[str, tuple[str, ...]]
+) -> bool:
+    for raw in task.envelope.files_and_interfaces:
+        for other, _entry, _witness in index.conflicts(globs.parse_entry(raw)):
+            if other != task.id and not (
+                depends_on(graph, task.id, other) or depends_on(graph, other, task.id)
+            ):
+                return True
+    return False
+
+
+# -- validate --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Validation:
+    files: tuple[FileReport, ...]
+    problems: tuple[Problem, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and all(f.ok for f in self.files)
+
+
+def validate(repo: Repository | None, paths: Sequence[str]) -> Validation:
+    """Validate envelope files named (folders: every .yaml below), or the whole ledger."""
+    if paths:
+        return Validation(tuple(_validate_named(paths)))
+    if repo is None:
+        raise fail("not_a_repository", path=str(Path.cwd()))
+    return validate_ledger(repo)
+
+
+def _validate_named(paths: Sequence[str]) -> Iterator[FileReport]:
+    for label in paths:
+        path = Path(label)
+        if path.is_dir():
+            for found in sorted(path.rglob("*.yaml")):
+                if not found.name.endswith(".refused.yaml"):
+                    yield _validate_file(str(found))
+        else:
+            yield _validate_file(label)
+
+
+def _validate_file(label: str) -> FileReport:
+    try:
+        data = read_input(label)
+    except TaskfsError as exc:
+        return FileReport(label, exc.problems)
+    _envelope, problems = parse_source(Source(label, data))
+    return FileReport(label, tuple(problems))
+
+
+def validate_ledger(repo: Repository) -> Validation:
+    reports: list[FileReport] = []
+    for entry in (
+        sorted(os.scandir(repo.tasks_dir), key=lambda e: e.name) if repo.tasks_dir.is_dir() else []
+    ):
+        rel = f"{repo.tasks_rel}/{entry.name}"
+        if entry.is_dir():
+            reports += _validate_task_dir(repo, entry.name)
+        elif entry.name == ".gitkeep" or entry.name.endswith(".refused.yaml"):
+            continue
+        elif entry.name.endswith(".yaml"):
+            reports.append(_validate_file(str(repo.root / rel)))
+        else:
+            reports.append(
+                FileReport(rel, (problem("file_invalid", path=rel, reason="not a taskfs file"),))
+            )
+    tasks = load_all(repo)
+    graph = rules.dependency_graph(t.envelope for t in tasks.values())
+    open_envelopes = [t.envelope for t in rules.open_tasks(tasks)]
+    overlaps = rules.ownership_conflicts(open_envelopes, [], graph)
+    return Validation(tuple(_relative(repo, r) for r in reports), tuple(overlaps))
+
+
+def _relative(repo: Repository, report: FileReport) -> FileReport:
+    path = Path(report.path)
+    if path.is_absolute():
+        return FileReport(repo.rel(path), report.problems)
+    return report
+
+
+def _validate_task_dir(repo: Repository, name: str) -> list[FileReport]:
+    folder = repo.task_rel(name)
+    if not repo.has_task(name):
+        reason = "no envelope.yaml" if (repo.tasks_dir / name).is_dir() else "not a task id"
+        return [FileReport(folder, (problem("file_invalid", path=folder, reason=reason),))]
+    reports = []
+    envelope_rel = repo.task_rel(name, ENVELOPE)
+    try:
+        ledger.load_envelope(repo, name)
+        reports.append(FileReport(envelope_rel))
+    except TaskfsError as exc:
+        reports.append(FileReport(envelope_rel, exc.problems))
+    chain, problems = ledger.load_chain(repo, name)
+    by_path: dict[str, list[Problem]] = {}
+    for found in problems:
+        path = str(found.data.get("path", folder))
+        by_path.setdefault(path, []).append(found)
+    for status in repo.list_dir(name, STATUS):
+        rel = repo.task_rel(name, STATUS, status)
+        reports.append(FileReport(rel, tuple(by_path.pop(rel, []))))
+    if not chain.links:
+        by_path.setdefault(folder, []).append(
+            problem("chain_broken", id=name, path=folder, reason_text="it has no status file")
+        )
+    reports += [FileReport(path, tuple(found)) for path, found in by_path.items()]
+    reports += _stray_files(repo, name)
+    return reports
+
+
+def _stray_files(repo: Repository, name: str) -> list[FileReport]:
+    known = {ENVELOPE, STATUS, EVIDENCE, MESSAGES}
+    out = []
+    for entry in sorted(os.listdir(repo.task_dir(name))):
+        if entry not in known:
+            rel = repo.task_rel(name, entry)
+            out.append(
+                FileReport(rel, (problem("file_invalid", path=rel, reason="not a taskfs file"),))
+            )
+    return out
+
+
+def is_open(task: Task) -> bool:
+    return task.state not in TERMINAL

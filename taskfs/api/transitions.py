@@ -1,0 +1,133 @@
+"""Lifecycle transitions: claim, move, refuse, complete. One path for all of them.
+
+`transition` reads the task under the checkout's lock, applies every rule, appends one status
+file and commits it, so two agents racing for one task can never both win on a checkout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from taskfs.api import rules
+from taskfs.api.submit import record_bytes
+from taskfs.core.lifecycle import Parties, State, check_transition, is_state
+from taskfs.core.records import Artifact, StatusRecord, format_time, status_name
+from taskfs.errors import Problem, TaskfsError, fail, problem
+from taskfs.store.ledger import Task, load_task
+from taskfs.store.repository import STATUS, Repository
+from taskfs.store.snapshot import load_all
+
+
+@dataclass(frozen=True)
+class Moved:
+    id: str
+    state: State
+    status_file: str
+    commit: str
+
+
+# A gate is a rule that only some transitions need (dependencies for a claim, evidence for a
+# completion). It sees the task under the lock and returns what is wrong.
+Gate = Callable[[Repository, Task], list[Problem]]
+
+
+def transition(
+    repo: Repository,
+    task_id: str,
+    target: str,
+    agent: str,
+    *,
+    reason: str | None = None,
+    artifacts: Sequence[Artifact] = (),
+    evidence: str | None = None,
+) -> Moved:
+    if not is_state(target):
+        raise fail("usage", reason=f"{target!r} is not a state")
+    state: State = target  # type: ignore[assignment]
+    with repo.writing() as writer:
+        task = load_task(repo, task_id, strict=True)
+        head = task.chain.head
+        assert head is not None
+        parties = Parties(task.envelope.sender, task.envelope.recipient, task.chain.holder)
+        problems = check_transition(
+            task_id, task.state, state, agent=agent, parties=parties, reason=reason
+        )
+        if problems and problems[0].code == "transition_not_allowed":
+            raise TaskfsError(_name_current(problems[0], head.record.by, task.state))
+        for gate in gates(task.state, state):
+            problems += gate(repo, task)
+        if problems:
+            raise TaskfsError(problems)
+        now = datetime.now(timezone.utc)
+        record = StatusRecord(
+            task=task_id,
+            state=state,
+            by=agent,
+            at=format_time(now),
+            prev=head.name,
+            reason=reason.strip() if reason and reason.strip() else None,
+            evidence=evidence,
+            artifacts=tuple(artifacts) or None,
+        )
+        name = status_name(len(task.chain.links) + 1, state)
+        rel = repo.task_rel(task_id, STATUS, name)
+        writer.add(rel, record_bytes(record.to_document()))
+        commit = writer.commit(_message(task_id, task.state, state, agent, reason), agent, when=now)
+    return Moved(task_id, state, rel, commit)
+
+
+def _name_current(found: Problem, by: str, current: State) -> Problem:
+    why = f" ({current} since {by!r}'s transition)"
+    if current == "working":
+        why = f" (it was already claimed by {by!r})"
+    return problem("transition_not_allowed", **{**found.data, "by": by, "why_text": why})
+
+
+def _dependencies_gate(repo: Repository, task: Task) -> list[Problem]:
+    if not task.envelope.depends_on:
+        return []
+    tasks = load_all(repo)
+    pending = [
+        dep
+        for dep in task.envelope.depends_on
+        if dep not in tasks or tasks[dep].state != "completed"
+    ]
+    if not pending:
+        return []
+    described = ", ".join(
+        f"{dep} ({tasks[dep].state if dep in tasks else 'does not exist yet'})" for dep in pending
+    )
+    return [problem("dependencies_unresolved", id=task.id, pending=pending, pending_text=described)]
+
+
+def _ownership_gate(repo: Repository, task: Task) -> list[Problem]:
+    # A merge or a late dependency can change the picture after `new` checked it: check again.
+    tasks = load_all(repo)
+    graph = rules.dependency_graph(t.envelope for t in tasks.values())
+    others = [t.envelope for t in rules.open_tasks(tasks) if t.id != task.id]
+    return rules.ownership_conflicts([task.envelope], others, graph)
+
+
+def _evidence_gate(repo: Repository, task: Task) -> list[Problem]:
+    return [problem("completion_requires_evidence", id=task.id)]
+
+
+def gates(current: State, target: State) -> tuple[Gate, ...]:
+    """The extra rules an edge needs: a claim checks dependencies and ownership again."""
+    if current == "submitted" and target == "working":
+        return (_dependencies_gate, _ownership_gate)
+    if target == "completed":
+        return (_evidence_gate,)
+    return ()
+
+
+def _message(task_id: str, current: State, target: State, agent: str, reason: str | None) -> str:
+    body = f"\n{reason.strip()}\n" if reason and reason.strip() else ""
+    return (
+        f"taskfs: {task_id} {current} -> {target} by {agent}\n{body}\n"
+        f"Taskfs-Task: {task_id}\n"
+        f"Taskfs-Transition: {current} -> {target}\n"
+        f"Taskfs-Agent: {agent}\n"
+    )

@@ -1,0 +1,49 @@
+"""The JSON shapes of answers (contract section 4), shared by the CLI and the MCP server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from taskfs.errors import Problem
+from taskfs.store.ledger import Task
+
+SCHEMA_VERSION = 1
+
+
+def document(ok: bool, **fields: Any) -> dict[str, Any]:
+    return {"schemaVersion": SCHEMA_VERSION, "ok": ok, **fields}
+
+
+def refusal(problems: Iterable[Problem]) -> dict[str, Any]:
+    return document(False, errors=[p.to_json() for p in problems])
+
+
+def summary(task: Task) -> dict[str, Any]:
+    env = task.envelope
+    return {
+        "id": task.id,
+        "state": task.state,
+        "from": env.sender,
+        "to": env.recipient,
+        "contextID": env.context_id,
+        "holder": task.chain.holder,
+    }
+
+
+def detail(task: Task) -> dict[str, Any]:
+    return {
+        **summary(task),
+        "envelope": task.envelope.to_document(),
+        "history": history(task),
+        "problems": [p.to_json() for p in task.problems],
+    }
+
+
+def history(task: Task) -> list[dict[str, Any]]:
+    rows = [{**link.record.to_document(), "file": link.name} for link in task.chain.links]
+    rows += [
+        {**link.record.to_document(), "file": link.name, "superseded": True}
+        for link in task.chain.superseded
+    ]
+    return rows

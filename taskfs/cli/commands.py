@@ -1,0 +1,184 @@
+"""The commands of contract section 4. Each is a few lines: parse, call the library, render."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from taskfs.cli import render
+from taskfs.cli.app import act, acting_agent, agent_option, cli, json_option, open_repo
+from taskfs.core.lifecycle import STATES
+from taskfs.errors import Problem
+
+
+@cli.command()
+@agent_option
+@json_option
+def init(agent: str | None, as_json: bool) -> int:
+    """Make tasks/ and .taskfs/config.yaml (and a git repository if there is none)."""
+    from taskfs.api import submit
+
+    def call() -> submit.Initialised:
+        return submit.init(Path.cwd(), acting_agent(agent, required=False) or "taskfs")
+
+    def show(result: submit.Initialised) -> tuple[dict[str, object], str]:
+        doc = render.document(True, root=str(result.root), created=list(result.created))
+        text = "\n".join(f"created {p}" for p in result.created) or "already initialised"
+        return doc, text
+
+    return act(as_json, call, show)
+
+
+@cli.command()
+@click.argument("files", nargs=-1, required=True)
+@agent_option
+@json_option
+def new(files: tuple[str, ...], agent: str | None, as_json: bool) -> int:
+    """Submit envelopes (FILE... or - for stdin): all of them in one commit, or none."""
+    from taskfs.api import submit
+    from taskfs.errors import TaskfsError
+    from taskfs.store.repository import read_input
+
+    def call() -> list[submit.Submitted]:
+        sources: list[submit.Source] = []
+        problems: list[Problem] = []
+        for label in files:
+            try:
+                data = sys.stdin.buffer.read() if label == "-" else read_input(label)
+                sources.append(submit.Source(label, data))
+            except TaskfsError as exc:
+                problems += exc.problems
+        if problems:
+            raise TaskfsError(problems)
+        return submit.submit(open_repo(), sources, acting_agent(agent, required=False))
+
+    return act(as_json, call, lambda r: render.submitted(r, single=len(files) == 1))
+
+
+@cli.command()
+@click.argument("paths", nargs=-1)
+@json_option
+def validate(paths: tuple[str, ...], as_json: bool) -> int:
+    """Validate envelope files (all of tasks/ when none is named); changes nothing."""
+    from taskfs.api import queries
+
+    return act(
+        as_json,
+        lambda: queries.validate(None if paths else open_repo(), list(paths)),
+        render.validation,
+    )
+
+
+@cli.command()
+@click.argument("task_id")
+@json_option
+def show(task_id: str, as_json: bool) -> int:
+    """The envelope and current state of a task."""
+    from taskfs.api import queries
+
+    return act(as_json, lambda: queries.show(open_repo(), task_id), render.show)
+
+
+@cli.command(name="ls")
+@click.option("--state", type=click.Choice(STATES), help="Only tasks in this state.")
+@click.option("--to", "to", help="Only tasks addressed to this agent.")
+@click.option("--context", help="Only tasks of this contextID.")
+@json_option
+def ls_command(state: str | None, to: str | None, context: str | None, as_json: bool) -> int:
+    """All tasks with their state."""
+    from taskfs.api import queries
+
+    return act(
+        as_json,
+        lambda: queries.ls(open_repo(), state=state, to=to, context=context),
+        render.task_list,
+    )
+
+
+@cli.command()
+@agent_option
+@json_option
+def ready(agent: str | None, as_json: bool) -> int:
+    """The tasks that can be claimed now (by --agent, when given)."""
+    from taskfs.api import queries
+
+    return act(
+        as_json,
+        lambda: queries.ready(open_repo(), acting_agent(agent, required=False)),
+        render.task_list,
+    )
+
+
+def _transition(
+    task_id: str, target: str, agent: str | None, reason: str | None, as_json: bool
+) -> int:
+    from taskfs.api import transitions
+
+    return act(
+        as_json,
+        lambda: transitions.transition(
+            open_repo(), task_id, target, acting_agent(agent) or "", reason=reason
+        ),
+        render.moved,
+    )
+
+
+@cli.command()
+@click.argument("task_id")
+@agent_option
+@json_option
+def claim(task_id: str, agent: str | None, as_json: bool) -> int:
+    """Take a submitted task: submitted -> working."""
+    return _transition(task_id, "working", agent, None, as_json)
+
+
+@cli.command()
+@click.argument("task_id")
+@click.argument("state", type=click.Choice(STATES))
+@agent_option
+@click.option("--reason", help="Why (required for failed and rejected).")
+@json_option
+def move(task_id: str, state: str, agent: str | None, reason: str | None, as_json: bool) -> int:
+    """Any transition of the lifecycle table."""
+    return _transition(task_id, state, agent, reason, as_json)
+
+
+@cli.command()
+@click.argument("task_id")
+@agent_option
+@click.option("--reason", help="Why the task is refused.")
+@json_option
+def refuse(task_id: str, agent: str | None, reason: str | None, as_json: bool) -> int:
+    """Refuse a submitted task: submitted -> rejected."""
+    return _transition(task_id, "rejected", agent, reason, as_json)
+
+
+@cli.command()
+@click.argument("task_id")
+@agent_option
+@click.option("--artifact", "artifacts", multiple=True, metavar="NAME=LOCATION")
+@json_option
+def complete(task_id: str, agent: str | None, artifacts: tuple[str, ...], as_json: bool) -> int:
+    """working -> completed, only with passing evidence of the acceptance check."""
+    return _transition(task_id, "completed", agent, None, as_json)
+
+
+@cli.command()
+@click.argument("task_id")
+@json_option
+def log(task_id: str, as_json: bool) -> int:
+    """The task's history: transitions, evidence, messages."""
+    from taskfs.api import queries
+
+    return act(as_json, lambda: queries.show(open_repo(), task_id), render.log)
+
+
+@cli.command()
+@json_option
+def audit(as_json: bool) -> int:
+    """Check the ledger against git history; exit 1 when anything is wrong."""
+    from taskfs.api import audit as audit_api
+
+    return act(as_json, lambda: audit_api.audit(open_repo()), render.audit)

@@ -1,0 +1,87 @@
+"""Turning library results into (JSON document, text for people) pairs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from taskfs.api import views
+from taskfs.errors import Problem
+
+refusal = views.refusal
+document = views.document
+
+
+def submitted(results: Sequence[Any], single: bool) -> tuple[dict[str, Any], str]:
+    if single and len(results) == 1:
+        doc = document(True, id=results[0].id, state=results[0].state)
+    else:
+        doc = document(True, tasks=[{"id": r.id, "state": r.state} for r in results])
+    return doc, "\n".join(r.id for r in results)
+
+
+def moved(result: Any) -> tuple[dict[str, Any], str]:
+    doc = document(True, id=result.id, state=result.state, commit=result.commit)
+    return doc, f"{result.id}: {result.state}"
+
+
+def task_list(tasks: Iterable[Any]) -> tuple[dict[str, Any], str]:
+    rows = [views.summary(t) for t in tasks]
+    lines = [
+        f"{r['id']:<20} {r['state']:<15} {r['from'] or '-':<12} {r['to'] or '-':<12} "
+        f"{r['contextID']}"
+        for r in rows
+    ]
+    return document(True, tasks=rows), "\n".join(lines)
+
+
+def show(task: Any) -> tuple[dict[str, Any], str]:
+    from taskfs.core import yamlio
+
+    doc = document(True, **views.detail(task))
+    text = f"# {task.id}: {task.state}\n" + yamlio.dump(task.envelope.to_document())
+    for found in task.problems:
+        text += f"\nproblem[{found.code}]: {found.message}"
+    return doc, text.rstrip("\n")
+
+
+def problems_text(problems: Iterable[Problem]) -> list[str]:
+    return [f"  error[{p.code}]{' ' + p.field if p.field else ''}: {p.message}" for p in problems]
+
+
+def validation(result: Any) -> tuple[dict[str, Any], str]:
+    files = [
+        {"path": f.path, "ok": f.ok, "errors": [p.to_json() for p in f.problems]}
+        for f in result.files
+    ]
+    doc = document(result.ok, files=files, errors=[p.to_json() for p in result.problems])
+    lines = []
+    for report in result.files:
+        if not report.ok:
+            lines.append(f"{report.path}: invalid")
+            lines += problems_text(report.problems)
+    lines += problems_text(result.problems)
+    bad = sum(1 for f in result.files if not f.ok)
+    lines.append(
+        f"{len(result.files)} files checked, {bad} invalid"
+        + (f", {len(result.problems)} problems across tasks" if result.problems else "")
+    )
+    return doc, "\n".join(lines)
+
+
+def log(task: Any) -> tuple[dict[str, Any], str]:
+    rows = views.history(task)
+    doc = document(True, id=task.id, state=task.state, history=rows)
+    lines = []
+    for row in rows:
+        mark = "  (superseded)" if row.get("superseded") else ""
+        reason = f": {row['reason']}" if row.get("reason") else ""
+        lines.append(f"{row['at']}  {row['state']:<15} by {row['by']}{reason}{mark}")
+    return doc, "\n".join(lines)
+
+
+def audit(result: Any) -> tuple[dict[str, Any], str]:
+    doc = document(result.ok, findings=[f.to_json() for f in result.findings])
+    lines = [f"{f.path}: [{f.code}] {f.message}" for f in result.findings]
+    lines.append("audit clean" if result.ok else f"{len(result.findings)} findings")
+    return doc, "\n".join(lines)
