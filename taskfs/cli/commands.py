@@ -182,3 +182,12 @@ def audit(as_json: bool) -> int:
     from taskfs.api import audit as audit_api
 
     return act(as_json, lambda: audit_api.audit(open_repo()), render.audit)
+
+
+@cli.command()
+@click.option("--keep", is_flag=True, help="Keep the throwaway repository and print where.")
+def demo(keep: bool) -> int:
+    """A complete delegation between two agents in a throwaway repository."""
+    from taskfs.demo import run_demo
+
+    return run_demo(keep=keep)
