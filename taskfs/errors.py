@@ -71,6 +71,11 @@ MESSAGES: dict[str, str] = {
     # capabilities (contract section 7)
     "ledger_unsafe": "the capability ledger {path} is inside the repository's working tree, "
     "where any sender can write; keep it outside (default ~/.config/taskfs/ledger.yaml)",
+    # keys
+    "key_exists": "a {kind} key for {name!r} already exists at {path}",
+    "key_invalid": "{path} is not a usable key: {reason}",
+    "key_unsafe": "{path} is inside the repository's working tree; private keys must live "
+    "outside it (set TASKFS_KEY_DIR)",
     # messages (contract section 6)
     "signature_invalid": "message {msg_id!r}: its signature does not verify",
     "message_misaddressed": "message {msg_id!r} is addressed to {to!r}, not {agent!r}",
