@@ -74,23 +74,9 @@ def _evidence(repo: Repository, trust: Trust) -> tuple[list[Finding], list[Findi
     unsigned = 0
     for task in load_all(repo).values():
         files, _unreadable = load_evidence(repo, task.id, trust)
-        for item in files:
-            if not isinstance(item.record, CheckEvidence):
-                continue
-            if item.signature == "unsigned":
-                unsigned += 1
-                if trust.required:
-                    why = ": this repository accepts only evidence signed by a trusted runner key"
-                    findings.append(
-                        _finding(
-                            problem("evidence_unsigned", path=item.rel, why_text=why), item.rel
-                        )
-                    )
-            elif item.signature == "invalid":
-                found = problem(
-                    "evidence_signature_invalid", path=item.rel, why_text=f": {item.signature_why}"
-                )
-                findings.append(_finding(found, item.rel))
+        runs = [item for item in files if isinstance(item.record, CheckEvidence)]
+        unsigned += sum(1 for item in runs if item.signature == "unsigned")
+        findings += [_finding(p, str(p.data["path"])) for p in _signature_problems(runs, trust)]
         findings += _completions(repo, task, files, trust)
     notes = []
     if unsigned and not trust.required:
@@ -98,12 +84,21 @@ def _evidence(repo: Repository, trust: Trust) -> tuple[list[Finding], list[Findi
             f" ({unsigned} check files): this repository trusts no runner key, so completion "
             "takes evidence as written; `taskfs keys new --runner NAME` makes one"
         )
-        notes.append(
-            _finding(
-                problem("evidence_unsigned", path=repo.tasks_rel, why_text=why), repo.tasks_rel
-            )
-        )
+        found = problem("evidence_unsigned", path=repo.tasks_rel, why_text=why)
+        notes.append(_finding(found, repo.tasks_rel))
     return findings, notes
+
+
+def _signature_problems(runs: list[EvidenceFile], trust: Trust) -> list[Problem]:
+    out = []
+    for item in runs:
+        if item.signature == "unsigned" and trust.required:
+            why = ": this repository accepts only evidence signed by a trusted runner key"
+            out.append(problem("evidence_unsigned", path=item.rel, why_text=why))
+        elif item.signature == "invalid":
+            why = f": {item.signature_why}"
+            out.append(problem("evidence_signature_invalid", path=item.rel, why_text=why))
+    return out
 
 
 def _completions(

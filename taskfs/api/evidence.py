@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from taskfs.api.submit import record_bytes
-from taskfs.core import ids, yamlio
+from taskfs.core import ids, signing, yamlio
 from taskfs.core.evidence import Decision, EvidenceFile, Fingerprint, Trust, decide, sign_document
 from taskfs.core.records import (
     EVIDENCE_OUTPUT_CAP,
@@ -89,7 +89,7 @@ def trust_root(repo: Repository) -> Trust:
     return Trust({}, "none")
 
 
-def runner_key(repo: Repository, trust: Trust) -> tuple[str, Any] | None:
+def runner_key(repo: Repository, trust: Trust) -> tuple[str, signing.KeyPair] | None:
     """The runner key this machine signs with: $TASKFS_RUNNER, else the first trusted runner
     whose private key is here; None when there is none (the evidence is then unsigned)."""
     named = os.environ.get(RUNNER_ENV)

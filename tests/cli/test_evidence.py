@@ -258,6 +258,21 @@ def test_a_hundred_megabytes_of_output_is_capped_counted_and_hashed(repo: Path) 
     assert "bytes omitted" in doc["stdout"]
 
 
+def test_a_huge_command_is_recorded_whole_under_the_file_limit(repo: Path) -> None:
+    # Longer than one exec argument may be (128 KiB on Linux): it cannot start, and says so.
+    command = "true # " + "x" * 800_000
+    task = make_task(repo, command)
+    result = check(task)
+    assert result.code == 1
+    assert (repo / result.json["evidence"]).stat().st_size < 1024 * 1024
+    doc = evidence_of(repo, result)
+    assert doc["command"] == command
+    assert doc["exitCode"] == 127
+    assert doc["spawnError"]
+    assert doc["stdout"].startswith("[output left out")
+    assert doc["limits"]["outputCapped"] is True
+
+
 def test_a_child_that_outlives_the_command_is_killed(repo: Path, tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     task = make_task(repo, f"sleep 317 & echo $! > {pids}; exit 0")
