@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import shlex
 import subprocess
@@ -87,31 +88,13 @@ def run_demo(keep: bool = False) -> int:
     base = Path(tempfile.mkdtemp(prefix="taskfs-demo-"))
     repo = base / "repo"
     repo.mkdir()
-    with inside(repo):
-        (repo / "greet.py").write_text(BROKEN)
-        (repo / "test_greet.py").write_text(TEST)
-        subprocess.run(["git", "init", "-q"], check=True)
-        say("A throwaway repository with a small bug, and taskfs set up in it.")
-        taskfs("init", "--agent", "planner")
-        say("planner writes down what it wants, and how to tell it is done.")
-        (repo / "request.yaml").write_text(ENVELOPE)
-        click.echo(ENVELOPE.rstrip())
-        task = taskfs("new", "request.yaml", "--agent", "planner").strip()
-        say("builder sees what is waiting for it, and takes the task.")
-        taskfs("ready", "--agent", "builder")
-        taskfs("claim", task, "--agent", "builder")
-        say("Saying it is done is not enough: completion needs a passing check.")
-        taskfs("complete", task, "--agent", "builder")
-        say("builder fixes greet.py (the file the envelope says it owns).")
-        (repo / "greet.py").write_text(FIXED)
-        say("The ledger is git history: every step is a commit by the agent that made it.")
-        taskfs("log", task)
-        click.echo(
-            subprocess.run(
-                ["git", "log", "--format=%h %an: %s"], capture_output=True, text=True, check=True
-            ).stdout.rstrip()
-        )
-        taskfs("audit")
+    # Keys and trust stay inside the throwaway folder: the demo never touches ~/.config.
+    settings = {
+        "TASKFS_KEY_DIR": str(base / "keys"),
+        "TASKFS_TRUSTED_RUNNERS": str(base / "trusted-runners.yaml"),
+    }
+    with inside(repo), environment(settings):
+        _delegation(repo)
     if keep:
         click.secho(f"\nThe demo repository is kept at {repo}", fg="green")
     else:
@@ -119,3 +102,62 @@ def run_demo(keep: bool = False) -> int:
 
         shutil.rmtree(base, ignore_errors=True)
     return 0
+
+
+def _delegation(repo: Path) -> None:
+    (repo / "greet.py").write_text(BROKEN)
+    (repo / "test_greet.py").write_text(TEST)
+    subprocess.run(["git", "init", "-q"], check=True)
+    git("add", "greet.py", "test_greet.py")
+    git("commit", "-q", "-m", "greet, with a test", author="planner")
+    say("A throwaway repository with a small bug, and taskfs set up in it.")
+    taskfs("init", "--agent", "planner")
+    say("A runner key: the evidence `taskfs check` records is signed with it.")
+    taskfs("keys", "new", "--runner", "demo-ci")
+    say("planner writes down what it wants, and how to tell it is done.")
+    (repo / "request.yaml").write_text(ENVELOPE)
+    click.echo(ENVELOPE.rstrip())
+    task = taskfs("new", "request.yaml", "--agent", "planner").strip()
+    say("builder sees what is waiting for it, and takes the task.")
+    taskfs("ready", "--agent", "builder")
+    taskfs("claim", task, "--agent", "builder")
+    say("Saying it is done is not enough: completion needs a passing check.")
+    taskfs("complete", task, "--agent", "builder")
+    say("The check fails on the code as it is; the failure is recorded too.")
+    taskfs("check", task, "--agent", "builder")
+    say("builder fixes greet.py (the file the envelope says it owns) and commits the fix.")
+    (repo / "greet.py").write_text(FIXED)
+    git("add", "greet.py")
+    git("commit", "-q", "-m", "greet: refuse empty names")
+    say("Now the check passes. Its evidence file records what ran, on what, and how it ended.")
+    out = taskfs("check", task, "--agent", "builder", "--json")
+    evidence = repo / json.loads(out)["evidence"]
+    click.echo("\n".join(evidence.read_text().splitlines()[:14]) + "\n...")
+    say("A second opinion in a fresh checkout of HEAD: nothing uncommitted helps it pass.")
+    taskfs("check", task, "--fresh", "--agent", "builder")
+    say("Completion rests on the passing evidence; the result is named, not pasted.")
+    taskfs("complete", task, "--agent", "builder", "--artifact", "fix=greet.py")
+    say("The ledger is git history: every step is a commit by the agent that made it.")
+    taskfs("log", task)
+    click.echo(git("log", "--format=%h %an: %s"))
+    taskfs("audit")
+
+
+def git(*args: str, author: str = "builder") -> str:
+    identity = ["-c", f"user.name={author}", "-c", f"user.email={author}@taskfs"]
+    proc = subprocess.run(["git", *identity, *args], capture_output=True, text=True, check=True)
+    return proc.stdout.rstrip()
+
+
+@contextlib.contextmanager
+def environment(settings: dict[str, str]) -> Iterator[None]:
+    old = {key: os.environ.get(key) for key in settings}
+    os.environ.update(settings)
+    try:
+        yield
+    finally:
+        for key, value in old.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value

@@ -60,6 +60,12 @@ MESSAGES: dict[str, str] = {
     "ledger_file_deleted": "{path} was deleted after it was committed in {commit}",
     "ledger_file_uncommitted": "{path} is a ledger file that no commit holds",
     "task_id_collision": "task {id!r} holds two different envelopes: {reason}",
+    # evidence and runner keys (audit)
+    "evidence_unsigned": "{path}: evidence is unsigned{why_text}",
+    "evidence_signature_invalid": "{path}: its signature does not verify{why_text}",
+    "runner_key_added": "runner key {name!r} ({path}) was added in {commit} by "
+    "{author!r}{why_text}",
+    "runner_key_changed": "runner key {path} was {change} after it was committed in {commit}",
     # delegation (contract section 8)
     "delegation_sender_mismatch": "task {id!r} is delegated from {parent!r}, so its from must be "
     "{expected!r} (the parent's recipient), not {actual!r}",
@@ -76,6 +82,9 @@ MESSAGES: dict[str, str] = {
     "key_invalid": "{path} is not a usable key: {reason}",
     "key_unsafe": "{path} is inside the repository's working tree; private keys must live "
     "outside it (set TASKFS_KEY_DIR)",
+    "trust_list_unsafe": "the runner trust list {path} is inside the repository's working "
+    "tree, where any agent can write; keep it outside (default "
+    "~/.config/taskfs/trusted-runners.yaml)",
     # messages (contract section 6)
     "signature_invalid": "message {msg_id!r}: its signature does not verify",
     "message_misaddressed": "message {msg_id!r} is addressed to {to!r}, not {agent!r}",

@@ -14,7 +14,7 @@ from typing import Any
 
 from taskfs.core.config import Config
 from taskfs.core.envelope import envelope_json_schema
-from taskfs.core.records import StatusRecord
+from taskfs.core.records import StatusRecord, evidence_json_schema
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -30,6 +30,11 @@ def _model_schema(model: Any, title: str) -> Callable[[], dict[str, Any]]:
 GENERATORS: dict[str, Callable[[], dict[str, Any]]] = {
     "envelope.schema.json": envelope_json_schema,
     "status.schema.json": _model_schema(StatusRecord, "taskfs status file"),
+    "evidence.schema.json": lambda: {
+        "$schema": DRAFT,
+        **evidence_json_schema(),
+        "title": "taskfs evidence file",
+    },
     "config.schema.json": _model_schema(Config, "taskfs repository settings"),
 }
 

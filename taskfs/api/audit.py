@@ -2,17 +2,27 @@
 
 It names every ledger file edited or deleted after its commit (in history or in the working
 tree), every ledger file that no commit holds, every status file that is not part of its
-task's chain, every transition the table does not allow, and every file that is not a
-well-formed taskfs file. A transition that lost a fork is superseded, not a violation.
+task's chain, every transition the table does not allow, every file that is not a
+well-formed taskfs file, every completion that rests on no valid passing check, evidence
+whose signature does not verify (or that is unsigned where runner keys are trusted), and
+every runner key changed after its commit. A transition that lost a fork is superseded, not a
+violation. Notes, which leave the audit clean, name every runner key added and say when
+evidence is unsigned because no runner key is trusted.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from taskfs.api import evidence as evidence_api
 from taskfs.api import queries
+from taskfs.core.evidence import EvidenceFile, Trust
+from taskfs.core.records import CheckEvidence
 from taskfs.errors import Problem, problem
-from taskfs.store.repository import Repository
+from taskfs.store.keys import PUBLIC_DIR
+from taskfs.store.ledger import Task, load_evidence
+from taskfs.store.repository import STATUS, Repository
+from taskfs.store.snapshot import load_all
 
 
 @dataclass(frozen=True)
@@ -28,6 +38,8 @@ class Finding:
 @dataclass(frozen=True)
 class Audit:
     findings: tuple[Finding, ...]
+    # Facts worth knowing that are not faults: runner keys added, evidence left unsigned.
+    notes: tuple[Finding, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -42,8 +54,131 @@ def audit(repo: Repository) -> Audit:
     for report in validation.files:
         findings += [_finding(p, report.path) for p in report.problems]
     findings += [_finding(p, str(p.data.get("id", ""))) for p in validation.problems]
-    unique = {(f.code, f.path, f.message): f for f in findings}
-    return Audit(tuple(sorted(unique.values(), key=lambda f: (f.path, f.code))))
+    trust = evidence_api.trust_root(repo)
+    evidence_findings, notes = _evidence(repo, trust)
+    findings += evidence_findings
+    key_findings, key_notes = _runner_keys(repo, trust)
+    findings += key_findings
+    notes += key_notes
+    return Audit(_sorted(findings), _sorted(notes))
+
+
+def _sorted(found: list[Finding]) -> tuple[Finding, ...]:
+    unique = {(f.code, f.path, f.message): f for f in found}
+    return tuple(sorted(unique.values(), key=lambda f: (f.path, f.code)))
+
+
+def _evidence(repo: Repository, trust: Trust) -> tuple[list[Finding], list[Finding]]:
+    """Evidence whose signature does not count, and completions that rest on no valid run."""
+    findings: list[Finding] = []
+    unsigned = 0
+    for task in load_all(repo).values():
+        files, _unreadable = load_evidence(repo, task.id, trust)
+        runs = [item for item in files if isinstance(item.record, CheckEvidence)]
+        unsigned += sum(1 for item in runs if item.signature == "unsigned")
+        findings += [_finding(p, str(p.data["path"])) for p in _signature_problems(runs, trust)]
+        findings += _completions(repo, task, files, trust)
+    notes = []
+    if unsigned and not trust.required:
+        why = (
+            f" ({unsigned} check files): this repository trusts no runner key, so completion "
+            "takes evidence as written; `taskfs keys new --runner NAME` makes one"
+        )
+        found = problem("evidence_unsigned", path=repo.tasks_rel, why_text=why)
+        notes.append(_finding(found, repo.tasks_rel))
+    return findings, notes
+
+
+def _signature_problems(runs: list[EvidenceFile], trust: Trust) -> list[Problem]:
+    out = []
+    for item in runs:
+        if item.signature == "unsigned" and trust.required:
+            why = ": this repository accepts only evidence signed by a trusted runner key"
+            out.append(problem("evidence_unsigned", path=item.rel, why_text=why))
+        elif item.signature == "invalid":
+            why = f": {item.signature_why}"
+            out.append(problem("evidence_signature_invalid", path=item.rel, why_text=why))
+    return out
+
+
+def _completions(
+    repo: Repository, task: Task, files: list[EvidenceFile], trust: Trust
+) -> list[Finding]:
+    by_name = {item.name: item for item in files}
+    command = task.envelope.acceptance_check.pass_fail_command
+    out = []
+    for link in task.chain.links:
+        if link.record.state != "completed":
+            continue
+        rel = repo.task_rel(task.id, STATUS, link.name)
+        why = _completion_flaw(link.record.evidence, by_name, command, trust)
+        if why:
+            found = problem("completion_requires_evidence", id=task.id, path=rel, why_text=why)
+            out.append(_finding(found, rel))
+    return out
+
+
+def _completion_flaw(
+    name: str | None, by_name: dict[str, EvidenceFile], command: str, trust: Trust
+) -> str:
+    if name is None:
+        return " (its completed status file names no evidence)"
+    item = by_name.get(name)
+    if item is None:
+        return f" (its completion names evidence {name}, which is missing or not well-formed)"
+    record = item.record
+    if not isinstance(record, CheckEvidence):
+        return f" (its completion rests on {name}, a recorded judgement, not a check run)"
+    if record.command != command:
+        return f" (its completion rests on {name}, a run of another command)"
+    if record.verdict != "pass":
+        return f" (its completion rests on {name}, a failing check)"
+    if trust.required and item.signature != "valid":
+        return f" (its completion rests on {name}, which no trusted runner key signed)"
+    return ""
+
+
+def _runner_keys(repo: Repository, trust: Trust) -> tuple[list[Finding], list[Finding]]:
+    """Runner keys decide which evidence counts: name every one added, and every change."""
+    folder = f"{PUBLIC_DIR}/runner"
+    findings: list[Finding] = []
+    notes: list[Finding] = []
+    for commit, author, status, path in repo.git.path_history(folder):
+        if status == "A":
+            notes.append(_key_added(path, commit[:12], author, trust))
+        else:
+            change = "deleted" if status == "D" else "edited"
+            found = problem("runner_key_changed", path=path, commit=commit[:12], change=change)
+            findings.append(_finding(found, path))
+    for status, path in repo.git.worktree_changes(folder):
+        if status == "??" or "A" in status:
+            notes.append(_key_added(path, "the working tree (not committed)", "?", trust))
+        else:
+            change = "deleted" if "D" in status else "edited"
+            found = problem(
+                "runner_key_changed", path=path, commit="HEAD (not yet committed)", change=change
+            )
+            findings.append(_finding(found, path))
+    return findings, notes
+
+
+def _key_added(path: str, commit: str, author: str, trust: Trust) -> Finding:
+    name = path.rsplit("/", 1)[-1].removesuffix(".pub")
+    if trust.source == "operator":
+        held = name in trust.keys
+        why = (
+            "; the operator's trust list holds it"
+            if held
+            else "; the operator's trust list does not hold it, so its evidence does not count"
+        )
+    elif trust.source == "repository" and name in trust.keys:
+        why = "; completion accepts the evidence it signs (anyone who can commit can add one)"
+    else:
+        why = "; it is not trusted (not in HEAD)"
+    found = problem(
+        "runner_key_added", name=name, path=path, commit=commit, author=author, why_text=why
+    )
+    return _finding(found, path)
 
 
 def _is_ledger_file(repo: Repository, path: str) -> bool:

@@ -10,6 +10,7 @@ from pathlib import Path
 from taskfs.api import rules
 from taskfs.api.submit import FileReport, Source, parse_source
 from taskfs.core import globs
+from taskfs.core.evidence import NO_TRUST
 from taskfs.core.graph import depends_on
 from taskfs.core.lifecycle import TERMINAL
 from taskfs.errors import Problem, TaskfsError, fail, problem
@@ -20,7 +21,10 @@ from taskfs.store.snapshot import load_all
 
 
 def show(repo: Repository, task_id: str) -> Task:
-    return load_task(repo, task_id)
+    """The task with its evidence files (and how each one's signature stands)."""
+    from taskfs.api import evidence
+
+    return evidence.with_evidence(repo, load_task(repo, task_id))
 
 
 def ls(
@@ -176,8 +180,17 @@ def _validate_task_dir(repo: Repository, name: str) -> list[FileReport]:
             problem("chain_broken", id=name, path=folder, reason_text="it has no status file")
         )
     reports += [FileReport(path, tuple(found)) for path, found in by_path.items()]
+    reports += _evidence_reports(repo, name)
     reports += _stray_files(repo, name)
     return reports
+
+
+def _evidence_reports(repo: Repository, name: str) -> list[FileReport]:
+    """Every evidence file, each checked against the model (signatures are `audit`'s)."""
+    found, problems = ledger.load_evidence(repo, name, NO_TRUST)
+    reports = [FileReport(item.rel) for item in found]
+    reports += [FileReport(str(p.data.get("path", "")), (p,)) for p in problems]
+    return sorted(reports, key=lambda r: r.path)
 
 
 def _stray_files(repo: Repository, name: str) -> list[FileReport]:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from taskfs.api import evidence as evidence_api
 from taskfs.api import rules
 from taskfs.api.submit import record_bytes
 from taskfs.core.lifecycle import Parties, State, check_transition, is_state
@@ -58,6 +59,11 @@ def transition(
             raise TaskfsError(_name_current(problems[0], head.record.by, task.state))
         for gate in gates(task.state, state):
             problems += gate(repo, task)
+        if state == "completed":
+            # The evidence gate also names what the completion rests on, for the status file.
+            decision = evidence_api.completion(repo, task)
+            problems += evidence_api.completion_problems(task, decision)
+            evidence = decision.rests_on.rsplit("/", 1)[-1] if decision.rests_on else None
         if problems:
             raise TaskfsError(problems)
         now = datetime.now(timezone.utc)
@@ -110,16 +116,11 @@ def _ownership_gate(repo: Repository, task: Task) -> list[Problem]:
     return rules.ownership_conflicts([task.envelope], others, graph)
 
 
-def _evidence_gate(repo: Repository, task: Task) -> list[Problem]:
-    return [problem("completion_requires_evidence", id=task.id)]
-
-
 def gates(current: State, target: State) -> tuple[Gate, ...]:
-    """The extra rules an edge needs: a claim checks dependencies and ownership again."""
+    """The extra rules an edge needs: a claim checks dependencies and ownership again.
+    (Completion's evidence gate is applied in `transition`, which records what it rests on.)"""
     if current == "submitted" and target == "working":
         return (_dependencies_gate, _ownership_gate)
-    if target == "completed":
-        return (_evidence_gate,)
     return ()
 
 

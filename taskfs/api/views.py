@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from taskfs.core.records import CheckEvidence
 from taskfs.errors import Problem
 from taskfs.store.ledger import Task
 
@@ -32,12 +33,43 @@ def summary(task: Task) -> dict[str, Any]:
 
 
 def detail(task: Task) -> dict[str, Any]:
-    return {
+    out = {
         **summary(task),
         "envelope": task.envelope.to_document(),
         "history": history(task),
         "problems": [p.to_json() for p in task.problems],
     }
+    if task.evidence is not None:
+        out["evidence"] = evidence(task)
+    return out
+
+
+def evidence(task: Task) -> list[dict[str, Any]]:
+    """One row per readable evidence file, oldest first, with how its signature stands:
+    `valid`, `invalid`, `unsigned`, or `unverified` (signed, but no runner key is trusted)."""
+    rows = []
+    for item in task.evidence or ():
+        record = item.record
+        row: dict[str, Any] = {
+            "file": item.name,
+            "path": item.rel,
+            "kind": record.kind,
+            "verdict": record.verdict,
+            "verdictSource": record.verdict_source,
+            "at": record.started_at,
+            "by": record.by,
+            "signature": item.signature,
+            "signatureNote": item.signature_why,
+        }
+        if isinstance(record, CheckEvidence):
+            row.update(
+                command=record.command,
+                exitCode=record.exit_code,
+                fresh=bool(record.fresh),
+                runner=record.runner.name if record.runner else None,
+            )
+        rows.append(row)
+    return rows
 
 
 def history(task: Task) -> list[dict[str, Any]]:

@@ -113,4 +113,5 @@ def cli() -> None:
     """Task envelopes for delegating work between agents, kept as files in git."""
 
 
-from taskfs.cli import commands  # noqa: E402,F401  (registers the commands on `cli`)
+# Registers the commands on `cli`.
+from taskfs.cli import commands, evidence  # noqa: E402,F401

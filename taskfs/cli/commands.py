@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -10,6 +11,7 @@ import click
 from taskfs.cli import render
 from taskfs.cli.app import act, acting_agent, agent_option, cli, json_option, open_repo
 from taskfs.core.lifecycle import STATES
+from taskfs.core.records import Artifact
 from taskfs.errors import Problem
 
 
@@ -112,17 +114,40 @@ def ready(agent: str | None, as_json: bool) -> int:
 
 
 def _transition(
-    task_id: str, target: str, agent: str | None, reason: str | None, as_json: bool
+    task_id: str,
+    target: str,
+    agent: str | None,
+    reason: str | None,
+    as_json: bool,
+    *,
+    artifacts: Sequence[Artifact] = (),
 ) -> int:
     from taskfs.api import transitions
 
     return act(
         as_json,
         lambda: transitions.transition(
-            open_repo(), task_id, target, acting_agent(agent) or "", reason=reason
+            open_repo(),
+            task_id,
+            target,
+            acting_agent(agent) or "",
+            reason=reason,
+            artifacts=artifacts,
         ),
         render.moved,
     )
+
+
+def _artifacts(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> list[Artifact]:
+    parsed = []
+    for value in values:
+        name, sep, location = value.partition("=")
+        if not sep or not name.strip() or not location.strip():
+            raise click.BadParameter(f"{value!r} is not NAME=LOCATION", ctx, param)
+        parsed.append(Artifact(name=name.strip(), location=location.strip()))
+    return parsed
 
 
 @cli.command()
@@ -158,11 +183,18 @@ def refuse(task_id: str, agent: str | None, reason: str | None, as_json: bool) -
 @cli.command()
 @click.argument("task_id")
 @agent_option
-@click.option("--artifact", "artifacts", multiple=True, metavar="NAME=LOCATION")
+@click.option(
+    "--artifact",
+    "artifacts",
+    multiple=True,
+    metavar="NAME=LOCATION",
+    callback=_artifacts,
+    help="A result, by reference (a path, a URL, a commit); may be repeated.",
+)
 @json_option
-def complete(task_id: str, agent: str | None, artifacts: tuple[str, ...], as_json: bool) -> int:
+def complete(task_id: str, agent: str | None, artifacts: list[Artifact], as_json: bool) -> int:
     """working -> completed, only with passing evidence of the acceptance check."""
-    return _transition(task_id, "completed", agent, None, as_json)
+    return _transition(task_id, "completed", agent, None, as_json, artifacts=artifacts)
 
 
 @cli.command()

@@ -40,9 +40,31 @@ def show(task: Any) -> tuple[dict[str, Any], str]:
 
     doc = document(True, **views.detail(task))
     text = f"# {task.id}: {task.state}\n" + yamlio.dump(task.envelope.to_document())
+    rows = views.evidence(task)
+    if rows:
+        text += "\n# evidence\n" + "\n".join(_evidence_line(row) for row in rows) + "\n"
     for found in task.problems:
         text += f"\nproblem[{found.code}]: {found.message}"
     return doc, text.rstrip("\n")
+
+
+def _evidence_line(row: dict[str, Any]) -> str:
+    what = (
+        f"check {row['verdict']} ({row['verdictSource']}, exit {row['exitCode']})"
+        + (" fresh" if row.get("fresh") else "")
+        if row["kind"] == "check"
+        else f"judgement {row['verdict']} from {row['verdictSource']} (does not count)"
+    )
+    by = f" by {row['by']}" if row.get("by") else ""
+    signature = {
+        "valid": f"signed by runner {row.get('runner')}",
+        "unsigned": "unsigned",
+        "unverified": "signed, not verified (no runner key is trusted)",
+        "invalid": f"SIGNATURE INVALID: {row['signatureNote']}",
+    }[row["signature"]]
+    if row["kind"] == "judgement" and row["signature"] == "unsigned":
+        signature = "recorded"
+    return f"{row['at']}  {what}{by}  [{signature}]  {row['file']}"
 
 
 def problems_text(problems: Iterable[Problem]) -> list[str]:
@@ -71,17 +93,29 @@ def validation(result: Any) -> tuple[dict[str, Any], str]:
 
 def log(task: Any) -> tuple[dict[str, Any], str]:
     rows = views.history(task)
-    doc = document(True, id=task.id, state=task.state, history=rows)
-    lines = []
+    evidence = views.evidence(task)
+    doc = document(True, id=task.id, state=task.state, history=rows, evidence=evidence)
+    lines: list[str] = []
+    pending = list(evidence)
     for row in rows:
+        # Transitions keep their chain order; evidence goes in between by time.
+        while pending and pending[0]["at"] < row["at"]:
+            lines.append(_evidence_line(pending.pop(0)))
         mark = "  (superseded)" if row.get("superseded") else ""
         reason = f": {row['reason']}" if row.get("reason") else ""
-        lines.append(f"{row['at']}  {row['state']:<15} by {row['by']}{reason}{mark}")
+        rests = f" (evidence {row['evidence']})" if row.get("evidence") else ""
+        lines.append(f"{row['at']}  {row['state']:<15} by {row['by']}{reason}{rests}{mark}")
+    lines += [_evidence_line(row) for row in pending]
     return doc, "\n".join(lines)
 
 
 def audit(result: Any) -> tuple[dict[str, Any], str]:
-    doc = document(result.ok, findings=[f.to_json() for f in result.findings])
+    doc = document(
+        result.ok,
+        findings=[f.to_json() for f in result.findings],
+        notes=[f.to_json() for f in result.notes],
+    )
     lines = [f"{f.path}: [{f.code}] {f.message}" for f in result.findings]
+    lines += [f"note: [{f.code}] {f.message}" for f in result.notes]
     lines.append("audit clean" if result.ok else f"{len(result.findings)} findings")
     return doc, "\n".join(lines)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -100,6 +100,19 @@ class AcceptanceCheck(_Model):
         ge=1,
         le=MAX_TIMEOUT_SECONDS,
         description="The check's time limit; the repository default when absent.",
+    )
+    end_to_end_command: Text | None = Field(
+        default=None,
+        alias="endToEndCommand",
+        description="A shell command that performs endToEndVerification; `taskfs check` runs it "
+        "after a passing passFailCommand and records it beside it (both must pass).",
+    )
+    verdict_source: Literal["script", "llm_judge"] | None = Field(
+        default=None,
+        alias="verdictSource",
+        description="What decides the verdict inside passFailCommand: a deterministic script "
+        "(the default), or an LLM judge whose exit status is its verdict. Recorded in the "
+        "evidence.",
     )
 
 

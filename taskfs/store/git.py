@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -177,6 +178,55 @@ class Git:
                 status, _tab, path = line.partition("\t")
                 found.append((commit, status.strip()[:1], path))
         return found
+
+    def path_history(self, folder: str) -> list[tuple[str, str, str, str]]:
+        """(commit, author name, A/M/D, path) for every commit in HEAD's history that added,
+        modified or deleted a file under `folder`, newest first (merges diffed with --cc)."""
+        if self.head() is None:
+            return []
+        out = self.run(
+            "log",
+            "--cc",
+            "--no-renames",
+            "--name-status",
+            "--diff-filter=AMD",
+            "--format=%x00%H%x00%an",
+            "HEAD",
+            "--",
+            folder,
+        )
+        found: list[tuple[str, str, str, str]] = []
+        commit = author = ""
+        for line in out.splitlines():
+            if line.startswith("\0"):
+                commit, _nul, author = line[1:].partition("\0")
+            elif line.strip():
+                status, _tab, path = line.partition("\t")
+                found.append((commit, author, status.strip()[:1], path))
+        return found
+
+    def worktree_files(self) -> list[str]:
+        """Every tracked file and every untracked file git does not ignore, as paths relative
+        to the working tree (tracked files deleted from the tree included), sorted, once each."""
+        out = self.run_raw("ls-files", "-z", "--cached", "--others", "--exclude-standard")
+        if out.returncode != 0:
+            raise git_error(("ls-files",), out)
+        names = out.stdout.decode("utf-8", "surrogateescape").split("\0")
+        return sorted({name for name in names if name})
+
+    def add_worktree(self, path: Path, commit: str) -> Git:
+        """A detached checkout of `commit` at `path` (new or empty); remove it with
+        `remove_worktree`."""
+        self.run("worktree", "add", "--detach", "--quiet", str(path), commit)
+        return Git(path)
+
+    def remove_worktree(self, path: Path) -> None:
+        """Remove a worktree made by `add_worktree`, whatever state it was left in."""
+        self.run_raw("worktree", "remove", "--force", "--force", str(path))
+        if path.exists():
+            # The check left something git would not delete (a read-only folder, say).
+            shutil.rmtree(path, ignore_errors=True)
+        self.run_raw("worktree", "prune")
 
     def worktree_changes(self, folder: str) -> list[tuple[str, str]]:
         """(porcelain status, path) of files under `folder` that differ from HEAD."""

@@ -13,9 +13,10 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from taskfs.core import ids, signing
+from taskfs.core import ids, signing, yamlio
 from taskfs.errors import fail
 from taskfs.store import fs
+from taskfs.store.git import Git
 
 KeyKind = Literal["agent", "runner"]
 PUBLIC_DIR = ".taskfs/keys"
@@ -47,6 +48,10 @@ def create(root: Path, kind: KeyKind, name: str) -> tuple[signing.KeyPair, str]:
         raise fail("key_unsafe", path=str(private))
     if private.exists():
         raise fail("key_exists", kind=kind, name=name, path=str(private))
+    if (root / public_rel(kind, name)).exists():
+        # Another machine holds this name's private key: replacing its public key would
+        # silently disown everything it signed.
+        raise fail("key_exists", kind=kind, name=name, path=public_rel(kind, name))
     pair = signing.generate_keypair()
     private.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     fs.replace(private, signing.private_key_pem(pair.private), mode=0o600)
@@ -86,6 +91,69 @@ def public_keys(root: Path, kind: KeyKind) -> dict[str, bytes]:
             keys[name] = signing.parse_public_key(entry.read_text(encoding="utf-8").strip())
         except (OSError, UnicodeDecodeError, signing.SigningError):
             continue
+    return keys
+
+
+def committed_public_keys(git: Git, kind: KeyKind) -> dict[str, bytes]:
+    """Every well-formed public key of `kind` as HEAD holds it, by name.
+
+    Committed, not as the working tree has it: a key file dropped in but never committed is
+    trusted by no clone, so it is trusted by none here either."""
+    keys: dict[str, bytes] = {}
+    if git.head() is None:
+        return keys
+    with git.reader() as reader:
+        for entry, (_mode, oid) in reader.tree(f"HEAD:{PUBLIC_DIR}/{kind}"):
+            name = entry.removesuffix(".pub")
+            found = reader.read(oid)
+            if not entry.endswith(".pub") or not ids.is_agent_name(name) or found is None:
+                continue
+            try:
+                keys[name] = signing.parse_public_key(found[1].decode("utf-8").strip())
+            except (UnicodeDecodeError, signing.SigningError):
+                continue
+    return keys
+
+
+TRUST_LIST_ENV = "TASKFS_TRUSTED_RUNNERS"
+
+
+def trust_list_path() -> Path:
+    configured = os.environ.get(TRUST_LIST_ENV)
+    if configured:
+        return Path(configured).expanduser()
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "taskfs" / "trusted-runners.yaml"
+
+
+def operator_trusted_runners(root: Path) -> dict[str, bytes] | None:
+    """The runner keys the operator trusts (`runners: {name: ed25519:...}`), kept outside every
+    repository; None when there is no such file."""
+    path = trust_list_path()
+    if _inside(path, root):
+        raise fail("trust_list_unsafe", path=str(path))
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise fail("config_invalid", path=str(path), reason=exc.strerror or str(exc)) from None
+    try:
+        value = yamlio.load(data)
+    except yamlio.YamlError as exc:
+        raise fail("config_invalid", path=str(path), reason=exc.reason) from None
+    runners = value.get("runners") if isinstance(value, dict) else None
+    if not isinstance(value, dict) or set(value) - {"runners"} or not isinstance(runners, dict):
+        reason = "expected a mapping `runners: {NAME: ed25519:...}` and nothing else"
+        raise fail("config_invalid", path=str(path), reason=reason)
+    keys: dict[str, bytes] = {}
+    for name, text in runners.items():
+        if not ids.is_agent_name(name):
+            raise fail("config_invalid", path=str(path), reason=f"{name!r} is not a key name")
+        try:
+            keys[name] = signing.parse_public_key(text)
+        except signing.SigningError as exc:
+            raise fail("config_invalid", path=str(path), reason=f"{name}: {exc}") from None
     return keys
 
 

@@ -7,6 +7,7 @@ whose ledger has such a file (it has to be repaired first, e.g. with `git checko
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,10 +16,11 @@ from pydantic import ValidationError
 from taskfs.core import yamlio
 from taskfs.core.chain import Chain, Link, resolve
 from taskfs.core.envelope import Envelope, validate_envelope
+from taskfs.core.evidence import EvidenceFile, Trust, signature_state
 from taskfs.core.lifecycle import State
-from taskfs.core.records import STATUS_NAME_RE, StatusRecord
+from taskfs.core.records import STAMPED_NAME_RE, STATUS_NAME_RE, StatusRecord, parse_evidence
 from taskfs.errors import Problem, TaskfsError, fail, problem
-from taskfs.store.repository import ENVELOPE, STATUS, Repository
+from taskfs.store.repository import ENVELOPE, EVIDENCE, STATUS, Repository
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,8 @@ class Task:
     envelope: Envelope
     chain: Chain
     problems: tuple[Problem, ...] = ()
+    # Read only where it is shown (show, log): listings never open evidence files.
+    evidence: tuple[EvidenceFile, ...] | None = None
 
     @property
     def state(self) -> State:
@@ -92,6 +96,44 @@ def _status_record(repo: Repository, rel: str, name: str, task_id: str) -> Statu
     if record.task != task_id:
         raise fail("file_invalid", path=rel, reason=f"it records task {record.task!r}")
     return record
+
+
+def load_evidence(
+    repo: Repository, task_id: str, trust: Trust
+) -> tuple[list[EvidenceFile], list[Problem]]:
+    """The task's readable evidence files in name (time) order, and those that are not."""
+    found: list[EvidenceFile] = []
+    problems: list[Problem] = []
+    folder = repo.task_dir(task_id) / EVIDENCE
+    try:
+        names = sorted(os.listdir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return found, problems
+    for name in names:
+        if name.startswith("."):
+            continue  # a writer's temporary file (see fs.create_new)
+        rel = repo.task_rel(task_id, EVIDENCE, name)
+        try:
+            found.append(_evidence_file(repo, rel, name, task_id, trust))
+        except TaskfsError as exc:
+            problems += exc.problems
+    return found, problems
+
+
+def _evidence_file(
+    repo: Repository, rel: str, name: str, task_id: str, trust: Trust
+) -> EvidenceFile:
+    if not STAMPED_NAME_RE.fullmatch(name):
+        raise fail("file_invalid", path=rel, reason="its name is not <stamp>-<nonce>.yaml")
+    document = read_yaml(repo, rel)
+    try:
+        record = parse_evidence(document)
+    except ValidationError as exc:
+        raise fail("file_invalid", path=rel, reason=_first_error(exc)) from None
+    if record.task != task_id:
+        raise fail("file_invalid", path=rel, reason=f"it records task {record.task!r}")
+    state, why = signature_state(document, trust)
+    return EvidenceFile(rel, document, record, state, why)
 
 
 def _first_error(exc: ValidationError) -> str:

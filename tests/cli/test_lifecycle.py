@@ -31,6 +31,7 @@ ROUTES: dict[str, list[list[str]]] = {
     "failed": [["move", "failed", "--agent", "planner", "--reason", "no longer needed"]],
     "canceled": [["move", "canceled", "--agent", "planner"]],
     "rejected": [["refuse", "--agent", "builder", "--reason", "out of scope"]],
+    "completed": [["claim", "--agent", "builder"], ["check"], ["complete", "--agent", "builder"]],
 }
 
 
@@ -47,7 +48,8 @@ def ledger_files(repo: Path, task: str) -> list[str]:
 
 @pytest.mark.parametrize(("source", "target"), list(itertools.product(sorted(ROUTES), STATES)))
 def test_every_state_to_every_target(repo: Path, source: str, target: str) -> None:
-    task = submit(repo, filesAndInterfaces=[f"src/{source}-{target}.py"])
+    check = {"passFailCommand": "true", "endToEndVerification": "nothing to see"}
+    task = submit(repo, filesAndInterfaces=[f"src/{source}-{target}.py"], acceptanceCheck=check)
     bring(task, source)
     head, files = git(repo, "rev-parse", "HEAD"), ledger_files(repo, task)
     result = taskfs("move", task, target, "--agent", "builder", "--reason", "why", "--json")
@@ -434,3 +436,14 @@ def test_version_answers_without_a_repository(tmp_path: Path) -> None:
     result = taskfs_process("--version", cwd=tmp_path)
     assert result.code == 0
     assert result.stdout.startswith("taskfs ")
+
+
+def test_a_dependency_completed_through_its_check_unblocks_the_claim(repo: Path) -> None:
+    check = {"passFailCommand": "true", "endToEndVerification": "nothing to see"}
+    first = submit(repo, id="first", filesAndInterfaces=["a.py"], acceptanceCheck=check)
+    second = submit(repo, id="second", dependsOn=["first"], filesAndInterfaces=["b.py"])
+    assert taskfs("claim", second, "--agent", "builder", "--json").codes == [
+        "dependencies_unresolved"
+    ]
+    bring(first, "completed")
+    assert taskfs("claim", second, "--agent", "builder", "--json").json["state"] == "working"

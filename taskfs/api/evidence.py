@@ -1,0 +1,433 @@
+"""Evidence: running the acceptance check, recording judgements, and what completion rests on.
+
+`check` is the one way an acceptance run becomes evidence; the CLI and the watcher both call
+it. Anyone may run a check (it changes no state; the evidence says who ran it and where). The
+command runs outside the checkout's lock, since it may take minutes; only writing its evidence
+file takes the lock, and one commit holds exactly that file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import socket
+import tempfile
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Protocol
+
+from taskfs.api.submit import record_bytes
+from taskfs.core import ids, signing, yamlio
+from taskfs.core.evidence import Decision, EvidenceFile, Fingerprint, Trust, decide, sign_document
+from taskfs.core.records import (
+    EVIDENCE_OUTPUT_CAP,
+    CheckEvidence,
+    JudgementEvidence,
+    Verdict,
+    format_time,
+    parse_evidence,
+    stamped_name,
+)
+from taskfs.errors import Problem, TaskfsError, fail, problem
+from taskfs.runner.process import RunResult, StreamCapture, run_command
+from taskfs.store import keys
+from taskfs.store.fingerprint import owned_files
+from taskfs.store.git import Git
+from taskfs.store.ledger import Task, load_evidence, load_task
+from taskfs.store.repository import EVIDENCE, Repository
+
+RUNNER_ENV = "TASKFS_RUNNER"
+LEDGER_FOLDERS_EXTRA = (".taskfs",)
+# Evidence files must stay below the 1 MiB limit of a ledger file; past this size the captured
+# output is left out (its size and digest stay) before the file is signed and written.
+_FIT_BYTES = 768 * 1024
+_OMITTED = "[output left out: the evidence file would exceed the 1 MiB limit; see streams]"
+
+
+class Progress(Protocol):
+    """What a caller sees of a check while it runs (a terminal display, say)."""
+
+    def started(self, what: str, command: str, timeout: float) -> None: ...
+
+    def output(self, stream: str, chunk: bytes) -> None: ...
+
+
+@dataclass(frozen=True)
+class Checked:
+    id: str
+    evidence: str
+    record: CheckEvidence
+    commit: str
+
+    @property
+    def passed(self) -> bool:
+        return self.record.verdict == "pass"
+
+
+@dataclass(frozen=True)
+class Recorded:
+    id: str
+    evidence: str
+    record: JudgementEvidence
+    commit: str
+
+
+# -- trust ------------------------------------------------------------------------------------
+
+
+def trust_root(repo: Repository) -> Trust:
+    """The runner keys evidence must be signed by: the operator's trust list when there is one
+    (outside every repository), else the runner keys HEAD holds, else none (unsigned works)."""
+    operator = keys.operator_trusted_runners(repo.root)
+    if operator is not None:
+        return Trust(operator, "operator")
+    committed = keys.committed_public_keys(repo.git, "runner")
+    if committed:
+        return Trust(committed, "repository")
+    return Trust({}, "none")
+
+
+def runner_key(repo: Repository, trust: Trust) -> tuple[str, signing.KeyPair] | None:
+    """The runner key this machine signs with: $TASKFS_RUNNER, else the first trusted runner
+    whose private key is here; None when there is none (the evidence is then unsigned)."""
+    named = os.environ.get(RUNNER_ENV)
+    if named:
+        if not ids.is_agent_name(named):
+            raise fail("invalid_agent", value=named)
+        pair = keys.load_private("runner", named)
+        if pair is None:
+            path = str(keys.private_path("runner", named))
+            reason = f"{RUNNER_ENV} names runner {named!r}, whose private key is not here"
+            raise fail("key_invalid", path=path, reason=reason)
+        return named, pair
+    for name in sorted(trust.keys):
+        pair = keys.load_private("runner", name)
+        if pair is not None and pair.public == trust.keys[name]:
+            return name, pair
+    return None
+
+
+def task_evidence(repo: Repository, task_id: str) -> tuple[list[EvidenceFile], list[Problem]]:
+    return load_evidence(repo, task_id, trust_root(repo))
+
+
+def with_evidence(repo: Repository, task: Task) -> Task:
+    """`task` carrying its readable evidence files (for show and log)."""
+    found, problems = task_evidence(repo, task.id)
+    return replace(task, evidence=tuple(found), problems=task.problems + tuple(problems))
+
+
+# -- completion -------------------------------------------------------------------------------
+
+
+def completion(repo: Repository, task: Task) -> Decision:
+    """The evidence file a completion of `task` would rest on, or why there is none."""
+    trust = trust_root(repo)
+    found, _unreadable = load_evidence(repo, task.id, trust)
+    now = fingerprint_now(repo, repo.git, task)
+    return decide(found, task.envelope.acceptance_check.pass_fail_command, now.sha256, trust)
+
+
+def completion_problems(task: Task, decision: Decision) -> list[Problem]:
+    if decision.code is None:
+        return []
+    return [problem(decision.code, id=task.id, why_text=decision.why)]
+
+
+def fingerprint_now(repo: Repository, git: Git, task: Task) -> Fingerprint:
+    return owned_files(git, task.envelope.files_and_interfaces, _ledger_folders(repo))
+
+
+def _ledger_folders(repo: Repository) -> list[str]:
+    return [repo.tasks_rel, *LEDGER_FOLDERS_EXTRA]
+
+
+# -- check ------------------------------------------------------------------------------------
+
+
+def check(
+    repo: Repository,
+    task_id: str,
+    *,
+    timeout: float | None = None,
+    fresh: bool = False,
+    agent: str | None = None,
+    progress: Progress | None = None,
+) -> Checked:
+    """Run the task's acceptance check (in a fresh worktree of HEAD with `fresh`), write its
+    evidence and commit it. A failing check is an answer, not an error: the task stays as it
+    was either way."""
+    task = load_task(repo, task_id)
+    acceptance = task.envelope.acceptance_check
+    limit = float(timeout or acceptance.timeout_seconds or repo.config.check_timeout_seconds)
+    trust = trust_root(repo)
+    signer = runner_key(repo, trust)
+    head = repo.git.head()
+    if head is None:
+        raise fail("git_failed", command="rev-parse", reason="there is no commit to check against")
+    if fresh:
+        document = _fresh_run(repo, task, head, limit, progress)
+    else:
+        document = _run(repo, repo.git, task=task, head=head, limit=limit, progress=progress)
+    document.update(_who(agent, fresh))
+    # Through the model: it checks the record and puts its keys in reading order.
+    document = parse_evidence(_fit(document)).to_document()
+    if signer is not None:
+        document = sign_document(document, signer[0], signer[1])
+    record = parse_evidence(document)
+    assert isinstance(record, CheckEvidence)
+    rel, commit = _write(repo, task_id, document, record, _check_message(task_id, record, agent))
+    return Checked(task_id, rel, record, commit)
+
+
+def _fresh_run(
+    repo: Repository, task: Task, head: str, limit: float, progress: Progress | None
+) -> dict[str, Any]:
+    base = Path(tempfile.mkdtemp(prefix="taskfs-fresh-"))
+    checkout = base / "checkout"
+    try:
+        git = repo.git.add_worktree(checkout, head)
+        return _run(repo, git, task=task, head=head, limit=limit, progress=progress)
+    finally:
+        repo.git.remove_worktree(checkout)
+        _remove(base)
+
+
+def _remove(folder: Path) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _run(
+    repo: Repository,
+    git: Git,
+    *,
+    task: Task,
+    head: str,
+    limit: float,
+    progress: Progress | None,
+) -> dict[str, Any]:
+    acceptance = task.envelope.acceptance_check
+    before = fingerprint_now(repo, git, task)
+    result = _execute("check", acceptance.pass_fail_command, git.root, limit, progress)
+    after = fingerprint_now(repo, git, task)
+    end_to_end: dict[str, Any] = {"description": acceptance.end_to_end_verification}
+    passed = result.passed
+    if acceptance.end_to_end_command is not None:
+        end_to_end["command"] = acceptance.end_to_end_command
+        if passed:
+            e2e = _execute("end-to-end", acceptance.end_to_end_command, git.root, limit, progress)
+            end_to_end["run"] = {"verdict": _verdict(e2e.passed), **_run_fields(e2e, limit)}
+            passed = e2e.passed
+        else:
+            end_to_end["skipped"] = "the acceptance check failed"
+    owned: dict[str, Any] = {"digest": {"sha256": before.sha256}, "count": before.count}
+    if after != before:
+        owned["changedDuringRun"] = True
+    return {
+        "task": task.id,
+        "kind": "check",
+        "verdict": _verdict(passed),
+        "verdictSource": acceptance.verdict_source or "script",
+        **_run_fields(result, limit),
+        "startedAt": format_time(result.started_at),
+        "commit": head,
+        "ownedFiles": owned,
+        "endToEnd": end_to_end,
+    }
+
+
+def _execute(
+    what: str, command: str, cwd: Path, limit: float, progress: Progress | None
+) -> RunResult:
+    if progress is not None:
+        progress.started(what, command, limit)
+    on_output = progress.output if progress is not None else None
+    return run_command(
+        command, cwd=cwd, timeout=limit, output_cap=EVIDENCE_OUTPUT_CAP, on_output=on_output
+    )
+
+
+def _verdict(passed: bool) -> Verdict:
+    return "pass" if passed else "fail"
+
+
+def _run_fields(result: RunResult, limit: float) -> dict[str, Any]:
+    fields: dict[str, Any] = {
+        "command": result.command,
+        "exitCode": result.exit_code,
+        "durationSeconds": round(result.duration_seconds, 6),
+        "stdout": result.stdout.text,
+        "stderr": result.stderr.text,
+        "streams": {"stdout": _stream(result.stdout), "stderr": _stream(result.stderr)},
+        "limits": {
+            "timeoutSeconds": limit,
+            "outputCapBytes": EVIDENCE_OUTPUT_CAP,
+            "timedOut": result.timed_out,
+            "leftoverKilled": result.leftover_killed,
+            "outputCapped": result.stdout.truncated or result.stderr.truncated,
+        },
+    }
+    if result.signal is not None:
+        fields["signal"] = result.signal
+    if result.spawn_error is not None:
+        fields["spawnError"] = result.spawn_error
+    return fields
+
+
+def _stream(capture: StreamCapture) -> dict[str, Any]:
+    return {
+        "totalBytes": capture.total_bytes,
+        "digest": {"sha256": capture.sha256},
+        "truncated": capture.truncated,
+    }
+
+
+def _who(agent: str | None, fresh: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if fresh:
+        out["fresh"] = True
+    if agent:
+        out["by"] = agent
+    host = socket.gethostname()
+    if host:
+        out["host"] = host
+    return out
+
+
+def _fit(document: dict[str, Any]) -> dict[str, Any]:
+    """`document`, with its captured output left out if the file would grow too large."""
+    if len(yamlio.dump(document).encode()) <= _FIT_BYTES:
+        return document
+    out = {**document, "stdout": _OMITTED, "stderr": _OMITTED}
+    out["limits"] = {**document["limits"], "outputCapped": True}
+    run = document["endToEnd"].get("run")
+    if run is not None:
+        limits = {**run["limits"], "outputCapped": True}
+        run = {**run, "stdout": _OMITTED, "stderr": _OMITTED, "limits": limits}
+        out["endToEnd"] = {**document["endToEnd"], "run": run}
+    return out
+
+
+def _check_message(task_id: str, record: CheckEvidence, agent: str | None) -> str:
+    who = agent or (record.runner.name if record.runner else "taskfs")
+    fresh = " (fresh checkout)" if record.fresh else ""
+    return (
+        f"taskfs: {task_id} check {record.verdict}ed{fresh} by {who}\n\n"
+        f"Taskfs-Task: {task_id}\n"
+        f"Taskfs-Evidence: {record.verdict} ({record.verdict_source})\n"
+        f"Taskfs-Agent: {who}\n"
+    )
+
+
+def _write(
+    repo: Repository,
+    task_id: str,
+    document: dict[str, Any],
+    record: CheckEvidence | JudgementEvidence,
+    message: str,
+) -> tuple[str, str]:
+    started = datetime.fromisoformat(record.started_at.replace("Z", "+00:00"))
+    rel = repo.task_rel(task_id, EVIDENCE, stamped_name(started))
+    author = record.by or (
+        record.runner.name if isinstance(record, CheckEvidence) and record.runner else "taskfs"
+    )
+    with repo.writing() as writer:
+        if not repo.has_task(task_id):
+            raise fail("task_not_found", id=task_id)
+        writer.add(rel, record_bytes(document))
+        commit = writer.commit(message, author)
+    return rel, commit
+
+
+# -- recorded judgements ----------------------------------------------------------------------
+
+
+def add_judgement(
+    repo: Repository,
+    task_id: str,
+    *,
+    verdict: Verdict,
+    source: str,
+    note: str | None = None,
+    note_file: str | None = None,
+    data: bytes | None = None,
+    agent: str | None = None,
+) -> Recorded:
+    """Record a verdict that did not come from running the check here. It is shown beside the
+    runs, and never counts as the passing acceptance check."""
+    load_task(repo, task_id)
+    now = datetime.now(timezone.utc)
+    document: dict[str, Any] = {
+        "task": task_id,
+        "kind": "judgement",
+        "verdict": verdict,
+        "verdictSource": source,
+        "startedAt": format_time(now),
+    }
+    head = repo.git.head()
+    if head is not None:
+        document["commit"] = head
+    if agent:
+        document["by"] = agent
+    if note_file is not None:
+        content = data if data is not None else _read_note(note_file)
+        text, info = _capped(content)
+        document["note"] = text
+        document["noteFile"] = {"path": note_file, **info}
+    else:
+        document["note"] = note or ""
+    record = _judgement(document)
+    message = (
+        f"taskfs: {task_id} judgement {verdict} from {source}\n\n"
+        f"Taskfs-Task: {task_id}\n"
+        f"Taskfs-Evidence: {verdict} ({source}, recorded)\n"
+        f"Taskfs-Agent: {agent or source}\n"
+    )
+    rel, commit = _write(repo, task_id, document, record, message)
+    return Recorded(task_id, rel, record, commit)
+
+
+def _judgement(document: dict[str, Any]) -> JudgementEvidence:
+    from pydantic import ValidationError
+
+    try:
+        record = parse_evidence(document)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors(include_url=False, include_input=False):
+            where = ".".join(str(p) for p in error["loc"][1:]) or "evidence"
+            problems.append(problem("invalid_value", field=where, reason=error["msg"]))
+        raise TaskfsError(problems) from None
+    assert isinstance(record, JudgementEvidence)
+    return record
+
+
+def _read_note(label: str) -> bytes:
+    try:
+        with open(label, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise fail("file_unreadable", path=label, reason=exc.strerror or str(exc)) from None
+
+
+def _capped(content: bytes) -> tuple[str, dict[str, Any]]:
+    """The text kept of `content` (head and tail past the cap), and what it was in full."""
+    half = EVIDENCE_OUTPUT_CAP // 2
+    truncated = len(content) > EVIDENCE_OUTPUT_CAP
+    if truncated:
+        omitted = len(content) - 2 * half
+        text = (
+            content[:half].decode("utf-8", "replace")
+            + f"\n[... {omitted} bytes omitted ...]\n"
+            + content[-half:].decode("utf-8", "replace")
+        )
+    else:
+        text = content.decode("utf-8", "replace")
+    info = {
+        "totalBytes": len(content),
+        "digest": {"sha256": hashlib.sha256(content).hexdigest()},
+        "truncated": truncated,
+    }
+    return text, info

@@ -1,0 +1,295 @@
+"""`check`, `evidence add` and `keys new`: parse, call the library, render.
+
+A check on a terminal shows what it runs, streams the command's output to stderr and keeps an
+elapsed-time line below it; under --json, or when stderr is not a terminal, it is quiet.
+"""
+
+from __future__ import annotations
+
+import codecs
+import sys
+import threading
+import time
+from typing import IO, Any
+
+import click
+
+from taskfs.cli.app import act, acting_agent, agent_option, cli, json_option, open_repo
+from taskfs.cli.render import document
+from taskfs.errors import fail
+
+# -- check ------------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("task_id")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True, max=24 * 60 * 60),
+    help="Time limit in seconds (default: the envelope's, else the repository's).",
+)
+@click.option("--fresh", is_flag=True, help="Run in a fresh checkout of HEAD (a second opinion).")
+@agent_option
+@json_option
+def check(
+    task_id: str, timeout: float | None, fresh: bool, agent: str | None, as_json: bool
+) -> int:
+    """Run the acceptance check and record its evidence; exit 0 when it passed."""
+    from taskfs.api import evidence
+
+    progress = TerminalProgress(sys.stderr) if not as_json and _is_tty(sys.stderr) else None
+    try:
+        return act(
+            as_json,
+            lambda: evidence.check(
+                open_repo(),
+                task_id,
+                timeout=timeout,
+                fresh=fresh,
+                agent=acting_agent(agent, required=False),
+                progress=progress,
+            ),
+            render_checked,
+        )
+    finally:
+        if progress is not None:
+            progress.close()
+
+
+def _is_tty(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def render_checked(result: Any) -> tuple[dict[str, Any], str]:
+    record = result.record
+    doc = document(
+        result.passed,
+        id=result.id,
+        verdict=record.verdict,
+        evidence=result.evidence,
+        verdictSource=record.verdict_source,
+        exitCode=record.exit_code,
+        durationSeconds=record.duration_seconds,
+        fresh=bool(record.fresh),
+        signed=record.signature is not None,
+        commit=result.commit,
+    )
+    signed = f", signed by runner {record.runner.name}" if record.runner else ", unsigned"
+    lines = [
+        f"{result.evidence}: {record.verdict} (exit {record.exit_code} after "
+        f"{record.duration_seconds:.1f} s{signed})"
+    ]
+    lines += [f"  {note}" for note in _notes(record)]
+    return doc, "\n".join(lines)
+
+
+def _notes(record: Any) -> list[str]:
+    notes = []
+    limits = record.limits
+    if record.spawn_error:
+        notes.append(f"could not start: {record.spawn_error}")
+    if limits.timed_out:
+        notes.append(f"timed out after {limits.timeout_seconds:g} s: its process group was killed")
+    if limits.leftover_killed:
+        notes.append("it left processes running; they were killed")
+    if limits.output_capped:
+        notes.append(f"output capped: {limits.output_cap_bytes} bytes kept of each stream")
+    if record.owned_files.changed_during_run:
+        notes.append("the check changed files the task owns: this evidence is already stale")
+    run = record.end_to_end.run
+    if run is not None:
+        notes.append(f"end-to-end command: {run.verdict} (exit {run.exit_code})")
+    elif record.end_to_end.skipped:
+        notes.append(f"end-to-end command not run: {record.end_to_end.skipped}")
+    return notes
+
+
+class TerminalProgress:
+    """Streams a check's output to a terminal with an elapsed-time line kept below it."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._what = ""
+        self._limit = 0.0
+        self._start = 0.0
+        self._status_shown = False
+        self._line_start = True
+        self._decoders: dict[str, codecs.IncrementalDecoder] = {}
+
+    def started(self, what: str, command: str, timeout: float) -> None:
+        self.close()
+        with self._lock:
+            self._what, self._limit, self._start = what, timeout, time.monotonic()
+            self._decoders = {}
+            self._write(f"taskfs: running the {what} (limit {timeout:g} s): {command}\n")
+            self._line_start = True
+            self._draw()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._tick, daemon=True)
+        self._thread.start()
+
+    def output(self, stream: str, chunk: bytes) -> None:
+        decoder = self._decoders.setdefault(
+            stream, codecs.getincrementaldecoder("utf-8")(errors="replace")
+        )
+        text = decoder.decode(chunk)
+        if not text:
+            return
+        with self._lock:
+            self._clear()
+            self._write(text)
+            self._line_start = text.endswith("\n")
+            self._draw()
+
+    def close(self) -> None:
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+            self._thread = None
+        with self._lock:
+            self._clear()
+            if not self._line_start:
+                self._write("\n")
+                self._line_start = True
+
+    def _tick(self) -> None:
+        while not self._stop.wait(1.0):
+            with self._lock:
+                self._draw()
+
+    def _draw(self) -> None:
+        if not self._line_start:
+            return
+        elapsed = time.monotonic() - self._start
+        self._clear()
+        self._write(f"\r[{self._what}: {elapsed:.0f} s of {self._limit:g} s]")
+        self._status_shown = True
+
+    def _clear(self) -> None:
+        if self._status_shown:
+            self._write("\r\x1b[K")
+            self._status_shown = False
+
+    def _write(self, text: str) -> None:
+        try:
+            self._stream.write(text)
+            self._stream.flush()
+        except (OSError, ValueError):
+            pass
+
+
+# -- evidence add -----------------------------------------------------------------------------
+
+
+@cli.group(name="evidence")
+def evidence_group() -> None:
+    """Evidence about a task that did not come from `taskfs check`."""
+
+
+@evidence_group.command(name="add")
+@click.argument("task_id")
+@click.option("--verdict", type=click.Choice(["pass", "fail"]), required=True)
+@click.option("--source", required=True, help="Who or what judged: llm_judge, a person's name, ...")
+@click.option("--note", help="The judgement in words.")
+@click.option("--file", "note_file", help="Read the judgement from this file (- for stdin).")
+@agent_option
+@json_option
+def evidence_add(
+    *,
+    task_id: str,
+    verdict: str,
+    source: str,
+    note: str | None,
+    note_file: str | None,
+    agent: str | None,
+    as_json: bool,
+) -> int:
+    """Record a judgement not produced by running the check here (an LLM judge, a person).
+    It is shown beside the check runs and never counts as the passing check by itself."""
+    from taskfs.api import evidence
+
+    if note is not None and note_file is not None:
+        raise click.UsageError("give the judgement with --note or with --file, not both")
+
+    def call() -> Any:
+        data = sys.stdin.buffer.read() if note_file == "-" else None
+        return evidence.add_judgement(
+            open_repo(),
+            task_id,
+            verdict="pass" if verdict == "pass" else "fail",
+            source=source,
+            note=note,
+            note_file=note_file,
+            data=data,
+            agent=acting_agent(agent, required=False),
+        )
+
+    def show(result: Any) -> tuple[dict[str, Any], str]:
+        doc = document(
+            True,
+            id=result.id,
+            evidence=result.evidence,
+            verdict=result.record.verdict,
+            verdictSource=result.record.verdict_source,
+            commit=result.commit,
+        )
+        text = (
+            f"{result.evidence}: {result.record.verdict} from {result.record.verdict_source} "
+            "(recorded judgement: it does not count as the acceptance check)"
+        )
+        return doc, text
+
+    return act(as_json, call, show)
+
+
+# -- keys new ---------------------------------------------------------------------------------
+
+
+@cli.group(name="keys")
+def keys_group() -> None:
+    """Ed25519 signing keys: private part outside the repository, public part committed."""
+
+
+@keys_group.command(name="new")
+@click.option("--runner", "runner", metavar="NAME", help="A runner key, to sign evidence.")
+@click.option("--agent", "agent", metavar="NAME", help="An agent key, to sign messages.")
+@json_option
+def keys_new(runner: str | None, agent: str | None, as_json: bool) -> int:
+    """Make a signing key for a runner (--runner NAME) or an agent (--agent NAME)."""
+    from taskfs.api import keys
+
+    if (runner is None) == (agent is None):
+        raise click.UsageError("name exactly one of --runner NAME or --agent NAME")
+
+    def call() -> Any:
+        name = runner if runner is not None else agent
+        if not name:
+            raise fail("invalid_agent", value=name)
+        return keys.new_key(open_repo(), "runner" if runner is not None else "agent", name)
+
+    def show(result: Any) -> tuple[dict[str, Any], str]:
+        doc = document(
+            True,
+            kind=result.kind,
+            name=result.name,
+            publicKey=result.public_key,
+            keyId=result.key_id,
+            path=result.public_path,
+            privateKey=str(result.private_path),
+            commit=result.commit,
+        )
+        text = (
+            f"{result.kind} key {result.name} ({result.key_id})\n"
+            f"  public:  {result.public_path} (committed)\n"
+            f"  private: {result.private_path} (keep it off the repository)\n"
+            f"  {result.public_key}"
+        )
+        return doc, text
+
+    return act(as_json, call, show)

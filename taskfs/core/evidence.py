@@ -1,0 +1,183 @@
+"""Evidence as values: the owned-files fingerprint, runner signatures, and what completion
+rests on. Pure: files, git and keys are read elsewhere and passed in.
+
+Fingerprint. Each owned file contributes `KIND SHA256 PATH` followed by a zero byte, where KIND
+is `file`, `exec` (executable bit set), `link` (the SHA-256 is of the link's target text) or
+`missing` (tracked but deleted; the SHA-256 is of nothing) or `other` (a folder git tracks as a
+submodule: it counts by its presence only); entries are sorted by the path's
+bytes, and the fingerprint is the SHA-256 of their concatenation.
+
+Signature. A runner signs `signing.sign(key, "taskfs-evidence-v1", [("evidence", C)])` where C
+is the canonical JSON of the evidence document without its `signature` key (keys sorted, no
+white space, UTF-8, `json.dumps(doc, sort_keys=True, separators=(",", ":"),
+ensure_ascii=False)`). The document includes `runner: {name, keyId}`, so the signature binds
+the runner's name and key too. A verifier loads the YAML, drops `signature`, and checks the same
+bytes.
+
+Completion. The evidence that can count is a `check` record for the envelope's exact
+passFailCommand, whose signature verifies when the repository trusts runner keys. Among those
+whose fingerprint equals the owned files now, the newest decides: a pass is what completion
+rests on, a fail refuses it (a later failure on the same files, such as a `--fresh` second
+opinion, vetoes an earlier pass). When none matches the files now, an older pass makes the
+refusal `evidence_stale`; no pass at all, `completion_requires_evidence`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from taskfs.core import signing
+from taskfs.core.records import CheckEvidence, JudgementEvidence
+
+FileKind = Literal["file", "exec", "link", "missing", "other"]
+SignatureState = Literal["valid", "invalid", "unsigned", "unverified"]
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    sha256: str
+    count: int
+
+
+def fingerprint(entries: Iterable[tuple[bytes, FileKind, str]]) -> Fingerprint:
+    """The fingerprint of (path bytes, kind, sha256 hex) entries, in any order."""
+    digest = hashlib.sha256()
+    count = 0
+    for path, kind, sha in sorted(entries):
+        digest.update(f"{kind} {sha} ".encode() + path + b"\0")
+        count += 1
+    return Fingerprint(digest.hexdigest(), count)
+
+
+# -- signatures -------------------------------------------------------------------------------
+
+
+def canonical_json(document: Mapping[str, Any]) -> str:
+    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _fields(document: Mapping[str, Any]) -> list[tuple[str, str | None]]:
+    unsigned = {k: v for k, v in document.items() if k != "signature"}
+    return [("evidence", canonical_json(unsigned))]
+
+
+def sign_document(document: dict[str, Any], name: str, pair: signing.KeyPair) -> dict[str, Any]:
+    """`document` with `runner` and `signature` added, signed by runner `name`'s key."""
+    signed = {k: v for k, v in document.items() if k not in ("runner", "signature")}
+    signed["runner"] = {"name": name, "keyId": signing.key_id(pair.public)}
+    signed["signature"] = signing.sign(pair.private, signing.EVIDENCE_DOMAIN, _fields(signed))
+    return signed
+
+
+@dataclass(frozen=True)
+class Trust:
+    """The runner keys evidence must be signed by; `required` is False when there are none."""
+
+    keys: Mapping[str, bytes]
+    source: Literal["operator", "repository", "none"]
+
+    @property
+    def required(self) -> bool:
+        return self.source != "none"
+
+
+NO_TRUST = Trust({}, "none")
+
+
+def signature_state(document: Mapping[str, Any], trust: Trust) -> tuple[SignatureState, str]:
+    """How `document` (as loaded from its file) stands against `trust`, and why, in words."""
+    signature = document.get("signature")
+    runner = document.get("runner")
+    if signature is None:
+        return "unsigned", "it carries no runner signature"
+    if not trust.required:
+        return "unverified", "it is signed, but this repository trusts no runner key"
+    name = runner.get("name") if isinstance(runner, Mapping) else None
+    if not isinstance(name, str) or name not in trust.keys:
+        where = "the operator's trust list" if trust.source == "operator" else ".taskfs/keys/runner"
+        return "invalid", f"it names runner {name!r}, which {where} does not hold"
+    public = trust.keys[name]
+    if runner.get("keyId") != signing.key_id(public):  # type: ignore[union-attr]
+        return "invalid", f"it names a key of runner {name!r} other than the trusted one"
+    try:
+        ok = signing.verify(public, signing.EVIDENCE_DOMAIN, _fields(document), signature)
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        return "invalid", f"runner {name!r}'s signature does not match the file's content"
+    return "valid", f"signed by runner {name!r}"
+
+
+# -- what completion rests on -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EvidenceFile:
+    """One readable evidence file: its path, what it holds, and how its signature stands."""
+
+    rel: str
+    document: Mapping[str, Any]
+    record: CheckEvidence | JudgementEvidence
+    signature: SignatureState
+    signature_why: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.rel.rsplit("/", 1)[-1]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The evidence a completion rests on, or the refusal code and why."""
+
+    rests_on: str | None
+    code: Literal["completion_requires_evidence", "evidence_stale"] | None = None
+    why: str = ""
+
+
+def counts(item: EvidenceFile, command: str, trust: Trust) -> bool:
+    """Whether the file is a run of this exact command that the repository accepts."""
+    record = item.record
+    if not isinstance(record, CheckEvidence) or record.command != command:
+        return False
+    return item.signature == "valid" or not trust.required
+
+
+def decide(evidence: Sequence[EvidenceFile], command: str, now: str, trust: Trust) -> Decision:
+    """What completion rests on, given the evidence files in name (time) order and the owned
+    files' fingerprint `now`."""
+    runs = [(item, item.record) for item in evidence if counts(item, command, trust)]
+    matching = [
+        (item, record)
+        for item, record in runs
+        if isinstance(record, CheckEvidence) and record.owned_files.digest.sha256 == now
+    ]
+    if matching:
+        newest, record = matching[-1]
+        if record.verdict == "pass":
+            return Decision(newest.rel)
+        return Decision(
+            None,
+            "completion_requires_evidence",
+            f": the newest check of the files as they are now failed ({newest.rel})",
+        )
+    passes = [item for item, record in runs if record.verdict == "pass"]
+    if passes:
+        return Decision(None, "evidence_stale", f" ({passes[-1].rel}); run `taskfs check` again")
+    return Decision(None, "completion_requires_evidence", _why_none(evidence, command, trust))
+
+
+def _why_none(evidence: Sequence[EvidenceFile], command: str, trust: Trust) -> str:
+    passing = [item for item in evidence if item.record.verdict == "pass"]
+    checks = [(item, item.record) for item in passing if isinstance(item.record, CheckEvidence)]
+    if passing and not checks:
+        return ": a recorded judgement never counts by itself; run `taskfs check`"
+    if checks and all(record.command != command for _item, record in checks):
+        return ": the passing evidence is for a different command than the envelope's"
+    if trust.required and checks:
+        return ": its passing evidence is not signed by a trusted runner key"
+    return "; run `taskfs check` first"

@@ -1,0 +1,63 @@
+"""The fingerprint of the files a task owns, as they are in a working tree now.
+
+The files are those git would consider: tracked ones (deleted ones included, as `missing`) and
+untracked ones it does not ignore, matching one of the task's path globs. The ledger itself
+(the tasks folder and `.taskfs/`) never counts: a check writes evidence there, and a task that
+owns `**` would otherwise make its own evidence stale. The format is `core.evidence`'s.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Iterator, Sequence
+
+from taskfs.core import globs
+from taskfs.core.evidence import FileKind, Fingerprint, fingerprint
+from taskfs.store.git import Git
+
+_CHUNK = 1024 * 1024
+
+
+def owned_files(git: Git, entries: Sequence[str], ledger: Sequence[str]) -> Fingerprint:
+    """Fingerprint of the files under `git`'s working tree that the path `entries` match,
+    leaving out everything below the `ledger` folders."""
+    patterns = [e for e in map(globs.parse_entry, entries) if e.kind == "path"]
+    skip = tuple(folder.rstrip("/") + "/" for folder in ledger)
+    return fingerprint(_hashed(git, patterns, skip))
+
+
+def _hashed(
+    git: Git, patterns: Sequence[globs.Entry], skip: tuple[str, ...]
+) -> Iterator[tuple[bytes, FileKind, str]]:
+    if not patterns:
+        return
+    for path in git.worktree_files():
+        if path.startswith(skip) or not any(globs.matches(p, path) for p in patterns):
+            continue
+        kind, sha = _describe(os.path.join(git.root, path))
+        yield path.encode("utf-8", "surrogateescape"), kind, sha
+
+
+def _describe(full: str) -> tuple[FileKind, str]:
+    digest = hashlib.sha256()
+    try:
+        info = os.lstat(full)
+    except FileNotFoundError:
+        return "missing", digest.hexdigest()
+    if stat.S_ISLNK(info.st_mode):
+        digest.update(os.fsencode(os.readlink(full)))
+        return "link", digest.hexdigest()
+    if not stat.S_ISREG(info.st_mode):
+        return "other", digest.hexdigest()
+    try:
+        with open(full, "rb") as handle:
+            while chunk := handle.read(_CHUNK):
+                digest.update(chunk)
+    except OSError:
+        # Unreadable (permissions): it still counts, as a file whose content is unknown, and
+        # reads as a change when it becomes readable.
+        return "other", hashlib.sha256(b"unreadable").hexdigest()
+    kind: FileKind = "exec" if info.st_mode & 0o111 else "file"
+    return kind, digest.hexdigest()
