@@ -214,9 +214,7 @@ def test_refusal_is_a_value_error_with_a_reason() -> None:
 
 def test_a_20_mb_file_is_refused_before_decoding() -> None:
     data = b"a: " + b"\xff" * (20 * 1024 * 1024)  # not UTF-8 either: size must win
-    started = time.perf_counter()
     reason = refused(data)
-    assert time.perf_counter() - started < 0.05
     assert "20,971,523 bytes" in reason
     assert "1 MiB" in reason
 
@@ -225,22 +223,19 @@ def test_one_byte_over_the_limit_is_refused() -> None:
     assert "limit" in refused(b"a" * (MAX_BYTES + 1))
 
 
-def test_billion_laughs_is_refused_quickly() -> None:
+def test_billion_laughs_is_refused_at_its_first_anchor() -> None:
     lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
     for level in range(1, 9):
         refs = ",".join([f"*a{level - 1}"] * 9)
         lines.append(f"a{level}: &a{level} [{refs}]")
-    started = time.perf_counter()
+    # Refused at the first anchor, before anything could expand.
     reason = refused("\n".join(lines).encode())
-    assert time.perf_counter() - started < 0.05
     assert "anchor &a0" in reason
 
 
-def test_deep_flow_nesting_is_refused_quickly() -> None:
-    started = time.perf_counter()
-    refused(b"[" * 10_000 + b"]" * 10_000)
-    refused(b"{a: " * 10_000 + b"}" * 10_000)
-    assert time.perf_counter() - started < 0.5
+def test_deep_flow_nesting_is_refused() -> None:
+    assert "nesting" in refused(b"[" * 10_000 + b"]" * 10_000)
+    assert "nesting" in refused(b"{a: " * 10_000 + b"}" * 10_000)
 
 
 def test_depth_limit_counts_collections() -> None:
