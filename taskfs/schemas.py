@@ -12,9 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from taskfs.core.capabilities import CapabilityLedger
 from taskfs.core.config import Config
 from taskfs.core.envelope import envelope_json_schema
-from taskfs.core.records import StatusRecord
+from taskfs.core.records import MessageRecord, ReadRecord, StatusRecord
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -31,6 +32,9 @@ GENERATORS: dict[str, Callable[[], dict[str, Any]]] = {
     "envelope.schema.json": envelope_json_schema,
     "status.schema.json": _model_schema(StatusRecord, "taskfs status file"),
     "config.schema.json": _model_schema(Config, "taskfs repository settings"),
+    "message.schema.json": _model_schema(MessageRecord, "taskfs message file"),
+    "read.schema.json": _model_schema(ReadRecord, "taskfs read mark"),
+    "ledger.schema.json": _model_schema(CapabilityLedger, "taskfs capability ledger"),
 }
 
 
