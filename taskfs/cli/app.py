@@ -113,4 +113,6 @@ def cli() -> None:
     """Task envelopes for delegating work between agents, kept as files in git."""
 
 
+import taskfs.cli.agents  # noqa: E402  (registers the agents' commands)
+import taskfs.cli.keys  # noqa: E402,F401  (registers `keys`)
 from taskfs.cli import commands  # noqa: E402,F401  (registers the commands on `cli`)
