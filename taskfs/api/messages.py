@@ -418,6 +418,22 @@ def conversation(repo: Repository, agent: str, peer: str) -> list[Checked]:
     return sorted(found, key=lambda c: (c.record.at, c.record.msg_id))
 
 
+def pending(repo: Repository, sender: str | None = None) -> list[Checked]:
+    """Message files written but not committed yet (by `sender`, when named), oldest first:
+    what `deliver` would act on."""
+    waiting = pending_paths(repo)
+    task_ids = sorted({p.split("/")[-3] for p in waiting if p.split("/")[-2:-1] == [MESSAGES]})
+    trusted = trust(repo)
+    found = [
+        checked
+        for task_id in task_ids
+        if repo.has_task(task_id)
+        for checked in read_thread(repo, task_id, trusted=trusted, pending=waiting).messages
+        if checked.delivery == "pending" and sender in (None, checked.record.sender)
+    ]
+    return sorted(found, key=lambda c: (c.record.at, c.record.msg_id))
+
+
 @dataclass(frozen=True)
 class Status:
     message: Checked
