@@ -128,7 +128,7 @@ def problem(code: str, *, field: str | None = None, **data: Any) -> Problem:
     the message and are left out of the machine-readable data.
     """
     template = MESSAGES[code]
-    message = template.format_map(_Defaulting(data))
+    message = template.format_map(_Defaulting({"field": field or "", **data}))
     public = {k: v for k, v in data.items() if not k.endswith("_text")}
     return Problem(code=code, message=message, field=field, data=public)
 

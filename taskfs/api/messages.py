@@ -192,7 +192,8 @@ def _build(fields: dict[str, Any]) -> MessageRecord:
         problems = []
         for error in exc.errors(include_url=False, include_input=False):
             where = ".".join(str(p) for p in error["loc"]) or "message"
-            problems.append(problem("invalid_value", field=where, reason=error["msg"]))
+            reason = str(error["msg"]).removeprefix("Value error, ")
+            problems.append(problem("invalid_value", field=where, reason=reason))
         raise TaskfsError(problems) from None
 
 
