@@ -72,8 +72,11 @@ MESSAGES: dict[str, str] = {
     "ownership_not_held": "entry {entry!r} is not covered by any entry of the parent task "
     "{parent!r}",
     "tool_not_held": "tool {tool!r} was not granted to the parent task {parent!r}",
-    "delegation_too_deep": "the delegation chain would be {depth} tasks long; the limit is {limit}",
+    "delegation_too_deep": "task {id!r} would be {depth} delegation hops below its root task; "
+    "the limit is {limit} (delegationMaxDepth)",
     "delegation_loop": "the parent chain returns to {id!r}: {chain_text}",
+    "parent_not_found": "task {id!r} names parent {parent!r}, which does not exist: a child can "
+    "only be checked against a parent that is in the ledger (or in the same submission)",
     # capabilities (contract section 7)
     "ledger_unsafe": "the capability ledger {path} is inside the repository's working tree, "
     "where any sender can write; keep it outside (default ~/.config/taskfs/ledger.yaml)",
@@ -86,11 +89,14 @@ MESSAGES: dict[str, str] = {
     "tree, where any agent can write; keep it outside (default "
     "~/.config/taskfs/trusted-runners.yaml)",
     # messages (contract section 6)
-    "signature_invalid": "message {msg_id!r}: its signature does not verify",
+    "signature_invalid": "message {msg_id!r}: its signature does not verify ({reason})",
     "message_misaddressed": "message {msg_id!r} is addressed to {to!r}, not {agent!r}",
-    "message_expired": "message {msg_id!r} is outside the accepted time window",
-    "message_replayed": "message {msg_id!r} repeats a message id already seen",
-    "message_unsigned": "message {msg_id!r} is unsigned and this repository requires signatures",
+    "message_expired": "message {msg_id!r} was written at {at}, outside the accepted window "
+    "(24 hours back, 60 seconds ahead of {now})",
+    "message_replayed": "message {msg_id!r} (found as {file_id!r}) is a copy: its id is already "
+    "seen in the task or names another file",
+    "message_unsigned": "message {msg_id!r} is unsigned: {reason}",
+    "message_not_found": "no message {msg_id!r}{why_text}",
     # the tool itself
     "not_a_repository": "{path} is not inside a git repository (run `taskfs init`)",
     "file_unreadable": "cannot read {path}: {reason}",
@@ -131,7 +137,7 @@ def problem(code: str, *, field: str | None = None, **data: Any) -> Problem:
     the message and are left out of the machine-readable data.
     """
     template = MESSAGES[code]
-    message = template.format_map(_Defaulting(data))
+    message = template.format_map(_Defaulting({"field": field or "", **data}))
     public = {k: v for k, v in data.items() if not k.endswith("_text")}
     return Problem(code=code, message=message, field=field, data=public)
 

@@ -12,9 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from taskfs.core.capabilities import CapabilityLedger
 from taskfs.core.config import Config
 from taskfs.core.envelope import envelope_json_schema
-from taskfs.core.records import StatusRecord, evidence_json_schema
+from taskfs.core.records import MessageRecord, ReadRecord, StatusRecord, evidence_json_schema
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -36,6 +37,9 @@ GENERATORS: dict[str, Callable[[], dict[str, Any]]] = {
         "title": "taskfs evidence file",
     },
     "config.schema.json": _model_schema(Config, "taskfs repository settings"),
+    "message.schema.json": _model_schema(MessageRecord, "taskfs message file"),
+    "read.schema.json": _model_schema(ReadRecord, "taskfs read mark"),
+    "ledger.schema.json": _model_schema(CapabilityLedger, "taskfs capability ledger"),
 }
 
 

@@ -7,16 +7,23 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from taskfs.api import rules
+from taskfs.api import messages, rules
 from taskfs.api.submit import FileReport, Source, parse_source
 from taskfs.core import globs
 from taskfs.core.evidence import NO_TRUST
-from taskfs.core.graph import depends_on
 from taskfs.core.lifecycle import TERMINAL
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import ledger
 from taskfs.store.ledger import Task, load_task
-from taskfs.store.repository import ENVELOPE, EVIDENCE, MESSAGES, STATUS, Repository, read_input
+from taskfs.store.repository import (
+    ENVELOPE,
+    EVIDENCE,
+    MESSAGES,
+    READS,
+    STATUS,
+    Repository,
+    read_input,
+)
 from taskfs.store.snapshot import load_all
 
 
@@ -49,6 +56,7 @@ def ready(repo: Repository, agent: str | None = None) -> list[Task]:
     tasks = load_all(repo)
     open_tasks = rules.open_tasks(tasks)
     graph = rules.dependency_graph(t.envelope for t in tasks.values())
+    parents = rules.parent_map(t.envelope for t in tasks.values())
     index: globs.OwnershipIndex[str] = globs.OwnershipIndex()
     for task in open_tasks:
         for raw in task.envelope.files_and_interfaces:
@@ -61,7 +69,7 @@ def ready(repo: Repository, agent: str | None = None) -> list[Task]:
             continue
         if any(_unfinished(tasks, dep) for dep in task.envelope.depends_on):
             continue
-        if _has_conflict(task, index, graph):
+        if _has_conflict(task, index, graph, parents):
             continue
         out.append(task)
     return out
@@ -72,13 +80,14 @@ def _unfinished(tasks: dict[str, Task], dep: str) -> bool:
 
 
 def _has_conflict(
-    task: Task, index: globs.OwnershipIndex[str], graph: dict[str, tuple[str, ...]]
+    task: Task,
+    index: globs.OwnershipIndex[str],
+    graph: dict[str, tuple[str, ...]],
+    parents: dict[str, str | None],
 ) -> bool:
     for raw in task.envelope.files_and_interfaces:
         for other, _entry, _witness in index.conflicts(globs.parse_entry(raw)):
-            if other != task.id and not (
-                depends_on(graph, task.id, other) or depends_on(graph, other, task.id)
-            ):
+            if other != task.id and not rules.ordered(graph, parents, task.id, other):
                 return True
     return False
 
@@ -144,7 +153,8 @@ def validate_ledger(repo: Repository) -> Validation:
     tasks = load_all(repo)
     graph = rules.dependency_graph(t.envelope for t in tasks.values())
     open_envelopes = [t.envelope for t in rules.open_tasks(tasks)]
-    overlaps = rules.ownership_conflicts(open_envelopes, [], graph)
+    parents = rules.parent_map(t.envelope for t in tasks.values())
+    overlaps = rules.ownership_conflicts(open_envelopes, [], graph, parents)
     return Validation(tuple(_relative(repo, r) for r in reports), tuple(overlaps))
 
 
@@ -181,6 +191,7 @@ def _validate_task_dir(repo: Repository, name: str) -> list[FileReport]:
         )
     reports += [FileReport(path, tuple(found)) for path, found in by_path.items()]
     reports += _evidence_reports(repo, name)
+    reports += messages.file_reports(repo, name)
     reports += _stray_files(repo, name)
     return reports
 
@@ -194,7 +205,7 @@ def _evidence_reports(repo: Repository, name: str) -> list[FileReport]:
 
 
 def _stray_files(repo: Repository, name: str) -> list[FileReport]:
-    known = {ENVELOPE, STATUS, EVIDENCE, MESSAGES}
+    known = {ENVELOPE, STATUS, EVIDENCE, MESSAGES, READS}
     out = []
     for entry in sorted(os.listdir(repo.task_dir(name))):
         if entry not in known:

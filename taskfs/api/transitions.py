@@ -17,7 +17,7 @@ from taskfs.core.lifecycle import Parties, State, check_transition, is_state
 from taskfs.core.records import Artifact, StatusRecord, format_time, status_name
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store.ledger import Task, load_task
-from taskfs.store.repository import STATUS, Repository
+from taskfs.store.repository import STATUS, Repository, Writer
 from taskfs.store.snapshot import load_all
 
 
@@ -42,46 +42,84 @@ def transition(
     *,
     reason: str | None = None,
     artifacts: Sequence[Artifact] = (),
-    evidence: str | None = None,
 ) -> Moved:
     if not is_state(target):
         raise fail("usage", reason=f"{target!r} is not a state")
     state: State = target  # type: ignore[assignment]
     with repo.writing() as writer:
-        task = load_task(repo, task_id, strict=True)
-        head = task.chain.head
-        assert head is not None
-        parties = Parties(task.envelope.sender, task.envelope.recipient, task.chain.holder)
-        problems = check_transition(
-            task_id, task.state, state, agent=agent, parties=parties, reason=reason
-        )
-        if problems and problems[0].code == "transition_not_allowed":
-            raise TaskfsError(_name_current(problems[0], head.record.by, task.state))
-        for gate in gates(task.state, state):
-            problems += gate(repo, task)
-        if state == "completed":
-            # The evidence gate also names what the completion rests on, for the status file.
-            decision = evidence_api.completion(repo, task)
-            problems += evidence_api.completion_problems(task, decision)
-            evidence = decision.rests_on.rsplit("/", 1)[-1] if decision.rests_on else None
-        if problems:
-            raise TaskfsError(problems)
         now = datetime.now(timezone.utc)
-        record = StatusRecord(
-            task=task_id,
-            state=state,
-            by=agent,
-            at=format_time(now),
-            prev=head.name,
-            reason=reason.strip() if reason and reason.strip() else None,
-            evidence=evidence,
-            artifacts=tuple(artifacts) or None,
+        staged = stage_transition(
+            repo,
+            writer,
+            task_id,
+            state,
+            agent,
+            reason=reason,
+            artifacts=artifacts,
+            now=now,
         )
-        name = status_name(len(task.chain.links) + 1, state)
-        rel = repo.task_rel(task_id, STATUS, name)
-        writer.add(rel, record_bytes(record.to_document()))
-        commit = writer.commit(_message(task_id, task.state, state, agent, reason), agent, when=now)
-    return Moved(task_id, state, rel, commit)
+        commit = writer.commit(
+            transition_message(task_id, staged.before, state, agent, reason), agent, when=now
+        )
+    return Moved(task_id, state, staged.rel, commit)
+
+
+@dataclass(frozen=True)
+class Staged:
+    """A transition checked and added to a writer, not yet committed."""
+
+    before: State
+    rel: str
+
+
+def stage_transition(
+    repo: Repository,
+    writer: Writer,
+    task_id: str,
+    state: State,
+    agent: str,
+    *,
+    now: datetime,
+    reason: str | None = None,
+    artifacts: Sequence[Artifact] = (),
+    message: str | None = None,
+) -> Staged:
+    """Apply every rule of the edge and add its status file to `writer` (held by the caller),
+    so that a message and the transition it makes are committed together or not at all."""
+    task = load_task(repo, task_id, strict=True)
+    head = task.chain.head
+    assert head is not None
+    parties = Parties(task.envelope.sender, task.envelope.recipient, task.chain.holder)
+    problems = check_transition(
+        task_id, task.state, state, agent=agent, parties=parties, reason=reason
+    )
+    if problems and problems[0].code == "transition_not_allowed":
+        raise TaskfsError(_name_current(problems[0], head.record.by, task.state))
+    for gate in gates(task.state, state):
+        problems += gate(repo, task)
+    evidence = None
+    if state == "completed":
+        # The evidence gate also names what the completion rests on, for the status file.
+        decision = evidence_api.completion(repo, task)
+        problems += evidence_api.completion_problems(task, decision)
+        evidence = decision.rests_on.rsplit("/", 1)[-1] if decision.rests_on else None
+    if problems:
+        raise TaskfsError(problems)
+    record = StatusRecord(
+        task=task_id,
+        state=state,
+        by=agent,
+        at=format_time(now),
+        prev=head.name,
+        reason=reason.strip() if reason and reason.strip() else None,
+        evidence=evidence,
+        artifacts=tuple(artifacts) or None,
+        message=message,
+    )
+    name = status_name(len(task.chain.links) + 1, state)
+    rel = repo.task_rel(task_id, STATUS, name)
+    writer.add(rel, record_bytes(record.to_document()))
+    return Staged(task.state, rel)
 
 
 def _name_current(found: Problem, by: str, current: State) -> Problem:
@@ -113,7 +151,8 @@ def _ownership_gate(repo: Repository, task: Task) -> list[Problem]:
     tasks = load_all(repo)
     graph = rules.dependency_graph(t.envelope for t in tasks.values())
     others = [t.envelope for t in rules.open_tasks(tasks) if t.id != task.id]
-    return rules.ownership_conflicts([task.envelope], others, graph)
+    parents = rules.parent_map(t.envelope for t in tasks.values())
+    return rules.ownership_conflicts([task.envelope], others, graph, parents)
 
 
 def gates(current: State, target: State) -> tuple[Gate, ...]:
@@ -124,7 +163,9 @@ def gates(current: State, target: State) -> tuple[Gate, ...]:
     return ()
 
 
-def _message(task_id: str, current: State, target: State, agent: str, reason: str | None) -> str:
+def transition_message(
+    task_id: str, current: State, target: State, agent: str, reason: str | None
+) -> str:
     body = f"\n{reason.strip()}\n" if reason and reason.strip() else ""
     return (
         f"taskfs: {task_id} {current} -> {target} by {agent}\n{body}\n"

@@ -58,7 +58,8 @@ def act(as_json: bool, call: Callable[[], T], show: Renderer[T]) -> int:
     try:
         result = call()
     except TaskfsError as exc:
-        return refuse(as_json, exc.problems)
+        refuse(as_json, exc.problems)
+        return 2 if "usage" in exc.codes else 1
     except Exception as exc:
         if os.environ.get("TASKFS_DEBUG"):
             traceback.print_exc()
@@ -114,4 +115,4 @@ def cli() -> None:
 
 
 # Registers the commands on `cli`.
-from taskfs.cli import commands, evidence  # noqa: E402,F401
+from taskfs.cli import agents, commands, evidence  # noqa: E402,F401

@@ -258,20 +258,29 @@ def keys_group() -> None:
 
 @keys_group.command(name="new")
 @click.option("--runner", "runner", metavar="NAME", help="A runner key, to sign evidence.")
-@click.option("--agent", "agent", metavar="NAME", help="An agent key, to sign messages.")
+@click.option(
+    "--agent",
+    "agent",
+    metavar="NAME",
+    envvar="TASKFS_AGENT",
+    help="An agent key, to sign messages (default: $TASKFS_AGENT).",
+)
 @json_option
-def keys_new(runner: str | None, agent: str | None, as_json: bool) -> int:
-    """Make a signing key for a runner (--runner NAME) or an agent (--agent NAME)."""
+@click.pass_context
+def keys_new(ctx: click.Context, runner: str | None, agent: str | None, as_json: bool) -> int:
+    """Make a signing key for an agent (--agent NAME) or a runner (--runner NAME)."""
     from taskfs.api import keys
 
-    if (runner is None) == (agent is None):
-        raise click.UsageError("name exactly one of --runner NAME or --agent NAME")
+    typed_agent = ctx.get_parameter_source("agent") == click.core.ParameterSource.COMMANDLINE
+    if runner is not None and typed_agent:
+        raise click.UsageError("name one of --runner NAME or --agent NAME, not both")
 
     def call() -> Any:
-        name = runner if runner is not None else agent
-        if not name:
-            raise fail("invalid_agent", value=name)
-        return keys.new_key(open_repo(), "runner" if runner is not None else "agent", name)
+        if runner is not None:
+            if not runner:
+                raise fail("invalid_agent", value=runner)
+            return keys.new_key(open_repo(), "runner", runner)
+        return keys.new_key(open_repo(), "agent", acting_agent(agent) or "")
 
     def show(result: Any) -> tuple[dict[str, Any], str]:
         doc = document(

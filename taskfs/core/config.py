@@ -40,7 +40,14 @@ class Config(BaseModel):
         alias="delegationMaxDepth",
         ge=1,
         le=64,
-        description="The longest delegation chain (a task and its parents) allowed.",
+        description="The most delegation hops allowed above a task: a task without parent is "
+        "at depth 0, its child at 1, and a task deeper than this is refused.",
+    )
+    require_signed_messages: Annotated[bool, Strict()] = Field(
+        default=False,
+        alias="requireSignedMessages",
+        description="Refuse unsigned messages. When false, an unsigned message is accepted only "
+        "from an agent that has no registered public key.",
     )
 
     def to_document(self) -> dict[str, Any]:

@@ -26,6 +26,7 @@ ENVELOPE = "envelope.yaml"
 STATUS = "status"
 EVIDENCE = "evidence"
 MESSAGES = "messages"
+READS = "reads"
 
 
 class Repository:
@@ -78,7 +79,7 @@ class Repository:
         return ids.is_task_id(task_id) and (self.task_dir(task_id) / ENVELOPE).is_file()
 
     def list_dir(self, task_id: str, kind: str) -> list[str]:
-        """The YAML file names in a task's status, evidence or messages folder, sorted."""
+        """The YAML file names in a task's status, evidence, messages or reads folder, sorted."""
         try:
             names = os.listdir(self.task_dir(task_id) / kind)
         except (FileNotFoundError, NotADirectoryError):
@@ -102,6 +103,7 @@ class Writer:
     def __init__(self, repo: Repository) -> None:
         self._repo = repo
         self._files: dict[str, bytes] = {}
+        self._kept: list[str] = []
 
     def add(self, rel: str, data: bytes) -> None:
         """A new ledger file; the commit refuses to overwrite one that exists."""
@@ -109,20 +111,25 @@ class Writer:
             raise ValueError(f"{rel} added twice")
         self._files[rel] = data
 
+    def keep(self, rel: str) -> None:
+        """A file already in the working tree (a message someone else wrote) to be committed
+        with the new ones; a failed commit leaves it where it was."""
+        self._kept.append(rel)
+
     def commit_existing(self, paths: Sequence[str], message: str, agent: str) -> str:
         """Commit files already written in place (settings, schemas): not ledger entries."""
         return self._repo.git.commit_files(list(paths), message, Identity.agent(agent))
 
     def commit(self, message: str, agent: str, *, when: datetime | None = None) -> str:
         repo = self._repo
-        journal = write_journal(repo, sorted(self._files), message, agent)
+        journal = write_journal(repo, sorted(self._files), message, agent, kept=self._kept)
         created: list[Path] = []
         try:
             for rel, data in self._files.items():
                 fs.create_new(repo.root / rel, data)
                 created.append(repo.root / rel)
             commit = repo.git.commit_files(
-                list(self._files), message, Identity.agent(agent), when=when
+                [*self._files, *self._kept], message, Identity.agent(agent), when=when
             )
         except (OSError, TaskfsError) as exc:
             # Nothing was committed: undo the files so the change is none rather than half.
@@ -137,12 +144,16 @@ class Writer:
             raise
         journal.unlink(missing_ok=True)
         self._files.clear()
+        self._kept.clear()
         return commit
 
 
-def write_journal(repo: Repository, paths: Sequence[str], message: str, agent: str) -> Path:
-    """Record what is about to be written, so a writer killed midway can be finished or undone."""
-    entry = {"paths": list(paths), "message": message, "agent": agent}
+def write_journal(
+    repo: Repository, paths: Sequence[str], message: str, agent: str, kept: Sequence[str] = ()
+) -> Path:
+    """Record what is about to be written, so a writer killed midway can be finished or undone.
+    `kept` files existed before and go into the same commit; undoing never removes them."""
+    entry = {"paths": list(paths), "message": message, "agent": agent, "kept": list(kept)}
     name = f"{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%S%f')}-{ids.nonce(8)}.json"
     target = repo.state_dir() / "journal" / name
     fs.replace(target, json.dumps(entry).encode())
@@ -166,15 +177,18 @@ def recover(repo: Repository) -> None:
         try:
             entry: dict[str, Any] = json.loads(path.read_bytes())
             paths = [str(p) for p in entry["paths"]]
+            kept = [str(p) for p in entry.get("kept", [])]
             message, agent = str(entry["message"]), str(entry["agent"])
         except (OSError, ValueError, KeyError, TypeError):
             path.unlink(missing_ok=True)
             continue
         with repo.git.reader() as reader:
             pending = [p for p in paths if not reader.exists(f"HEAD:{p}")]
+            kept = [p for p in kept if not reader.exists(f"HEAD:{p}")]
         present = [p for p in pending if (repo.root / p).is_file()]
         if pending and len(present) == len(pending):
-            repo.git.commit_files(present, message, Identity.agent(agent))
+            kept = [p for p in kept if (repo.root / p).is_file()]
+            repo.git.commit_files(present + kept, message, Identity.agent(agent))
         else:
             for rel in present:
                 (repo.root / rel).unlink(missing_ok=True)

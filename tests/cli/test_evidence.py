@@ -404,7 +404,7 @@ def test_keys_new_keeps_the_private_key_outside_and_commits_the_public_one(repo:
     assert git(repo, "show", "--name-only", "--format=", "HEAD") == ".taskfs/keys/runner/ci.pub"
     assert (repo / doc["path"]).read_text().strip() == doc["publicKey"]
     assert taskfs("keys", "new", "--runner", "ci", "--json").codes == ["key_exists"]
-    assert taskfs("keys", "new", "--json").code == 2
+    assert taskfs("keys", "new", "--json").codes == ["agent_required"]
     assert taskfs("keys", "new", "--runner", "a", "--agent", "b", "--json").code == 2
     assert taskfs("keys", "new", "--runner", "bad name", "--json").codes == ["invalid_agent"]
 

@@ -1,0 +1,99 @@
+"""What waits for an agent: tasks to claim, questions to answer, results to review, unread
+messages, and messages refused (shown with their codes, never counted as work).
+
+Nothing here waits for anything: delivery is asynchronous, the inbox is a view of the files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from taskfs.api import queries
+from taskfs.api.messages import Checked, Thread, read_thread, trust
+from taskfs.core.lifecycle import TERMINAL
+from taskfs.core.records import STAMPED_NAME_RE, parse_time
+from taskfs.store.ledger import Task
+from taskfs.store.messages import pending_paths
+from taskfs.store.repository import EVIDENCE, Repository
+from taskfs.store.snapshot import load_all
+
+
+@dataclass(frozen=True)
+class Inbox:
+    agent: str
+    to_claim: tuple[Task, ...]
+    ready: frozenset[str]
+    questions: tuple[Checked, ...]
+    results: tuple[Checked, ...]
+    unread: tuple[Checked, ...]
+    refused: tuple[Checked, ...]
+
+    @property
+    def badge(self) -> str:
+        """The count line a status bar shows."""
+        return (
+            f"{self.agent}: {len(self.to_claim)} to claim, {len(self.questions)} to answer, "
+            f"{len(self.results)} to review, {len(self.unread)} unread"
+        )
+
+
+def inbox(repo: Repository, agent: str) -> Inbox:
+    tasks = load_all(repo)
+    trusted, pending = trust(repo), pending_paths(repo)
+    questions: list[Checked] = []
+    results: list[Checked] = []
+    unread: list[Checked] = []
+    refused: list[Checked] = []
+    for task in tasks.values():
+        thread = read_thread(repo, task.id, trusted=trusted, pending=pending)
+        for checked in thread.messages:
+            if checked.record.recipient != agent or checked.delivery == "pending":
+                continue
+            if not checked.ok:
+                # A refused message on a closed task waits for nothing: history, not inbox.
+                if task.state not in TERMINAL:
+                    refused.append(checked)
+                continue
+            if checked.delivery == "sent":
+                unread.append(checked)
+            if is_open_question(task, checked):
+                questions.append(checked)
+            elif waits_for_review(repo, task, thread, checked):
+                results.append(checked)
+    to_claim = tuple(
+        t for t in tasks.values() if t.state == "submitted" and t.envelope.recipient == agent
+    )
+    ready = frozenset(t.id for t in queries.ready(repo, agent))
+    return Inbox(
+        agent, to_claim, ready, tuple(questions), tuple(results), tuple(unread), tuple(refused)
+    )
+
+
+def is_open_question(task: Task, checked: Checked) -> bool:
+    """The question that put the task in `input_required` and that no answer has closed."""
+    head = task.chain.head
+    return (
+        checked.record.status == "needs_input"
+        and task.state == "input_required"
+        and head is not None
+        and head.record.message == checked.record.msg_id
+    )
+
+
+def waits_for_review(repo: Repository, task: Task, thread: Thread, checked: Checked) -> bool:
+    """A `result` waits while the task is still `working`, it is the task's latest genuine
+    result, and neither a transition nor an evidence file has come after it."""
+    if checked.record.status != "result" or task.state != "working":
+        return False
+    results = [c for c in thread.messages if c.ok and c.record.status == "result"]
+    if results[-1] is not checked:
+        return False
+    head = task.chain.head
+    if head is not None and parse_time(head.record.at) > parse_time(checked.record.at):
+        return False
+    later = [
+        name
+        for name in repo.list_dir(task.id, EVIDENCE)
+        if STAMPED_NAME_RE.fullmatch(name) and name > checked.stored.name
+    ]
+    return not later

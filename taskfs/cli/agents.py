@@ -1,0 +1,237 @@
+"""The agents' commands: send, messages, conversation, inbox, read, deliver, bind, prime, mcp.
+
+Each parses, calls one library function, and renders; the rules live in `taskfs.api`.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from taskfs.api import agent_views as views
+from taskfs.cli.app import act, acting_agent, agent_option, cli, json_option, open_repo, refuse
+from taskfs.core.records import MESSAGE_STATUSES
+
+STATUS_CHOICES = (*MESSAGE_STATUSES, "none")
+
+
+@cli.command()
+@click.argument("task_id")
+@click.argument("text")
+@agent_option
+@click.option(
+    "--status",
+    type=click.Choice(STATUS_CHOICES),
+    help="needs_input, result, failed and canceled drive the lifecycle; none: conversation.",
+)
+@click.option("--in-reply-to", "in_reply_to", metavar="MSG_ID", help="The message answered.")
+@click.option("--to", "to", metavar="PEER", help="The recipient (default: the other party).")
+@click.option("--session", help="Unsigned routing hint: one session of the recipient.")
+@json_option
+def send(
+    *,
+    task_id: str,
+    text: str,
+    agent: str | None,
+    status: str | None,
+    in_reply_to: str | None,
+    to: str | None,
+    session: str | None,
+    as_json: bool,
+) -> int:
+    """Send a message about a task (TEXT, or - for stdin), with its transition if it asks one."""
+    from taskfs.api import messages
+
+    def call() -> messages.Sent:
+        body = sys.stdin.read() if text == "-" else text
+        return messages.send(
+            open_repo(),
+            task_id,
+            acting_agent(agent) or "",
+            body,
+            status=status,
+            in_reply_to=in_reply_to,
+            to=acting_agent(to, required=False),
+            session=session,
+        )
+
+    return act(as_json, call, _sent)
+
+
+def _sent(sent: Any) -> tuple[dict[str, Any], str]:
+    doc = views.document(True, **views.sent(sent))
+    moved = f" ({sent.transition[0]} -> {sent.transition[1]})" if sent.transition else ""
+    return doc, f"{sent.record.msg_id}: sent to {sent.record.recipient}{moved}"
+
+
+@cli.command()
+@click.argument("task_id")
+@json_option
+def messages(task_id: str, as_json: bool) -> int:
+    """The messages about a task, each with its delivery and whether it verifies."""
+    from taskfs.api import messages as api
+
+    def show(thread: Any) -> tuple[dict[str, Any], str]:
+        rows = [views.message(c) for c in thread.messages]
+        problems = [p.to_json() for p in thread.problems]
+        doc = views.document(True, id=thread.task_id, messages=rows, problems=problems)
+        lines = [_message_text(c) for c in thread.messages]
+        lines += [f"problem[{p.code}]: {p.message}" for p in thread.problems]
+        return doc, "\n".join(lines) or "no messages"
+
+    return act(as_json, lambda: api.messages(open_repo(), task_id), show)
+
+
+def _message_text(checked: Any) -> str:
+    record = checked.record
+    kind = record.status or "message"
+    reply = f" re {record.in_reply_to}" if record.in_reply_to else ""
+    refused = "".join(f"  REFUSED[{p.code}]" for p in checked.problems)
+    head = (
+        f"{record.at}  {record.msg_id}  {record.sender} -> {record.recipient}  "
+        f"[{kind}]{reply}  {checked.delivery}{refused}"
+    )
+    body = "\n".join(f"    {line}" for line in record.text.splitlines())
+    return f"{head}\n{body}" if body else head
+
+
+@cli.command()
+@click.argument("peer")
+@agent_option
+@json_option
+def conversation(peer: str, agent: str | None, as_json: bool) -> int:
+    """The messages between you and PEER, about any task, oldest first."""
+    from taskfs.api import messages as api
+
+    def call() -> list[Any]:
+        me = acting_agent(agent) or ""
+        return api.conversation(open_repo(), me, acting_agent(peer) or "")
+
+    def show(found: list[Any]) -> tuple[dict[str, Any], str]:
+        doc = views.document(True, peer=peer, messages=[views.message(c) for c in found])
+        return doc, "\n".join(_message_text(c) for c in found) or "no messages"
+
+    return act(as_json, call, show)
+
+
+@cli.command()
+@agent_option
+@click.option("--mark-read", is_flag=True, help="Then mark every unread message to you read.")
+@json_option
+def inbox(agent: str | None, mark_read: bool, as_json: bool) -> int:
+    """What waits for you, with counts: tasks to claim, questions, results, unread messages."""
+    from taskfs.api import inbox as api
+    from taskfs.api import messages as messages_api
+
+    def call() -> Any:
+        me = acting_agent(agent) or ""
+        repo = open_repo()
+        box = api.inbox(repo, me)
+        if mark_read and box.unread:
+            messages_api.mark_read(repo, me, [c.record.msg_id for c in box.unread])
+        return box
+
+    def show(box: Any) -> tuple[dict[str, Any], str]:
+        doc = views.document(True, **views.inbox(box))
+        lines = [box.badge]
+        lines += [f"  claim   {t.id}  from {t.envelope.sender or '-'}" for t in box.to_claim]
+        lines += [f"  answer  {c.record.msg_id}  from {c.record.sender}" for c in box.questions]
+        lines += [f"  review  {c.record.msg_id}  from {c.record.sender}" for c in box.results]
+        lines += [
+            f"  refused {c.record.msg_id}  {','.join(p.code for p in c.problems)}"
+            for c in box.refused
+        ]
+        return doc, "\n".join(lines)
+
+    return act(as_json, call, show)
+
+
+@cli.command(name="read")
+@click.argument("msg_ids", nargs=-1, required=True)
+@agent_option
+@json_option
+def read_command(msg_ids: tuple[str, ...], agent: str | None, as_json: bool) -> int:
+    """Mark messages addressed to you as read (a committed reads/ file)."""
+    from taskfs.api import messages as api
+
+    def show(marked: Any) -> tuple[dict[str, Any], str]:
+        doc = views.document(
+            True, marked=list(marked.marked), already=list(marked.already), commit=marked.commit
+        )
+        return doc, "\n".join(f"{m}: read" for m in (*marked.marked, *marked.already))
+
+    return act(
+        as_json, lambda: api.mark_read(open_repo(), acting_agent(agent) or "", msg_ids), show
+    )
+
+
+@cli.command()
+@click.argument("paths", nargs=-1)
+@json_option
+def deliver(paths: tuple[str, ...], as_json: bool) -> int:
+    """Act on message files written into messages/ but not committed: check, move, commit."""
+    from taskfs.api import messages as api
+
+    def show(results: list[Any]) -> tuple[dict[str, Any], str]:
+        rows = [views.delivered(r) for r in results]
+        errors = [{**p.to_json(), "path": r.path} for r in results for p in r.problems]
+        doc = views.document(not errors, delivered=rows, errors=errors)
+        lines = []
+        for result in results:
+            if result.problems:
+                lines += [f"{result.path}: refused[{p.code}] {p.message}" for p in result.problems]
+            else:
+                lines.append(f"{result.path}: {'already sent' if result.already else 'sent'}")
+        return doc, "\n".join(lines) or "nothing to deliver"
+
+    return act(as_json, lambda: api.deliver(open_repo(), paths), show)
+
+
+@cli.command()
+@click.argument("task_id")
+@agent_option
+@json_option
+def bind(task_id: str, agent: str | None, as_json: bool) -> int:
+    """The envelope bound to your capabilities: toolsAllowed within the capability ledger."""
+    from taskfs.api import capabilities
+
+    def show(bound: Any) -> tuple[dict[str, Any], str]:
+        doc = views.document(True, **views.bound(bound))
+        return doc, f"{bound.id} for {bound.agent}: {', '.join(bound.tools_granted) or '(none)'}"
+
+    return act(
+        as_json,
+        lambda: capabilities.bind(open_repo(), task_id, acting_agent(agent) or ""),
+        show,
+    )
+
+
+@cli.command()
+@agent_option
+@json_option
+def prime(agent: str | None, as_json: bool) -> int:
+    """A short text telling an agent how to work with taskfs here (for start-up hooks)."""
+    from taskfs.api import prime as api
+
+    def show(text: str) -> tuple[dict[str, Any], str]:
+        return views.document(True, text=text), text.rstrip("\n")
+
+    return act(as_json, lambda: api.prime(open_repo(), acting_agent(agent, required=False)), show)
+
+
+@cli.command()
+@agent_option
+def mcp(agent: str | None) -> int:
+    """Serve the agent_* tools over the Model Context Protocol on stdio."""
+    from taskfs.errors import TaskfsError
+
+    try:
+        acting_agent(agent, required=False)
+    except TaskfsError as exc:
+        return refuse(False, exc.problems)
+    # Imported here: the SDK takes a second and more to load, which other commands never pay.
+    from taskfs.mcp.server import serve
+
+    return serve(agent)

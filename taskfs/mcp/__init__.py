@@ -1,0 +1,1 @@
+"""The Model Context Protocol server (`taskfs mcp`); imported only by that command."""

@@ -1,0 +1,242 @@
+"""`taskfs mcp`: the agent tools over the Model Context Protocol, on stdio.
+
+Each tool is a thin call into the same `taskfs.api` function as the CLI and answers with the
+same JSON document as the CLI's `--json`: as text (for the model to read) and as structured
+content. A refusal is a tool error (`isError`) whose document carries the named codes.
+
+The acting agent is named once per server (`--agent`, else `TASKFS_AGENT`). Nothing but
+protocol reaches stdout: the SDK points file descriptor 1 at stderr while it serves, and the
+server's lifespan points `sys.stdout` there too, so a stray print cannot corrupt the stream.
+
+More tools are added with `Tools.add` (issue 11 serves interlink's five tools beside these).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, TextContent
+
+from taskfs import __version__
+from taskfs.api import agent_views as views
+from taskfs.api import capabilities, evidence, messages, queries, submit, transitions
+from taskfs.api import inbox as inbox_api
+from taskfs.cli.app import acting_agent
+from taskfs.errors import Problem, TaskfsError, problem
+from taskfs.store.repository import Repository
+
+INSTRUCTIONS = (
+    "taskfs: tasks delegated between agents, kept as files in git. Start with agent_inbox; "
+    "a refused call names its error codes."
+)
+
+
+class Session:
+    """Where the server works and for whom."""
+
+    def __init__(self, agent: str | None, start: Path) -> None:
+        self._agent = agent
+        self.start = start
+
+    def repo(self) -> Repository:
+        return Repository.open(self.start)
+
+    def agent(self) -> str:
+        return acting_agent(self._agent) or ""
+
+    def maybe_agent(self) -> str | None:
+        return acting_agent(self._agent, required=False)
+
+
+def answer(call: Callable[[], dict[str, Any]]) -> CallToolResult:
+    """The tool result for one library call: its document, or its refusal as a tool error."""
+    try:
+        result = call()
+        doc = views.document(bool(result.pop("ok", True)), **result)
+    except TaskfsError as exc:
+        doc = views.refusal(exc.problems)
+    except Exception as exc:
+        doc = views.refusal([problem("internal_error", reason=f"{type(exc).__name__}: {exc}")])
+    text = json.dumps(doc, ensure_ascii=False)
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=doc,
+        is_error=not doc["ok"],
+    )
+
+
+class Tools:
+    """The server and the session its tools act in."""
+
+    def __init__(self, server: MCPServer[Any], session: Session) -> None:
+        self.server = server
+        self.session = session
+
+    def add(self, fn: Callable[..., CallToolResult], description: str) -> None:
+        self.server.add_tool(fn, name=fn.__name__, description=description)
+
+
+def _moved(result: transitions.Moved) -> dict[str, Any]:
+    return {"id": result.id, "state": result.state, "commit": result.commit}
+
+
+def register_agent_tools(tools: Tools) -> None:
+    s = tools.session
+
+    def say(task_id: str, text: str, **options: Any) -> dict[str, Any]:
+        sent = messages.send(s.repo(), task_id, s.agent(), text, **options)
+        return views.sent(sent)
+
+    def move(task_id: str, state: str, reason: str | None = None) -> dict[str, Any]:
+        return _moved(transitions.transition(s.repo(), task_id, state, s.agent(), reason=reason))
+
+    def agent_send(envelope: str) -> CallToolResult:
+        def call() -> dict[str, Any]:
+            source = submit.Source("agent_send", envelope.encode("utf-8", "surrogateescape"))
+            done = submit.submit(s.repo(), [source], s.agent())
+            return {"id": done[0].id, "state": done[0].state}
+
+        return answer(call)
+
+    def agent_inbox(mark_read: bool = False) -> CallToolResult:
+        def call() -> dict[str, Any]:
+            repo, agent = s.repo(), s.agent()
+            box = inbox_api.inbox(repo, agent)
+            if mark_read and box.unread:
+                messages.mark_read(repo, agent, [c.record.msg_id for c in box.unread])
+            return views.inbox(box)
+
+        return answer(call)
+
+    def agent_claim(task_id: str) -> CallToolResult:
+        return answer(lambda: move(task_id, "working"))
+
+    def agent_ask(task_id: str, text: str) -> CallToolResult:
+        return answer(lambda: say(task_id, text, status="needs_input"))
+
+    def agent_answer(task_id: str, in_reply_to: str, text: str) -> CallToolResult:
+        return answer(lambda: say(task_id, text, in_reply_to=in_reply_to))
+
+    def agent_update(
+        task_id: str, text: str, in_reply_to: str | None = None, to: str | None = None
+    ) -> CallToolResult:
+        return answer(lambda: say(task_id, text, status="update", in_reply_to=in_reply_to, to=to))
+
+    def agent_check(task_id: str, text: str) -> CallToolResult:
+        # The `result` message records the claim of a result (and asks a watcher for the check);
+        # the check then runs here, so the agent learns the verdict in the same call.
+        def call() -> dict[str, Any]:
+            sent = say(task_id, text, status="result")
+            checked = evidence.check(s.repo(), task_id, agent=s.agent())
+            return {
+                **sent,
+                "ok": checked.passed,
+                "verdict": checked.record.verdict,
+                "evidence": checked.evidence,
+            }
+
+        return answer(call)
+
+    def agent_complete(task_id: str) -> CallToolResult:
+        return answer(lambda: move(task_id, "completed"))
+
+    def agent_refuse(task_id: str, reason: str) -> CallToolResult:
+        return answer(lambda: move(task_id, "rejected", reason))
+
+    def agent_fail(task_id: str, reason: str) -> CallToolResult:
+        return answer(lambda: say(task_id, reason, status="failed"))
+
+    def agent_cancel(task_id: str, reason: str = "") -> CallToolResult:
+        return answer(lambda: say(task_id, reason, status="canceled"))
+
+    def agent_status(task_id: str) -> CallToolResult:
+        def call() -> dict[str, Any]:
+            task = queries.show(s.repo(), task_id)
+            return {**views.summary(task), "envelope": task.envelope.to_document()}
+
+        return answer(call)
+
+    def agent_history(task_id: str) -> CallToolResult:
+        def call() -> dict[str, Any]:
+            repo = s.repo()
+            task = queries.show(repo, task_id)
+            thread = messages.messages(repo, task_id)
+            return {
+                "id": task.id,
+                "state": task.state,
+                "history": _history(task),
+                "messages": [views.message(c) for c in thread.messages],
+            }
+
+        return answer(call)
+
+    def agent_bind(task_id: str) -> CallToolResult:
+        return answer(lambda: views.bound(capabilities.bind(s.repo(), task_id, s.agent())))
+
+    tools.add(agent_send, "Send a task: a YAML envelope (objective, filesAndInterfaces, ...).")
+    tools.add(agent_inbox, "What waits for you: tasks to claim, questions, results, unread.")
+    tools.add(agent_claim, "Claim a task addressed to you (submitted -> working).")
+    tools.add(agent_ask, "Ask the task's sender a question (working -> input_required).")
+    tools.add(agent_answer, "Answer a question by its msg_id (input_required -> working).")
+    tools.add(agent_update, "Send a progress note or reply about a task; moves nothing.")
+    tools.add(agent_check, "Report your result and run the acceptance check; says pass or fail.")
+    tools.add(agent_complete, "Complete your task; refused without passing check evidence.")
+    tools.add(agent_refuse, "Refuse a task addressed to you (submitted -> rejected).")
+    tools.add(agent_fail, "Give up on a task, saying why (-> failed).")
+    tools.add(agent_cancel, "Cancel a task (-> canceled); cooperative: stops nothing by force.")
+    tools.add(agent_status, "A task's state, parties and envelope.")
+    tools.add(agent_history, "A task's transitions and messages.")
+    tools.add(agent_bind, "Your tools for a task: toolsAllowed within the capability ledger.")
+
+
+def _history(task: Any) -> list[dict[str, Any]]:
+    from taskfs.api.views import history
+
+    return history(task)
+
+
+@contextlib.asynccontextmanager
+async def _stdout_to_stderr(_server: MCPServer[Any]) -> AsyncIterator[dict[str, Any]]:
+    saved = sys.stdout
+    sys.stdout = sys.stderr
+    try:
+        yield {}
+    finally:
+        sys.stdout = saved
+
+
+def build(session: Session) -> Tools:
+    server: MCPServer[Any] = MCPServer(
+        "taskfs",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        log_level="WARNING",
+        lifespan=_stdout_to_stderr,
+    )
+    tools = Tools(server, session)
+    register_agent_tools(tools)
+    return tools
+
+
+def serve(agent: str | None) -> int:
+    """Serve until the client closes stdin. A bad agent name is refused before serving."""
+    name = agent or os.environ.get("TASKFS_AGENT") or None
+    try:
+        acting_agent(name, required=False)
+    except TaskfsError as exc:
+        _refuse(exc.problems)
+        return 1
+    build(Session(name, Path.cwd())).server.run("stdio")
+    return 0
+
+
+def _refuse(problems: tuple[Problem, ...]) -> None:
+    for found in problems:
+        sys.stderr.write(f"error[{found.code}]: {found.message}\n")

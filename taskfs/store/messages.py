@@ -1,0 +1,107 @@
+"""Reading a task's messages and read marks, and telling committed files from pending ones.
+
+A message file is `tasks/<id>/messages/<stamp>-<nonce>.yaml`; a read mark is
+`tasks/<id>/reads/<stamp>-<nonce>.yaml`. A file that is not well formed is returned as a
+`file_invalid` problem beside what could be read, never skipped in silence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from taskfs.core.records import STAMPED_NAME_RE, MessageRecord, ReadRecord, message_id
+from taskfs.errors import Problem, TaskfsError, fail, problem
+from taskfs.store import keys
+from taskfs.store.ledger import read_yaml
+from taskfs.store.repository import MESSAGES, READS, Repository
+
+
+@dataclass(frozen=True)
+class Stored:
+    """One message file as found: where it is, what it holds, whether a commit holds it."""
+
+    name: str
+    rel: str
+    record: MessageRecord
+    committed: bool
+
+    @property
+    def own_id(self) -> str:
+        """The id its place gives it (which a well-behaved message also carries)."""
+        return message_id(self.rel.split("/")[-3], self.name)
+
+
+def pending_paths(repo: Repository, task_id: str | None = None) -> set[str]:
+    """Ledger files in the working tree (of one task, or all) that no commit holds yet."""
+    folder = repo.task_rel(task_id) if task_id is not None else repo.tasks_rel
+    return {
+        path
+        for status, path in repo.git.worktree_changes(folder)
+        if status == "??" or "A" in status
+    }
+
+
+def load_messages(
+    repo: Repository, task_id: str, pending: AbstractSet[str]
+) -> tuple[list[Stored], list[Problem]]:
+    """The task's message files in the order they were made, and those that are malformed."""
+    found: list[Stored] = []
+    problems: list[Problem] = []
+    for name in repo.list_dir(task_id, MESSAGES):
+        rel = repo.task_rel(task_id, MESSAGES, name)
+        try:
+            record = _parse(repo, rel, name, MessageRecord)
+        except TaskfsError as exc:
+            problems += exc.problems
+            continue
+        assert isinstance(record, MessageRecord)
+        found.append(Stored(name, rel, record, rel not in pending))
+    return found, problems
+
+
+def load_message_file(repo: Repository, rel: str, pending: AbstractSet[str]) -> Stored:
+    """One message file named by its repository-relative path."""
+    parts = rel.split("/")
+    if len(parts) < 3 or parts[-2] != MESSAGES or "/".join(parts[:-3]) != repo.tasks_rel:
+        raise fail("file_invalid", path=rel, reason=f"not in {repo.tasks_rel}/<id>/{MESSAGES}/")
+    record = _parse(repo, rel, parts[-1], MessageRecord)
+    assert isinstance(record, MessageRecord)
+    return Stored(parts[-1], rel, record, rel not in pending)
+
+
+def load_reads(repo: Repository, task_id: str) -> tuple[list[ReadRecord], list[Problem]]:
+    found: list[ReadRecord] = []
+    problems: list[Problem] = []
+    for name in repo.list_dir(task_id, READS):
+        rel = repo.task_rel(task_id, READS, name)
+        try:
+            record = _parse(repo, rel, name, ReadRecord)
+        except TaskfsError as exc:
+            problems += exc.problems
+            continue
+        assert isinstance(record, ReadRecord)
+        if record.task_id != task_id:
+            problems.append(problem("file_invalid", path=rel, reason="it names another task"))
+            continue
+        found.append(record)
+    return found, problems
+
+
+def _parse(
+    repo: Repository, rel: str, name: str, model: type[MessageRecord] | type[ReadRecord]
+) -> MessageRecord | ReadRecord:
+    if not STAMPED_NAME_RE.fullmatch(name):
+        raise fail("file_invalid", path=rel, reason="its name is not <time>-<nonce>.yaml")
+    try:
+        return model.model_validate(read_yaml(repo, rel))
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False, include_input=False)
+        where = ".".join(str(p) for p in errors[0]["loc"]) or "file"
+        raise fail("file_invalid", path=rel, reason=f"{where}: {errors[0]['msg']}") from None
+
+
+def agent_keys(repo: Repository) -> dict[str, bytes]:
+    return keys.public_keys(repo.root, "agent")
