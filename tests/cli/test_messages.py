@@ -435,9 +435,9 @@ def test_conversation_shows_both_directions_across_tasks_in_order(repo: Path) ->
 def test_keys_new_commits_the_public_key_and_never_replaces_it(repo: Path) -> None:
     result = taskfs("keys", "new", "--agent", "builder", "--json")
     assert result.code == 0, result.stdout
-    assert result.json["public"] == ".taskfs/keys/agent/builder.pub"
+    assert result.json["path"] == ".taskfs/keys/agent/builder.pub"
     assert git(repo, "ls-files", ".taskfs/keys") == ".taskfs/keys/agent/builder.pub"
-    private = Path(result.json["private"])
+    private = Path(result.json["privateKey"])
     assert repo not in private.parents
     assert private.stat().st_mode & 0o777 == 0o600
     os.unlink(private)
