@@ -113,4 +113,4 @@ def cli() -> None:
     """Task envelopes for delegating work between agents, kept as files in git."""
 
 
-from taskfs.cli import commands  # noqa: E402,F401  (registers the commands on `cli`)
+from taskfs.cli import commands, ownership  # noqa: E402,F401  (they register their commands)
