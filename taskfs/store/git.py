@@ -199,9 +199,17 @@ class Git:
         merging = self.merge_heads()
         parent = self.head()
         if merging and parent:
+            # The merge as it would be committed: a commit object nothing refers to (git's gc
+            # removes it), so that `--cc` can say what the merge changes itself.
             tree = self.run("write-tree", env=env)
             parents = [arg for p in (parent, *merging) for arg in ("-p", p)]
-            commit = self.run("commit-tree", tree, *parents, input=b"taskfs guard: merge\n")
+            ident = Identity.agent("taskfs")
+            who = {
+                f"GIT_{role}_{part}": value
+                for role in ("AUTHOR", "COMMITTER")
+                for part, value in (("NAME", ident.name), ("EMAIL", ident.email))
+            }
+            commit = self.run("commit-tree", tree, *parents, input=b"merge\n", env=who)
             return self.commit_paths(commit)
         out = self.run_raw(
             "diff", "--cached", "--name-only", "--no-renames", "-z", "--no-ext-diff", env=env
