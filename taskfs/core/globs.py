@@ -32,7 +32,8 @@ search. `covers` searches the product of the inner glob's automaton with the
 subset construction of the outer one, over whole paths, for a valid path the inner glob
 matches and the outer does not. `OwnershipIndex` keeps entries in a trie on their leading
 literal segments and walks the trie with the query glob's automaton, so a query only meets the
-entries that could share its leading directories.
+entries that could share its leading directories; entries given as text are placed without
+being parsed, and parsed when a query first meets them.
 """
 
 from __future__ import annotations
