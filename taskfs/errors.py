@@ -53,6 +53,13 @@ MESSAGES: dict[str, str] = {
     "check{why_text}",
     "evidence_stale": "the passing evidence of task {id!r} predates a change to the files it "
     "owns{why_text}",
+    # ownership: owners, guard and the hook (contract sections 4, 5)
+    "ownership_guard": "{path} is owned by open task {id!r} of {owner_text} (entry "
+    "{entry!r}){more_text}; {agent_text} may not change it while that task is open"
+    "{commit_text}",
+    "path_outside_repository": "{path} is outside the repository {root}",
+    "hook_exists": "{path} is a pre-commit hook taskfs did not write, and it cannot be kept "
+    "to run first ({reason}); add `taskfs guard` to it yourself",
     # the ledger's integrity (audit, validate)
     "chain_broken": "task {id!r}: {path} breaks its status chain: {reason_text}",
     "file_invalid": "{path} is not a well-formed taskfs file: {reason}",

@@ -60,7 +60,7 @@ def ready(repo: Repository, agent: str | None = None) -> list[Task]:
     index: globs.OwnershipIndex[str] = globs.OwnershipIndex()
     for task in open_tasks:
         for raw in task.envelope.files_and_interfaces:
-            index.add(task.id, globs.parse_entry(raw))
+            index.add(task.id, raw)
     out = []
     for task in tasks.values():
         if task.state != "submitted" or task.problems:

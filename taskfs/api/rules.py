@@ -122,7 +122,7 @@ def ownership_conflicts(
     for other in [*others, *candidates]:
         assert other.id is not None
         for raw in other.files_and_interfaces:
-            index.add(other.id, globs.parse_entry(raw))
+            index.add(other.id, raw)  # parsed only if a query reaches it
     problems: list[Problem] = []
     reported: set[frozenset[str]] = set()
     for envelope in candidates:

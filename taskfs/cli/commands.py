@@ -17,17 +17,29 @@ from taskfs.errors import Problem
 
 @cli.command()
 @agent_option
+@click.option("--hooks", is_flag=True, help="Also install the git pre-commit hook (taskfs guard).")
 @json_option
-def init(agent: str | None, as_json: bool) -> int:
+def init(agent: str | None, hooks: bool, as_json: bool) -> int:
     """Make tasks/ and .taskfs/config.yaml (and a git repository if there is none)."""
-    from taskfs.api import submit
+    from taskfs.api import ownership, submit
+    from taskfs.store.repository import Repository
 
-    def call() -> submit.Initialised:
-        return submit.init(Path.cwd(), acting_agent(agent, required=False) or "taskfs")
+    def call() -> tuple[submit.Initialised, ownership.HookInstalled | None]:
+        done = submit.init(Path.cwd(), acting_agent(agent, required=False) or "taskfs")
+        hook = ownership.install_hook(Repository.open(done.root), sys.executable) if hooks else None
+        return done, hook
 
-    def show(result: submit.Initialised) -> tuple[dict[str, object], str]:
+    def show(
+        results: tuple[submit.Initialised, ownership.HookInstalled | None],
+    ) -> tuple[dict[str, object], str]:
+        result, hook = results
         doc = render.document(True, root=str(result.root), created=list(result.created))
         text = "\n".join(f"created {p}" for p in result.created) or "already initialised"
+        if hook is not None:
+            doc["hook"] = {"path": str(hook.path), "chained": hook.chained and str(hook.chained)}
+            text += f"\n{'installed' if hook.changed else 'kept'} the pre-commit hook {hook.path}"
+            if hook.chained:
+                text += f" (it runs {hook.chained.name} first)"
         return doc, text
 
     return act(as_json, call, show)

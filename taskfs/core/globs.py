@@ -32,7 +32,8 @@ search. `covers` searches the product of the inner glob's automaton with the
 subset construction of the outer one, over whole paths, for a valid path the inner glob
 matches and the outer does not. `OwnershipIndex` keeps entries in a trie on their leading
 literal segments and walks the trie with the query glob's automaton, so a query only meets the
-entries that could share its leading directories.
+entries that could share its leading directories; entries given as text are placed without
+being parsed, and parsed when a query first meets them.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ import itertools
 import re
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Generic, Literal, TypeAlias, TypeVar
 
@@ -75,6 +76,7 @@ class Entry:
 
 
 _SLASH = ord("/")
+_WILDCARD = re.compile(r"[*?\[]")  # a segment without these is a literal name
 _MAX_CODE_POINT = 0x110000
 
 
@@ -94,6 +96,10 @@ class _CharSet:
 
     def single(self) -> str | None:
         """The one character of a one-character class."""
+        return self._single
+
+    @cached_property
+    def _single(self) -> str | None:
         if self.negated or len(self.ranges) != 1 or self.ranges[0][0] != self.ranges[0][1]:
             return None
         return chr(self.ranges[0][0])
@@ -314,8 +320,8 @@ def _parse_class(seg: str, start: int) -> tuple[_CharSet, int]:
 
 
 @lru_cache(maxsize=1024)
-def _literal_charset(ch: str) -> _CharSet:
-    return _charset([(ord(ch), ord(ch))], negated=False)
+def _literal_tok(ch: str) -> _Tok:
+    return (False, _charset([(ord(ch), ord(ch))], negated=False))
 
 
 def _tokenize(seg: str) -> tuple[_Tok, ...]:
@@ -332,13 +338,15 @@ def _tokenize(seg: str) -> tuple[_Tok, ...]:
         elif ch == "?":
             toks.append((False, _ANY))
         else:
-            toks.append((False, _literal_charset(ch)))
+            toks.append(_literal_tok(ch))
         i += 1
     return tuple(toks)
 
 
 @lru_cache(maxsize=65536)
 def _segment(text: str) -> _Seg:
+    if _WILDCARD.search(text) is None:  # the common case, made cheap
+        return _Seg(text, tuple(_literal_tok(ch) for ch in text), text, text, text, False)
     toks = _tokenize(text)
     singles = [None if star else cs.single() for star, cs in toks]
     head = _literal_run(singles)
@@ -702,9 +710,18 @@ def _parse_interface(raw: str) -> Entry:
 
 
 def parse_entry(raw: object) -> Entry:
-    """Parse and normalise one `filesAndInterfaces` entry; raise `EntryError` when unusable."""
+    """Parse and normalise one `filesAndInterfaces` entry; raise `EntryError` when unusable.
+
+    Memoised: an envelope's entries are parsed when it is validated and again by every rule
+    that compares tasks, and a process meets the same entries many times.
+    """
     if not isinstance(raw, str):
         raise EntryError(f"expected a string, got {type(raw).__name__}")
+    return _parse_text(raw)
+
+
+@lru_cache(maxsize=65536)
+def _parse_text(raw: str) -> Entry:
     if not raw.strip():
         raise EntryError("the entry is empty: write a path glob or interface:<name>")
     if raw.startswith(INTERFACE_PREFIX):
@@ -770,25 +787,63 @@ def covers(outer: Entry, inner: Entry) -> bool:
 # The index
 
 
-@dataclass(frozen=True)
-class _Record(Generic[K]):
-    order: int
-    key: K
-    entry: Entry
+# (order added, key, raw text, the entry when it was given parsed). A plain tuple of strings
+# and numbers, which the garbage collector stops tracking: an index holds tens of thousands.
+_Record: TypeAlias = "tuple[int, K, str, Entry | None]"
 
 
-@dataclass
+def _entry_of(record: _Record[K]) -> Entry:
+    return record[3] or parse_entry(record[2])  # parse_entry is memoised
+
+
+def _order(record: _Record[K]) -> int:
+    return record[0]
+
+
 class _Node(Generic[K]):
-    children: dict[str, _Node[K]] = field(default_factory=dict)
-    exact: list[_Record[K]] = field(default_factory=list)  # literal paths ending here
-    open: list[_Record[K]] = field(default_factory=list)  # literal prefix ends here
+    """A trie node. Thousands are built per check, so they hold nothing until they need to."""
+
+    __slots__ = ("children", "exact", "open")
+
+    def __init__(self) -> None:
+        self.children: dict[str, _Node[K]] | None = None
+        self.exact: list[_Record[K]] | None = None  # literal paths ending here
+        self.open: list[_Record[K]] | None = None  # entries whose literal prefix ends here
+
+    def child(self, name: str) -> _Node[K]:
+        if self.children is None:
+            self.children = {}
+        found = self.children.get(name)
+        if found is None:
+            found = self.children[name] = _Node()
+        return found
+
+
+def _placement(text: str) -> tuple[list[str], bool]:
+    """The leading segments of a path entry with no wildcard character, and whether that is
+    all of it (a literal path), read off the text without parsing it.
+
+    Works on a raw entry as on a normalised one. A class of one character (`[a]`) counts as a
+    wildcard here, so such an entry sits higher in the trie than it could: it then meets more
+    queries, never fewer, and `overlap` decides.
+    """
+    wildcard = _WILDCARD.search(text)
+    if wildcard is None:
+        names, literal = text.split("/"), not text.endswith("/")
+    else:
+        names, literal = text[: wildcard.start()].split("/")[:-1], False
+    return [name for name in names if name and name != "."], literal
 
 
 class OwnershipIndex(Generic[K]):
-    """Entries of many tasks, for finding the ones a new entry overlaps.
+    """Entries of many tasks, for finding the ones a new entry overlaps or a path matches.
 
     Path entries sit in a trie on their leading literal segments; a query walks the trie with
-    its own glob and meets only the entries whose literal prefix it can match.
+    its own glob and meets only the entries whose literal prefix it can match. Adding is cheap:
+    an entry given as text is placed by its literal prefix alone and parsed only when a query
+    first reaches it, so a check against thousands of open tasks pays for the few entries
+    near the query, not for all of them. Text given to `add` must be a valid entry (as in
+    every envelope that passed validation); a broken one raises `EntryError` when met.
     """
 
     def __init__(self) -> None:
@@ -796,28 +851,61 @@ class OwnershipIndex(Generic[K]):
         self._interfaces: dict[str, list[_Record[K]]] = {}
         self._count = 0
 
-    def add(self, key: K, entry: Entry) -> None:
-        record = _Record(self._count, key, entry)
+    def add(self, key: K, entry: Entry | str) -> None:
+        raw, parsed = (entry, None) if isinstance(entry, str) else (entry.raw, entry)
+        record: _Record[K] = (self._count, key, raw, parsed)
         self._count += 1
-        if entry.kind == "interface":
-            self._interfaces.setdefault(entry.text, []).append(record)
+        if raw.startswith(INTERFACE_PREFIX):
+            name = parsed.text if parsed is not None else raw[len(INTERFACE_PREFIX) :]
+            self._interfaces.setdefault(name, []).append(record)
             return
-        pattern = _compile(entry.text)
+        prefix, literal = _placement(parsed.text if parsed is not None else raw)
         node = self._root
-        for name in pattern.prefix:
-            node = node.children.setdefault(name, _Node())
-        (node.exact if pattern.literal is not None else node.open).append(record)
+        for name in prefix:
+            node = node.child(name)
+        if literal:
+            if node.exact is None:
+                node.exact = []
+            node.exact.append(record)
+        else:
+            if node.open is None:
+                node.open = []
+            node.open.append(record)
 
     def conflicts(self, entry: Entry) -> Iterator[tuple[K, Entry, str]]:
         """(key, indexed entry, witness) for every indexed entry that overlaps `entry`."""
         if entry.kind == "interface":
             for record in self._interfaces.get(entry.text, ()):
-                yield record.key, record.entry, INTERFACE_PREFIX + entry.text
+                yield record[1], _entry_of(record), INTERFACE_PREFIX + entry.text
             return
-        for record in sorted(self._candidates(_compile(entry.text)), key=lambda r: r.order):
-            witness = overlap(entry, record.entry)
+        for record in sorted(self._candidates(_compile(entry.text)), key=_order):
+            other = _entry_of(record)
+            witness = overlap(entry, other)
             if witness is not None:
-                yield record.key, record.entry, witness
+                yield record[1], other, witness
+
+    def matching(self, path: str) -> Iterator[tuple[K, Entry]]:
+        """(key, indexed entry) for every indexed entry that matches the concrete `path`
+        (a repository path as git writes it, or `interface:<name>`), in the order added."""
+        if path.startswith(INTERFACE_PREFIX):
+            for record in self._interfaces.get(path[len(INTERFACE_PREFIX) :], ()):
+                yield record[1], _entry_of(record)
+            return
+        found: list[_Record[K]] = []
+        node: _Node[K] | None = self._root
+        for name in path.split("/"):
+            assert node is not None
+            found += node.open or ()
+            node = node.children.get(name) if node.children else None
+            if node is None:
+                break
+        else:
+            assert node is not None
+            found += (node.open or []) + (node.exact or [])
+        for record in sorted(found, key=_order):
+            other = _entry_of(record)
+            if matches(other, path):
+                yield record[1], other
 
     def _candidates(self, pattern: _Pattern) -> list[_Record[K]]:
         items = pattern.items
@@ -834,26 +922,30 @@ class OwnershipIndex(Generic[K]):
             seen.add((id(node), pos))
             if id(node) not in met:
                 met.add(id(node))
-                found.extend(node.open)
+                found.extend(node.open or ())
             if pos in done:
-                found.extend(node.exact)
-            todo.extend(_descend(node, items, pos))
-        return list({r.order: r for r in found}.values())
+                found.extend(node.exact or ())
+            if pos < len(items) and items[pos] is _GLOBSTAR:
+                todo.append((node, pos + 1))  # ** matching no segment
+            if node.children:
+                todo.extend(_descend(node.children, items, pos))
+        return list({r[0]: r for r in found}.values())
 
 
-def _descend(node: _Node[K], items: tuple[_Item, ...], pos: int) -> Iterator[tuple[_Node[K], int]]:
+def _descend(
+    children: dict[str, _Node[K]], items: tuple[_Item, ...], pos: int
+) -> Iterator[tuple[_Node[K], int]]:
     if pos == len(items):
         return
     item = items[pos]
     if isinstance(item, _Globstar):
-        yield node, pos + 1
-        for child in node.children.values():
-            yield child, pos
-    elif item.literal is not None:
-        found = node.children.get(item.literal)
+        yield from ((child, pos) for child in children.values())
+        return
+    if item.literal is not None:
+        found = children.get(item.literal)
         if found is not None:
             yield found, pos + 1
     else:
-        for name, child in node.children.items():
+        for name, child in children.items():
             if item.match(name):
                 yield child, pos + 1

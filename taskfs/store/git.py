@@ -234,6 +234,107 @@ class Git:
         entries = out.stdout.decode("utf-8", "surrogateescape").split("\0")
         return [(e[:2], e[3:]) for e in entries if len(e) > 3]
 
+    # -- what a commit changes (the ownership guard) -----------------------------------
+
+    def staged_paths(self, index_file: str | None = None) -> list[str]:
+        """Paths the next commit would change: added, modified, deleted, and both sides of a
+        rename. `index_file` is the index git hands a pre-commit hook (`GIT_INDEX_FILE`, which
+        `git commit -a` or `git commit PATHS` point at a temporary index).
+
+        While a merge is being concluded, only what the merge itself changes counts (paths
+        that differ from every parent, as `--cc` shows a merge commit), not what it brings in
+        from the other side: those commits were checked on their own.
+        """
+        env = {"GIT_INDEX_FILE": str(self.root / index_file)} if index_file else None
+        merging = self.merge_heads()
+        parent = self.head()
+        if merging and parent:
+            # The merge as it would be committed: a commit object nothing refers to (git's gc
+            # removes it), so that `--cc` can say what the merge changes itself.
+            tree = self.run("write-tree", env=env)
+            parents = [arg for p in (parent, *merging) for arg in ("-p", p)]
+            ident = Identity.agent("taskfs")
+            who = {
+                f"GIT_{role}_{part}": value
+                for role in ("AUTHOR", "COMMITTER")
+                for part, value in (("NAME", ident.name), ("EMAIL", ident.email))
+            }
+            commit = self.run("commit-tree", tree, *parents, input=b"merge\n", env=who)
+            return self.commit_paths(commit)
+        out = self.run_raw(
+            "diff", "--cached", "--name-only", "--no-renames", "-z", "--no-ext-diff", env=env
+        )
+        if out.returncode != 0:
+            raise git_error(("diff",), out)
+        return _nul_list(out.stdout)
+
+    def merge_heads(self) -> list[str]:
+        """The commits being merged in, while a merge waits to be committed."""
+        try:
+            text = (self.git_dir / "MERGE_HEAD").read_text(encoding="ascii", errors="replace")
+        except OSError:
+            return []
+        return [line.strip() for line in text.splitlines() if line.strip()]
+
+    def commit_paths(self, commit: str) -> list[str]:
+        """Paths `commit` changes (both sides of a rename). For a merge, only the paths that
+        differ from every parent (`--cc`): a clean merge changes nothing of its own."""
+        out = self.run_raw(
+            "diff-tree",
+            "--root",
+            "--cc",
+            "-r",
+            "--name-only",
+            "--no-renames",
+            "--no-commit-id",
+            "-z",
+            commit,
+        )
+        if out.returncode != 0:
+            raise git_error(("diff-tree",), out)
+        return _nul_list(out.stdout)
+
+    def commits(self, rev_range: str) -> list[tuple[str, str]]:
+        """(commit, author name) for every commit of `rev_range` (as `git log` takes it),
+        oldest first."""
+        out = self.run(
+            "log", "--reverse", "--format=%H%x09%an", "--end-of-options", rev_range, "--"
+        )
+        rows = [line.split("\t", 1) for line in out.splitlines() if line]
+        return [(row[0], row[1] if len(row) > 1 else "") for row in rows]
+
+    def author_name(self) -> str | None:
+        """The author name the next commit would get (git sets `GIT_AUTHOR_NAME` for hooks)."""
+        passed = {
+            k: os.environ[k] for k in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL") if k in os.environ
+        }
+        proc = self.run_raw("var", "GIT_AUTHOR_IDENT", env=passed)
+        ident = proc.stdout.decode("utf-8", "replace").strip()
+        name = ident.split(" <", 1)[0].strip() if proc.returncode == 0 else ""
+        return name or passed.get("GIT_AUTHOR_NAME") or None
+
+    def hook_path(self, name: str) -> Path:
+        """Where git looks for hook `name` (core.hooksPath respected)."""
+        return self.root / self.run("rev-parse", "--git-path", f"hooks/{name}")
+
+    def tree_id(self, rev: str, folder: str) -> str | None:
+        """The tree `folder` has in commit `rev`, or None when it has none."""
+        proc = self.run_raw("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}:{folder}")
+        return proc.stdout.decode().strip() or None
+
+    def tree_blobs(self, tree: str) -> dict[str, str]:
+        """Path (relative to `tree`) to blob id, for every file below a tree."""
+        out = self.run_raw("ls-tree", "-r", "-z", "--full-tree", tree)
+        if out.returncode != 0:
+            raise git_error(("ls-tree",), out)
+        blobs: dict[str, str] = {}
+        for row in _nul_list(out.stdout):
+            info, _tab, path = row.partition("\t")
+            _mode, kind, oid = info.split()
+            if kind == "blob":
+                blobs[path] = oid
+        return blobs
+
     # -- writing -----------------------------------------------------------------------
 
     def commit_files(
@@ -400,6 +501,10 @@ def _nest(contents: Mapping[str, bytes]) -> Nested:
             node = child
         node[leaf] = data
     return root
+
+
+def _nul_list(data: bytes) -> list[str]:
+    return [p for p in data.decode("utf-8", "surrogateescape").split("\0") if p]
 
 
 def _clean(text: str) -> str:

@@ -39,9 +39,8 @@ class Task:
 
 def read_yaml(repo: Repository, rel: str) -> Any:
     """The value a ledger file holds; `file_invalid` naming the file when it is not YAML."""
-    path = repo.root / rel
     try:
-        data = path.read_bytes()
+        data = repo.read_bytes(rel)
     except OSError as exc:
         raise fail("file_invalid", path=rel, reason=exc.strerror or str(exc)) from None
     try:

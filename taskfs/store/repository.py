@@ -79,6 +79,10 @@ class Repository:
     def has_task(self, task_id: str) -> bool:
         return ids.is_task_id(task_id) and (self.task_dir(task_id) / ENVELOPE).is_file()
 
+    def read_bytes(self, rel: str) -> bytes:
+        """A ledger file's bytes (OSError when it cannot be read)."""
+        return (self.root / rel).read_bytes()
+
     def list_dir(self, task_id: str, kind: str) -> list[str]:
         """The YAML file names in a task's status, evidence, messages or reads folder, sorted."""
         try:

@@ -485,6 +485,40 @@ def test_property_index_finds_exactly_the_overlaps(indexed: list[Entry], query: 
     assert found == [(k, e, w) for k, e, w in expected if w is not None]
 
 
+# Entries as people write them: `./` in front, doubled or trailing slashes.
+raw_texts = st.tuples(st.sampled_from(["", "./"]), pattern_texts, st.sampled_from(["", "/"])).map(
+    lambda parts: "".join(parts).replace("a/", "a//", 1)
+)
+raw_entries = st.one_of(raw_texts, st.sampled_from(["interface:a", "interface:b"])).filter(
+    lambda raw: _try_parse(raw) is not None
+)
+
+
+@SOME
+@given(st.lists(raw_entries, min_size=0, max_size=12), entries)
+def test_property_index_of_unparsed_text_finds_the_same(indexed: list[str], query: Entry) -> None:
+    lazy: OwnershipIndex[int] = OwnershipIndex()
+    eager: OwnershipIndex[int] = OwnershipIndex()
+    for key, raw in enumerate(indexed):
+        lazy.add(key, raw)
+        eager.add(key, parse_entry(raw))
+    assert list(lazy.conflicts(query)) == list(eager.conflicts(query))
+
+
+@MANY
+@given(
+    st.lists(st.one_of(raw_entries, raw_entries.map(parse_entry)), min_size=0, max_size=12),
+    st.one_of(paths, st.sampled_from(["interface:a", "interface:b", "a/interface:a"])),
+)
+def test_property_index_matching_is_exactly_matches(indexed: list[str | Entry], path: str) -> None:
+    index: OwnershipIndex[int] = OwnershipIndex()
+    for key, entry in enumerate(indexed):
+        index.add(key, entry)
+    parsed = [e if isinstance(e, Entry) else parse_entry(e) for e in indexed]
+    expected = [(k, e) for k, e in enumerate(parsed) if matches(e, path)]
+    assert list(index.matching(path)) == expected
+
+
 # ---------------------------------------------------------------------------------------------
 # The index on realistic entries
 
@@ -555,3 +589,29 @@ def test_index_conflicts(query: str, expected: list[tuple[str, str, str]]) -> No
 def test_index_everything_query_meets_every_path_entry() -> None:
     found = list(_index(ROWS).conflicts(P("**")))
     assert [k for k, _, _ in found] == ["t1", "t2", "t2", "t3", "t4", "t5", "t6"]
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("src/auth/login.py", ["t1"]),
+        ("src/auth", []),  # src/auth/** owns what is below the folder, not the folder
+        ("src/billing/invoice.py", ["t2", "t5"]),
+        ("src/billing/conftest.py", ["t4"]),
+        ("conftest.py", ["t4"]),
+        ("pyproject.toml", ["t6"]),
+        ("docs/api/x.md", []),
+        ("interface:auth", ["t1"]),
+        ("interface:billing", []),
+        ("Src/auth/login.py", []),
+    ],
+)
+def test_index_matching(path: str, expected: list[str]) -> None:
+    assert [k for k, _ in _index(ROWS).matching(path)] == expected
+
+
+def test_parse_entry_is_memoised_and_still_refuses_each_time() -> None:
+    assert parse_entry("src/memo/**") is parse_entry("src/memo/**")
+    for _ in range(2):
+        with pytest.raises(EntryError):
+            parse_entry("src/[memo")
