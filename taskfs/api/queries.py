@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from taskfs.api import rules
+from taskfs.api import collisions, rules
 from taskfs.api.submit import FileReport, Source, parse_source
 from taskfs.core import globs
 from taskfs.core.graph import depends_on
@@ -141,7 +141,8 @@ def validate_ledger(repo: Repository) -> Validation:
     graph = rules.dependency_graph(t.envelope for t in tasks.values())
     open_envelopes = [t.envelope for t in rules.open_tasks(tasks)]
     overlaps = rules.ownership_conflicts(open_envelopes, [], graph)
-    return Validation(tuple(_relative(repo, r) for r in reports), tuple(overlaps))
+    problems = (*overlaps, *collisions.id_collisions(repo))
+    return Validation(tuple(_relative(repo, r) for r in reports), problems)
 
 
 def _relative(repo: Repository, report: FileReport) -> FileReport:

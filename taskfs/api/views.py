@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from taskfs.core.forks import losses
 from taskfs.errors import Problem
 from taskfs.store.ledger import Task
 
@@ -28,6 +29,7 @@ def summary(task: Task) -> dict[str, Any]:
         "to": env.recipient,
         "contextID": env.context_id,
         "holder": task.chain.holder,
+        "superseded": len(task.chain.superseded),
     }
 
 
@@ -42,8 +44,19 @@ def detail(task: Task) -> dict[str, Any]:
 
 def history(task: Task) -> list[dict[str, Any]]:
     rows = [{**link.record.to_document(), "file": link.name} for link in task.chain.links]
-    rows += [
-        {**link.record.to_document(), "file": link.name, "superseded": True}
-        for link in task.chain.superseded
-    ]
+    for loss in losses(task.chain):
+        winner = loss.winner
+        lost_to = (
+            {"file": winner.name, "state": winner.record.state, "by": winner.record.by}
+            if winner
+            else None
+        )
+        rows.append(
+            {
+                **loss.link.record.to_document(),
+                "file": loss.link.name,
+                "superseded": True,
+                "supersededBy": lost_to,
+            }
+        )
     return rows

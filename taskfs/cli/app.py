@@ -113,4 +113,7 @@ def cli() -> None:
     """Task envelopes for delegating work between agents, kept as files in git."""
 
 
-from taskfs.cli import commands  # noqa: E402,F401  (registers the commands on `cli`)
+from taskfs.cli import (  # noqa: E402
+    commands,  # noqa: F401  (registers the commands on `cli`)
+    sync,  # noqa: F401  (taskfs sync)
+)

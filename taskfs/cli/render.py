@@ -29,7 +29,7 @@ def task_list(tasks: Iterable[Any]) -> tuple[dict[str, Any], str]:
     rows = [views.summary(t) for t in tasks]
     lines = [
         f"{r['id']:<20} {r['state']:<15} {r['from'] or '-':<12} {r['to'] or '-':<12} "
-        f"{r['contextID']}"
+        f"{r['contextID']}" + (f"  ({r['superseded']} superseded)" if r.get("superseded") else "")
         for r in rows
     ]
     return document(True, tasks=rows), "\n".join(lines)
@@ -74,7 +74,11 @@ def log(task: Any) -> tuple[dict[str, Any], str]:
     doc = document(True, id=task.id, state=task.state, history=rows)
     lines = []
     for row in rows:
-        mark = "  (superseded)" if row.get("superseded") else ""
+        mark = ""
+        if row.get("superseded"):
+            winner = row.get("supersededBy")
+            mark = f"  (superseded by {winner['state']} by {winner['by']})" if winner else ""
+            mark = mark or "  (superseded)"
         reason = f": {row['reason']}" if row.get("reason") else ""
         lines.append(f"{row['at']}  {row['state']:<15} by {row['by']}{reason}{mark}")
     return doc, "\n".join(lines)
