@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -112,3 +114,55 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
             return
         except subprocess.TimeoutExpired:
             continue
+
+
+def offline_work(where: Path, agent: str, tasks: int, per_task: int) -> list[str]:
+    """Submit `tasks` tasks in one commit, then make `per_task` transitions on each (a claim,
+    then input_required and working in turn), through the api in this process."""
+    from taskfs.api import submit, transitions
+    from taskfs.store.repository import Repository
+
+    repo = Repository.open(where)
+    sources = [
+        submit.Source(
+            f"{agent}-{i}",
+            yamlio.dump(
+                {**ENVELOPE, "from": agent, "to": None, "filesAndInterfaces": [f"{agent}/{i}/**"]}
+            ).encode(),
+        )
+        for i in range(tasks)
+    ]
+    ids = [s.id for s in submit.submit(repo, sources, agent)]
+    for task_id in ids:
+        transitions.transition(repo, task_id, "working", agent)
+        target = "input_required"
+        for _ in range(per_task - 1):
+            transitions.transition(repo, task_id, target, agent)
+            target = "working" if target == "input_required" else "input_required"
+    return ids
+
+
+def race_claims(task: str, racers: dict[str, Path]) -> tuple[list[str], list[dict[str, Any]]]:
+    """Start `taskfs claim TASK --sync` at once in each racer's clone (as its own process);
+    returns the agents whose claim succeeded and the errors of the others."""
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": root}
+    procs = {
+        agent: subprocess.Popen(
+            [sys.executable, "-m", "taskfs", "claim", task, "--sync", "--json", "--agent", agent],
+            cwd=where,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for agent, where in racers.items()
+    }
+    winners, errors = [], []
+    for agent, proc in procs.items():
+        out, _err = proc.communicate(timeout=120)
+        if proc.returncode == 0:
+            winners.append(agent)
+        else:
+            errors += json.loads(out)["errors"] if out.strip() else [{"code": "crashed"}]
+    return winners, errors

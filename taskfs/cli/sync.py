@@ -55,9 +55,7 @@ def synced(result: Any) -> tuple[dict[str, Any], str]:
         head=result.head,
         pushed=result.pushed,
         attempts=result.attempts,
-        demoted=[
-            {**d.lost.to_json(), "file": d.file, "now": d.now} for d in result.demoted
-        ],
+        demoted=[{**d.lost.to_json(), "file": d.file, "now": d.now} for d in result.demoted],
         superseded=[lost.to_json() for lost in result.superseded],
     )
     fetched = result.fetched[:12] if result.fetched else "nothing"

@@ -5,9 +5,9 @@ would let a transition that was never pushed overturn one that was already pushe
 So before a clone publishes, each of its unpublished transitions that forks a published one and
 would win by that rule is made to lose it: its file gets a nonce that sorts after the published
 winner (its content and its place in the chain stay), and the transitions that follow it point
-at the new name. Only when no nonce sorts after the winner (its nonce is the largest there is)
-is the transition dropped instead, with what follows it. Both happen to unpublished history
-only. Pure: the random draw can be passed in.
+at the new name. Only when no free name sorts after the winner (its nonce is at the very top
+of the space) is the transition dropped instead, with what follows it. Both happen to
+unpublished history only. Pure: the random draw can be passed in.
 """
 
 from __future__ import annotations
@@ -118,17 +118,19 @@ def _drop(
 def _name_after(
     name: str, nonce: str, taken: Collection[str], draw: Callable[[int], int]
 ) -> str | None:
-    """The name `name` with a random nonce that sorts after `nonce`; None when none does."""
+    """The name `name` with a random nonce that sorts after `nonce` and is not taken; None
+    when none is to be found."""
     match = STATUS_NAME_RE.fullmatch(name)
     assert match is not None
     floor = _value(nonce) + 1
     if floor >= _SPACE:
         return None
-    while True:
+    for _ in range(64):  # only near the top of the space can the draws keep meeting taken names
         nonce_text = _text(floor + draw(_SPACE - floor))
         candidate = f"{match.group('seq')}-{match.group('state')}-{nonce_text}.yaml"
         if candidate not in taken:
             return candidate
+    return None
 
 
 def _value(nonce: str) -> int:
