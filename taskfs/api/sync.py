@@ -107,6 +107,8 @@ def _one_sync_at_a_time(repo: Repository) -> Iterator[None]:
 
 
 def sync(repo: Repository, *, remote: str | None = None, agent: str | None = None) -> Synced:
+    """Rounds of fetch, settle, merge and push until the push lands (merge commits are
+    authored by `agent`, or `taskfs`)."""
     upstream = find_upstream(repo, remote)
     result = Synced(upstream)
     with _one_sync_at_a_time(repo):

@@ -61,7 +61,9 @@ def synced(result: Any) -> tuple[dict[str, Any], str]:
     fetched = result.fetched[:12] if result.fetched else "nothing"
     pushed = f"pushed {result.pushed[:12]}" if result.pushed else "nothing to push"
     tries = f" ({result.attempts} attempts)" if result.attempts > 1 else ""
-    lines = [f"{result.upstream.name}: fetched {fetched}, {result.integration}, {pushed}{tries}"]
+    merged = {"none": "nothing to merge", "fast-forward": "fast-forwarded", "merge": "merged"}
+    done = merged.get(result.integration, result.integration)
+    lines = [f"{result.upstream.name}: fetched {fetched}, {done}, {pushed}{tries}"]
     for d in result.demoted:
         fate = f"renamed {d.now}" if d.now else "withdrawn"
         lines.append(

@@ -133,6 +133,8 @@ def test_a_transition_that_would_overturn_a_published_one_is_renamed_to_lose(
     git(b, "commit", "-q", "-m", "bob's own commit after the claim")
     sync(a)
     result = sync(b)
+    text = taskfs("log", task, cwd=b).stdout
+    assert "working         by bob  (superseded by working by alice)" in text
     [demoted] = result["demoted"]  # type: ignore[misc]
     assert demoted["file"] == "0002-working-00000000.yaml"
     assert demoted["now"] > "0002-working-mmmmmmmm.yaml"
@@ -162,10 +164,11 @@ def test_no_nonce_sorts_after_the_winner_so_the_loser_is_withdrawn(
     assert taskfs("claim", task, "--agent", "alice", cwd=a).code == 0
     assert taskfs("claim", task, "--agent", "bob", cwd=b).code == 0
     sync(a)
-    result = sync(b)
-    assert [(d["file"], d["now"]) for d in result["demoted"]] == [  # type: ignore[attr-defined]
-        ("0002-working-00000000.yaml", None)
-    ]
+    text = taskfs("sync", cwd=b).stdout  # as people read it
+    assert f"lost to a published transition: {task} 0002-working-00000000.yaml by bob " in text
+    assert "(withdrawn); working by alice was pushed first" in text
+    history = taskfs("log", task, "--json", cwd=b).json["history"]
+    assert [row["by"] for row in history] == ["planner", "alice"]
     assert state_of(b, task) == ("working", "alice")
     assert not (b / "tasks" / task / "status" / "0002-working-00000000.yaml").exists()
     assert git(b, "status", "--porcelain") == ""
@@ -298,7 +301,7 @@ def test_id_collision_merged_by_hand_is_found_by_validate_and_audit(remote: Path
         assert "task_id_collision" in [f["code"] for f in found], command
 
 
-def test_sync_needs_a_branch_and_an_upstream(remote: Path, tmp_path: Path) -> None:
+def test_sync_needs_a_branch_and_an_upstream(remote: Path) -> None:
     [a] = clones(remote, "a")
     git(a, "checkout", "-q", "--detach")
     assert taskfs("sync", "--json", cwd=a).codes == ["sync_detached_head"]
