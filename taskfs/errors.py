@@ -73,6 +73,21 @@ MESSAGES: dict[str, str] = {
     "runner_key_added": "runner key {name!r} ({path}) was added in {commit} by "
     "{author!r}{why_text}",
     "runner_key_changed": "runner key {path} was {change} after it was committed in {commit}",
+    # sync: exchanging the ledger with a git remote (contract section 10)
+    "sync_no_upstream": "branch {branch!r} has no remote to sync with{reason_text}: run `git "
+    "branch --set-upstream-to=<remote>/<branch>` or `taskfs sync --remote <remote>`",
+    "sync_detached_head": "HEAD is detached: switch to the branch to sync (`git switch "
+    "<branch>`), then run taskfs sync again",
+    "sync_in_progress": "{operation} is in progress in this checkout: finish or abort it, then "
+    "run taskfs sync again",
+    "sync_unrelated_histories": "{upstream} shares no history with HEAD: nothing was merged; "
+    "merge them by hand (`git merge --allow-unrelated-histories {upstream}`) if they belong "
+    "together",
+    "sync_conflict": "merging {upstream} conflicts in {paths_text}: nothing was changed; merge "
+    "by hand (`git merge {upstream}`, resolve, commit), then run taskfs sync again",
+    "sync_local_changes": "merging {upstream} would overwrite uncommitted work in "
+    "{paths_text}: nothing was changed; commit or stash it, then run taskfs sync again",
+    "sync_push_rejected": "{remote} refused the push to {branch!r}: {reason}",
     # delegation (contract section 8)
     "delegation_sender_mismatch": "task {id!r} is delegated from {parent!r}, so its from must be "
     "{expected!r} (the parent's recipient), not {actual!r}",

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from taskfs.api import messages, rules
+from taskfs.api import collisions, messages, rules
 from taskfs.api.submit import FileReport, Source, parse_source
 from taskfs.core import globs
 from taskfs.core.evidence import NO_TRUST
@@ -155,7 +155,8 @@ def validate_ledger(repo: Repository) -> Validation:
     open_envelopes = [t.envelope for t in rules.open_tasks(tasks)]
     parents = rules.parent_map(t.envelope for t in tasks.values())
     overlaps = rules.ownership_conflicts(open_envelopes, [], graph, parents)
-    return Validation(tuple(_relative(repo, r) for r in reports), tuple(overlaps))
+    problems = (*overlaps, *collisions.id_collisions(repo))
+    return Validation(tuple(_relative(repo, r) for r in reports), problems)
 
 
 def _relative(repo: Repository, report: FileReport) -> FileReport:

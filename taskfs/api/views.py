@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from taskfs.core.forks import losses
 from taskfs.core.records import CheckEvidence
 from taskfs.errors import Problem
 from taskfs.store.ledger import Task
@@ -29,6 +30,7 @@ def summary(task: Task) -> dict[str, Any]:
         "to": env.recipient,
         "contextID": env.context_id,
         "holder": task.chain.holder,
+        "superseded": len(task.chain.superseded),
     }
 
 
@@ -74,8 +76,19 @@ def evidence(task: Task) -> list[dict[str, Any]]:
 
 def history(task: Task) -> list[dict[str, Any]]:
     rows = [{**link.record.to_document(), "file": link.name} for link in task.chain.links]
-    rows += [
-        {**link.record.to_document(), "file": link.name, "superseded": True}
-        for link in task.chain.superseded
-    ]
+    for loss in losses(task.chain):
+        winner = loss.winner
+        lost_to = (
+            {"file": winner.name, "state": winner.record.state, "by": winner.record.by}
+            if winner
+            else None
+        )
+        rows.append(
+            {
+                **loss.link.record.to_document(),
+                "file": loss.link.name,
+                "superseded": True,
+                "supersededBy": lost_to,
+            }
+        )
     return rows

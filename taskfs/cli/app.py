@@ -115,4 +115,4 @@ def cli() -> None:
 
 
 # Registers the commands on `cli`.
-from taskfs.cli import agents, commands, evidence, ownership  # noqa: E402,F401
+from taskfs.cli import agents, commands, evidence, ownership, sync  # noqa: E402,F401

@@ -165,9 +165,14 @@ def _artifacts(
 @cli.command()
 @click.argument("task_id")
 @agent_option
+@click.option("--sync", "push", is_flag=True, help="Push the claim; refused if one came first.")
 @json_option
-def claim(task_id: str, agent: str | None, as_json: bool) -> int:
+def claim(task_id: str, agent: str | None, push: bool, as_json: bool) -> int:
     """Take a submitted task: submitted -> working."""
+    if push:
+        from taskfs.cli.sync import claim_synced
+
+        return claim_synced(task_id, agent, as_json)
     return _transition(task_id, "working", agent, None, as_json)
 
 

@@ -29,7 +29,7 @@ def task_list(tasks: Iterable[Any]) -> tuple[dict[str, Any], str]:
     rows = [views.summary(t) for t in tasks]
     lines = [
         f"{r['id']:<20} {r['state']:<15} {r['from'] or '-':<12} {r['to'] or '-':<12} "
-        f"{r['contextID']}"
+        f"{r['contextID']}" + (f"  ({r['superseded']} superseded)" if r.get("superseded") else "")
         for r in rows
     ]
     return document(True, tasks=rows), "\n".join(lines)
@@ -101,7 +101,11 @@ def log(task: Any) -> tuple[dict[str, Any], str]:
         # Transitions keep their chain order; evidence goes in between by time.
         while pending and pending[0]["at"] < row["at"]:
             lines.append(_evidence_line(pending.pop(0)))
-        mark = "  (superseded)" if row.get("superseded") else ""
+        mark = ""
+        if row.get("superseded"):
+            winner = row.get("supersededBy")
+            mark = f"  (superseded by {winner['state']} by {winner['by']})" if winner else ""
+            mark = mark or "  (superseded)"
         reason = f": {row['reason']}" if row.get("reason") else ""
         rests = f" (evidence {row['evidence']})" if row.get("evidence") else ""
         lines.append(f"{row['at']}  {row['state']:<15} by {row['by']}{reason}{rests}{mark}")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import zlib
@@ -22,6 +23,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import cached_property
 from pathlib import Path
 
 from taskfs.errors import TaskfsError, fail
@@ -44,7 +46,8 @@ _KEEP_GIT_VARS = frozenset(
         "GIT_TRACE",
     }
 )
-Nested = dict[str, "bytes | Nested"]
+# A tree edit: a file's new content, None to remove it, or the edits of a subtree.
+Nested = dict[str, "bytes | Nested | None"]
 FILE_MODE = "100644"
 TREE_MODE = "40000"
 
@@ -155,11 +158,13 @@ class Git:
     def changes_after_creation(self, folder: str) -> list[tuple[str, str, str]]:
         """(commit, M or D, path) for every commit in HEAD's history that modified or deleted
         a file under `folder`; merges are diffed against all their parents (`--cc`), so a
-        merge that edits a file on its own is caught too."""
+        merge that edits a file on its own is caught too. `--full-history` keeps side branches
+        that a merge made invisible (one that took the other side wholesale, `-s ours`)."""
         if self.head() is None:
             return []
         out = self.run(
             "log",
+            "--full-history",
             "--cc",
             "--no-renames",
             "--name-status",
@@ -358,7 +363,7 @@ class Git:
             with self.reader() as reader:
                 base_tree = reader.commit_tree(parent) if parent else None
                 tree = self._write_tree(reader, base_tree, _nest(contents))
-            commit = self._write_commit(tree, parent, message, author, when)
+            commit = self.write_commit(tree, (parent,) if parent else (), message, author, when)
             old = parent or self.zero
             proc = self.run_raw("update-ref", "-m", _first_line(message), "HEAD", commit, old)
             if proc.returncode == 0:
@@ -371,28 +376,36 @@ class Git:
     def _write_tree(self, reader: ObjectReader, base: str | None, changes: Nested) -> str:
         entries = dict(reader.tree(base)) if base else {}
         for name, change in changes.items():
-            if isinstance(change, bytes):
+            if change is None:
+                entries.pop(name, None)
+            elif isinstance(change, bytes):
                 entries[name] = (FILE_MODE, self.write_object("blob", change))
             else:
                 old = entries.get(name)
                 sub_base = old[1] if old and old[0] == TREE_MODE else None
-                entries[name] = (TREE_MODE, self._write_tree(reader, sub_base, change))
+                sub_tree = self._write_tree(reader, sub_base, change)
+                if sub_tree == self.empty_tree:
+                    entries.pop(name, None)  # git keeps no empty folders
+                else:
+                    entries[name] = (TREE_MODE, sub_tree)
         return self.write_object("tree", _tree_bytes(entries))
 
-    def _write_commit(
+    @cached_property
+    def empty_tree(self) -> str:
+        return self.write_object("tree", b"")
+
+    def write_commit(
         self,
         tree: str,
-        parent: str | None,
+        parents: Sequence[str],
         message: str,
         author: Identity,
-        when: datetime | None,
+        when: datetime | None = None,
     ) -> str:
         moment = when or datetime.now(timezone.utc)
         stamp = f"{int(moment.timestamp())} +0000"
         ident = f"{_clean(author.name)} <{_clean(author.email)}> {stamp}"
-        lines = [f"tree {tree}"]
-        if parent:
-            lines.append(f"parent {parent}")
+        lines = [f"tree {tree}", *(f"parent {p}" for p in parents)]
         lines += [f"author {ident}", f"committer {ident}", "", message.rstrip("\n"), ""]
         return self.write_object("commit", "\n".join(lines).encode())
 
@@ -410,6 +423,206 @@ class Git:
         os.chmod(tmp, 0o444)
         os.replace(tmp, target)
         return oid
+
+    # -- exchanging with a remote (taskfs sync) ------------------------------------------
+
+    def branch(self) -> str | None:
+        """The branch HEAD is on; None when HEAD is detached."""
+        proc = self.run_raw("symbolic-ref", "--quiet", "--short", "HEAD")
+        return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+
+    def config(self, key: str) -> str | None:
+        proc = self.run_raw("config", "--get", key)
+        return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+
+    def remotes(self) -> list[str]:
+        return self.run("remote").split()
+
+    def operation_in_progress(self) -> str | None:
+        """The git operation (merge, rebase, ...) left unfinished in this checkout, if any."""
+        markers = {
+            "MERGE_HEAD": "a merge",
+            "rebase-merge": "a rebase",
+            "rebase-apply": "a rebase or am",
+            "CHERRY_PICK_HEAD": "a cherry-pick",
+            "REVERT_HEAD": "a revert",
+        }
+        for name, what in markers.items():
+            if (self.git_dir / name).exists():
+                return what
+        return "a conflict resolution" if self.unmerged_paths("") else None
+
+    def unmerged_paths(self, folder: str) -> list[str]:
+        out = self.run_raw("ls-files", "--unmerged", "-z", "--", folder or ".").stdout
+        paths = {
+            e.split("\t", 1)[1]
+            for e in out.decode("utf-8", "surrogateescape").split("\0")
+            if "\t" in e
+        }
+        return sorted(paths)
+
+    def fetch(self, remote: str, branch: str) -> str | None:
+        """Fetch `branch` of `remote` into its remote-tracking ref and return its commit; None
+        when the remote has no such branch yet."""
+        tracking = f"refs/remotes/{remote}/{branch}"
+        proc = self.run_raw(
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            remote,
+            f"+refs/heads/{branch}:{tracking}",
+        )
+        if proc.returncode != 0:
+            if b"couldn't find remote ref" in proc.stderr:
+                return None
+            raise git_error(("fetch",), proc)
+        return self.run("rev-parse", "--verify", f"{tracking}^{{commit}}")
+
+    def push(self, remote: str, commit: str, branch: str) -> str | None:
+        """Push `commit` to `branch` of `remote` (never forced). None when it landed, else git's
+        reason for refusing it; a failure to reach the remote raises."""
+        proc = self.run_raw("push", "--porcelain", remote, f"{commit}:refs/heads/{branch}")
+        refused = [
+            line.split("\t")[-1]
+            for line in proc.stdout.decode("utf-8", "replace").splitlines()
+            if line.startswith("!\t")
+        ]
+        if proc.returncode == 0 and not refused:
+            self.run("update-ref", f"refs/remotes/{remote}/{branch}", commit)
+            return None
+        if refused:
+            return "; ".join(refused)
+        raise git_error(("push",), proc)
+
+    def is_ancestor(self, ancestor: str, commit: str) -> bool:
+        proc = self.run_raw("merge-base", "--is-ancestor", ancestor, commit)
+        if proc.returncode not in (0, 1):
+            raise git_error(("merge-base",), proc)
+        return proc.returncode == 0
+
+    def have_common_history(self, a: str, b: str) -> bool:
+        return self.run_raw("merge-base", a, b).returncode == 0
+
+    def merge_tree(self, ours: str, theirs: str) -> tuple[str, list[str]]:
+        """The tree `git merge` would make of two commits, and the paths that conflict; the
+        repository, its index and working tree are left untouched."""
+        proc = self.run_raw(
+            "merge-tree", "--write-tree", "--name-only", "-z", "--no-messages", ours, theirs
+        )
+        if proc.returncode not in (0, 1):
+            raise git_error(("merge-tree",), proc)
+        tree, *paths = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
+        return tree.strip(), sorted({p for p in paths if p})
+
+    def unpublished(self, head: str) -> list[str]:
+        """The commits of `head` that no remote-tracking ref holds, parents before children."""
+        out = self.run("rev-list", "--topo-order", "--reverse", head, "--not", "--remotes")
+        return out.split()
+
+    def unpublished_additions(self, head: str, folder: str) -> list[str]:
+        """Paths under `folder` added by commits of `head` that no remote-tracking ref holds."""
+        out = self.run(
+            "log",
+            "--full-history",
+            "--no-renames",
+            "--diff-filter=A",
+            "--name-only",
+            "--format=",
+            head,
+            "--not",
+            "--remotes",
+            "--",
+            folder,
+        )
+        return sorted({line for line in out.splitlines() if line})
+
+    def changed_paths(self, old: str, new: str, folder: str) -> list[str]:
+        out = self.run("diff", "--name-only", "--no-renames", old, new, "--", folder)
+        return out.splitlines()
+
+    def additions(self, glob: str) -> list[tuple[str, str, str]]:
+        """(commit, path, blob) for every commit in HEAD's history (side branches included)
+        that added a file matching `glob`."""
+        if self.head() is None:
+            return []
+        out = self.run(
+            "log",
+            "--full-history",
+            "--no-renames",
+            "--no-abbrev",
+            "--diff-filter=A",
+            "--raw",
+            "--format=%x00%H",
+            "HEAD",
+            "--",
+            f":(glob){glob}",
+        )
+        found: list[tuple[str, str, str]] = []
+        commit = ""
+        for line in out.splitlines():
+            if line.startswith("\0"):
+                commit = line[1:]
+            elif line.startswith(":"):
+                meta, _tab, path = line.partition("\t")
+                found.append((commit, path, meta.split()[3]))
+        return found
+
+    def rewrite(
+        self, commits: Sequence[str], edits: Mapping[str, tuple[str, bytes] | None]
+    ) -> dict[str, str]:
+        """Rewrite `commits` (parents first) with `edits` applied to every tree that holds the
+        edited path: the path is removed and, unless its edit is None, (new path, content) is
+        added in its place. Authors, dates and messages are kept (signatures cannot be). A
+        commit whose only change was removed is dropped. Returns old -> new commit ids; used
+        only on commits no remote holds."""
+        mapped: dict[str, str] = {}
+        with self.reader() as reader:
+            for commit in commits:
+                found = reader.read(commit)
+                if found is None or found[0] != "commit":
+                    raise fail("git_failed", command="cat-file", reason=f"{commit} is not a commit")
+                head, _sep, message = found[1].partition(b"\n\n")
+                tree, parents = _tree_and_parents(head)
+                new_parents = list(dict.fromkeys(mapped.get(p, p) for p in parents))
+                changes: dict[str, bytes | None] = {}
+                for old, edit in edits.items():
+                    if reader.exists(f"{tree}:{old}"):
+                        changes[old] = None
+                        if edit is not None:
+                            changes[edit[0]] = edit[1]
+                new_tree = self._write_tree(reader, tree, _nest(changes)) if changes else tree
+                if (
+                    changes
+                    and len(parents) == 1
+                    and new_tree == reader.commit_tree(new_parents[0])
+                    and tree != reader.commit_tree(parents[0])
+                ):
+                    mapped[commit] = new_parents[0]
+                    continue
+                if new_tree == tree and new_parents == parents:
+                    continue
+                body = _rewritten_header(head, new_tree, new_parents) + b"\n\n" + message
+                mapped[commit] = self.write_object("commit", body)
+        return mapped
+
+    def switch_tree(self, old: str | None, new: str) -> list[str]:
+        """Move the index and working tree from commit `old` to commit `new`, carrying the
+        user's uncommitted changes as `git checkout` does. Returns the paths whose uncommitted
+        changes (or untracked files) would be overwritten; nothing is changed then."""
+        self.run_raw("update-index", "-q", "--refresh")
+        proc = self.run_raw("read-tree", "-m", "-u", old or self.empty_tree, new)
+        if proc.returncode == 0:
+            return []
+        blocked = re.findall(r"'([^']+)'", proc.stderr.decode("utf-8", "surrogateescape"))
+        if not blocked:
+            raise git_error(("read-tree",), proc)
+        return sorted(set(blocked))
+
+    def move_head(self, new: str, old: str | None, message: str) -> bool:
+        """Point HEAD at `new` if it still points at `old` (a compare-and-swap)."""
+        proc = self.run_raw("update-ref", "-m", message, "HEAD", new, old or self.zero)
+        return proc.returncode == 0
 
 
 class ObjectReader:
@@ -453,6 +666,13 @@ class ObjectReader:
             return
         yield from _parse_tree(found[1], self._git._hash().digest_size)
 
+    def tree_at(self, revision_path: str) -> list[tuple[str, tuple[str, str]]]:
+        """The entries of the tree `revision_path` names (e.g. `HEAD:tasks`); [] if none."""
+        found = self.read(revision_path)
+        if found is None or found[0] != "tree":
+            return []
+        return list(_parse_tree(found[1], self._git._hash().digest_size))
+
     def exists(self, revision_path: str) -> bool:
         return self.read(revision_path) is not None
 
@@ -490,7 +710,7 @@ def _tree_bytes(entries: Mapping[str, tuple[str, str]]) -> bytes:
     return bytes(out)
 
 
-def _nest(contents: Mapping[str, bytes]) -> Nested:
+def _nest(contents: Mapping[str, bytes | None]) -> Nested:
     root: Nested = {}
     for path, data in contents.items():
         *dirs, leaf = path.split("/")
@@ -505,6 +725,33 @@ def _nest(contents: Mapping[str, bytes]) -> Nested:
 
 def _nul_list(data: bytes) -> list[str]:
     return [p for p in data.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+def _tree_and_parents(header: bytes) -> tuple[str, list[str]]:
+    tree, parents = "", []
+    for line in header.split(b"\n"):
+        if line.startswith(b"tree "):
+            tree = line[5:].decode()
+        elif line.startswith(b"parent "):
+            parents.append(line[7:].decode())
+    return tree, parents
+
+
+def _rewritten_header(header: bytes, tree: str, parents: Sequence[str]) -> bytes:
+    """A commit header with a new tree and parents; a signature would no longer verify, so it
+    goes (its continuation lines start with a space)."""
+    out = [f"tree {tree}".encode(), *(f"parent {p}".encode() for p in parents)]
+    dropping = False
+    for line in header.split(b"\n"):
+        if line.startswith(b" "):
+            if not dropping:
+                out.append(line)
+            continue
+        key = line.split(b" ", 1)[0]
+        dropping = key in (b"tree", b"parent", b"gpgsig", b"gpgsig-sha256")
+        if not dropping:
+            out.append(line)
+    return b"\n".join(out)
 
 
 def _clean(text: str) -> str:
