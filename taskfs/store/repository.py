@@ -8,6 +8,7 @@ creates the new files atomically and commits exactly those files in one commit.
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import os
 from collections.abc import Iterator, Sequence
@@ -178,6 +179,11 @@ def recover(repo: Repository) -> None:
         else:
             for rel in present:
                 (repo.root / rel).unlink(missing_ok=True)
+        for rel in paths:
+            # A writer killed inside fs.create_new leaves its temporary file beside the target.
+            target = repo.root / rel
+            for leftover in target.parent.glob(f".{glob.escape(target.name)}.*.tmp"):
+                leftover.unlink(missing_ok=True)
         path.unlink(missing_ok=True)
 
 
