@@ -22,7 +22,9 @@ from taskfs.core import ids
 from taskfs.errors import Problem, TaskfsError, fail, problem
 
 T = TypeVar("T")
-Renderer = Callable[[T], tuple[dict[str, Any], str]]
+# A renderer answers (JSON document, text for people). The text may be a function, called only
+# when it is printed, so that `--json` never pays for rendering tables.
+Renderer = Callable[[T], tuple[dict[str, Any], "str | Callable[[], str]"]]
 
 
 def run(args: list[str]) -> int:
@@ -67,8 +69,10 @@ def act(as_json: bool, call: Callable[[], T], show: Renderer[T]) -> int:
     doc, text = show(result)
     if as_json:
         emit_json(doc)
-    elif text:
-        click.echo(text)
+    else:
+        shown = text() if callable(text) else text
+        if shown:
+            click.echo(shown)
     return 0 if doc.get("ok", True) else 1
 
 
@@ -113,4 +117,8 @@ def cli() -> None:
     """Task envelopes for delegating work between agents, kept as files in git."""
 
 
-from taskfs.cli import commands  # noqa: E402,F401  (registers the commands on `cli`)
+# The command modules register themselves on `cli` when imported.
+from taskfs.cli import (  # noqa: E402
+    commands,  # noqa: F401
+    review,  # noqa: F401  (lint, review, graph, board)
+)

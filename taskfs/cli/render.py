@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from taskfs.api import views
 from taskfs.errors import Problem
+from taskfs.report import terminal
 
 refusal = views.refusal
 document = views.document
@@ -25,8 +26,10 @@ def moved(result: Any) -> tuple[dict[str, Any], str]:
     return doc, f"{result.id}: {result.state}"
 
 
-def task_list(tasks: Iterable[Any]) -> tuple[dict[str, Any], str]:
+def task_list(tasks: Iterable[Any]) -> tuple[dict[str, Any], str | Callable[[], str]]:
     rows = [views.summary(t) for t in tasks]
+    if terminal.is_terminal():
+        return document(True, tasks=rows), lambda: terminal.task_table(rows)
     lines = [
         f"{r['id']:<20} {r['state']:<15} {r['from'] or '-':<12} {r['to'] or '-':<12} "
         f"{r['contextID']}"
@@ -69,14 +72,24 @@ def validation(result: Any) -> tuple[dict[str, Any], str]:
     return doc, "\n".join(lines)
 
 
-def log(task: Any) -> tuple[dict[str, Any], str]:
-    rows = views.history(task)
-    doc = document(True, id=task.id, state=task.state, history=rows)
+def log(report: Any) -> tuple[dict[str, Any], str | Callable[[], str]]:
+    task = report.task
+    rows = report.timeline()
+    doc = document(
+        True,
+        id=task.id,
+        state=task.state,
+        history=views.history(task),
+        timeline=[row.to_json() for row in rows],
+    )
+    if terminal.is_terminal():
+        return doc, lambda: terminal.timeline(task.id, task.state, rows)
     lines = []
     for row in rows:
-        mark = "  (superseded)" if row.get("superseded") else ""
-        reason = f": {row['reason']}" if row.get("reason") else ""
-        lines.append(f"{row['at']}  {row['state']:<15} by {row['by']}{reason}{mark}")
+        mark = "  (superseded)" if row.superseded else ""
+        what = row.what if row.kind == "transition" else f"{row.kind} {row.what}"
+        detail = f": {row.detail}" if row.detail else ""
+        lines.append(f"{row.at}  {what:<15} by {row.actor}{detail}{mark}")
     return doc, "\n".join(lines)
 
 

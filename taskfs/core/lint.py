@@ -116,9 +116,33 @@ _ALWAYS_SUCCEED = frozenset(
 # what runs before them: `pytest | tee log` passes whatever pytest said.
 _SINKS = frozenset({"cat", "tee", "head", "tail"})
 _SEPARATORS = frozenset({";", "&&", "||", "&", "\n"})
-_UNMODELLED = re.compile(
-    r"[(){}`]|\$\(|<<|\b(if|then|else|fi|for|while|until|do|done|case|"
-    r"esac|function|set|trap|eval|exec|source)\b|^\s*\.\s"
+_UNMODELLED = re.compile(r"[(){}`]|\$\(|<<")
+# Command names that start shell the rule does not model (compound commands, shell state).
+_UNMODELLED_WORDS = frozenset(
+    {
+        "if",
+        "then",
+        "else",
+        "elif",
+        "fi",
+        "for",
+        "while",
+        "until",
+        "do",
+        "done",
+        "case",
+        "esac",
+        "function",
+        "set",
+        "trap",
+        "eval",
+        "exec",
+        "source",
+        ".",
+        "!",
+        "[[",
+        "select",
+    }
 )
 
 Outcome = tuple[int, bool]  # (exit status: 0 or 1, whether the shell has exited)
@@ -138,21 +162,14 @@ def cannot_fail(command: str) -> bool:
 
 def _shell_lists(command: str) -> list[tuple[str, list[list[str]]]] | None:
     """The command as (operator before it, pipeline) pairs; None for shell we do not model."""
-    if not command.strip() or _UNMODELLED.search(command):
-        return None
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|<>")
-    lexer.whitespace = " \t\r"
-    lexer.commenters = "#"
-    lexer.whitespace_split = True
-    try:
-        tokens = list(lexer)
-    except ValueError:  # an unclosed quote
+    tokens = _tokens(command)
+    if tokens is None:
         return None
     out: list[tuple[str, list[list[str]]]] = []
     operator = ";"
     pipeline: list[list[str]] = []
     words: list[str] = []
-    for token in [*tokens, "\n"]:
+    for token in tokens:
         if token in ("|", "|&"):
             pipeline.append(words)
             words = []
@@ -161,18 +178,40 @@ def _shell_lists(command: str) -> list[tuple[str, list[list[str]]]] | None:
                 out.append((operator, [*pipeline, words]))
                 pipeline, words = [], []
                 operator = token
-            elif token != "\n":
+            elif token != "\n":  # a newline after && or || continues the list
                 operator = token
             if token == "&":
                 out.append(("&", []))
                 operator = ";"
-        elif set(token) <= set("<>&|") and set(token) & set("<>"):
-            words.append(token)  # a redirection (`2>&1`, `&>`, `>|`) is part of its command
         elif set(token) <= set(";&|"):
             return None  # `;;`, `&&&` and friends: not a list we understand
         else:
-            words.append(token)
-    return out
+            words.append(token)  # a word, or a redirection (`2>&1`, `&>`), part of its command
+    return None if _unmodelled_commands(out) else out
+
+
+def _tokens(command: str) -> list[str] | None:
+    if not command.strip() or _UNMODELLED.search(command):
+        return None
+    tokens: list[str] = []
+    for line in command.replace("\\\n", " ").splitlines():
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|<>")
+        lexer.commenters = "#"
+        lexer.whitespace_split = True
+        try:
+            tokens += [*lexer, "\n"]
+        except ValueError:  # an unclosed quote
+            return None
+    return tokens
+
+
+def _unmodelled_commands(lists: list[tuple[str, list[list[str]]]]) -> bool:
+    for _operator, commands in lists:
+        for words in commands:
+            rest = _without_assignments(words)
+            if rest and rest[0] in _UNMODELLED_WORDS:
+                return True
+    return False
 
 
 def _step(before: Outcome, operator: str, pipeline: list[list[str]]) -> Iterator[Outcome]:
