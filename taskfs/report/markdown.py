@@ -74,7 +74,7 @@ def task(report: TaskReport, *, heading: str = "###") -> str:
     parts = [f"{heading} Task {code(t.id)}: {t.state}", quote(env.objective), _facts(report)]
     parts.append(contract(env))
     parts.append(f"{heading}# History\n\n" + _history(report))
-    parts.append(f"{heading}# Evidence\n\n" + evidence_list(report.evidence))
+    parts.append(f"{heading}# Evidence\n\n" + _evidence_summary(report.evidence))
     if report.messages:
         parts.append(f"{heading}# Messages\n\n" + messages_table(report.messages))
     if report.artifacts:
@@ -132,6 +132,19 @@ def _history(report: TaskReport) -> str:
         state = f"~~{row.what}~~ (superseded)" if row.superseded else row.what
         rows.append([text(row.at), state, text(row.actor), text(row.detail)])
     return table(["when", "state", "by", "reason"], rows)
+
+
+def _evidence_summary(rows: Sequence[EvidenceRow]) -> str:
+    if not rows:
+        return evidence_list(rows)
+    passed = sum(1 for row in rows if row.verdict == "pass")
+    latest = rows[-1]
+    summary = (
+        f"{_count(len(rows), 'acceptance run')}: {passed} passed, {len(rows) - passed} did not; "
+        f"the latest {'passed' if latest.passed else 'did not pass'} "
+        f"{VERDICT_MARKS.get(latest.verdict, '⚠️')}"
+    )
+    return summary + "\n\n" + evidence_list(rows)
 
 
 def evidence_list(rows: Sequence[EvidenceRow], *, with_task: bool = False) -> str:

@@ -199,6 +199,7 @@ def test_show_markdown_has_contract_state_history_evidence_and_artifacts(branch:
         "completed",
     ]
     evidence = out.split("#### Evidence")[1]
+    assert "1 acceptance run: 1 passed, 0 did not; the latest passed ✅" in evidence
     assert "✅ **pass** `test -f src/auth/login.py` · exit 0 · script" in evidence
     assert "<details><summary>output</summary>" in evidence
     assert "- **fix**: `src/auth/login.py`" in out.split("#### Artifacts")[1]
@@ -236,3 +237,20 @@ def test_log_is_a_timeline_of_transitions_evidence_and_messages(branch: Path) ->
         "message",
     ]
     assert [row["state"] for row in doc["history"]] == ["submitted", "working", "completed"]
+
+
+def test_a_transition_that_lost_a_fork_is_shown_superseded(repo: Path, tmp_path: Path) -> None:
+    submit(repo, id="contested", to=None)
+    base = git(repo, "rev-parse", "HEAD")
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(repo), str(other))
+    assert taskfs("claim", "contested", "--agent", "alice").code == 0
+    assert taskfs("claim", "contested", "--agent", "bob", cwd=other).code == 0
+    git(repo, "pull", "-q", "--no-rebase", "--no-edit", str(other), "main")
+    doc = taskfs("review", f"{base}..HEAD", "--json").json
+    claims = {t["by"]: t["superseded"] for t in doc["transitions"]}
+    assert sorted(claims) == ["alice", "bob"]
+    assert sorted(claims.values()) == [False, True]
+    loser = next(by for by, lost in claims.items() if lost)
+    out = taskfs("review", f"{base}..HEAD").stdout
+    assert f"| `contested` | ~~submitted → working~~ (superseded) | {loser} |" in out
