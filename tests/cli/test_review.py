@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests import stand_ins
-from tests.helpers import git, submit, taskfs, write_envelope
+from tests.helpers import git, submit, taskfs, taskfs_process, write_envelope
 
 LOGIN = {"id": "login-fix", "filesAndInterfaces": ["src/auth/login.py", "tests/test_login.py"]}
 SIGNUP = {
@@ -50,7 +50,7 @@ def branch(repo: Path) -> Path:
 
 
 def test_review_names_every_change_of_the_branch_and_fails_on_a_broken_rule(branch: Path) -> None:
-    result = taskfs("review", "main..HEAD")
+    result = taskfs_process("review", "main..HEAD", cwd=branch)
     assert result.code == 1, result.stderr
     out = result.stdout
     assert out.startswith("## taskfs review of `main..HEAD`")
