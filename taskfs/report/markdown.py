@@ -11,6 +11,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from taskfs.report.style import short_time
+
 if TYPE_CHECKING:
     from taskfs.api.audit import Finding
     from taskfs.api.entries import EvidenceRow, MessageRow
@@ -59,6 +61,10 @@ def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
 
 def quote(value: str) -> str:
     return "\n".join("> " + text(line) if line.strip() else ">" for line in value.splitlines())
+
+
+def _when(at: str) -> str:
+    return short_time(at, seconds=True)
 
 
 def _count(n: int, word: str) -> str:
@@ -130,7 +136,7 @@ def _history(report: TaskReport) -> str:
         if row.kind != "transition":
             continue
         state = f"~~{row.what}~~ (superseded)" if row.superseded else row.what
-        rows.append([text(row.at), state, text(row.actor), text(row.detail)])
+        rows.append([text(_when(row.at)), state, text(row.actor), text(row.detail)])
     return table(["when", "state", "by", "reason"], rows)
 
 
@@ -160,7 +166,7 @@ def _evidence(row: EvidenceRow, with_task: bool) -> str:
         text(row.source),
         f"{row.duration_seconds:g} s" if row.duration_seconds is not None else "",
         f"commit {code(row.commit[:12])}" if row.commit else "",
-        text(row.at),
+        text(_when(row.at)),
         text(row.problem),
     ]
     who = f"{code(row.task)} " if with_task else ""
@@ -179,7 +185,7 @@ def messages_table(rows: Sequence[MessageRow], *, with_task: bool = False) -> st
     body = [
         ([code(m.task)] if with_task else [])
         + [
-            text(m.at),
+            text(_when(m.at)),
             text(f"{m.sender or '?'} → {m.to or '?'}"),
             text(m.status or "-"),
             text(m.text or m.problem),
@@ -258,6 +264,12 @@ def _transitions(rows: Sequence[AddedTransition]) -> str:
         if row.superseded:
             move = f"~~{move}~~ (superseded)"
         body.append(
-            [code(row.task), move, text(record.by), text(record.at), text(record.reason or "")]
+            [
+                code(row.task),
+                move,
+                text(record.by),
+                text(_when(record.at)),
+                text(record.reason or ""),
+            ]
         )
     return table(["task", "transition", "by", "at", "reason"], body)
