@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -88,3 +90,12 @@ def test_an_empty_ledger_is_an_empty_graph(repo: Path) -> None:
     assert taskfs("graph", "--json").json["nodes"] == []
     assert taskfs("graph").stdout.startswith("flowchart LR\n")
     assert taskfs("graph", "--format", "svg").code == 2
+
+
+def test_graphviz_reads_the_dot(planned: Path) -> None:
+    if shutil.which("dot") is None:
+        pytest.skip("Graphviz's dot is not installed (apt-get install graphviz)")
+    out = taskfs("graph", "--format", "dot").stdout
+    svg = subprocess.run(["dot", "-Tsvg"], input=out, capture_output=True, text=True, check=True)
+    for task in ("base", "docs", "ghost", "part"):
+        assert f"<title>{task}</title>" in svg.stdout
