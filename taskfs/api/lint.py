@@ -33,12 +33,9 @@ class Linted:
 
 def lint(repo: Repository | None, targets: Sequence[str]) -> Linted:
     """Lint the envelope files and task ids named, or every open task of the ledger."""
-    contexts: dict[str, str] = {}
-    settings = rules.Settings()
     tasks = load_all(repo) if repo is not None else {}
-    if repo is not None:
-        contexts = {t.id: t.envelope.context_id for t in tasks.values()}
-        settings = repo.config.lint.settings()
+    contexts = {t.id: t.envelope.context_id for t in tasks.values()}
+    settings = repo.config.lint.settings() if repo is not None else rules.Settings()
     if not targets:
         if repo is None:
             raise fail("not_a_repository", path=str(Path.cwd()))
