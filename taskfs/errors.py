@@ -119,14 +119,29 @@ MESSAGES: dict[str, str] = {
     "seen in the task or names another file",
     "message_unsigned": "message {msg_id!r} is unsigned: {reason}",
     "message_not_found": "no message {msg_id!r}{why_text}",
+    # lint warnings: valid but weak contracts (`taskfs lint`, `taskfs review`)
+    "check_cannot_fail": "the acceptance command {command!r} cannot fail, so it proves nothing: "
+    "make it run the tests of what the task changes",
+    "check_ignores_owned_files": "the acceptance command {command!r} names none of the files the "
+    "task owns ({owned_text}): a check that does not exercise them proves little",
+    "owns_everything": "{entry!r} owns files across the whole repository: name the folders the "
+    "task works in",
+    "boundaries_vague": "the boundaries {boundaries!r} forbid nothing in particular: say what the "
+    "recipient must not do",
+    "objective_too_short": "the objective has {words} words, fewer than {minimum}: say in a "
+    "sentence what is asked for",
+    "dependency_other_context": "it depends on {dependency!r}, a task of context "
+    "{other_context!r}, not {context!r}",
     # the tool itself
     "not_a_repository": "{path} is not inside a git repository (run `taskfs init`)",
     "file_unreadable": "cannot read {path}: {reason}",
+    "file_unwritable": "cannot write {path}: {reason}",
     "invalid_agent": "{value!r} is not an agent name: use 1-64 characters of letters, digits, "
     ". _ @ -, starting with a letter or digit",
     "agent_required": "name the acting agent with --agent or TASKFS_AGENT",
     "config_invalid": "{path} is not a valid taskfs configuration: {reason}",
     "git_failed": "git {command} failed: {reason}",
+    "range_invalid": "{range!r} is not a revision range of this repository: {reason}",
     "usage": "{reason}",
     "internal_error": "taskfs hit an unexpected error ({reason}); set TASKFS_DEBUG=1 to see the "
     "traceback and please report it",

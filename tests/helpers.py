@@ -113,3 +113,28 @@ def submit(repo: Path, **changes: Any) -> str:
     path.unlink()
     assert result.code == 0, result.stdout + result.stderr
     return str(result.json["id"])
+
+
+def check(task: str, agent: str = "builder", cwd: Path | None = None) -> str:
+    """Run the task's acceptance check through the CLI; return the evidence file's path."""
+    result = taskfs("check", task, "--agent", agent, "--json", cwd=cwd)
+    assert "evidence" in result.json, result.stdout + result.stderr
+    return str(result.json["evidence"])
+
+
+def send(
+    task: str,
+    sender: str,
+    to: str,
+    text: str,
+    *,
+    status: str | None = None,
+    cwd: Path | None = None,
+) -> str:
+    """A message about a task through `taskfs send`; returns its msg_id."""
+    args = ["send", task, text, "--agent", sender, "--to", to, "--json"]
+    if status:
+        args += ["--status", status]
+    result = taskfs(*args, cwd=cwd)
+    assert result.code == 0, result.stdout + result.stderr
+    return str(result.json["msg_id"])

@@ -22,7 +22,9 @@ from taskfs.core import ids
 from taskfs.errors import Problem, TaskfsError, fail, problem
 
 T = TypeVar("T")
-Renderer = Callable[[T], tuple[dict[str, Any], str]]
+# A renderer answers (JSON document, text for people). The text may be a function, called only
+# when it is printed, so that `--json` never pays for rendering tables.
+Renderer = Callable[[T], tuple[dict[str, Any], "str | Callable[[], str]"]]
 
 
 def run(args: list[str]) -> int:
@@ -68,8 +70,10 @@ def act(as_json: bool, call: Callable[[], T], show: Renderer[T]) -> int:
     doc, text = show(result)
     if as_json:
         emit_json(doc)
-    elif text:
-        click.echo(text)
+    else:
+        shown = text() if callable(text) else text
+        if shown:
+            click.echo(shown)
     return 0 if doc.get("ok", True) else 1
 
 
@@ -114,5 +118,5 @@ def cli() -> None:
     """Task envelopes for delegating work between agents, kept as files in git."""
 
 
-# Registers the commands on `cli`.
-from taskfs.cli import agents, commands, evidence, ownership, sync  # noqa: E402,F401
+# The command modules register themselves on `cli` when imported.
+from taskfs.cli import agents, commands, evidence, ownership, review, sync  # noqa: E402,F401

@@ -87,11 +87,22 @@ def validate(paths: tuple[str, ...], as_json: bool) -> int:
 
 @cli.command()
 @click.argument("task_id")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "markdown"]),
+    default="text",
+    help="markdown: contract, state, history, evidence and artifacts for a pull request.",
+)
 @json_option
-def show(task_id: str, as_json: bool) -> int:
+def show(task_id: str, fmt: str, as_json: bool) -> int:
     """The envelope and current state of a task."""
     from taskfs.api import queries
 
+    if fmt == "markdown":
+        from taskfs.cli.review import show_markdown
+
+        return show_markdown(task_id, as_json)
     return act(as_json, lambda: queries.show(open_repo(), task_id), render.show)
 
 
@@ -219,9 +230,11 @@ def complete(task_id: str, agent: str | None, artifacts: list[Artifact], as_json
 @json_option
 def log(task_id: str, as_json: bool) -> int:
     """The task's history: transitions, evidence, messages."""
-    from taskfs.api import queries
+    from taskfs.api import reports
 
-    return act(as_json, lambda: queries.show(open_repo(), task_id), render.log)
+    return act(
+        as_json, lambda: reports.task_report(open_repo(), task_id, neighbours=False), render.log
+    )
 
 
 @cli.command()

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from taskfs.api import views
 from taskfs.errors import Problem
+from taskfs.report import terminal
 
 refusal = views.refusal
 document = views.document
@@ -25,8 +26,10 @@ def moved(result: Any) -> tuple[dict[str, Any], str]:
     return doc, f"{result.id}: {result.state}"
 
 
-def task_list(tasks: Iterable[Any]) -> tuple[dict[str, Any], str]:
+def task_list(tasks: Iterable[Any]) -> tuple[dict[str, Any], str | Callable[[], str]]:
     rows = [views.summary(t) for t in tasks]
+    if terminal.is_terminal():
+        return document(True, tasks=rows), lambda: terminal.task_table(rows)
     lines = [
         f"{r['id']:<20} {r['state']:<15} {r['from'] or '-':<12} {r['to'] or '-':<12} "
         f"{r['contextID']}" + (f"  ({r['superseded']} superseded)" if r.get("superseded") else "")
@@ -91,25 +94,25 @@ def validation(result: Any) -> tuple[dict[str, Any], str]:
     return doc, "\n".join(lines)
 
 
-def log(task: Any) -> tuple[dict[str, Any], str]:
-    rows = views.history(task)
-    evidence = views.evidence(task)
-    doc = document(True, id=task.id, state=task.state, history=rows, evidence=evidence)
-    lines: list[str] = []
-    pending = list(evidence)
+def log(report: Any) -> tuple[dict[str, Any], str | Callable[[], str]]:
+    task = report.task
+    rows = report.timeline()
+    doc = document(
+        True,
+        id=task.id,
+        state=task.state,
+        history=views.history(task),
+        timeline=[row.to_json() for row in rows],
+    )
+    if terminal.is_terminal():
+        return doc, lambda: terminal.timeline(task.id, task.state, rows)
+    lines = []
     for row in rows:
-        # Transitions keep their chain order; evidence goes in between by time.
-        while pending and pending[0]["at"] < row["at"]:
-            lines.append(_evidence_line(pending.pop(0)))
-        mark = ""
-        if row.get("superseded"):
-            winner = row.get("supersededBy")
-            mark = f"  (superseded by {winner['state']} by {winner['by']})" if winner else ""
-            mark = mark or "  (superseded)"
-        reason = f": {row['reason']}" if row.get("reason") else ""
-        rests = f" (evidence {row['evidence']})" if row.get("evidence") else ""
-        lines.append(f"{row['at']}  {row['state']:<15} by {row['by']}{reason}{rests}{mark}")
-    lines += [_evidence_line(row) for row in pending]
+        mark = f"  (superseded by {row.superseded_by})" if row.superseded_by else ""
+        mark = mark or ("  (superseded)" if row.superseded else "")
+        what = row.what if row.kind == "transition" else f"{row.kind} {row.what}"
+        detail = f": {row.detail}" if row.detail else ""
+        lines.append(f"{row.at}  {what:<15} by {row.actor}{detail}{mark}")
     return doc, "\n".join(lines)
 
 

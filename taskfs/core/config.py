@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, ValidationError
 
+from taskfs.core.lint import DEFAULT_OBJECTIVE_MIN_WORDS, LintCode, Settings
 from taskfs.errors import Problem, problem
 
 CONFIG_PATH = ".taskfs/config.yaml"
@@ -19,6 +20,26 @@ def _relative_folder(value: str) -> str:
     if parts[0] in (".git", ".taskfs"):
         raise ValueError("must not be inside .git or .taskfs")
     return "/".join(parts)
+
+
+class LintConfig(BaseModel):
+    """`taskfs lint` settings: which warnings to leave out, and how long an objective must be."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    disable: tuple[LintCode, ...] = Field(
+        default=(), description="Warning codes that taskfs lint and review leave out."
+    )
+    objective_min_words: Annotated[int, Strict()] = Field(
+        default=DEFAULT_OBJECTIVE_MIN_WORDS,
+        alias="objectiveMinWords",
+        ge=1,
+        le=200,
+        description="An objective with fewer words is objective_too_short.",
+    )
+
+    def settings(self) -> Settings:
+        return Settings(frozenset(self.disable), self.objective_min_words)
 
 
 class Config(BaseModel):
@@ -49,6 +70,7 @@ class Config(BaseModel):
         description="Refuse unsigned messages. When false, an unsigned message is accepted only "
         "from an agent that has no registered public key.",
     )
+    lint: LintConfig = Field(default_factory=LintConfig, description="taskfs lint settings.")
 
     def to_document(self) -> dict[str, Any]:
         return self.model_dump(by_alias=True, mode="json")

@@ -340,6 +340,69 @@ class Git:
                 blobs[path] = oid
         return blobs
 
+    # -- ranges, for review -------------------------------------------------------------
+
+    def verify(self, revision: str) -> str | None:
+        """The commit a revision names, or None."""
+        if revision.startswith("-"):
+            return None
+        proc = self.run_raw("rev-parse", "--verify", "--quiet", "--end-of-options", revision)
+        return proc.stdout.decode().strip() or None
+
+    def default_base(self) -> str | None:
+        """Where the current branch left what it is compared with: the merge base with its
+        upstream, else with main or master (local or origin's); None when there is none."""
+        proc = self.run_raw("rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}")
+        candidates = [proc.stdout.decode().strip()] if proc.returncode == 0 else []
+        candidates += ["main", "master", "origin/main", "origin/master"]
+        for candidate in candidates:
+            if candidate and self.verify(f"{candidate}^{{commit}}"):
+                base = self.run_raw("merge-base", "HEAD", candidate)
+                if base.returncode == 0:
+                    return base.stdout.decode().strip()
+        return None
+
+    def commits_in(self, revisions: str) -> list[str]:
+        """The commits of a range (`A..B`, `A...B`), oldest first; `git_failed` when git
+        does not know it."""
+        out = self.run("rev-list", "--reverse", "--end-of-options", revisions, "--")
+        return out.split()
+
+    def added_files(self, revisions: str, folder: str) -> list[tuple[str, str, str]]:
+        """(commit, author, path) of every file under `folder` that a commit of the range
+        added, oldest first."""
+        out = self.run(
+            "log",
+            "--reverse",
+            "--no-renames",
+            "--name-status",
+            "--diff-filter=A",
+            "--format=%x00%H%x00%an",
+            "--end-of-options",
+            revisions,
+            "--",
+            folder,
+        )
+        found: list[tuple[str, str, str]] = []
+        commit = author = ""
+        for line in out.splitlines():
+            if line.startswith("\0"):
+                _empty, commit, author = line.split("\0", 2)
+            elif line.strip():
+                _status, _tab, path = line.partition("\t")
+                found.append((commit, author, path))
+        return found
+
+    def read_blobs(self, wanted: Sequence[tuple[str, str]]) -> list[bytes | None]:
+        """The bytes of each (commit, path) as that commit holds it (None when it holds none),
+        through one `git cat-file` process."""
+        out: list[bytes | None] = []
+        with self.reader() as reader:
+            for commit, path in wanted:
+                found = reader.read(f"{commit}:{path}")
+                out.append(found[1] if found and found[0] == "blob" else None)
+        return out
+
     # -- writing -----------------------------------------------------------------------
 
     def commit_files(

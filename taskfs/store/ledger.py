@@ -91,7 +91,7 @@ def _status_record(repo: Repository, rel: str, name: str, task_id: str) -> Statu
     try:
         record = StatusRecord.model_validate(read_yaml(repo, rel))
     except ValidationError as exc:
-        raise fail("file_invalid", path=rel, reason=_first_error(exc)) from None
+        raise fail("file_invalid", path=rel, reason=first_error(exc)) from None
     if record.task != task_id:
         raise fail("file_invalid", path=rel, reason=f"it records task {record.task!r}")
     return record
@@ -128,14 +128,14 @@ def _evidence_file(
     try:
         record = parse_evidence(document)
     except ValidationError as exc:
-        raise fail("file_invalid", path=rel, reason=_first_error(exc)) from None
+        raise fail("file_invalid", path=rel, reason=first_error(exc)) from None
     if record.task != task_id:
         raise fail("file_invalid", path=rel, reason=f"it records task {record.task!r}")
     state, why = signature_state(document, trust)
     return EvidenceFile(rel, document, record, state, why)
 
 
-def _first_error(exc: ValidationError) -> str:
+def first_error(exc: ValidationError) -> str:
     errors = exc.errors(include_url=False, include_input=False)
     first = errors[0]
     where = ".".join(str(p) for p in first["loc"]) or "file"

@@ -735,9 +735,10 @@ def test_log_interleaves_evidence_with_transitions(repo: Path) -> None:
     passed = check(task)
     assert taskfs("complete", task, "--agent", "builder").code == 0
     log = taskfs("log", task, "--json").json
-    assert [row["file"] for row in log["evidence"]] == [Path(passed.json["evidence"]).name]
+    runs = [row for row in log["timeline"] if row["kind"] == "evidence"]
+    assert [row["path"] for row in runs] == [passed.json["evidence"]]
     lines = taskfs("log", task).stdout.splitlines()
-    assert [line.split()[1] for line in lines] == ["submitted", "working", "check", "completed"]
+    assert [line.split()[1] for line in lines] == ["submitted", "working", "evidence", "completed"]
 
 
 @pytest.fixture(autouse=True)

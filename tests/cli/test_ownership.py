@@ -579,11 +579,11 @@ def test_hook_falls_back_to_taskfs_on_path_and_says_when_there_is_none(repo: Pat
 def test_pre_commit_hook_definitions_name_real_commands() -> None:
     hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     by_id = {hook["id"]: hook for hook in hooks}
-    assert set(by_id) == {"taskfs-guard", "taskfs-validate"}
+    assert set(by_id) == {"taskfs-guard", "taskfs-validate", "taskfs-lint"}
     for hook in hooks:
         assert hook["language"] == "python"
-        assert hook["pass_filenames"] is False
-        program, command = hook["entry"].split()
+        program, command, *_options = hook["entry"].split()
         assert program == "taskfs"
         assert taskfs(command, "--help").code == 0
+    assert by_id["taskfs-guard"]["pass_filenames"] is False
     assert by_id["taskfs-guard"]["always_run"] is True

@@ -1,0 +1,181 @@
+"""A task's evidence and messages as rows for people to look at (show, log, review, board).
+
+This is the one place where the views read `tasks/<id>/evidence/` and `tasks/<id>/messages/`.
+Files are read through the same models that write them (`parse_evidence`, `MessageRecord`).
+A file that cannot be read is shown as such (verdict `invalid`, with the problem), never
+skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from taskfs.core import yamlio
+from taskfs.core.records import STAMPED_NAME_RE, CheckEvidence, MessageRecord, parse_evidence
+from taskfs.store.ledger import first_error
+from taskfs.store.repository import EVIDENCE, MESSAGES, Repository
+
+
+@dataclass(frozen=True)
+class EvidenceRow:
+    path: str
+    task: str
+    verdict: str  # pass, fail, or invalid (the file could not be read)
+    command: str = ""
+    exit_code: int | None = None
+    source: str = ""
+    at: str = ""
+    duration_seconds: float | None = None
+    stdout: str = ""
+    stderr: str = ""
+    commit: str = ""
+    problem: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == "pass"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "task": self.task,
+            "verdict": self.verdict,
+            "command": self.command,
+            "exitCode": self.exit_code,
+            "verdictSource": self.source,
+            "startedAt": self.at,
+            "durationSeconds": self.duration_seconds,
+            "commit": self.commit,
+            **({"problem": self.problem} if self.problem else {}),
+        }
+
+
+@dataclass(frozen=True)
+class MessageRow:
+    path: str
+    task: str
+    sender: str = ""
+    to: str = ""
+    status: str = ""
+    text: str = ""
+    at: str = ""
+    in_reply_to: str = ""
+    problem: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "task": self.task,
+            "from": self.sender,
+            "to": self.to,
+            "status": self.status or None,
+            "text": self.text,
+            "at": self.at,
+            "inReplyTo": self.in_reply_to or None,
+            **({"problem": self.problem} if self.problem else {}),
+        }
+
+
+def task_evidence(repo: Repository, task_id: str) -> list[EvidenceRow]:
+    """The task's evidence files, oldest first."""
+    rows = []
+    for name in repo.list_dir(task_id, EVIDENCE):
+        rel = repo.task_rel(task_id, EVIDENCE, name)
+        rows.append(evidence_row(task_id, rel, _read(repo, rel)))
+    return rows
+
+
+def task_messages(repo: Repository, task_id: str) -> list[MessageRow]:
+    """The task's message files, oldest first."""
+    rows = []
+    for name in repo.list_dir(task_id, MESSAGES):
+        rel = repo.task_rel(task_id, MESSAGES, name)
+        rows.append(message_row(task_id, rel, _read(repo, rel)))
+    return rows
+
+
+def _read(repo: Repository, rel: str) -> bytes | None:
+    try:
+        return (repo.root / rel).read_bytes()
+    except OSError:
+        return None
+
+
+def parse(data: bytes | None) -> tuple[Mapping[str, Any] | None, str]:
+    if data is None:
+        return None, "the file cannot be read"
+    try:
+        value = yamlio.load(data)
+    except yamlio.YamlError as exc:
+        return None, exc.reason
+    if not isinstance(value, Mapping):
+        return None, "it is not a mapping"
+    return value, ""
+
+
+def evidence_row(task_id: str, rel: str, data: bytes | None) -> EvidenceRow:
+    """One evidence file (its bytes, from the tree or from git) as a row."""
+    value, reason = parse(data)
+    if value is None:
+        return EvidenceRow(rel, task_id, "invalid", at=_stamp(rel), problem=reason)
+    try:
+        record = parse_evidence(value)
+    except ValidationError as exc:
+        return EvidenceRow(rel, task_id, "invalid", at=_stamp(rel), problem=first_error(exc))
+    if isinstance(record, CheckEvidence):
+        return EvidenceRow(
+            path=rel,
+            task=task_id,
+            verdict=record.verdict,
+            command=record.command,
+            exit_code=record.exit_code,
+            source=record.verdict_source,
+            at=record.started_at,
+            duration_seconds=record.duration_seconds,
+            stdout=record.stdout,
+            stderr=record.stderr,
+            commit=record.commit,
+        )
+    return EvidenceRow(
+        path=rel,
+        task=task_id,
+        verdict=record.verdict,
+        source=record.verdict_source,
+        at=record.started_at,
+        stdout=record.note,
+        commit=record.commit or "",
+    )
+
+
+def message_row(task_id: str, rel: str, data: bytes | None) -> MessageRow:
+    """One message file (its bytes, from the tree or from git) as a row."""
+    value, reason = parse(data)
+    if value is None:
+        return MessageRow(rel, task_id, at=_stamp(rel), problem=reason)
+    try:
+        record = MessageRecord.model_validate(value)
+    except ValidationError as exc:
+        return MessageRow(rel, task_id, at=_stamp(rel), problem=first_error(exc))
+    return MessageRow(
+        path=rel,
+        task=task_id,
+        sender=record.sender,
+        to=record.recipient,
+        status=record.status or "",
+        text=record.text,
+        at=record.at,
+        in_reply_to=record.in_reply_to or "",
+    )
+
+
+def _stamp(rel: str) -> str:
+    """The time a stamped file name records (`20260101T120000.000000Z-xxxxxxxx.yaml`)."""
+    match = STAMPED_NAME_RE.fullmatch(rel.rsplit("/", 1)[-1])
+    if not match:
+        return ""
+    s = match.group("stamp")
+    return f"{s[0:4]}-{s[4:6]}-{s[6:8]}T{s[9:11]}:{s[11:13]}:{s[13:]}"

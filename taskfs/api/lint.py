@@ -1,0 +1,78 @@
+"""`taskfs lint`: warnings about contracts that are valid but weak (rules: taskfs.core.lint).
+
+Envelopes are written once and never edited, so a warning is most useful before `new`: lint
+takes envelope files as well as task ids. With neither it looks at the ledger's open tasks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from taskfs.api.submit import Source, parse_source
+from taskfs.core import ids
+from taskfs.core import lint as rules
+from taskfs.core.envelope import Envelope
+from taskfs.core.lifecycle import TERMINAL
+from taskfs.errors import Problem, TaskfsError, fail
+from taskfs.store.ledger import load_envelope
+from taskfs.store.repository import Repository, read_input
+from taskfs.store.snapshot import load_all
+
+
+@dataclass(frozen=True)
+class Linted:
+    warnings: tuple[Problem, ...]
+    errors: tuple[Problem, ...]  # what could not be linted: files that are not envelopes
+    checked: int
+
+    def ok(self, strict: bool) -> bool:
+        return not self.errors and not (strict and self.warnings)
+
+
+def lint(repo: Repository | None, targets: Sequence[str]) -> Linted:
+    """Lint the envelope files and task ids named, or every open task of the ledger."""
+    tasks = load_all(repo) if repo is not None else {}
+    contexts = {t.id: t.envelope.context_id for t in tasks.values()}
+    settings = repo.config.lint.settings() if repo is not None else rules.Settings()
+    if not targets:
+        if repo is None:
+            raise fail("not_a_repository", path=str(Path.cwd()))
+        open_tasks = [(t.id, t.envelope) for t in tasks.values() if t.state not in TERMINAL]
+        return _lint_all(open_tasks, [], contexts, settings)
+    subjects: list[tuple[str, Envelope]] = []
+    errors: list[Problem] = []
+    for target in targets:
+        try:
+            subjects += _target(repo, target, errors)
+        except TaskfsError as exc:
+            errors += exc.problems
+    return _lint_all(subjects, errors, contexts, settings)
+
+
+def _target(
+    repo: Repository | None, target: str, errors: list[Problem]
+) -> list[tuple[str, Envelope]]:
+    """A task id of the ledger, or an envelope file (whose problems go to `errors`)."""
+    if repo is not None and not Path(target).exists() and ids.is_task_id(target):
+        return [(target, load_envelope(repo, target))]
+    envelope, found = parse_source(Source(target, read_input(target)))
+    errors += found
+    return [(envelope.id or target, envelope)] if envelope is not None else []
+
+
+def _lint_all(
+    subjects: Sequence[tuple[str, Envelope]],
+    errors: Sequence[Problem],
+    contexts: Mapping[str, str],
+    settings: rules.Settings,
+) -> Linted:
+    # Tasks linted together know each other's contexts (a plan submitted in one batch).
+    known = {**contexts, **{e.id: e.context_id for _, e in subjects if e.id}}
+    warnings = [
+        w
+        for subject, envelope in subjects
+        for w in rules.lint_envelope(envelope, subject=subject, contexts=known, settings=settings)
+    ]
+    return Linted(tuple(warnings), tuple(errors), len(subjects))

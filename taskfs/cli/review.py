@@ -1,0 +1,195 @@
+"""Commands for people who review and watch the work: lint, review, graph, board, and
+`show --format markdown`. Each parses, calls the library, and renders."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import click
+
+from taskfs.cli import render
+from taskfs.cli.app import act, cli, json_option, open_repo
+from taskfs.errors import TaskfsError, fail
+
+Shown = tuple[dict[str, Any], "str | Callable[[], str]"]
+
+
+def show_markdown(task_id: str, as_json: bool) -> int:
+    from taskfs.api import reports
+    from taskfs.report import markdown
+
+    def show(report: reports.TaskReport) -> Shown:
+        doc, _text = render.show(report.task)
+        doc["evidence"] = [row.to_json() for row in report.evidence]
+        return doc, lambda: markdown.task(report).rstrip("\n")
+
+    return act(as_json, lambda: reports.task_report(open_repo(), task_id), show)
+
+
+@cli.command()
+@click.argument("targets", nargs=-1, metavar="[FILE|ID]...")
+@click.option("--strict", is_flag=True, help="Warnings fail too (exit status 1).")
+@json_option
+def lint(targets: tuple[str, ...], strict: bool, as_json: bool) -> int:
+    """Warnings for contracts that are valid but weak (the open tasks when none is named)."""
+    from taskfs.api import lint as lint_api
+
+    def call() -> lint_api.Linted:
+        return lint_api.lint(_repo_or_none() if targets else open_repo(), list(targets))
+
+    def show(result: lint_api.Linted) -> Shown:
+        doc = render.document(
+            result.ok(strict),
+            checked=result.checked,
+            warnings=[w.to_json() for w in result.warnings],
+            errors=[p.to_json() for p in result.errors],
+        )
+        lines = [
+            f"{w.data.get('subject')}: warning[{w.code}] {w.field}: {w.message}"
+            for w in result.warnings
+        ]
+        lines += render.problems_text(result.errors)
+        summary = f"{result.checked} contracts checked, {len(result.warnings)} warnings"
+        lines.append(summary + (f", {len(result.errors)} errors" if result.errors else ""))
+        return doc, "\n".join(lines)
+
+    return act(as_json, call, show)
+
+
+def _repo_or_none() -> Any:
+    try:
+        return open_repo()
+    except TaskfsError as exc:
+        if exc.codes == ["not_a_repository"]:
+            return None
+        raise
+
+
+@cli.command()
+@click.argument("rev_range", required=False, metavar="[REV_RANGE]")
+@json_option
+def review(rev_range: str | None, as_json: bool) -> int:
+    """A markdown review of what a range did to the ledger; exit 1 on errors.
+
+    REV_RANGE is A..B, A...B or A (meaning A..HEAD); by default the current branch against
+    its upstream, else against main or master.
+    """
+    from taskfs.api import review as review_api
+    from taskfs.report import markdown
+
+    def show(result: review_api.Review) -> Shown:
+        return _review_document(result), lambda: markdown.review(result).rstrip("\n")
+
+    return act(as_json, lambda: review_api.review(open_repo(), rev_range), show)
+
+
+def _review_document(result: Any) -> dict[str, Any]:
+    return render.document(
+        result.ok,
+        range={
+            "revisions": result.revisions,
+            "base": result.base,
+            "tip": result.tip,
+            "commits": result.commits,
+            "tipIsCheckout": result.tip_is_checkout,
+        },
+        tasks=[
+            {
+                "id": t.id,
+                "commit": t.commit,
+                "author": t.author,
+                "state": t.state,
+                "envelope": t.envelope.to_document() if t.envelope else None,
+                **({"problem": t.problem} if t.problem else {}),
+            }
+            for t in result.tasks
+        ],
+        transitions=[
+            {
+                "task": t.task,
+                "path": t.path,
+                "commit": t.commit,
+                "author": t.author,
+                "from": t.left,
+                **(t.record.to_document() if t.record else {}),
+                "superseded": t.superseded,
+                **({"problem": t.problem} if t.problem else {}),
+            }
+            for t in result.transitions
+        ],
+        evidence=[row.to_json() for row in result.evidence],
+        messages=[row.to_json() for row in result.messages],
+        errors=[f.to_json() for f in result.errors],
+        warnings=[w.to_json() for w in result.warnings],
+    )
+
+
+@cli.command()
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["mermaid", "dot"]),
+    default="mermaid",
+    help="Mermaid (renders in GitHub markdown) or Graphviz DOT.",
+)
+@json_option
+def graph(fmt: str, as_json: bool) -> int:
+    """The dependsOn and delegation graph, coloured by state."""
+    from taskfs.api import reports
+    from taskfs.report import graph as graph_text
+
+    def show(result: reports.TaskGraph) -> Shown:
+        doc = render.document(
+            True,
+            nodes=[{"id": n.id, "state": n.state, "contextID": n.context} for n in result.nodes],
+            edges=[{"from": e.source, "to": e.target, "kind": e.kind} for e in result.edges],
+        )
+        draw = graph_text.mermaid if fmt == "mermaid" else graph_text.dot
+        return doc, lambda: draw(result).rstrip("\n")
+
+    return act(as_json, lambda: reports.task_graph(open_repo()), show)
+
+
+@cli.command()
+@click.option("--html", "target", required=True, metavar="FILE", help="Where to write (- stdout).")
+@json_option
+def board(target: str, as_json: bool) -> int:
+    """One self-contained HTML page: columns by state, a card per task, filters."""
+    from taskfs.api import reports
+    from taskfs.report import board as board_html
+
+    if as_json and target == "-":
+        raise click.UsageError("--json needs --html FILE: with --html - the page is the output")
+
+    def call() -> dict[str, Any]:
+        repo = open_repo()
+        rows = reports.all_reports(repo)
+        generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        page = board_html.page(rows, title=repo.root.name, generated=generated)
+        if target == "-":
+            sys.stdout.write(page)
+        else:
+            _write(Path(target), page.encode())
+        columns: dict[str, list[str]] = {}
+        for row in rows:
+            columns.setdefault(row.task.state, []).append(row.id)
+        return {"path": target, "tasks": len(rows), "columns": columns}
+
+    def show(result: dict[str, Any]) -> Shown:
+        text = "" if target == "-" else f"wrote {target}: {result['tasks']} tasks"
+        return render.document(True, **result), text
+
+    return act(as_json, call, show)
+
+
+def _write(path: Path, data: bytes) -> None:
+    from taskfs.store import fs
+
+    try:
+        fs.replace(path, data, mode=0o644)
+    except OSError as exc:
+        raise fail("file_unwritable", path=str(path), reason=exc.strerror or str(exc)) from None

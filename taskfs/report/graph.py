@@ -1,0 +1,53 @@
+"""The task graph as Mermaid (renders in GitHub markdown) or Graphviz DOT, coloured by state.
+
+A solid arrow `a --> b` reads "a needs b" (dependsOn); a thick arrow `p ==> c` reads "p
+delegated c" (parent). A node drawn dashed is named by a task but not in the ledger (yet).
+"""
+
+from __future__ import annotations
+
+from taskfs.api.reports import Node, TaskGraph
+from taskfs.core.lifecycle import STATES
+from taskfs.report.style import MISSING_COLOURS, state_colours
+
+
+def _label(node: Node) -> str:
+    return f"{node.id}\\n{node.state or 'not in the ledger'}"
+
+
+def mermaid(graph: TaskGraph) -> str:
+    # Task ids may hold '.', which Mermaid node ids may not: number the nodes instead.
+    names = {node.id: f"t{i}" for i, node in enumerate(graph.nodes)}
+    lines = ["flowchart LR"]
+    for node in graph.nodes:
+        label = f"{node.id}<br/><i>{node.state or 'not in the ledger'}</i>"
+        lines.append(f'  {names[node.id]}["{label}"]:::{node.state or "missing"}')
+    for edge in graph.edges:
+        arrow = "-->|needs|" if edge.kind == "dependsOn" else "==>|delegated|"
+        lines.append(f"  {names[edge.source]} {arrow} {names[edge.target]}")
+    for state in STATES:
+        fill, ink = state_colours(state)
+        lines.append(f"  classDef {state} fill:{fill},stroke:{ink},color:{ink}")
+    fill, ink = MISSING_COLOURS
+    lines.append(f"  classDef missing fill:{fill},stroke:{ink},color:{ink},stroke-dasharray:4")
+    return "\n".join(lines) + "\n"
+
+
+def dot(graph: TaskGraph) -> str:
+    lines = [
+        "digraph taskfs {",
+        "  rankdir=LR;",
+        '  node [shape=box, style="rounded,filled", fontname="Helvetica"];',
+    ]
+    for node in graph.nodes:
+        fill, ink = state_colours(node.state)
+        style = "" if node.state else ', style="rounded,dashed"'
+        lines.append(
+            f'  "{node.id}" [label="{_label(node)}", fillcolor="{fill}", '
+            f'color="{ink}", fontcolor="{ink}"{style}];'
+        )
+    for edge in graph.edges:
+        attrs = 'label="needs"' if edge.kind == "dependsOn" else 'label="delegated", penwidth=2'
+        lines.append(f'  "{edge.source}" -> "{edge.target}" [{attrs}];')
+    lines.append("}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,94 @@
+"""Output for a person at a terminal: tables and timelines, coloured by state.
+
+Used only when stdout is a terminal; under a pipe the plain text renderers answer, and `--json`
+never comes here. `rich` is imported inside the functions so that pipes, scripts and `--json`
+do not pay for loading it. `NO_COLOR` is honoured (by rich).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from taskfs.report.style import TERMINAL_STYLES, short_time
+
+if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
+
+    from taskfs.api.reports import TimelineRow
+
+
+def is_terminal() -> bool:
+    """Whether people are reading: stdout is a terminal (and TERM is not `dumb`)."""
+    try:
+        return sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
+    except (AttributeError, ValueError):
+        return False
+
+
+def _console() -> Console:
+    from rich.console import Console
+
+    width = shutil.get_terminal_size((100, 24)).columns
+    return Console(force_terminal=True, width=width, highlight=False, soft_wrap=False)
+
+
+def _render(renderable: RenderableType) -> str:
+    console = _console()
+    with console.capture() as captured:
+        console.print(renderable)
+    return captured.get().rstrip("\n")
+
+
+def _styled(value: str) -> Any:
+    from rich.text import Text
+
+    return Text(value, style=TERMINAL_STYLES.get(value, ""))
+
+
+def task_table(rows: Sequence[Mapping[str, Any]]) -> str:
+    """`ls` and `ready`: one row per task."""
+    from rich.table import Table
+
+    if not rows:
+        return "no tasks"
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for name in ("id", "state", "from", "to", "holder", "context"):
+        table.add_column(name, no_wrap=name in ("id", "state"))
+    for row in rows:
+        table.add_row(
+            row["id"],
+            _styled(row["state"]),
+            row.get("from") or "-",
+            row.get("to") or "-",
+            row.get("holder") or "-",
+            row.get("contextID") or "",
+        )
+    return _render(table)
+
+
+def timeline(task_id: str, state: str, rows: Iterable[TimelineRow]) -> str:
+    """`log`: what happened to a task, oldest first."""
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(box=None, show_header=False, pad_edge=False)
+    table.add_column("at", style="dim", no_wrap=True)
+    table.add_column("mark", no_wrap=True)
+    table.add_column("what", no_wrap=True)
+    table.add_column("who")
+    table.add_column("detail")
+    marks = {"transition": "●", "evidence": "▶", "message": "✉"}
+    for row in rows:
+        what = _styled(row.what)
+        if row.superseded:
+            lost = f"superseded by {row.superseded_by}" if row.superseded_by else "superseded"
+            what = Text(f"{row.what} ({lost})", style="strike dim")
+        table.add_row(
+            short_time(row.at, seconds=True), marks.get(row.kind, "·"), what, row.actor, row.detail
+        )
+    title = Text.assemble((task_id, "bold"), "  ", _styled(state))
+    return _render(title) + "\n" + _render(table)
