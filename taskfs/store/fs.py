@@ -65,3 +65,31 @@ def repo_lock(path: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+class LockHeld(Exception):
+    """Another process holds the lock; `owner` is what it wrote into the lock file."""
+
+    def __init__(self, owner: str) -> None:
+        super().__init__(owner)
+        self.owner = owner
+
+
+@contextlib.contextmanager
+def sole_lock(path: Path, owner: str) -> Iterator[None]:
+    """Hold the lock file `path` for the block, or raise `LockHeld` at once when another
+    process holds it. `owner` (who we are, for that other process's message) is written into
+    the file while we hold it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            held_by = os.read(fd, 256).decode("utf-8", "replace").strip()
+            raise LockHeld(held_by) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, owner.encode())
+        yield
+    finally:
+        os.close(fd)

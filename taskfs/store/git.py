@@ -43,7 +43,8 @@ _KEEP_GIT_VARS = frozenset(
         "GIT_TRACE",
     }
 )
-Nested = dict[str, "bytes | Nested"]
+# A change to a tree: new content for a file, None to remove it, or a change to a subtree.
+Nested = dict[str, "bytes | Nested | None"]
 FILE_MODE = "100644"
 TREE_MODE = "40000"
 
@@ -178,6 +179,24 @@ class Git:
                 found.append((commit, status.strip()[:1], path))
         return found
 
+    def messages(self, grep: str, since: str | None = None) -> list[str]:
+        """The messages of the commits in HEAD's history (after `since`) matching `grep`."""
+        if self.head() is None:
+            return []
+        revisions = f"{since}..HEAD" if since else "HEAD"
+        out = self.run("log", "--format=%B%x00", "-E", f"--grep={grep}", revisions)
+        return [m.strip() for m in out.split("\0") if m.strip()]
+
+    def is_ancestor(self, commit: str, of: str) -> bool:
+        return self.run_raw("merge-base", "--is-ancestor", commit, of).returncode == 0
+
+    def tracked(self, paths: Sequence[str]) -> set[str]:
+        """Those of `paths` (repository-relative) that the index holds."""
+        if not paths:
+            return set()
+        out = self.run_raw("ls-files", "-z", "--", *paths, env={"GIT_LITERAL_PATHSPECS": "1"})
+        return {p for p in out.stdout.decode("utf-8", "surrogateescape").split("\0") if p}
+
     def worktree_changes(self, folder: str) -> list[tuple[str, str]]:
         """(porcelain status, path) of files under `folder` that differ from HEAD."""
         out = self.run_raw("status", "--porcelain", "-z", "--untracked-files=all", "--", folder)
@@ -193,20 +212,27 @@ class Git:
         author: Identity,
         *,
         when: datetime | None = None,
+        removed: Sequence[str] = (),
     ) -> str:
-        """Commit the working-tree content of `paths` (repository-relative) onto HEAD.
+        """Commit the working-tree content of `paths` (repository-relative) onto HEAD, and the
+        removal of `removed` (files the change consumed; the caller deletes them afterwards).
 
         Only these paths change, relative to HEAD; the user's other staged or unstaged work
         stays as it was. Returns the new commit id. Raises `TaskfsError` (git_failed) when HEAD
         moved under us too often, which only concurrent non-taskfs commits can cause.
         """
-        contents = {p: (self.root / p).read_bytes() for p in paths}
-        self.run("add", "--force", "--", *paths, env={"GIT_LITERAL_PATHSPECS": "1"})
+        contents: dict[str, bytes | None] = {p: (self.root / p).read_bytes() for p in paths}
+        contents.update(dict.fromkeys(removed))
+        if paths:
+            self.run("add", "--force", "--", *paths, env={"GIT_LITERAL_PATHSPECS": "1"})
+        if removed:
+            self.run("update-index", "--force-remove", "--", *removed)
         while True:
             parent = self.head()
             with self.reader() as reader:
                 base_tree = reader.commit_tree(parent) if parent else None
                 tree = self._write_tree(reader, base_tree, _nest(contents))
+                tree = tree or self.write_object("tree", b"")
             commit = self._write_commit(tree, parent, message, author, when)
             old = parent or self.zero
             proc = self.run_raw("update-ref", "-m", _first_line(message), "HEAD", commit, old)
@@ -217,15 +243,25 @@ class Git:
             if self.head() == parent:
                 raise git_error(("update-ref",), proc)
 
-    def _write_tree(self, reader: ObjectReader, base: str | None, changes: Nested) -> str:
+    def _write_tree(self, reader: ObjectReader, base: str | None, changes: Nested) -> str | None:
+        """The tree `base` with `changes` applied; None when nothing is left in it (git keeps
+        no empty folders)."""
         entries = dict(reader.tree(base)) if base else {}
         for name, change in changes.items():
-            if isinstance(change, bytes):
+            if change is None:
+                entries.pop(name, None)
+            elif isinstance(change, bytes):
                 entries[name] = (FILE_MODE, self.write_object("blob", change))
             else:
                 old = entries.get(name)
                 sub_base = old[1] if old and old[0] == TREE_MODE else None
-                entries[name] = (TREE_MODE, self._write_tree(reader, sub_base, change))
+                subtree = self._write_tree(reader, sub_base, change)
+                if subtree is None:
+                    entries.pop(name, None)
+                else:
+                    entries[name] = (TREE_MODE, subtree)
+        if not entries:
+            return None
         return self.write_object("tree", _tree_bytes(entries))
 
     def _write_commit(
@@ -339,7 +375,7 @@ def _tree_bytes(entries: Mapping[str, tuple[str, str]]) -> bytes:
     return bytes(out)
 
 
-def _nest(contents: Mapping[str, bytes]) -> Nested:
+def _nest(contents: Mapping[str, bytes | None]) -> Nested:
     root: Nested = {}
     for path, data in contents.items():
         *dirs, leaf = path.split("/")

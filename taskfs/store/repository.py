@@ -8,8 +8,10 @@ creates the new files atomically and commits exactly those files in one commit.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import stat
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from functools import cached_property
@@ -102,6 +104,8 @@ class Writer:
     def __init__(self, repo: Repository) -> None:
         self._repo = repo
         self._files: dict[str, bytes] = {}
+        self._included: list[str] = []
+        self._removed: list[str] = []
 
     def add(self, rel: str, data: bytes) -> None:
         """A new ledger file; the commit refuses to overwrite one that exists."""
@@ -109,20 +113,37 @@ class Writer:
             raise ValueError(f"{rel} added twice")
         self._files[rel] = data
 
+    def include(self, rel: str) -> None:
+        """A file already in the working tree that the commit takes as it is (an envelope
+        dropped at its task's place). It is never deleted, not even when the change is undone."""
+        self._included.append(rel)
+
+    def remove(self, rel: str) -> None:
+        """A file the change consumes (an envelope dropped into the tasks folder): the commit
+        records its removal when git tracks it, and it leaves the working tree after the commit."""
+        self._removed.append(rel)
+
     def commit_existing(self, paths: Sequence[str], message: str, agent: str) -> str:
         """Commit files already written in place (settings, schemas): not ledger entries."""
         return self._repo.git.commit_files(list(paths), message, Identity.agent(agent))
 
     def commit(self, message: str, agent: str, *, when: datetime | None = None) -> str:
         repo = self._repo
-        journal = write_journal(repo, sorted(self._files), message, agent)
+        # One change per commit: whatever happens below, the writer starts empty again.
+        files, included, removed = dict(self._files), list(self._included), list(self._removed)
+        self._files.clear()
+        self._included.clear()
+        self._removed.clear()
+        journal = write_journal(
+            repo, sorted(files), message, agent, included=included, removed=removed
+        )
         created: list[Path] = []
         try:
-            for rel, data in self._files.items():
+            for rel, data in files.items():
                 fs.create_new(repo.root / rel, data)
                 created.append(repo.root / rel)
             commit = repo.git.commit_files(
-                list(self._files), message, Identity.agent(agent), when=when
+                [*files, *included], message, Identity.agent(agent), when=when, removed=removed
             )
         except (OSError, TaskfsError) as exc:
             # Nothing was committed: undo the files so the change is none rather than half.
@@ -135,14 +156,29 @@ class Writer:
             if isinstance(exc, OSError):
                 raise fail("file_unreadable", path=exc.filename, reason=exc.strerror) from None
             raise
+        for rel in removed:
+            (repo.root / rel).unlink(missing_ok=True)
         journal.unlink(missing_ok=True)
-        self._files.clear()
         return commit
 
 
-def write_journal(repo: Repository, paths: Sequence[str], message: str, agent: str) -> Path:
+def write_journal(
+    repo: Repository,
+    paths: Sequence[str],
+    message: str,
+    agent: str,
+    *,
+    included: Sequence[str] = (),
+    removed: Sequence[str] = (),
+) -> Path:
     """Record what is about to be written, so a writer killed midway can be finished or undone."""
-    entry = {"paths": list(paths), "message": message, "agent": agent}
+    entry = {
+        "paths": list(paths),
+        "included": list(included),
+        "removed": list(removed),
+        "message": message,
+        "agent": agent,
+    }
     name = f"{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%S%f')}-{ids.nonce(8)}.json"
     target = repo.state_dir() / "journal" / name
     fs.replace(target, json.dumps(entry).encode())
@@ -154,7 +190,9 @@ def recover(repo: Repository) -> None:
 
     All of a change's files present: the writer died between writing and committing, so
     commit them now (nothing is lost). Only some present: it died while writing, so remove
-    them (a change is all or none). Files already committed are left alone.
+    them (a change is all or none). Files already committed are left alone, and so are the
+    files a change included or consumed: they were the user's before the change began (a
+    consumed file still present is the watcher's to clear, once it sees it was taken in).
     """
     folder = repo.state_dir() / "journal"
     try:
@@ -166,15 +204,18 @@ def recover(repo: Repository) -> None:
         try:
             entry: dict[str, Any] = json.loads(path.read_bytes())
             paths = [str(p) for p in entry["paths"]]
+            included = [str(p) for p in entry.get("included", [])]
+            removed = [str(p) for p in entry.get("removed", [])]
             message, agent = str(entry["message"]), str(entry["agent"])
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             path.unlink(missing_ok=True)
             continue
         with repo.git.reader() as reader:
             pending = [p for p in paths if not reader.exists(f"HEAD:{p}")]
         present = [p for p in pending if (repo.root / p).is_file()]
         if pending and len(present) == len(pending):
-            repo.git.commit_files(present, message, Identity.agent(agent))
+            kept = [p for p in included if (repo.root / p).is_file()]
+            repo.git.commit_files(present + kept, message, Identity.agent(agent), removed=removed)
         else:
             for rel in present:
                 (repo.root / rel).unlink(missing_ok=True)
@@ -218,3 +259,29 @@ def read_input(label: str) -> bytes:
             return handle.read(yamlio.MAX_BYTES + 1)
     except OSError as exc:
         raise fail("file_unreadable", path=label, reason=exc.strerror or str(exc)) from None
+
+
+def read_dropped(root: Path, rel: str) -> bytes | None:
+    """The bytes of a file dropped into the tasks folder; None when it is gone. Only a regular
+    file is read (never through a link, which could copy any file the watcher can read into a
+    refusal report), and only up to one byte past the envelope size limit."""
+    try:
+        fd = os.open(root / rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        reason = "it is a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
+        raise fail("file_unreadable", path=rel, reason=reason or str(exc)) from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise fail("file_unreadable", path=rel, reason="it is not a regular file")
+        if info.st_size > yamlio.MAX_BYTES:
+            raise TaskfsError(
+                problem(
+                    "yaml_invalid",
+                    path=rel,
+                    reason=f"the file is {info.st_size} bytes; the limit is {yamlio.MAX_BYTES}",
+                )
+            )
+        return handle.read(yamlio.MAX_BYTES + 1)
