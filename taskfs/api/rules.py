@@ -29,21 +29,66 @@ def check_new_tasks(repo: Repository, batch: Sequence[Envelope]) -> None:
     problems: list[Problem] = []
     for envelope in batch:
         assert envelope.id is not None
-        cycle = find_cycle(graph, envelope.id)
-        if cycle is not None:
-            problems.append(
-                problem(
-                    "dependency_cycle",
-                    field="dependsOn",
-                    id=envelope.id,
-                    cycle=cycle,
-                    cycle_text=" -> ".join(cycle),
-                )
-            )
+        problems += _cycle(graph, envelope.id)
     open_envelopes = [t.envelope for t in existing.values() if t.state not in TERMINAL]
     problems += ownership_conflicts(batch, open_envelopes, graph)
     if problems:
         raise TaskfsError(problems)
+
+
+def _cycle(graph: Mapping[str, Iterable[str]], task_id: str) -> list[Problem]:
+    cycle = find_cycle(graph, task_id)
+    if cycle is None:
+        return []
+    return [
+        problem(
+            "dependency_cycle",
+            field="dependsOn",
+            id=task_id,
+            cycle=cycle,
+            cycle_text=" -> ".join(cycle),
+        )
+    ]
+
+
+class Admission:
+    """The open tasks, to which new tasks are admitted one at a time (the watcher's intake):
+    each is checked against the open tasks and those admitted before it, so one that would
+    close a cycle or own what another owns is refused on its own, never blocking the rest."""
+
+    def __init__(self, existing: Mapping[str, Task]) -> None:
+        self._graph: dict[str, tuple[str, ...]] = dependency_graph(
+            t.envelope for t in existing.values()
+        )
+        self._index: globs.OwnershipIndex[str] = globs.OwnershipIndex()
+        for task in open_tasks(existing):
+            self._add(task.envelope)
+
+    def problems(self, envelope: Envelope) -> list[Problem]:
+        assert envelope.id is not None
+        # The candidate's own edges count (they may order it after an open task), but only
+        # while it is being checked: an envelope that is refused leaves no trace.
+        before = self._graph.get(envelope.id)
+        self._graph[envelope.id] = envelope.depends_on
+        try:
+            return _cycle(self._graph, envelope.id) + _conflicts(
+                envelope, self._index, self._graph, set()
+            )
+        finally:
+            if before is None:
+                del self._graph[envelope.id]
+            else:
+                self._graph[envelope.id] = before
+
+    def admit(self, envelope: Envelope) -> None:
+        assert envelope.id is not None
+        self._graph[envelope.id] = envelope.depends_on
+        self._add(envelope)
+
+    def _add(self, envelope: Envelope) -> None:
+        assert envelope.id is not None
+        for raw in envelope.files_and_interfaces:
+            self._index.add(envelope.id, globs.parse_entry(raw))
 
 
 def ownership_conflicts(
@@ -61,28 +106,39 @@ def ownership_conflicts(
     problems: list[Problem] = []
     reported: set[frozenset[str]] = set()
     for envelope in candidates:
-        assert envelope.id is not None
-        for raw in envelope.files_and_interfaces:
-            for other_id, other_entry, witness in index.conflicts(globs.parse_entry(raw)):
-                pair = frozenset((envelope.id, other_id))
-                if other_id == envelope.id or pair in reported:
-                    continue
-                if depends_on(graph, envelope.id, other_id) or depends_on(
-                    graph, other_id, envelope.id
-                ):
-                    continue
-                reported.add(pair)
-                problems.append(
-                    problem(
-                        "ownership_conflict",
-                        field="filesAndInterfaces",
-                        id=envelope.id,
-                        entry=raw,
-                        other=other_id,
-                        other_entry=other_entry.raw,
-                        witness=witness,
-                    )
+        problems += _conflicts(envelope, index, graph, reported)
+    return problems
+
+
+def _conflicts(
+    envelope: Envelope,
+    index: globs.OwnershipIndex[str],
+    graph: Mapping[str, Iterable[str]],
+    reported: set[frozenset[str]],
+) -> list[Problem]:
+    """The overlaps of `envelope`'s entries with the indexed ones that no dependency orders,
+    one per pair of tasks (`reported` holds the pairs already named)."""
+    assert envelope.id is not None
+    problems: list[Problem] = []
+    for raw in envelope.files_and_interfaces:
+        for other_id, other_entry, witness in index.conflicts(globs.parse_entry(raw)):
+            pair = frozenset((envelope.id, other_id))
+            if other_id == envelope.id or pair in reported:
+                continue
+            if depends_on(graph, envelope.id, other_id) or depends_on(graph, other_id, envelope.id):
+                continue
+            reported.add(pair)
+            problems.append(
+                problem(
+                    "ownership_conflict",
+                    field="filesAndInterfaces",
+                    id=envelope.id,
+                    entry=raw,
+                    other=other_id,
+                    other_entry=other_entry.raw,
+                    witness=witness,
                 )
+            )
     return problems
 
 
