@@ -43,8 +43,9 @@ def main() -> None:
                 timed(["sh", "-c", f"git add note{run}.txt && git commit -q -m note{run}"], repo)
             )
             claims.append(
-                timed([sys.executable, "-m", "taskfs", "claim", f"t{run:05d}", "--agent", "b"],
-                      repo)
+                timed(
+                    [sys.executable, "-m", "taskfs", "claim", f"t{run:05d}", "--agent", "b"], repo
+                )
             )
         git_time, claim_time = statistics.median(commits), statistics.median(claims)
         print(f"bare git add + commit:  {git_time * 1000:8.1f} ms")

@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import env, git, new_repo, submit_many, taskfs, envelope
+from common import env, envelope, git, new_repo, submit_many, taskfs
 
 WORKER = """
 import sys, io, contextlib
@@ -39,9 +39,7 @@ sys.exit(1 if failures else 0)
 
 
 def transitions(repo: Path, processes: int, count: int) -> None:
-    submit_many(
-        repo, [envelope(p, to=f"agent{p}", id=f"w{p:03d}") for p in range(processes)]
-    )
+    submit_many(repo, [envelope(p, to=f"agent{p}", id=f"w{p:03d}") for p in range(processes)])
     head = git(repo, "rev-parse", "HEAD")
     start = time.perf_counter()
     procs = [
@@ -58,8 +56,9 @@ def transitions(repo: Path, processes: int, count: int) -> None:
     elapsed = time.perf_counter() - start
     failed = sum(1 for p in procs if p.returncode != 0)
     commits = int(git(repo, "rev-list", "--count", f"{head}..HEAD"))
-    files = sum(len(list((repo / "tasks" / f"w{p:03d}" / "status").iterdir())) - 1
-                for p in range(processes))
+    files = sum(
+        len(list((repo / "tasks" / f"w{p:03d}" / "status").iterdir())) - 1 for p in range(processes)
+    )
     audit = taskfs(repo, "audit", "--json", check=False)
     print(f"{processes} processes x {count} transitions in {elapsed:.1f} s")
     print(f"  processes with a failed transition: {failed}")
@@ -75,9 +74,20 @@ def races(repo: Path, trials: int, racers: int) -> None:
     for t in range(trials):
         procs = [
             subprocess.Popen(
-                [sys.executable, "-m", "taskfs", "claim", f"race{t:03d}", "--agent", f"a{i}",
-                 "--json"],
-                cwd=repo, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                [
+                    sys.executable,
+                    "-m",
+                    "taskfs",
+                    "claim",
+                    f"race{t:03d}",
+                    "--agent",
+                    f"a{i}",
+                    "--json",
+                ],
+                cwd=repo,
+                env=env(),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
             )
             for i in range(racers)
         ]

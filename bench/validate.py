@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from taskfs.core import yamlio  # noqa: E402
+from taskfs.core import yamlio
 
 BASELINE = """
 import sys, yaml
