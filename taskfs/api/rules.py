@@ -57,11 +57,14 @@ class Admission:
     close a cycle or own what another owns is refused on its own, never blocking the rest."""
 
     def __init__(self, existing: Mapping[str, Task]) -> None:
+        # A folder with an envelope but no status file yet is a drop waiting for the intake,
+        # not a task: it must not stand in its own way.
+        tasks = {task_id: t for task_id, t in existing.items() if t.chain.links}
         self._graph: dict[str, tuple[str, ...]] = dependency_graph(
-            t.envelope for t in existing.values()
+            t.envelope for t in tasks.values()
         )
         self._index: globs.OwnershipIndex[str] = globs.OwnershipIndex()
-        for task in open_tasks(existing):
+        for task in open_tasks(tasks):
             self._add(task.envelope)
 
     def problems(self, envelope: Envelope) -> list[Problem]:

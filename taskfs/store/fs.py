@@ -31,6 +31,18 @@ def _temp_beside(target: Path, data: bytes) -> Path:
     return Path(name)
 
 
+def temporaries(target: Path) -> list[Path]:
+    """The temporary files a writer of `target` killed midway may have left beside it."""
+    try:
+        return sorted(target.parent.glob(f".{glob_escape(target.name)}.*.tmp"))
+    except OSError:
+        return []
+
+
+def glob_escape(name: str) -> str:
+    return "".join(f"[{ch}]" if ch in "*?[" else ch for ch in name)
+
+
 def create_new(target: Path, data: bytes) -> None:
     """Create `target` with `data`, atomically; FileExistsError if it already exists."""
     target.parent.mkdir(parents=True, exist_ok=True)

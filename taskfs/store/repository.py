@@ -219,6 +219,11 @@ def recover(repo: Repository) -> None:
         else:
             for rel in present:
                 (repo.root / rel).unlink(missing_ok=True)
+        # Under the lock no one else is writing: a temporary file beside one of these paths
+        # is what a killed writer left.
+        for rel in paths:
+            for leftover in fs.temporaries(repo.root / rel):
+                leftover.unlink(missing_ok=True)
         path.unlink(missing_ok=True)
 
 
