@@ -113,4 +113,5 @@ def cli() -> None:
     """Task envelopes for delegating work between agents, kept as files in git."""
 
 
+import taskfs.cli.watch  # noqa: E402,F401  (registers `taskfs watch`)
 from taskfs.cli import commands  # noqa: E402,F401  (registers the commands on `cli`)
