@@ -39,6 +39,19 @@ def temporaries(target: Path) -> list[Path]:
         return []
 
 
+def prune(folder: Path, *, up_to: Path) -> None:
+    """Remove `folder` and the folders above it while they are empty, up to (not including)
+    `up_to`: an undone change leaves no empty task folder behind to pass for a taken id."""
+    while folder != up_to and up_to in folder.parents:
+        try:
+            folder.rmdir()
+        except FileNotFoundError:
+            pass
+        except OSError:  # not empty: the rest is someone's
+            return
+        folder = folder.parent
+
+
 def glob_escape(name: str) -> str:
     return "".join(f"[{ch}]" if ch in "*?[" else ch for ch in name)
 

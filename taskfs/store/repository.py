@@ -12,7 +12,7 @@ import errno
 import json
 import os
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timezone
 from functools import cached_property
 from pathlib import Path
@@ -150,6 +150,8 @@ class Writer:
             # (An interrupt lands here not at all: the journal lets the next writer decide.)
             for target in created:
                 target.unlink(missing_ok=True)
+            for rel in _deepest_first(files):
+                fs.prune((repo.root / rel).parent, up_to=repo.tasks_dir)
             journal.unlink(missing_ok=True)
             if isinstance(exc, FileExistsError):
                 raise fail("file_invalid", path=exc.filename, reason="it already exists") from None
@@ -219,12 +221,18 @@ def recover(repo: Repository) -> None:
         else:
             for rel in present:
                 (repo.root / rel).unlink(missing_ok=True)
-        # Under the lock no one else is writing: a temporary file beside one of these paths
-        # is what a killed writer left.
+        # Under the lock no one else is writing: a temporary file beside one of these paths,
+        # or a folder made for one of them and left empty, is what a killed writer left.
         for rel in paths:
             for leftover in fs.temporaries(repo.root / rel):
                 leftover.unlink(missing_ok=True)
+        for rel in _deepest_first(pending):
+            fs.prune((repo.root / rel).parent, up_to=repo.tasks_dir)
         path.unlink(missing_ok=True)
+
+
+def _deepest_first(paths: Iterable[str]) -> list[str]:
+    return sorted(paths, key=lambda rel: rel.count("/"), reverse=True)
 
 
 def load_config(root: Path) -> Config:
