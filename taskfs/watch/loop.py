@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import FrameType
 
-from taskfs.errors import fail
+from taskfs.errors import TaskfsError, fail
 from taskfs.store import fs
 from taskfs.store.policy import LoadedPolicy, load_policy
 from taskfs.store.repository import Repository
@@ -110,8 +110,7 @@ def watch(repo: Repository, log: ActionLog, options: Options) -> int:
     stop = Stop()
     try:
         with fs.sole_lock(repo.state_dir() / "watch.lock", f"pid {os.getpid()}"), _signals(stop):
-            with repo.writing():
-                pass  # finishes or undoes what a killed writer left, before anything is read
+            _recover(repo, log)
             _started(log, repo, policy, options)
             if options.once:
                 code = _once(repo, log, policy, options, stop)
@@ -121,6 +120,16 @@ def watch(repo: Repository, log: ActionLog, options: Options) -> int:
         raise fail("watcher_running", owner=held.owner or "another process") from None
     log("stopped", reason=stop.requested or ("done" if options.once else "stopped"))
     return code
+
+
+def _recover(repo: Repository, log: ActionLog) -> None:
+    """Finish or undo what a killed writer left, before anything is read. When that cannot be
+    done yet (a killed watcher's git may still hold the index), the next write does it."""
+    try:
+        with repo.writing():
+            pass
+    except TaskfsError as exc:
+        log("error", stage="recovery", errors=",".join(exc.codes), reason=str(exc))
 
 
 def _started(log: ActionLog, repo: Repository, loaded: LoadedPolicy, options: Options) -> None:
