@@ -103,6 +103,9 @@ class Reconciler:
             leftover.unlink(missing_ok=True)  # a report whose writing was killed
         now = self.clock()
         self.settler.keep_only(found.drops)
+        for memory in (self._broken, self._refused):
+            for gone in [rel for rel in memory if rel not in found.drops]:
+                del memory[gone]
         ready: list[tuple[str, Look]] = []
         waiting: list[str] = []
         for rel, look in sorted(found.drops.items()):
