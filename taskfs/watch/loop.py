@@ -154,9 +154,9 @@ def _once(
     reconciler = Reconciler(repo, log, policy.policy, options.settings, stopping=stop)
     failed = 0
     result = PassResult((), None, 0, False)
-    for _look in range(ONCE_LOOKS):
-        result = reconciler.pass_(full=True)
-        failed = result.failed
+    for look in range(ONCE_LOOKS):
+        result = reconciler.pass_(full=look == 0)
+        failed += result.failed
         if result.stopped or not result.waiting or stop():
             break
         _sleep(result.due or options.settings.settle, stop)
