@@ -436,3 +436,20 @@ def test_the_lock_refuses_a_second_holder(tmp_path: Path) -> None:
         assert held.value.owner == "pid 1"
     with fs.sole_lock(tmp_path / "lock", "pid 3"):
         pass
+
+
+def test_a_tracked_copy_of_what_was_taken_in_is_removed_in_a_commit(repo: Path) -> None:
+    text = yamlio.dump({k: v for k, v in ENVELOPE.items() if k != "id"})
+    (repo / "tasks" / "first.yaml").write_text(text)
+    Pass(repo).settled()
+    (repo / "tasks" / "again.yaml").write_text(text)  # the same plan, arriving with a pull
+    git(repo, "add", "tasks/again.yaml")
+    git(repo, "commit", "-q", "-m", "pulled")
+    run = Pass(repo)
+    run.settled()
+    assert run.actions() == ["already-submitted"]
+    assert len(task_ids(repo)) == 1
+    assert git(repo, "status", "--porcelain") == ""
+    assert git(repo, "log", "-1", "--format=%an %s") == (
+        "taskfs-watch taskfs: remove dropped files already taken in"
+    )
