@@ -102,6 +102,13 @@ MESSAGES: dict[str, str] = {
     # capabilities (contract section 7)
     "ledger_unsafe": "the capability ledger {path} is inside the repository's working tree, "
     "where any sender can write; keep it outside (default ~/.config/taskfs/ledger.yaml)",
+    # the runner policy: which acceptance commands the watcher may run (README, "The watcher")
+    "policy_unsafe": "the runner policy {path} is inside the repository's working tree, where "
+    "any sender can write; keep it outside (default ~/.config/taskfs/policy.yaml, or set "
+    "TASKFS_POLICY)",
+    "policy_invalid": "{path} is not a valid runner policy: {reason}",
+    "check_not_allowed": "the watcher did not run the acceptance check of task {id!r}: "
+    "{reason}; a person can run it with `taskfs check {id}`",
     # keys
     "key_exists": "a {kind} key for {name!r} already exists at {path}",
     "key_invalid": "{path} is not a usable key: {reason}",
@@ -132,6 +139,10 @@ MESSAGES: dict[str, str] = {
     "sentence what is asked for",
     "dependency_other_context": "it depends on {dependency!r}, a task of context "
     "{other_context!r}, not {context!r}",
+    # the watcher (contract section 9)
+    "task_id_mismatch": "{path} sits in the folder of task {folder!r} but names the id {id!r}: "
+    "the folder's name is the task's id, so remove the id or make the two agree",
+    "watcher_running": "another taskfs watch is already watching this checkout ({owner})",
     # the tool itself
     "not_a_repository": "{path} is not inside a git repository (run `taskfs init`)",
     "file_unreadable": "cannot read {path}: {reason}",

@@ -275,7 +275,7 @@ def _act(
     if new:
         writer.add(item.rel, record_bytes(record.to_document()))
     else:
-        writer.keep(item.rel)
+        writer.include(item.rel)
     moved = (staged.before, target) if staged is not None and target is not None else None
     commit = writer.commit(_commit_message(record, moved), record.sender, when=now)
     return Sent(record, item.rel, commit, target or task.state, moved)

@@ -65,7 +65,7 @@ class _OpenTasks:
         return Owner(
             task_id,
             task.envelope.recipient,
-            task.chain.holder,
+            task.holder,
             task.state,
             entry.raw,
             witness,

@@ -9,11 +9,11 @@ from pathlib import Path
 
 from taskfs.api import collisions, messages, rules
 from taskfs.api.submit import FileReport, Source, parse_source
-from taskfs.core import globs
 from taskfs.core.evidence import NO_TRUST
 from taskfs.core.lifecycle import TERMINAL
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import ledger
+from taskfs.store.index import Summary, summaries
 from taskfs.store.ledger import Task, load_task
 from taskfs.store.repository import (
     ENVELOPE,
@@ -40,56 +40,33 @@ def ls(
     state: str | None = None,
     to: str | None = None,
     context: str | None = None,
-) -> list[Task]:
-    tasks = load_all(repo).values()
+) -> list[Summary]:
     return [
         t
-        for t in tasks
-        if (state is None or t.state == state)
+        for t in summaries(repo).values()
+        if t.length  # an envelope that no intake has taken yet is not a task
+        and (state is None or t.state == state)
         and (to is None or t.envelope.recipient == to)
         and (context is None or t.envelope.context_id == context)
     ]
 
 
-def ready(repo: Repository, agent: str | None = None) -> list[Task]:
-    """The tasks a claim would succeed on now (by `agent`, when one is named)."""
-    tasks = load_all(repo)
-    open_tasks = rules.open_tasks(tasks)
+def ready(repo: Repository, agent: str | None = None) -> list[Summary]:
+    """The tasks a claim would succeed on now (by `agent`, when one is named): the same rules
+    as the claim's gates, answered from the ledger cache."""
+    tasks = summaries(repo)
     graph = rules.dependency_graph(t.envelope for t in tasks.values())
     parents = rules.parent_map(t.envelope for t in tasks.values())
-    index: globs.OwnershipIndex[str] = globs.OwnershipIndex()
-    for task in open_tasks:
-        for raw in task.envelope.files_and_interfaces:
-            index.add(task.id, raw)
-    out = []
-    for task in tasks.values():
-        if task.state != "submitted" or task.problems:
-            continue
-        if agent is not None and task.envelope.recipient not in (None, agent):
-            continue
-        if any(_unfinished(tasks, dep) for dep in task.envelope.depends_on):
-            continue
-        if _has_conflict(task, index, graph, parents):
-            continue
-        out.append(task)
-    return out
-
-
-def _unfinished(tasks: dict[str, Task], dep: str) -> bool:
-    return dep not in tasks or tasks[dep].state != "completed"
-
-
-def _has_conflict(
-    task: Task,
-    index: globs.OwnershipIndex[str],
-    graph: dict[str, tuple[str, ...]],
-    parents: dict[str, str | None],
-) -> bool:
-    for raw in task.envelope.files_and_interfaces:
-        for other, _entry, _witness in index.conflicts(globs.parse_entry(raw)):
-            if other != task.id and not rules.ordered(graph, parents, task.id, other):
-                return True
-    return False
+    return [
+        task
+        for task in tasks.values()
+        if task.state == "submitted"
+        and task.length
+        and not task.problems
+        and (agent is None or task.envelope.recipient in (None, agent))
+        and not rules.unfinished_dependencies(task, tasks)
+        and not rules.rivals(task, tasks, graph, parents)
+    ]
 
 
 # -- validate --------------------------------------------------------------------------

@@ -1,31 +1,32 @@
 """The rules that relate one task to the others: dependencies, ownership, delegation.
 
 Each rule is checked here once and called from every place that needs it (`new`, `claim`,
-the watcher's intake, `validate` and `audit`), so no adapter carries a rule of its own.
+the watcher's intake, `validate` and `audit`), so no adapter carries a rule of its own. The
+rules read `TaskFacts` and `EnvelopeFacts`: a full task read from disk or a cached summary.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from taskfs.core import globs
 from taskfs.core.capabilities import CapabilityLedger, granted
 from taskfs.core.delegation import Known, check_child
-from taskfs.core.envelope import Envelope
+from taskfs.core.facts import EnvelopeFacts, TaskFacts
 from taskfs.core.graph import depends_on, find_cycle
 from taskfs.core.lifecycle import TERMINAL
 from taskfs.errors import Problem, TaskfsError, problem
 from taskfs.store.capability_ledger import load_ledger
-from taskfs.store.ledger import Task
+from taskfs.store.index import Summary, summaries
 from taskfs.store.repository import Repository
-from taskfs.store.snapshot import load_all
 
 
-def dependency_graph(envelopes: Iterable[Envelope]) -> dict[str, tuple[str, ...]]:
-    return {e.id: e.depends_on for e in envelopes if e.id is not None}
+def dependency_graph(envelopes: Iterable[EnvelopeFacts]) -> dict[str, tuple[str, ...]]:
+    return {e.id: tuple(e.depends_on) for e in envelopes if e.id is not None}
 
 
-def parent_map(envelopes: Iterable[Envelope]) -> dict[str, str | None]:
+def parent_map(envelopes: Iterable[EnvelopeFacts]) -> dict[str, str | None]:
     return {e.id: e.parent for e in envelopes if e.id is not None}
 
 
@@ -53,63 +54,156 @@ def _descends(parents: Mapping[str, str | None], task: str, ancestor: str) -> bo
     return False
 
 
-def check_new_tasks(repo: Repository, batch: Sequence[Envelope]) -> None:
+def open_tasks(tasks: Mapping[str, TaskFacts]) -> list[TaskFacts]:
+    return [t for t in tasks.values() if t.state not in TERMINAL]
+
+
+def unfinished_dependencies(task: TaskFacts, tasks: Mapping[str, TaskFacts]) -> list[str]:
+    """The tasks `task` depends on that are not completed (or do not exist yet)."""
+    return [
+        dep
+        for dep in task.envelope.depends_on
+        if dep not in tasks or tasks[dep].state != "completed"
+    ]
+
+
+def rivals(
+    task: Summary,
+    tasks: Mapping[str, Summary],
+    graph: Mapping[str, Iterable[str]],
+    parents: Mapping[str, str | None],
+) -> list[Summary]:
+    """The other open tasks owning what `task` owns with nothing ordering the two (contract
+    section 5), from the overlaps the ledger cache keeps."""
+    return [
+        tasks[other]
+        for other in task.overlaps
+        if other in tasks
+        and tasks[other].state not in TERMINAL
+        and tasks[other].length
+        and not ordered(graph, parents, task.id, other)
+    ]
+
+
+def check_new_tasks(repo: Repository, batch: Sequence[EnvelopeFacts]) -> None:
     """Refuse a batch of new tasks that would close a cycle, own what an open task owns, or
-    break a delegation chain (contract section 8)."""
-    existing = load_all(repo)
-    graph = dependency_graph([t.envelope for t in existing.values()] + list(batch))
+    break a delegation chain (contract section 8). The batch is checked as a whole: its tasks
+    may depend on, and be delegated from, each other."""
+    admission = Admission(repo, summaries(repo), pending=batch)
     problems: list[Problem] = []
     for envelope in batch:
-        assert envelope.id is not None
-        cycle = find_cycle(graph, envelope.id)
-        if cycle is not None:
-            problems.append(
-                problem(
-                    "dependency_cycle",
-                    field="dependsOn",
-                    id=envelope.id,
-                    cycle=cycle,
-                    cycle_text=" -> ".join(cycle),
-                )
-            )
-    problems += delegation_problems(repo, existing, batch)
-    open_envelopes = [t.envelope for t in existing.values() if t.state not in TERMINAL]
-    parents = parent_map([t.envelope for t in existing.values()] + list(batch))
-    problems += ownership_conflicts(batch, open_envelopes, graph, parents)
+        problems += admission.problems(envelope)
+        admission.admit(envelope)
     if problems:
         raise TaskfsError(problems)
 
 
-def delegation_problems(
-    repo: Repository, existing: Mapping[str, Task], batch: Sequence[Envelope]
-) -> list[Problem]:
-    """Each child of the batch checked against its parent chain. What a parent was granted is
-    its `toolsAllowed` intersected with the capability ledger's entry for its recipient when
-    this machine has a ledger, else its `toolsAllowed` (the most any ledger could grant)."""
-    children = [e for e in batch if e.parent is not None]
-    if not children:
-        return []
-    known = {t.id: Known(t.envelope, t.state, t.chain.holder) for t in existing.values()}
-    known.update({e.id: Known(e) for e in batch if e.id is not None})
-    ledger: list[CapabilityLedger | None] = []
+class Admission:
+    """The open tasks, to which new tasks are admitted one at a time.
 
-    def grant(parent: Known) -> tuple[str, ...]:
-        if not ledger:
-            ledger.append(load_ledger(repo.root))
-        return granted(parent.envelope, parent.recipient, ledger[0])
+    `new` admits a whole batch (all or none); the watcher's intake admits each dropped file on
+    its own, so one that would close a cycle or own what another owns is refused without
+    blocking the rest. Tasks in `pending` are known from the start: a task may depend on, or
+    be delegated from, another one arriving with it.
+    """
 
-    problems: list[Problem] = []
-    for child in children:
+    def __init__(
+        self,
+        repo: Repository,
+        existing: Mapping[str, TaskFacts],
+        pending: Sequence[EnvelopeFacts] = (),
+    ) -> None:
+        self._repo = repo
+        # A folder with an envelope but no status file yet is a drop waiting for the intake,
+        # not a task: it must not stand in its own way.
+        tasks = {task_id: t for task_id, t in existing.items() if t.length}
+        envelopes = [t.envelope for t in tasks.values()] + list(pending)
+        self._graph = dependency_graph(envelopes)
+        self._parents = parent_map(envelopes)
+        self._known = {t.id: Known(t.envelope, t.state, t.holder) for t in tasks.values()}
+        self._known.update({e.id: Known(e) for e in pending if e.id is not None})
+        self._index: globs.OwnershipIndex[str] = globs.OwnershipIndex()
+        for task in open_tasks(tasks):
+            self._add(task.envelope)
+        self._ledger: list[CapabilityLedger | None] = []
+
+    def problems(self, envelope: EnvelopeFacts) -> list[Problem]:
+        """Every reason `envelope` may not join the open tasks admitted so far."""
+        task_id = envelope.id
+        assert task_id is not None
+        # The candidate's own edges count (they may order it after an open task), but only
+        # while it is being checked: an envelope that is refused leaves no trace.
+        saved = (self._graph.get(task_id), self._parents.get(task_id), self._known.get(task_id))
+        self._graph[task_id] = tuple(envelope.depends_on)
+        self._parents[task_id] = envelope.parent
+        self._known[task_id] = Known(envelope)
         try:
-            problems += check_child(child, known, grant, repo.config.delegation_max_depth)
+            return (
+                _cycle(self._graph, task_id)
+                + self._delegation(envelope)
+                + _conflicts(envelope, self._index, self._graph, self._parents, set())
+            )
+        finally:
+            _restore(self._graph, task_id, saved[0])
+            _restore(self._parents, task_id, saved[1])
+            _restore(self._known, task_id, saved[2])
+
+    def admit(self, envelope: EnvelopeFacts) -> None:
+        assert envelope.id is not None
+        self._graph[envelope.id] = tuple(envelope.depends_on)
+        self._parents[envelope.id] = envelope.parent
+        self._known[envelope.id] = Known(envelope)
+        self._add(envelope)
+
+    def _add(self, envelope: EnvelopeFacts) -> None:
+        assert envelope.id is not None
+        for raw in envelope.files_and_interfaces:
+            self._index.add(envelope.id, raw)  # parsed only if a query reaches it
+
+    def _delegation(self, child: EnvelopeFacts) -> list[Problem]:
+        """The child checked against its parent chain. What a parent was granted is its
+        `toolsAllowed` intersected with the capability ledger's entry for its recipient when
+        this machine has a ledger, else its `toolsAllowed` (the most any ledger could grant)."""
+        if child.parent is None:
+            return []
+
+        def grant(parent: Known) -> tuple[str, ...]:
+            if not self._ledger:
+                self._ledger.append(load_ledger(self._repo.root))
+            return granted(parent.envelope, parent.recipient, self._ledger[0])
+
+        try:
+            depth = self._repo.config.delegation_max_depth
+            return check_child(child, self._known, grant, depth)
         except TaskfsError as exc:
-            problems += exc.problems
-    return problems
+            return list(exc.problems)
+
+
+def _restore(mapping: dict[str, Any], key: str, value: object) -> None:
+    if value is None:
+        mapping.pop(key, None)
+    else:
+        mapping[key] = value
+
+
+def _cycle(graph: Mapping[str, Iterable[str]], task_id: str) -> list[Problem]:
+    cycle = find_cycle(graph, task_id)
+    if cycle is None:
+        return []
+    return [
+        problem(
+            "dependency_cycle",
+            field="dependsOn",
+            id=task_id,
+            cycle=cycle,
+            cycle_text=" -> ".join(cycle),
+        )
+    ]
 
 
 def ownership_conflicts(
-    candidates: Sequence[Envelope],
-    others: Sequence[Envelope],
+    candidates: Sequence[EnvelopeFacts],
+    others: Sequence[EnvelopeFacts],
     graph: Mapping[str, Iterable[str]],
     parents: Mapping[str, str | None] | None = None,
 ) -> list[Problem]:
@@ -126,28 +220,39 @@ def ownership_conflicts(
     problems: list[Problem] = []
     reported: set[frozenset[str]] = set()
     for envelope in candidates:
-        assert envelope.id is not None
-        for raw in envelope.files_and_interfaces:
-            for other_id, other_entry, witness in index.conflicts(globs.parse_entry(raw)):
-                pair = frozenset((envelope.id, other_id))
-                if other_id == envelope.id or pair in reported:
-                    continue
-                if ordered(graph, parents, envelope.id, other_id):
-                    continue
-                reported.add(pair)
-                problems.append(
-                    problem(
-                        "ownership_conflict",
-                        field="filesAndInterfaces",
-                        id=envelope.id,
-                        entry=raw,
-                        other=other_id,
-                        other_entry=other_entry.raw,
-                        witness=witness,
-                    )
-                )
+        problems += _conflicts(envelope, index, graph, parents, reported)
     return problems
 
 
-def open_tasks(tasks: Mapping[str, Task]) -> list[Task]:
-    return [t for t in tasks.values() if t.state not in TERMINAL]
+def _conflicts(
+    envelope: EnvelopeFacts,
+    index: globs.OwnershipIndex[str],
+    graph: Mapping[str, Iterable[str]],
+    parents: Mapping[str, str | None],
+    reported: set[frozenset[str]],
+) -> list[Problem]:
+    """The overlaps of `envelope`'s entries with the indexed ones that nothing orders, one per
+    pair of tasks (`reported` holds the pairs already named)."""
+    task_id = envelope.id
+    assert task_id is not None
+    problems: list[Problem] = []
+    for raw in envelope.files_and_interfaces:
+        for other_id, other_entry, witness in index.conflicts(globs.parse_entry(raw)):
+            pair = frozenset((task_id, other_id))
+            if other_id == task_id or pair in reported:
+                continue
+            if ordered(graph, parents, task_id, other_id):
+                continue
+            reported.add(pair)
+            problems.append(
+                problem(
+                    "ownership_conflict",
+                    field="filesAndInterfaces",
+                    id=task_id,
+                    entry=raw,
+                    other=other_id,
+                    other_entry=other_entry.raw,
+                    witness=witness,
+                )
+            )
+    return problems

@@ -7,7 +7,7 @@ intake all call `submit`.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
@@ -21,7 +21,7 @@ from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.schemas import schema_text
 from taskfs.store import fs
 from taskfs.store.git import Git, find_worktree
-from taskfs.store.repository import ENVELOPE, STATUS, Repository
+from taskfs.store.repository import ENVELOPE, STATUS, Repository, Writer
 
 SCHEMA_DIR = ".taskfs/schema"
 ENVELOPE_SCHEMA = f"{SCHEMA_DIR}/envelope.schema.json"
@@ -131,16 +131,35 @@ def submit(repo: Repository, sources: Sequence[Source], agent: str | None) -> li
     with repo.writing() as writer:
         batch = _assign_ids(repo, parsed)
         rules.check_new_tasks(repo, batch)
-        now = datetime.now(timezone.utc)
-        for envelope in batch:
-            task_id = envelope.id
-            assert task_id is not None
-            writer.add(repo.task_rel(task_id, ENVELOPE), envelope_bytes(repo, envelope))
-            name = status_name(1, "submitted")
-            record = StatusRecord(task=task_id, state="submitted", by=actor, at=format_time(now))
-            writer.add(repo.task_rel(task_id, STATUS, name), record_bytes(record.to_document()))
-        writer.commit(_new_message([e.id or "" for e in batch], actor), actor, when=now)
+        write_new_tasks(repo, writer, batch, actor)
     return [Submitted(e.id or "") for e in batch]
+
+
+def write_new_tasks(
+    repo: Repository,
+    writer: Writer,
+    batch: Sequence[Envelope],
+    actor: str,
+    *,
+    in_place: Collection[str] = (),
+    trailers: Sequence[str] = (),
+) -> str:
+    """Write each envelope of `batch` (already checked, ids assigned) and its `submitted`
+    status, in one commit by `actor`. A task named in `in_place` already has its envelope
+    file at its place (dropped there, not yet committed): that file is committed as it is."""
+    now = datetime.now(timezone.utc)
+    for envelope in batch:
+        task_id = envelope.id
+        assert task_id is not None
+        if task_id in in_place:
+            writer.include(repo.task_rel(task_id, ENVELOPE))
+        else:
+            writer.add(repo.task_rel(task_id, ENVELOPE), envelope_bytes(repo, envelope))
+        name = status_name(1, "submitted")
+        record = StatusRecord(task=task_id, state="submitted", by=actor, at=format_time(now))
+        writer.add(repo.task_rel(task_id, STATUS, name), record_bytes(record.to_document()))
+    message = _new_message([e.id or "" for e in batch], actor, trailers)
+    return writer.commit(message, actor, when=now)
 
 
 def _actor(agent: str | None, envelopes: Sequence[Envelope], sources: Sequence[Source]) -> str:
@@ -167,7 +186,7 @@ def _assign_ids(repo: Repository, parsed: Sequence[tuple[Source, Envelope]]) -> 
     seen: dict[str, str] = {}
     problems: list[Problem] = []
     for source, envelope in parsed:
-        task_id = envelope.id or _fresh_id(repo, seen)
+        task_id = envelope.id or fresh_id(repo, seen)
         if task_id in seen or repo.task_dir(task_id).exists():
             problems.append(_at(problem("task_exists", field="id", id=task_id), source.label))
         seen[task_id] = source.label
@@ -177,20 +196,21 @@ def _assign_ids(repo: Repository, parsed: Sequence[tuple[Source, Envelope]]) -> 
     return batch
 
 
-def _fresh_id(repo: Repository, taken: Iterable[str]) -> str:
+def fresh_id(repo: Repository, taken: Iterable[str]) -> str:
+    """A generated id that no task folder and nothing in `taken` uses."""
     while True:
         candidate = ids.new_task_id()
         if candidate not in taken and not repo.task_dir(candidate).exists():
             return candidate
 
 
-def _new_message(task_ids: Sequence[str], agent: str) -> str:
+def _new_message(task_ids: Sequence[str], agent: str, extra: Sequence[str] = ()) -> str:
     subject = (
         f"taskfs: {task_ids[0]} submitted by {agent}"
         if len(task_ids) == 1
         else f"taskfs: submit {len(task_ids)} tasks by {agent}"
     )
-    trailers = "\n".join(f"Taskfs-Task: {task_id}" for task_id in task_ids)
+    trailers = "\n".join([*(f"Taskfs-Task: {task_id}" for task_id in task_ids), *extra])
     return f"{subject}\n\n{trailers}\nTaskfs-Transition: -> submitted\nTaskfs-Agent: {agent}\n"
 
 

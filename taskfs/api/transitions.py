@@ -16,9 +16,9 @@ from taskfs.api.submit import record_bytes
 from taskfs.core.lifecycle import Parties, State, check_transition, is_state
 from taskfs.core.records import Artifact, StatusRecord, format_time, status_name
 from taskfs.errors import Problem, TaskfsError, fail, problem
+from taskfs.store.index import Summary, summaries
 from taskfs.store.ledger import Task, load_task
 from taskfs.store.repository import STATUS, Repository, Writer
-from taskfs.store.snapshot import load_all
 
 
 @dataclass(frozen=True)
@@ -132,12 +132,8 @@ def _name_current(found: Problem, by: str, current: State) -> Problem:
 def _dependencies_gate(repo: Repository, task: Task) -> list[Problem]:
     if not task.envelope.depends_on:
         return []
-    tasks = load_all(repo)
-    pending = [
-        dep
-        for dep in task.envelope.depends_on
-        if dep not in tasks or tasks[dep].state != "completed"
-    ]
+    tasks = summaries(repo)
+    pending = rules.unfinished_dependencies(task, tasks)
     if not pending:
         return []
     described = ", ".join(
@@ -148,10 +144,12 @@ def _dependencies_gate(repo: Repository, task: Task) -> list[Problem]:
 
 def _ownership_gate(repo: Repository, task: Task) -> list[Problem]:
     # A merge or a late dependency can change the picture after `new` checked it: check again.
-    tasks = load_all(repo)
+    tasks = summaries(repo)
     graph = rules.dependency_graph(t.envelope for t in tasks.values())
-    others = [t.envelope for t in rules.open_tasks(tasks) if t.id != task.id]
     parents = rules.parent_map(t.envelope for t in tasks.values())
+    me = tasks.get(task.id) or Summary.of(task)
+    others = [t.envelope for t in rules.rivals(me, tasks, graph, parents)]
+    # The cache says who the rivals are; the entries and the witness are named afresh.
     return rules.ownership_conflicts([task.envelope], others, graph, parents)
 
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from taskfs.core.forks import losses
 from taskfs.core.records import CheckEvidence
 from taskfs.errors import Problem
-from taskfs.store.ledger import Task
+from taskfs.store.index import Summary
+
+if TYPE_CHECKING:
+    from taskfs.store.ledger import Task
 
 SCHEMA_VERSION = 1
 
@@ -21,7 +24,10 @@ def refusal(problems: Iterable[Problem]) -> dict[str, Any]:
     return document(False, errors=[p.to_json() for p in problems])
 
 
-def summary(task: Task) -> dict[str, Any]:
+def summary(task: Summary | Task) -> dict[str, Any]:
+    """A task's row in `ls` and `ready` (from a cached summary, or a task read from disk)."""
+    if not isinstance(task, Summary):
+        task = Summary.of(task)
     env = task.envelope
     return {
         "id": task.id,
@@ -29,8 +35,8 @@ def summary(task: Task) -> dict[str, Any]:
         "from": env.sender,
         "to": env.recipient,
         "contextID": env.context_id,
-        "holder": task.chain.holder,
-        "superseded": len(task.chain.superseded),
+        "holder": task.holder,
+        "superseded": task.superseded,
     }
 
 

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from taskfs.core.envelope import AgentName, Envelope, Text
+from taskfs.core.facts import EnvelopeFacts
 
 
 class CapabilityLedger(BaseModel):
@@ -33,7 +34,7 @@ def intersect(requested: Iterable[str] | None, held: Iterable[str] | None) -> tu
 
 
 def granted(
-    envelope: Envelope, agent: str | None, ledger: CapabilityLedger | None
+    envelope: EnvelopeFacts, agent: str | None, ledger: CapabilityLedger | None
 ) -> tuple[str, ...]:
     """What `agent` was granted for `envelope`: its request intersected with the ledger, or,
     where no ledger is available, the request itself (the most a ledger could grant)."""

@@ -7,19 +7,11 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, ValidationError
 
 from taskfs.core.lint import DEFAULT_OBJECTIVE_MIN_WORDS, LintCode, Settings
+from taskfs.core.paths import relative_folder
 from taskfs.errors import Problem, problem
 
 CONFIG_PATH = ".taskfs/config.yaml"
 SCHEMA_VERSION = 1
-
-
-def _relative_folder(value: str) -> str:
-    parts = value.strip("/").split("/")
-    if value.startswith("/") or not value.strip() or any(p in ("", ".", "..") for p in parts):
-        raise ValueError("must be a folder inside the repository, like 'tasks'")
-    if parts[0] in (".git", ".taskfs"):
-        raise ValueError("must not be inside .git or .taskfs")
-    return "/".join(parts)
 
 
 class LintConfig(BaseModel):
@@ -46,7 +38,7 @@ class Config(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     version: Annotated[int, Strict()] = SCHEMA_VERSION
-    tasks_dir: Annotated[str, Strict(), AfterValidator(_relative_folder)] = Field(
+    tasks_dir: Annotated[str, Strict(), AfterValidator(relative_folder)] = Field(
         default="tasks", alias="tasksDir", description="Where task folders live."
     )
     check_timeout_seconds: Annotated[int, Strict()] = Field(

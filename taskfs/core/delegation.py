@@ -20,8 +20,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from taskfs.core import globs
-from taskfs.core.envelope import Envelope
-from taskfs.core.lifecycle import TERMINAL, State
+from taskfs.core.facts import EnvelopeFacts
+from taskfs.core.lifecycle import TERMINAL
 from taskfs.errors import Problem, problem
 
 
@@ -29,8 +29,8 @@ from taskfs.errors import Problem, problem
 class Known:
     """A task a child may be delegated from: its envelope, state and holder."""
 
-    envelope: Envelope
-    state: State = "submitted"
+    envelope: EnvelopeFacts
+    state: str = "submitted"
     holder: str | None = None
 
     @property
@@ -56,7 +56,7 @@ def parent_chain(task_id: str, parent: str | None, known: Mapping[str, Known]) -
 
 
 def check_child(
-    child: Envelope, known: Mapping[str, Known], grant: Grant, max_depth: int
+    child: EnvelopeFacts, known: Mapping[str, Known], grant: Grant, max_depth: int
 ) -> list[Problem]:
     """Every reason `child` may not be delegated from its parent; empty when it may."""
     if child.parent is None or child.id is None:
@@ -104,7 +104,7 @@ def check_child(
     return problems
 
 
-def _ownership(child: Envelope, parent: Known) -> list[Problem]:
+def _ownership(child: EnvelopeFacts, parent: Known) -> list[Problem]:
     assert child.parent is not None
     closed = parent.state in TERMINAL
     owned = (

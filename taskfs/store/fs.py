@@ -31,6 +31,31 @@ def _temp_beside(target: Path, data: bytes) -> Path:
     return Path(name)
 
 
+def temporaries(target: Path) -> list[Path]:
+    """The temporary files a writer of `target` killed midway may have left beside it."""
+    try:
+        return sorted(target.parent.glob(f".{glob_escape(target.name)}.*.tmp"))
+    except OSError:
+        return []
+
+
+def prune(folder: Path, *, up_to: Path) -> None:
+    """Remove `folder` and the folders above it while they are empty, up to (not including)
+    `up_to`: an undone change leaves no empty task folder behind to pass for a taken id."""
+    while folder != up_to and up_to in folder.parents:
+        try:
+            folder.rmdir()
+        except FileNotFoundError:
+            pass
+        except OSError:  # not empty: the rest is someone's
+            return
+        folder = folder.parent
+
+
+def glob_escape(name: str) -> str:
+    return "".join(f"[{ch}]" if ch in "*?[" else ch for ch in name)
+
+
 def create_new(target: Path, data: bytes) -> None:
     """Create `target` with `data`, atomically; FileExistsError if it already exists."""
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -62,6 +87,34 @@ def repo_lock(path: Path) -> Iterator[None]:
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+class LockHeld(Exception):
+    """Another process holds the lock; `owner` is what it wrote into the lock file."""
+
+    def __init__(self, owner: str) -> None:
+        super().__init__(owner)
+        self.owner = owner
+
+
+@contextlib.contextmanager
+def sole_lock(path: Path, owner: str) -> Iterator[None]:
+    """Hold the lock file `path` for the block, or raise `LockHeld` at once when another
+    process holds it. `owner` (who we are, for that other process's message) is written into
+    the file while we hold it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            held_by = os.read(fd, 256).decode("utf-8", "replace").strip()
+            raise LockHeld(held_by) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, owner.encode())
         yield
     finally:
         os.close(fd)

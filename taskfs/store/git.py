@@ -233,6 +233,21 @@ class Git:
             shutil.rmtree(path, ignore_errors=True)
         self.run_raw("worktree", "prune")
 
+    def messages(self, grep: str, since: str | None = None) -> list[str]:
+        """The messages of the commits in HEAD's history (after `since`) matching `grep`."""
+        if self.head() is None:
+            return []
+        revisions = f"{since}..HEAD" if since else "HEAD"
+        out = self.run("log", "--format=%B%x00", "-E", f"--grep={grep}", revisions)
+        return [m.strip() for m in out.split("\0") if m.strip()]
+
+    def tracked(self, paths: Sequence[str]) -> set[str]:
+        """Those of `paths` (repository-relative) that the index holds."""
+        if not paths:
+            return set()
+        out = self.run_raw("ls-files", "-z", "--", *paths, env={"GIT_LITERAL_PATHSPECS": "1"})
+        return {p for p in out.stdout.decode("utf-8", "surrogateescape").split("\0") if p}
+
     def worktree_changes(self, folder: str) -> list[tuple[str, str]]:
         """(porcelain status, path) of files under `folder` that differ from HEAD."""
         out = self.run_raw("status", "--porcelain", "-z", "--untracked-files=all", "--", folder)
@@ -412,15 +427,21 @@ class Git:
         author: Identity,
         *,
         when: datetime | None = None,
+        removed: Sequence[str] = (),
     ) -> str:
-        """Commit the working-tree content of `paths` (repository-relative) onto HEAD.
+        """Commit the working-tree content of `paths` (repository-relative) onto HEAD, and the
+        removal of `removed` (files the change consumed; the caller deletes them afterwards).
 
         Only these paths change, relative to HEAD; the user's other staged or unstaged work
         stays as it was. Returns the new commit id. Raises `TaskfsError` (git_failed) when HEAD
         moved under us too often, which only concurrent non-taskfs commits can cause.
         """
-        contents = {p: (self.root / p).read_bytes() for p in paths}
-        self.run("add", "--force", "--", *paths, env={"GIT_LITERAL_PATHSPECS": "1"})
+        contents: dict[str, bytes | None] = {p: (self.root / p).read_bytes() for p in paths}
+        contents.update(dict.fromkeys(removed))
+        if paths:
+            self.run("add", "--force", "--", *paths, env={"GIT_LITERAL_PATHSPECS": "1"})
+        if removed:
+            self.run("update-index", "--force-remove", "--", *removed)
         while True:
             parent = self.head()
             with self.reader() as reader:
@@ -437,6 +458,7 @@ class Git:
                 raise git_error(("update-ref",), proc)
 
     def _write_tree(self, reader: ObjectReader, base: str | None, changes: Nested) -> str:
+        """The tree `base` with `changes` applied (the empty tree when nothing is left)."""
         entries = dict(reader.tree(base)) if base else {}
         for name, change in changes.items():
             if change is None:

@@ -33,6 +33,14 @@ class Task:
     evidence: tuple[EvidenceFile, ...] | None = None
 
     @property
+    def holder(self) -> str | None:
+        return self.chain.holder
+
+    @property
+    def length(self) -> int:
+        return len(self.chain.links)
+
+    @property
     def state(self) -> State:
         return self.chain.state or "submitted"
 
@@ -61,7 +69,8 @@ def load_envelope(repo: Repository, task_id: str) -> Envelope:
         raise fail(
             "file_invalid", path=rel, reason=f"its id {envelope.id!r} is not its folder's name"
         )
-    return envelope
+    # An envelope dropped in place may leave its id out: the folder's name is its id.
+    return envelope if envelope.id else envelope.with_id(task_id)
 
 
 def load_chain(repo: Repository, task_id: str) -> tuple[Chain, list[Problem]]:

@@ -15,7 +15,7 @@ class LedgerAt(Repository):
     only: nothing may be written through it."""
 
     def __init__(self, repo: Repository, files: dict[str, bytes]) -> None:
-        super().__init__(repo.root, repo.config)
+        super().__init__(repo.root, repo.tasks_rel, repo.config)
         self._files = files  # repository-relative path -> content
         self._dirs: dict[tuple[str, str], list[str]] = {}
         self._ids: set[str] = set()

@@ -1,0 +1,290 @@
+"""A per-checkout cache of what every task's files say, so that whole-ledger commands stay fast.
+
+`summaries(repo)` answers, for every task, what the rules and listings need (`Summary`): the
+envelope's facts, the state, the holder, how many transitions were superseded, the problems
+the full reader found. It is what `load_task` would say, computed by `load_task` itself for any
+task whose files changed, and remembered in `<git dir>/taskfs/cache/ledger-v1` otherwise.
+
+The cache is an optimisation only: deleting it changes no answer, and a file that is not what
+this version wrote is thrown away and rebuilt, never trusted.
+
+A task's row is keyed by the identity of its `envelope.yaml` (inode, size, mtime, ctime: an
+edit in place changes it too) and of its `status/` folder (inode, mtime, ctime: a status file
+added, removed or renamed changes it). Taskfs creates ledger files and never rewrites them, and
+git replaces files when it checks out, merges or pulls, so every legitimate change changes a
+key. The one change these two `stat` calls per task cannot see is an existing status file
+rewritten in place, which the contract forbids and `audit` (which never reads this cache)
+names as `ledger_file_edited`; stat-ing every status file as well would cost four times as
+much and miss the speed targets (bench/RESULTS.md).
+
+File times advance in coarse ticks, so a change in the same tick as the `stat` that keyed a row
+could leave the key unchanged (git's "racily clean" problem). A row whose key is not older than
+its `stat` by a margin is checked again next time, cheaply: the status file names and the
+envelope's bytes are compared with what the row was built from.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import marshal
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from taskfs import __version__
+from taskfs.core import ids
+from taskfs.core.facts import Facts
+
+if TYPE_CHECKING:
+    from taskfs.store.ledger import Task
+    from taskfs.store.repository import Repository
+
+FORMAT = 1
+RACY_MARGIN_NS = 2_000_000_000
+ENVELOPE = "envelope.yaml"
+STATUS = "status"
+
+Key = tuple[tuple[int, ...] | None, tuple[int, ...] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """A task as the rules and listings see it (the same attribute names as `Task`)."""
+
+    id: str
+    envelope: Facts
+    state: str
+    holder: str | None
+    superseded: int
+    problems: tuple[str, ...]  # codes of what is wrong with its files
+    head: str | None  # the status file the next transition follows
+    length: int  # status files in its history
+    overlaps: tuple[str, ...] = ()  # tasks (any state) owning an entry that overlaps one of its
+
+    @classmethod
+    def of(cls, task: Task) -> Summary:
+        return cls(
+            task.id,
+            Facts.of(task.envelope),
+            task.state,
+            task.chain.holder,
+            len(task.chain.superseded),
+            tuple(p.code for p in task.problems),
+            task.chain.head.name if task.chain.head else None,
+            len(task.chain.links),
+        )
+
+    def to_row(self) -> tuple[Any, ...]:
+        facts = self.envelope
+        return (
+            self.id,
+            (
+                facts.id,
+                facts.sender,
+                facts.recipient,
+                facts.context_id,
+                facts.depends_on,
+                facts.parent,
+                facts.files_and_interfaces,
+                facts.tools_allowed,
+            ),
+            self.state,
+            self.holder,
+            self.superseded,
+            self.problems,
+            self.head,
+            self.length,
+        )
+
+    @classmethod
+    def from_row(cls, row: tuple[Any, ...], overlaps: tuple[str, ...] = ()) -> Summary:
+        task_id, facts, state, holder, superseded, problems, head, length = row
+        return cls(
+            task_id, Facts(*facts), state, holder, superseded, problems, head, length, overlaps
+        )
+
+
+@dataclass
+class _Row:
+    key: Key
+    stamp: int  # when the key was read (ns)
+    names: tuple[str, ...]  # the status folder's YAML files
+    digest: bytes  # of the envelope's bytes
+    summary: tuple[Any, ...] | None  # None: the task could not be read
+    overlaps: tuple[str, ...] = ()
+
+
+def summaries(repo: Repository) -> dict[str, Summary]:
+    """Every readable task by id, as `load_task` would read it (see the module docstring)."""
+    path = cache_path(repo)
+    old = _read(path, repo.tasks_rel)
+    rows: dict[str, _Row] = {}
+    rebuilt: set[str] = set()  # tasks whose envelope may have changed
+    for task_id in _task_ids(repo):
+        folder = os.path.join(repo.tasks_dir, task_id)
+        row = old.get(task_id)
+        stamp = time.time_ns()
+        key = _key(folder)
+        if row is not None and row.key == key and not _racy(row):
+            rows[task_id] = row
+        elif row is not None and _same_files(folder, row):
+            rows[task_id] = _Row(key, stamp, row.names, row.digest, row.summary, row.overlaps)
+        else:
+            rows[task_id] = _build(repo, task_id, folder, key, stamp)
+            if row is None or row.digest != rows[task_id].digest or row.summary is None:
+                rebuilt.add(task_id)
+    gone = set(old) - set(rows)
+    if rebuilt or gone:
+        _update_overlaps(rows, rebuilt, gone)
+    if rows != old:
+        _write(path, repo.tasks_rel, rows)
+    return {
+        task_id: Summary.from_row(row.summary, row.overlaps)
+        for task_id, row in rows.items()
+        if row.summary is not None
+    }
+
+
+def _update_overlaps(rows: dict[str, _Row], rebuilt: set[str], gone: set[str]) -> None:
+    """Keep every row's `overlaps` right after the envelopes in `rebuilt` changed and the tasks
+    in `gone` went away: only the changed envelopes are queried, against all the others.
+    Overlap is decided on the two envelopes' entries alone, whatever the tasks' states."""
+    from taskfs.core import globs
+
+    stale = rebuilt | gone
+    index: globs.OwnershipIndex[str] = globs.OwnershipIndex()
+    for task_id, row in rows.items():
+        if row.summary is not None:
+            for raw in row.summary[1][6]:  # the facts' filesAndInterfaces
+                index.add(task_id, raw)
+    found: dict[str, set[str]] = {task_id: set() for task_id in rebuilt}
+    for task_id in rebuilt:
+        summary = rows[task_id].summary
+        for raw in summary[1][6] if summary is not None else ():
+            for other, _entry, _witness in index.conflicts(globs.parse_entry(raw)):
+                if other != task_id:
+                    found[task_id].add(other)
+                    found.setdefault(other, set()).add(task_id)
+    for task_id, row in rows.items():
+        kept = {o for o in row.overlaps if o not in stale} if task_id not in rebuilt else set()
+        row.overlaps = tuple(sorted(kept | found.get(task_id, set())))
+
+
+def cache_path(repo: Repository) -> str:
+    return os.path.join(repo.state_dir(), "cache", f"ledger-v{FORMAT}")
+
+
+def _task_ids(repo: Repository) -> list[str]:
+    try:
+        entries = list(os.scandir(repo.tasks_dir))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return sorted(e.name for e in entries if e.is_dir() and ids.is_task_id(e.name))
+
+
+def _key(folder: str) -> Key:
+    return (
+        _identity(os.path.join(folder, ENVELOPE), with_size=True),
+        _identity(os.path.join(folder, STATUS), with_size=False),
+    )
+
+
+def _identity(path: str, *, with_size: bool) -> tuple[int, ...] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if with_size:
+        return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return (st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _racy(row: _Row) -> bool:
+    newest = max((t for part in row.key if part for t in part[-2:]), default=0)
+    return newest >= row.stamp - RACY_MARGIN_NS
+
+
+def _listing(folder: str) -> tuple[str, ...]:
+    try:
+        names = os.listdir(os.path.join(folder, STATUS))
+    except OSError:
+        return ()
+    return tuple(sorted(n for n in names if n.endswith(".yaml") and not n.startswith(".")))
+
+
+def _digest(folder: str) -> bytes:
+    try:
+        with open(os.path.join(folder, ENVELOPE), "rb") as handle:
+            return hashlib.sha1(handle.read(), usedforsecurity=False).digest()
+    except OSError:
+        return b""
+
+
+def _same_files(folder: str, row: _Row) -> bool:
+    return _listing(folder) == row.names and _digest(folder) == row.digest
+
+
+def _build(repo: Repository, task_id: str, folder: str, key: Key, stamp: int) -> _Row:
+    from taskfs.errors import TaskfsError
+    from taskfs.store.ledger import load_task
+
+    names, digest = _listing(folder), _digest(folder)
+    try:
+        summary: tuple[Any, ...] | None = Summary.of(load_task(repo, task_id)).to_row()
+    except TaskfsError:
+        summary = None
+    return _Row(key, stamp, names, digest, summary)
+
+
+def _read(path: str, tasks_rel: str) -> dict[str, _Row]:
+    try:
+        with open(path, "rb") as handle:
+            data = marshal.load(handle)
+        header, rows = data
+        if header != (FORMAT, __version__, tasks_rel):
+            return {}
+        out = {task_id: _Row(*fields) for task_id, fields in rows.items()}
+        if all(_well_formed(task_id, row) for task_id, row in out.items()):
+            return out
+    except Exception:
+        pass
+    return {}
+
+
+def _well_formed(task_id: object, row: _Row) -> bool:
+    """Whether a row has the shape this version writes (a damaged file may still unmarshal)."""
+    try:
+        key_ok = len(row.key) == 2 and all(
+            part is None or all(isinstance(n, int) for n in part) for part in row.key
+        )
+        files_ok = isinstance(row.stamp, int) and isinstance(row.digest, bytes)
+        names_ok = all(isinstance(n, str) for n in (*row.names, *row.overlaps))
+        if row.summary is not None:
+            Summary.from_row(row.summary)
+            files_ok = files_ok and row.summary[0] == task_id
+        return key_ok and files_ok and names_ok
+    except (TypeError, ValueError):
+        return False
+
+
+def _write(path: str, tasks_rel: str, rows: Mapping[str, _Row]) -> None:
+    data = (
+        (FORMAT, __version__, tasks_rel),
+        {
+            task_id: (row.key, row.stamp, row.names, row.digest, row.summary, row.overlaps)
+            for task_id, row in rows.items()
+        },
+    )
+    folder = os.path.dirname(path)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    # A cache that cannot be written (a read-only checkout) only costs speed.
+    with contextlib.suppress(OSError):
+        os.makedirs(folder, exist_ok=True)
+        with open(tmp, "wb") as handle:
+            marshal.dump(data, handle)
+        os.replace(tmp, path)
+    with contextlib.suppress(OSError):
+        os.unlink(tmp)
