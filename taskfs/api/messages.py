@@ -23,9 +23,8 @@ from pydantic import ValidationError
 from taskfs.api.submit import FileReport, record_bytes
 from taskfs.api.transitions import Staged, stage_transition
 from taskfs.core import messages as rules
-from taskfs.core.lifecycle import State
+from taskfs.core.lifecycle import MESSAGE_STATUSES, State
 from taskfs.core.records import (
-    MESSAGE_STATUSES,
     MessageRecord,
     ReadRecord,
     format_time,

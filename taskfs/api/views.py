@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from taskfs.core.forks import losses
-from taskfs.core.records import CheckEvidence
 from taskfs.errors import Problem
 from taskfs.store.index import Summary
 
@@ -69,7 +67,7 @@ def evidence(task: Task) -> list[dict[str, Any]]:
             "signature": item.signature,
             "signatureNote": item.signature_why,
         }
-        if isinstance(record, CheckEvidence):
+        if record.kind == "check":
             row.update(
                 command=record.command,
                 exitCode=record.exit_code,
@@ -82,6 +80,8 @@ def evidence(task: Task) -> list[dict[str, Any]]:
 
 def history(task: Task) -> list[dict[str, Any]]:
     rows = [{**link.record.to_document(), "file": link.name} for link in task.chain.links]
+    from taskfs.core.forks import losses
+
     for loss in losses(task.chain):
         winner = loss.winner
         lost_to = (

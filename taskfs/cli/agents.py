@@ -12,7 +12,7 @@ import click
 
 from taskfs.api import agent_views as views
 from taskfs.cli.app import act, acting_agent, agent_option, cli, json_option, open_repo, refuse
-from taskfs.core.records import MESSAGE_STATUSES
+from taskfs.core.lifecycle import MESSAGE_STATUSES
 
 STATUS_CHOICES = (*MESSAGE_STATUSES, "none")
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import click
 
 from taskfs.cli import render
 from taskfs.cli.app import act, acting_agent, agent_option, cli, json_option, open_repo
 from taskfs.core.lifecycle import STATES
-from taskfs.core.records import Artifact
 from taskfs.errors import Problem
 
 
@@ -143,7 +143,7 @@ def _transition(
     reason: str | None,
     as_json: bool,
     *,
-    artifacts: Sequence[Artifact] = (),
+    artifacts: Sequence[Any] = (),
 ) -> int:
     from taskfs.api import transitions
 
@@ -161,14 +161,14 @@ def _transition(
     )
 
 
-def _artifacts(
-    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
-) -> list[Artifact]:
+def _artifacts(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[Any]:
     parsed = []
     for value in values:
         name, sep, location = value.partition("=")
         if not sep or not name.strip() or not location.strip():
             raise click.BadParameter(f"{value!r} is not NAME=LOCATION", ctx, param)
+        from taskfs.core.records import Artifact
+
         parsed.append(Artifact(name=name.strip(), location=location.strip()))
     return parsed
 
@@ -220,7 +220,7 @@ def refuse(task_id: str, agent: str | None, reason: str | None, as_json: bool) -
     help="A result, by reference (a path, a URL, a commit); may be repeated.",
 )
 @json_option
-def complete(task_id: str, agent: str | None, artifacts: list[Artifact], as_json: bool) -> int:
+def complete(task_id: str, agent: str | None, artifacts: list[Any], as_json: bool) -> int:
     """working -> completed, only with passing evidence of the acceptance check."""
     return _transition(task_id, "completed", agent, None, as_json, artifacts=artifacts)
 

@@ -136,3 +136,7 @@ def _named(parties: Parties) -> Iterable[str]:
 def _describe(task_id: str, target: State) -> str:
     verb = {"working": "claim", "completed": "complete", "rejected": "refuse"}.get(target)
     return f"{verb} task {task_id!r}" if verb else f"move task {task_id!r} to {target}"
+
+
+# The `status` a task message may carry (contract section 6); none is plain conversation.
+MESSAGE_STATUSES = ("update", "needs_input", "result", "failed", "canceled")

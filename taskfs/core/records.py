@@ -37,7 +37,6 @@ STAMPED_NAME_RE = re.compile(
     r"(?P<stamp>[0-9]{8}T[0-9]{6}\.[0-9]{6}Z)-(?P<nonce>[0-9a-z]{8})\.yaml"
 )
 NONCE_LENGTH = 8
-MESSAGE_STATUSES = ("update", "needs_input", "result", "failed", "canceled")
 MessageStatus = Literal["update", "needs_input", "result", "failed", "canceled"]
 MSG_ID_RE = re.compile(
     r"(?P<task>[a-z0-9][a-z0-9._-]{0,63})/(?P<stem>[0-9]{8}T[0-9]{6}\.[0-9]{6}Z-[0-9a-z]{8})"

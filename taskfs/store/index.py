@@ -47,7 +47,8 @@ RACY_MARGIN_NS = 2_000_000_000
 ENVELOPE = "envelope.yaml"
 STATUS = "status"
 
-Key = tuple[tuple[int, ...] | None, tuple[int, ...] | None]
+# The identities of `envelope.yaml` and `status/`, as text (it loads faster than tuples of ints).
+Key = str
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,13 +140,19 @@ def summaries(repo: Repository) -> dict[str, Summary]:
     gone = set(old) - set(rows)
     if rebuilt or gone:
         _update_overlaps(rows, rebuilt, gone)
+    try:
+        answer = {
+            task_id: Summary.from_row(row.summary, row.overlaps)
+            for task_id, row in rows.items()
+            if row.summary is not None
+        }
+    except (TypeError, ValueError):
+        # A damaged cache that still had the right outline: start again without it.
+        _remove(path)
+        return summaries(repo)
     if rows != old:
         _write(path, repo.tasks_rel, rows)
-    return {
-        task_id: Summary.from_row(row.summary, row.overlaps)
-        for task_id, row in rows.items()
-        if row.summary is not None
-    }
+    return answer
 
 
 def _update_overlaps(rows: dict[str, _Row], rebuilt: set[str], gone: set[str]) -> None:
@@ -186,24 +193,23 @@ def _task_ids(repo: Repository) -> list[str]:
 
 
 def _key(folder: str) -> Key:
-    return (
-        _identity(os.path.join(folder, ENVELOPE), with_size=True),
-        _identity(os.path.join(folder, STATUS), with_size=False),
-    )
-
-
-def _identity(path: str, *, with_size: bool) -> tuple[int, ...] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    if with_size:
-        return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-    return (st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+    """`<newest time> <envelope: ino size mtime ctime> <status/: ino mtime ctime>`."""
+    times = [0]
+    parts = []
+    for name in (ENVELOPE, STATUS):
+        try:
+            st = os.stat(os.path.join(folder, name))
+        except OSError:
+            parts.append("-")
+            continue
+        times += (st.st_mtime_ns, st.st_ctime_ns)
+        size = f"{st.st_size}:" if name == ENVELOPE else ""
+        parts.append(f"{st.st_ino}:{size}{st.st_mtime_ns}:{st.st_ctime_ns}")
+    return f"{max(times)} {parts[0]} {parts[1]}"
 
 
 def _racy(row: _Row) -> bool:
-    newest = max((t for part in row.key if part for t in part[-2:]), default=0)
+    newest = int(row.key.split(" ", 1)[0])
     return newest >= row.stamp - RACY_MARGIN_NS
 
 
@@ -249,25 +255,28 @@ def _read(path: str, tasks_rel: str) -> dict[str, _Row]:
         out = {task_id: _Row(*fields) for task_id, fields in rows.items()}
         if all(_well_formed(task_id, row) for task_id, row in out.items()):
             return out
-    except Exception:
-        pass
+    except Exception:  # a cache that cannot be read is rebuilt, never trusted
+        return {}
     return {}
 
 
 def _well_formed(task_id: object, row: _Row) -> bool:
-    """Whether a row has the shape this version writes (a damaged file may still unmarshal)."""
-    try:
-        key_ok = len(row.key) == 2 and all(
-            part is None or all(isinstance(n, int) for n in part) for part in row.key
-        )
-        files_ok = isinstance(row.stamp, int) and isinstance(row.digest, bytes)
-        names_ok = all(isinstance(n, str) for n in (*row.names, *row.overlaps))
-        if row.summary is not None:
-            Summary.from_row(row.summary)
-            files_ok = files_ok and row.summary[0] == task_id
-        return key_ok and files_ok and names_ok
-    except (TypeError, ValueError):
-        return False
+    """Whether a row has the shape this version writes (a damaged file may still unmarshal;
+    what these checks leave out fails in `Summary.from_row`, which `summaries` guards)."""
+    summary = row.summary
+    return (
+        type(row.key) is str
+        and type(row.stamp) is int
+        and type(row.digest) is bytes
+        and type(row.names) is tuple
+        and type(row.overlaps) is tuple
+        and (summary is None or (type(summary) is tuple and summary[0] == task_id))
+    )
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
 
 
 def _write(path: str, tasks_rel: str, rows: Mapping[str, _Row]) -> None:

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from taskfs.api import check_requests
 from taskfs.api.check_requests import CheckRequest, Evidence, run_requested_check
 from taskfs.core.policy import NOTHING, parse_policy
 from taskfs.store.repository import Repository
