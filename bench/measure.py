@@ -34,6 +34,7 @@ class Run:
     code: int
     stdout: bytes
     stderr: bytes
+    cpu: float = 0.0  # user + system seconds of the commands and the children they waited for
 
 
 @dataclass
@@ -55,6 +56,10 @@ class Op:
         return statistics.median(r.seconds for r in self.runs) if self.runs else None
 
     @property
+    def cpu_median(self) -> float | None:
+        return statistics.median(r.cpu for r in self.runs) if self.runs else None
+
+    @property
     def peak_mib(self) -> float | None:
         return None if self.peak_kib is None else self.peak_kib / 1024
 
@@ -68,6 +73,7 @@ def run_steps(
 ) -> Run:
     """Run the commands one after another; `memory` runs each under /usr/bin/time."""
     peak = 0
+    cpu = 0.0
     code = 0
     out = b""
     err = b""
@@ -95,9 +101,10 @@ def run_steps(
                 text = report.read().decode().strip().splitlines()
                 kib = int(text[-1]) if text and text[-1].isdigit() else kib
         peak = max(peak, kib)
+        cpu += usage.ru_utime + usage.ru_stime
         if code != 0:
             break
-    return Run(time.perf_counter() - started, peak, code, out, err)
+    return Run(time.perf_counter() - started, peak, code, out, err, cpu)
 
 
 def _wait(proc: subprocess.Popen[bytes]) -> tuple[int, os.struct_rusage]:
