@@ -71,6 +71,8 @@ RATIO_TO = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(argv)
+    if args.report:
+        return report(args.report, args.markdown)
     cache = Path(args.cache).resolve()
     log = _log
     env = _child_env()
@@ -93,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out.write_text(json.dumps(results, indent=2) + "\n")
     log(f"raw results: {out}")
     if args.markdown:
-        Path(args.markdown).write_text(markdown(results))
+        write_markdown(Path(args.markdown), markdown(results))
         log(f"wrote {args.markdown}")
     return 0
 
@@ -107,10 +109,52 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--markdown", help="also write the tables as markdown to this file")
     parser.add_argument("--cache", default=str(BENCH / ".cache"), help="default bench/.cache")
     parser.add_argument("--taskfs", help="the taskfs command (default: beside this python)")
+    parser.add_argument(
+        "--report",
+        nargs="+",
+        metavar="JSON",
+        help="measure nothing: merge these raw results (later files win per size) and print "
+        "the tables (and --markdown)",
+    )
     args = parser.parse_args(argv)
     args.sizes = args.sizes or ([200, 1000] if args.quick else list(SIZES))
     args.runs = args.runs or (3 if args.quick else 5)
     return args
+
+
+def report(files: Sequence[str], markdown_path: str | None) -> int:
+    merged: dict[str, Any] = {"sizes": {}}
+    for name in files:
+        found = json.loads(Path(name).read_text())
+        merged["machine"] = merged.get("machine") or found["machine"]
+        merged["runs"] = found["runs"]
+        merged.setdefault("parts", []).append(
+            {"sizes": list(found["sizes"]), "machine": found["machine"]}
+        )
+        merged["sizes"].update(found["sizes"])
+    merged["sizes"] = dict(sorted(merged["sizes"].items(), key=lambda kv: int(kv[0])))
+    merged["targets"] = targets(merged)
+    for size, data in merged["sizes"].items():
+        print(table(int(size), data, merged["runs"]))
+    print(targets_table(merged["targets"]))
+    if markdown_path:
+        write_markdown(Path(markdown_path), markdown(merged))
+    return 0
+
+
+BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
+
+
+def write_markdown(path: Path, tables: str) -> None:
+    """Write the tables; into an existing file, only between its bench markers, so that the
+    notes around them (the diagnosis in RESULTS.md) stay."""
+    old = path.read_text() if path.is_file() else ""
+    if BEGIN in old and END in old:
+        head, _, rest = old.partition(BEGIN)
+        _, _, tail = rest.partition(END)
+        path.write_text(f"{head}{BEGIN}\n{tables}{END}{tail}")
+    else:
+        path.write_text(f"{BEGIN}\n{tables}{END}\n")
 
 
 def _log(text: str) -> None:
@@ -543,14 +587,22 @@ def markdown(results: dict[str, Any]) -> str:
     m = results["machine"]
     out = [
         "## Machine\n",
-        f"{m['date']}; {m['nproc']} cores, {m['cpu']}, {m['memory']} RAM; {m['os']}; "
-        f"Python {m['python']}; git {m['git']}; taskfs {m['taskfs']}. Load average "
-        f"(1, 5, 15 min) {m['load']} at the start, {m.get('load_after', '?')} at the end.\n",
-        f"Times are medians of {results['runs']} runs after one warm-up, wall clock from "
+        f"{m['nproc']} cores, {m['cpu']}, {m['memory']} RAM; {m['os']}; Python {m['python']}; "
+        f"git {m['git']}; taskfs {m['taskfs']}.\n",
+    ]
+    for part in results.get("parts") or [{"sizes": list(results["sizes"]), "machine": m}]:
+        pm = part["machine"]
+        sizes = ", ".join(f"{int(s):,}" for s in part["sizes"])
+        out.append(
+            f"- {sizes} tasks: measured {pm['date']}; load average (1, 5, 15 min) "
+            f"{pm['load']} at the start, {pm.get('load_after', '?')} at the end."
+        )
+    out.append(
+        f"\nTimes are medians of {results['runs']} runs after one warm-up, wall clock from "
         "spawn to exit; `cpu ms` is the median user + system time of the process and the "
         "children it waited for (less sensitive to a busy machine); peak memory is the peak "
-        "RSS of one more run under `/usr/bin/time`.\n",
-    ]
+        "RSS of one more run under `/usr/bin/time`.\n"
+    )
     for size, data in results["sizes"].items():
         head, body = rows(int(size), data)
         states = ", ".join(f"{k} {v}" for k, v in data["manifest"]["states"].items())

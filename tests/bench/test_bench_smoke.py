@@ -82,3 +82,19 @@ def test_the_harness_measures_every_operation_on_a_tiny_repository(tmp_path: Pat
         sys.path.remove(str(ROOT / "bench"))
     assert built == []
     assert manifest["states"] == results["sizes"]["20"]["manifest"]["states"]
+
+
+def test_markdown_tables_replace_only_what_lies_between_the_markers(tmp_path: Path) -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import run
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    notes = tmp_path / "RESULTS.md"
+    notes.write_text(f"# Results\n\n{run.BEGIN}\nold table\n{run.END}\n\n## Diagnosis\nkept\n")
+    run.write_markdown(notes, "new table\n")
+    text = notes.read_text()
+    assert "old table" not in text
+    assert text.startswith("# Results\n")
+    assert "new table" in text
+    assert text.endswith("## Diagnosis\nkept\n")
