@@ -12,11 +12,9 @@ tasks; about 0.7 evidence files and one message per task). `build()` then writes
 - every other transition through the same `Writer` (`repo.writing()`, one commit holding
   exactly the new files) with the same `StatusRecord` and `status_name`, each edge checked
   by `check_transition`, but a thousand tasks per commit. `transition()` commits one task at
-  a time and re-reads every task for a claim's ownership gate, so 40,000 transitions at
-  10,000 tasks would take hours; and completion is refused until evidence lands (issue 5);
-- evidence and message files as plain YAML under `tasks/<id>/evidence/` and
-  `tasks/<id>/messages/`, named `<stamp>-<nonce>.yaml`. Their writers are being built
-  (issues 5 and 7): `evidence_file` and `message_file` are the two functions to point at them.
+  a time, and running a real acceptance check for thousands of completions would dominate;
+- evidence and message files built through the models `taskfs check` and `taskfs send` write
+  them with (`parse_evidence`, `MessageRecord`), named `<stamp>-<nonce>.yaml`.
 
 After writing, `build()` checks that `ls` shows every planned state and `validate` is clean,
 so a benchmark never runs on a ledger taskfs itself would call broken.
@@ -25,6 +23,7 @@ so a benchmark never runs on a ledger taskfs itself would call broken.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import random
@@ -37,14 +36,22 @@ from pathlib import Path
 from typing import Any
 
 import taskfs
-from taskfs.api import queries, submit, transitions
+from taskfs.api import listing, queries, submit, transitions
 from taskfs.core import yamlio
 from taskfs.core.lifecycle import Parties, check_transition
-from taskfs.core.records import StatusRecord, format_time, stamped_name, status_name
+from taskfs.core.records import (
+    MessageRecord,
+    StatusRecord,
+    format_time,
+    message_id,
+    parse_evidence,
+    stamped_name,
+    status_name,
+)
 from taskfs.store.repository import EVIDENCE, MESSAGES, STATUS, Repository
 
 # Bump when the plan or the files written change: cached repositories are keyed by it.
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 BATCH = 1000
 POOL = 60  # submitted, ready tasks for builder: one per `claim` run
 API_SAMPLE = 4  # tasks whose transitions go through transitions.transition()
@@ -194,39 +201,63 @@ def _fresh_id(rng: random.Random, taken: set[str]) -> str:
             return candidate
 
 
-# -- the files other helpers are building the writers of -------------------------------
+# -- evidence and messages, through the same models taskfs writes them with ------------
+
+
+def _stream(text: str) -> dict[str, Any]:
+    data = text.encode()
+    return {
+        "totalBytes": len(data),
+        "digest": {"sha256": hashlib.sha256(data).hexdigest()},
+        "truncated": False,
+    }
 
 
 def evidence_file(task: Planned, passed: bool, commit: str, at: datetime) -> tuple[str, bytes]:
-    """An acceptance run's record (contract section 1); switch to the evidence writer later."""
+    """An acceptance run's record (contract section 1), as `taskfs check` writes one."""
+    stdout = f"{'12 passed' if passed else '1 failed, 11 passed'} in 3.1s\n"
     doc = {
         "task": task.id,
-        "command": f"pytest -q tests/m{task.index}",
-        "exitCode": 0 if passed else 1,
+        "kind": "check",
         "verdict": "pass" if passed else "fail",
         "verdictSource": "script",
+        "command": f"pytest -q tests/m{task.index}",
+        "exitCode": 0 if passed else 1,
         "startedAt": format_time(at),
         "durationSeconds": 3.25,
-        "stdout": f"{'12 passed' if passed else '1 failed, 11 passed'} in 3.1s\n",
-        "stderr": "",
         "commit": commit,
+        "ownedFiles": {"digest": {"sha256": "0" * 64}, "count": 2},
+        "endToEnd": {"description": "run the module"},
+        "stdout": stdout,
+        "stderr": "",
+        "streams": {"stdout": _stream(stdout), "stderr": _stream("")},
+        "limits": {
+            "timeoutSeconds": 600,
+            "outputCapBytes": 32768,
+            "timedOut": False,
+            "leftoverKilled": False,
+            "outputCapped": False,
+        },
         "by": task.holder or task.recipient,
     }
-    return stamped_name(at), yamlio.dump(doc).encode()
+    return stamped_name(at), yamlio.dump(parse_evidence(doc).to_document()).encode()
 
 
 def message_file(task: Planned, status: str | None, text: str, at: datetime) -> tuple[str, bytes]:
-    """A message about a task (contract section 6); switch to the messages writer later."""
-    doc: dict[str, Any] = {
-        "task_id": task.id,
-        "from": task.recipient,
-        "to": task.sender,
-        "text": text,
-        "at": format_time(at),
-    }
-    if status is not None:
-        doc["status"] = status
-    return stamped_name(at), yamlio.dump(doc).encode()
+    """A message about a task (contract section 6), unsigned, as `taskfs send` writes one."""
+    name = stamped_name(at)
+    record = MessageRecord.model_validate(
+        {
+            "msg_id": message_id(task.id, name),
+            "task_id": task.id,
+            "from": task.recipient,
+            "to": task.sender,
+            "status": status,
+            "at": format_time(at),
+            "text": text,
+        }
+    )
+    return name, yamlio.dump(record.to_document()).encode()
 
 
 # -- building ----------------------------------------------------------------------------
@@ -349,7 +380,7 @@ def _chunks(items: Sequence[Planned], n: int) -> Iterator[Sequence[Planned]]:
 
 
 def _check(repo: Repository, the_plan: Plan) -> None:
-    shown = {t.id: t.state for t in queries.ls(repo)}
+    shown = {t.id: t.state for t in listing.ls(repo)}
     wrong = [t.id for t in the_plan.tasks if shown.get(t.id) != t.final]
     if wrong:
         raise RuntimeError(f"{len(wrong)} tasks are not in their planned state: {wrong[:5]}")

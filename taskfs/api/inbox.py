@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from taskfs.api import queries
+from taskfs.api import listing
 from taskfs.api.messages import Checked, Thread, read_thread, trust
 from taskfs.core.lifecycle import TERMINAL
 from taskfs.core.records import STAMPED_NAME_RE, parse_time
@@ -63,7 +63,7 @@ def inbox(repo: Repository, agent: str) -> Inbox:
     to_claim = tuple(
         t for t in tasks.values() if t.state == "submitted" and t.envelope.recipient == agent
     )
-    ready = frozenset(t.id for t in queries.ready(repo, agent))
+    ready = frozenset(t.id for t in listing.ready(repo, agent))
     return Inbox(
         agent, to_claim, ready, tuple(questions), tuple(results), tuple(unread), tuple(refused)
     )

@@ -8,18 +8,19 @@ rules read `TaskFacts` and `EnvelopeFacts`: a full task read from disk or a cach
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from taskfs.core import globs
-from taskfs.core.capabilities import CapabilityLedger, granted
 from taskfs.core.delegation import Known, check_child
 from taskfs.core.facts import EnvelopeFacts, TaskFacts
 from taskfs.core.graph import depends_on, find_cycle
 from taskfs.core.lifecycle import TERMINAL
 from taskfs.errors import Problem, TaskfsError, problem
-from taskfs.store.capability_ledger import load_ledger
 from taskfs.store.index import Summary, summaries
 from taskfs.store.repository import Repository
+
+if TYPE_CHECKING:
+    from taskfs.core.capabilities import CapabilityLedger
 
 
 def dependency_graph(envelopes: Iterable[EnvelopeFacts]) -> dict[str, tuple[str, ...]]:
@@ -125,7 +126,7 @@ class Admission:
         self._index: globs.OwnershipIndex[str] = globs.OwnershipIndex()
         for task in open_tasks(tasks):
             self._add(task.envelope)
-        self._ledger: list[CapabilityLedger | None] = []
+        self._ledger: list[CapabilityLedger | None] = []  # read once, when a child needs it
 
     def problems(self, envelope: EnvelopeFacts) -> list[Problem]:
         """Every reason `envelope` may not join the open tasks admitted so far."""
@@ -166,6 +167,8 @@ class Admission:
         this machine has a ledger, else its `toolsAllowed` (the most any ledger could grant)."""
         if child.parent is None:
             return []
+        from taskfs.core.capabilities import granted
+        from taskfs.store.capability_ledger import load_ledger
 
         def grant(parent: Known) -> tuple[str, ...]:
             if not self._ledger:

@@ -113,11 +113,11 @@ def show(task_id: str, fmt: str, as_json: bool) -> int:
 @json_option
 def ls_command(state: str | None, to: str | None, context: str | None, as_json: bool) -> int:
     """All tasks with their state."""
-    from taskfs.api import queries
+    from taskfs.api import listing
 
     return act(
         as_json,
-        lambda: queries.ls(open_repo(), state=state, to=to, context=context),
+        lambda: listing.ls(open_repo(), state=state, to=to, context=context),
         render.task_list,
     )
 
@@ -127,11 +127,11 @@ def ls_command(state: str | None, to: str | None, context: str | None, as_json: 
 @json_option
 def ready(agent: str | None, as_json: bool) -> int:
     """The tasks that can be claimed now (by --agent, when given)."""
-    from taskfs.api import queries
+    from taskfs.api import listing
 
     return act(
         as_json,
-        lambda: queries.ready(open_repo(), acting_agent(agent, required=False)),
+        lambda: listing.ready(open_repo(), acting_agent(agent, required=False)),
         render.task_list,
     )
 

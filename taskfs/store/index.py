@@ -124,8 +124,9 @@ def summaries(repo: Repository) -> dict[str, Summary]:
     old = _read(path, repo.tasks_rel)
     rows: dict[str, _Row] = {}
     rebuilt: set[str] = set()  # tasks whose envelope may have changed
+    base = str(repo.tasks_dir) + "/"
     for task_id in _task_ids(repo):
-        folder = os.path.join(repo.tasks_dir, task_id)
+        folder = base + task_id
         row = old.get(task_id)
         stamp = time.time_ns()
         key = _key(folder)
@@ -194,18 +195,20 @@ def _task_ids(repo: Repository) -> list[str]:
 
 def _key(folder: str) -> Key:
     """`<newest time> <envelope: ino size mtime ctime> <status/: ino mtime ctime>`."""
-    times = [0]
-    parts = []
-    for name in (ENVELOPE, STATUS):
-        try:
-            st = os.stat(os.path.join(folder, name))
-        except OSError:
-            parts.append("-")
-            continue
-        times += (st.st_mtime_ns, st.st_ctime_ns)
-        size = f"{st.st_size}:" if name == ENVELOPE else ""
-        parts.append(f"{st.st_ino}:{size}{st.st_mtime_ns}:{st.st_ctime_ns}")
-    return f"{max(times)} {parts[0]} {parts[1]}"
+    try:
+        env = os.stat(folder + "/" + ENVELOPE)
+    except OSError:
+        return "0 - -"
+    try:
+        status = os.stat(folder + "/" + STATUS)
+    except OSError:
+        newest = max(env.st_mtime_ns, env.st_ctime_ns)
+        return f"{newest} {env.st_ino}:{env.st_size}:{env.st_mtime_ns}:{env.st_ctime_ns} -"
+    newest = max(env.st_mtime_ns, env.st_ctime_ns, status.st_mtime_ns, status.st_ctime_ns)
+    return (
+        f"{newest} {env.st_ino}:{env.st_size}:{env.st_mtime_ns}:{env.st_ctime_ns} "
+        f"{status.st_ino}:{status.st_mtime_ns}:{status.st_ctime_ns}"
+    )
 
 
 def _racy(row: _Row) -> bool:
@@ -247,8 +250,9 @@ def _build(repo: Repository, task_id: str, folder: str, key: Key, stamp: int) ->
 
 def _read(path: str, tasks_rel: str) -> dict[str, _Row]:
     try:
+        # loads(read()): marshal.load() reads a file in small pieces, six times slower.
         with open(path, "rb") as handle:
-            data = marshal.load(handle)
+            data = marshal.loads(handle.read())
         header, rows = data
         if header != (FORMAT, __version__, tasks_rel):
             return {}
@@ -293,7 +297,7 @@ def _write(path: str, tasks_rel: str, rows: Mapping[str, _Row]) -> None:
     with contextlib.suppress(OSError):
         os.makedirs(folder, exist_ok=True)
         with open(tmp, "wb") as handle:
-            marshal.dump(data, handle)
+            handle.write(marshal.dumps(data))
         os.replace(tmp, path)
     with contextlib.suppress(OSError):
         os.unlink(tmp)

@@ -20,7 +20,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from taskfs.core import ids, yamlio
+from taskfs.core import ids
 from taskfs.core.paths import relative_folder
 from taskfs.errors import TaskfsError, fail, problem
 from taskfs.store import fs
@@ -261,6 +261,8 @@ def _deepest_first(paths: Iterable[str]) -> list[str]:
 def tasks_folder(root: Path, git_dir: Path) -> str:
     """Where task folders live (`tasksDir`), read without the settings' model: every command
     needs it. Remembered beside the ledger cache, keyed by the settings file's identity."""
+    from taskfs.core import yamlio  # YAML only where a file is parsed
+
     path = root / CONFIG_PATH
     try:
         st = path.stat()
@@ -306,6 +308,7 @@ def find_git_dir(root: Path) -> Path:
 
 
 def load_config(root: Path) -> Config:
+    from taskfs.core import yamlio  # YAML only where a file is parsed
     from taskfs.core.config import Config, parse_config
 
     path = root / CONFIG_PATH
@@ -327,6 +330,8 @@ def load_config(root: Path) -> Config:
 
 def read_input(label: str) -> bytes:
     """The bytes of a file named on the command line, refusing what cannot be an envelope."""
+    from taskfs.core import yamlio  # YAML only where a file is parsed
+
     path = Path(label)
     try:
         if path.is_dir():
@@ -350,6 +355,8 @@ def read_dropped(root: Path, rel: str) -> bytes | None:
     """The bytes of a file dropped into the tasks folder; None when it is gone. Only a regular
     file is read (never through a link, which could copy any file the watcher can read into a
     refusal report), and only up to one byte past the envelope size limit."""
+    from taskfs.core import yamlio  # YAML only where a file is parsed
+
     try:
         fd = os.open(root / rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
