@@ -217,10 +217,20 @@ def bind(task_id: str, agent: str | None, as_json: bool) -> int:
 
 @cli.command()
 @agent_option
+@click.option(
+    "--hook",
+    type=click.Choice(("claude", "codex")),
+    help="Run as that host's session-start hook: read its JSON on stdin, never fail.",
+)
 @json_option
-def prime(agent: str | None, as_json: bool) -> int:
+def prime(agent: str | None, hook: str | None, as_json: bool) -> int:
     """A short text telling an agent how to work with taskfs here (for start-up hooks)."""
     from taskfs.api import prime as api
+
+    if hook is not None:
+        from taskfs.cli.hook import prime_hook
+
+        return prime_hook(hook, agent, sys.stdin, sys.stdout)
 
     def show(text: str) -> tuple[dict[str, Any], str]:
         return views.document(True, text=text), text.rstrip("\n")

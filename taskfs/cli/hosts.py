@@ -6,13 +6,15 @@ Each parses, calls the library (`taskfs.api.setup`, `taskfs.api.nudge`) and rend
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
 from taskfs.api import agent_views as views
-from taskfs.cli.app import act, acting_agent, cli, json_option
+from taskfs.cli.app import act, acting_agent, agent_option, cli, json_option, open_repo
+from taskfs.core.records import format_time
 
 HOSTS = ("claude", "codex")
 
@@ -110,3 +112,47 @@ def _report_text(report: Any) -> str:
     if not report.changed:
         lines.append("nothing to change" if not report.removing else "nothing to remove")
     return "\n".join(lines)
+
+
+@cli.command()
+@agent_option
+@click.option(
+    "--hook",
+    type=click.Choice(HOSTS),
+    help="Run as that host's PostToolUse hook: read its JSON on stdin, answer in its JSON, "
+    "remind at most once a quiet period, never fail.",
+)
+@json_option
+def nudge(agent: str | None, hook: str | None, as_json: bool) -> int:
+    """The working tasks you hold, how long each has been quiet, and the reminder if one is due."""
+    if hook is not None:
+        from taskfs.cli.hook import nudge_hook
+
+        return nudge_hook(hook, agent, sys.stdin, sys.stdout)
+    from taskfs.api import nudge as api
+
+    def show(found: Any) -> tuple[dict[str, Any], str]:
+        tasks = [
+            {
+                "id": q.task_id,
+                "lastProgress": format_time(q.last),
+                "due": format_time(q.due),
+                "overdue": q.overdue(found.now),
+            }
+            for q in found.tasks
+        ]
+        doc = views.document(
+            True,
+            agent=found.agent,
+            quietMinutes=found.quiet_minutes,
+            tasks=tasks,
+            reminder=found.reminder,
+        )
+        lines = [
+            f"{q.task_id}: quiet since {format_time(q.last)}, reminder "
+            + ("due now" if q.overdue(found.now) else f"due at {format_time(q.due)}")
+            for q in found.tasks
+        ]
+        return doc, "\n".join(lines) or f"{found.agent} holds no working task"
+
+    return act(as_json, lambda: api.nudge(open_repo(), acting_agent(agent) or ""), show)
