@@ -218,8 +218,9 @@ def _usable(entry: Entry) -> bool:
 
 @dataclass(frozen=True)
 class Outbox:
-    """What `agent` wrote that has not reached the upstream: message files not committed, and
-    messages and openings committed but not pushed (none without an upstream to push to)."""
+    """What `agent` wrote that has not reached the remote: message files not committed, and
+    messages and openings committed but held by no remote-tracking branch yet (none when the
+    branch has no upstream to push to)."""
 
     uncommitted: tuple[Checked, ...]
     unpushed: tuple[Entry, ...]
