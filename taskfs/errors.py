@@ -126,6 +126,11 @@ MESSAGES: dict[str, str] = {
     "seen in the task or names another file",
     "message_unsigned": "message {msg_id!r} is unsigned: {reason}",
     "message_not_found": "no message {msg_id!r}{why_text}",
+    "no_conversation": "no task_id, and no earlier message between {agent!r} and {peer!r} to "
+    "continue: name the task, or send an envelope to open one",
+    # host set-up: taskfs setup claude|codex (README: Where agents live)
+    "host_config_invalid": "{path} is not valid {format}: {reason}; nothing was changed (fix or "
+    "move it, then run taskfs setup again)",
     # lint warnings: valid but weak contracts (`taskfs lint`, `taskfs review`)
     "check_cannot_fail": "the acceptance command {command!r} cannot fail, so it proves nothing: "
     "make it run the tests of what the task changes",

@@ -11,7 +11,20 @@ from typing import Any
 
 from taskfs.api.views import document, refusal, summary
 
-__all__ = ["bound", "delivered", "document", "inbox", "message", "refusal", "sent", "summary"]
+__all__ = [
+    "bound",
+    "delivered",
+    "document",
+    "entry",
+    "inbox",
+    "message",
+    "message_state",
+    "outbox",
+    "refusal",
+    "sent",
+    "sent_or_opened",
+    "summary",
+]
 
 
 def message(checked: Any) -> dict[str, Any]:
@@ -35,6 +48,7 @@ def sent(result: Any) -> dict[str, Any]:
         "from": record.sender,
         "to": record.recipient,
         "status": record.status,
+        "session": record.session,
         "delivery": "sent",
         "signed": record.signature is not None,
         "state": result.state,
@@ -82,4 +96,68 @@ def bound(result: Any) -> dict[str, Any]:
         "toolsGranted": list(result.tools_granted),
         "envelope": result.envelope.to_document(),
         "ledger": result.ledger,
+    }
+
+
+# -- interlink's tools (taskfs.api.interlink) ------------------------------------------
+
+
+def opening(opened: Any) -> dict[str, Any]:
+    """A task opening, shaped as a message row (its text is the objective)."""
+    task = opened.task
+    return {
+        "msg_id": opened.msg_id,
+        "task_id": task.id,
+        "from": opened.sender,
+        "to": opened.recipient,
+        "status": None,
+        "in_reply_to": None,
+        "at": opened.at,
+        "text": task.envelope.objective,
+        "opening": True,
+        "delivery": opened.delivery,
+        "signed": False,
+        "verified": True,
+        "problems": [],
+        "file": opened.file,
+    }
+
+
+def entry(found: Any) -> dict[str, Any]:
+    """One row of a conversation: a message, or the opening of a task."""
+    from taskfs.api.interlink import Opening
+
+    if isinstance(found, Opening):
+        return opening(found)
+    return {**message(found), "opening": False}
+
+
+def sent_or_opened(result: Any) -> dict[str, Any]:
+    from taskfs.api.interlink import Opening
+
+    if isinstance(result, Opening):
+        row = opening(result)
+        return {**row, "id": row["task_id"], "state": result.task.state, "transition": None}
+    return sent(result)
+
+
+def message_state(found: Any) -> dict[str, Any]:
+    row = entry(found.entry)
+    return {
+        "msg_id": row["msg_id"],
+        "task_id": row["task_id"],
+        "delivery": row["delivery"],
+        "state": found.task_state,
+        "verified": row["verified"],
+        "message": row,
+    }
+
+
+def outbox(box: Any) -> dict[str, Any]:
+    uncommitted = [{**entry(c), "pending": "uncommitted"} for c in box.uncommitted]
+    unpushed = [{**entry(e), "pending": "unpushed"} for e in box.unpushed]
+    return {
+        "upstream": box.upstream,
+        "counts": {"uncommitted": len(uncommitted), "unpushed": len(unpushed)},
+        "messages": uncommitted + unpushed,
     }

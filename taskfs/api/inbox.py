@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from taskfs.api import listing
-from taskfs.api.messages import Checked, Thread, read_thread, trust
+from taskfs.api.messages import Checked, Thread, for_session, read_thread, trust
 from taskfs.core.lifecycle import TERMINAL
 from taskfs.core.records import STAMPED_NAME_RE, parse_time
 from taskfs.store.ledger import Task
@@ -37,7 +37,9 @@ class Inbox:
         )
 
 
-def inbox(repo: Repository, agent: str) -> Inbox:
+def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
+    """What waits for `agent`; with `session`, leaving out messages routed to its other
+    sessions (`messages.for_session`)."""
     tasks = load_all(repo)
     trusted, pending = trust(repo), pending_paths(repo)
     questions: list[Checked] = []
@@ -48,6 +50,8 @@ def inbox(repo: Repository, agent: str) -> Inbox:
         thread = read_thread(repo, task.id, trusted=trusted, pending=pending)
         for checked in thread.messages:
             if checked.record.recipient != agent or checked.delivery == "pending":
+                continue
+            if not for_session(checked.record, agent, session):
                 continue
             if not checked.ok:
                 # A refused message on a closed task waits for nothing: history, not inbox.

@@ -250,7 +250,11 @@ def _act(
     problems += sender_problems
     open_question = _open_question(task)
     # An agent that may not write here may not move the task either: say it once.
-    target = None if sender_problems else rules.effect(record, task.state, open_question)
+    target = (
+        None
+        if sender_problems
+        else rules.effect(record, task.state, open_question, task.envelope.recipient)
+    )
     if target == "working" and replied is not None:
         # Answering acts on the question: it must be genuine and put to this agent.
         problems += [*replied.problems, *rules.addressed(replied.record, record.sender)]
@@ -404,18 +408,36 @@ def messages(repo: Repository, task_id: str) -> Thread:
     return read_thread(repo, task_id)
 
 
-def conversation(repo: Repository, agent: str, peer: str) -> list[Checked]:
-    """Every message between `agent` and `peer`, about any task, oldest first."""
+def conversation(
+    repo: Repository, agent: str, peer: str, *, session: str | None = None
+) -> list[Checked]:
+    """Every message between `agent` and `peer`, about any task, oldest first; with `session`,
+    only what that session of `agent` should see (`for_session`)."""
     pair = {agent, peer}
     trusted, pending = trust(repo), pending_paths(repo)
     found = [
         checked
         for task_id in repo.task_ids()
         for checked in read_thread(repo, task_id, trusted=trusted, pending=pending).messages
-        if {checked.record.sender, checked.record.recipient} == pair
-        or (agent == peer and checked.record.sender == checked.record.recipient == agent)
+        if (
+            {checked.record.sender, checked.record.recipient} == pair
+            or (agent == peer and checked.record.sender == checked.record.recipient == agent)
+        )
+        and for_session(checked.record, agent, session)
     ]
     return sorted(found, key=lambda c: (c.record.at, c.record.msg_id))
+
+
+def for_session(record: MessageRecord, agent: str, session: str | None) -> bool:
+    """Whether one session of `agent` should see a message: a message to `agent` that names a
+    session goes to that session only; everything else (no session named, no session asked,
+    or written by `agent` itself) is for every session."""
+    return (
+        session is None
+        or record.session is None
+        or record.recipient != agent
+        or record.session == session
+    )
 
 
 def pending(repo: Repository, sender: str | None = None) -> list[Checked]:

@@ -42,12 +42,13 @@ def transition(
     *,
     reason: str | None = None,
     artifacts: Sequence[Artifact] = (),
+    now: datetime | None = None,
 ) -> Moved:
     if not is_state(target):
         raise fail("usage", reason=f"{target!r} is not a state")
     state: State = target  # type: ignore[assignment]
     with repo.writing() as writer:
-        now = datetime.now(timezone.utc)
+        now = now or datetime.now(timezone.utc)
         staged = stage_transition(
             repo,
             writer,

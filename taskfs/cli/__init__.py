@@ -1,4 +1,5 @@
-"""The `taskfs` command. `--version` answers before anything heavy is imported."""
+"""The `taskfs` command. `--version` and the nudge hook answer before anything heavy is
+imported."""
 
 from __future__ import annotations
 
@@ -12,6 +13,13 @@ def main(argv: list[str] | None = None) -> None:
 
         sys.stdout.write(f"taskfs {__version__}\n")
         raise SystemExit(0)
+    if args[:1] == ["nudge"] and "--hook" in args:
+        # Run after every tool call of an agent: kept off the command-line framework.
+        from taskfs.cli import hook
+
+        code = hook.main(args[1:])
+        if code is not None:
+            raise SystemExit(code)
     from taskfs.cli.app import run
 
     raise SystemExit(run(args))

@@ -15,6 +15,11 @@ from taskfs.cli.app import act, acting_agent, agent_option, cli, json_option, op
 from taskfs.core.lifecycle import MESSAGE_STATUSES
 
 STATUS_CHOICES = (*MESSAGE_STATUSES, "none")
+session_option = click.option(
+    "--session",
+    envvar="TASKFS_SESSION",
+    help="Only what this session of yours should see (default: $TASKFS_SESSION).",
+)
 
 
 @cli.command()
@@ -100,14 +105,15 @@ def _message_text(checked: Any) -> str:
 @cli.command()
 @click.argument("peer")
 @agent_option
+@session_option
 @json_option
-def conversation(peer: str, agent: str | None, as_json: bool) -> int:
+def conversation(peer: str, agent: str | None, session: str | None, as_json: bool) -> int:
     """The messages between you and PEER, about any task, oldest first."""
     from taskfs.api import messages as api
 
     def call() -> list[Any]:
         me = acting_agent(agent) or ""
-        return api.conversation(open_repo(), me, acting_agent(peer) or "")
+        return api.conversation(open_repo(), me, acting_agent(peer) or "", session=session or None)
 
     def show(found: list[Any]) -> tuple[dict[str, Any], str]:
         doc = views.document(True, peer=peer, messages=[views.message(c) for c in found])
@@ -118,9 +124,10 @@ def conversation(peer: str, agent: str | None, as_json: bool) -> int:
 
 @cli.command()
 @agent_option
+@session_option
 @click.option("--mark-read", is_flag=True, help="Then mark every unread message to you read.")
 @json_option
-def inbox(agent: str | None, mark_read: bool, as_json: bool) -> int:
+def inbox(agent: str | None, session: str | None, mark_read: bool, as_json: bool) -> int:
     """What waits for you, with counts: tasks to claim, questions, results, unread messages."""
     from taskfs.api import inbox as api
     from taskfs.api import messages as messages_api
@@ -128,7 +135,7 @@ def inbox(agent: str | None, mark_read: bool, as_json: bool) -> int:
     def call() -> Any:
         me = acting_agent(agent) or ""
         repo = open_repo()
-        box = api.inbox(repo, me)
+        box = api.inbox(repo, me, session=session or None)
         if mark_read and box.unread:
             messages_api.mark_read(repo, me, [c.record.msg_id for c in box.unread])
         return box
@@ -210,10 +217,20 @@ def bind(task_id: str, agent: str | None, as_json: bool) -> int:
 
 @cli.command()
 @agent_option
+@click.option(
+    "--hook",
+    type=click.Choice(("claude", "codex")),
+    help="Run as that host's session-start hook: read its JSON on stdin, never fail.",
+)
 @json_option
-def prime(agent: str | None, as_json: bool) -> int:
+def prime(agent: str | None, hook: str | None, as_json: bool) -> int:
     """A short text telling an agent how to work with taskfs here (for start-up hooks)."""
     from taskfs.api import prime as api
+
+    if hook is not None:
+        from taskfs.cli.hook import prime_hook
+
+        return prime_hook(hook, agent, sys.stdin, sys.stdout)
 
     def show(text: str) -> tuple[dict[str, Any], str]:
         return views.document(True, text=text), text.rstrip("\n")
@@ -223,8 +240,9 @@ def prime(agent: str | None, as_json: bool) -> int:
 
 @cli.command()
 @agent_option
-def mcp(agent: str | None) -> int:
-    """Serve the agent_* tools over the Model Context Protocol on stdio."""
+@session_option
+def mcp(agent: str | None, session: str | None) -> int:
+    """Serve the agent_* and interlink tools over the Model Context Protocol on stdio."""
     from taskfs.errors import TaskfsError
 
     try:
@@ -234,4 +252,4 @@ def mcp(agent: str | None) -> int:
     # Imported here: the SDK takes a second and more to load, which other commands never pay.
     from taskfs.mcp.server import serve
 
-    return serve(agent)
+    return serve(agent, session or None)

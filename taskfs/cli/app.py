@@ -119,4 +119,13 @@ def cli() -> None:
 
 
 # The command modules register themselves on `cli` when imported.
-from taskfs.cli import agents, commands, evidence, ownership, review, sync, watch  # noqa: E402,F401
+from taskfs.cli import (  # noqa: E402,F401
+    agents,
+    commands,
+    evidence,
+    hosts,
+    ownership,
+    review,
+    sync,
+    watch,
+)

@@ -34,6 +34,21 @@ class LintConfig(BaseModel):
         return Settings(frozenset(self.disable), self.objective_min_words)
 
 
+class NudgeConfig(BaseModel):
+    """The progress nudge a host shows an agent (`taskfs nudge --hook`, installed by setup)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    quiet_minutes: Annotated[float, Strict()] = Field(
+        default=15,
+        alias="quietMinutes",
+        gt=0,
+        le=24 * 60,
+        description="Remind an agent holding a working task after this many minutes without a "
+        "progress report from it.",
+    )
+
+
 class Config(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
@@ -63,6 +78,9 @@ class Config(BaseModel):
         "from an agent that has no registered public key.",
     )
     lint: LintConfig = Field(default_factory=LintConfig, description="taskfs lint settings.")
+    nudge: NudgeConfig = Field(
+        default_factory=NudgeConfig, description="The progress nudge shown to agents."
+    )
 
     def to_document(self) -> dict[str, Any]:
         return self.model_dump(by_alias=True, mode="json")

@@ -132,13 +132,23 @@ def freshness(record: MessageRecord, now: datetime) -> list[Problem]:
     return [problem("message_expired", msg_id=record.msg_id, at=record.at, now=now.isoformat())]
 
 
-def effect(record: MessageRecord, state: State, open_question: str | None) -> State | None:
-    """The transition a message asks for, given the task's state and its open question.
+def effect(
+    record: MessageRecord,
+    state: State,
+    open_question: str | None,
+    recipient: str | None = None,
+) -> State | None:
+    """The transition a message asks for, given the task's state, its open question and the
+    recipient its envelope names.
 
     `needs_input` asks for `input_required`; a reply to the open question (the message that
     put the task in `input_required`) moves it back to `working`; `failed` and `canceled` are
-    those transitions; `result` and `update` and plain messages move nothing.
+    those transitions; an `update` from the named recipient of a `submitted` task accepts it
+    (a claim: interlink's agents report `working` that way); otherwise `result`, `update` and
+    plain messages move nothing.
     """
+    if record.status == "update" and state == "submitted":
+        return "working" if recipient is not None and record.sender == recipient else None
     if record.status == "needs_input":
         return "input_required"
     if record.status == "failed":

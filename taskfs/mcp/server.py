@@ -4,11 +4,14 @@ Each tool is a thin call into the same `taskfs.api` function as the CLI and answ
 same JSON document as the CLI's `--json`: as text (for the model to read) and as structured
 content. A refusal is a tool error (`isError`) whose document carries the named codes.
 
-The acting agent is named once per server (`--agent`, else `TASKFS_AGENT`). Nothing but
+The acting agent is named once per server (`--agent`, else `TASKFS_AGENT`), and so is the
+session, one of several under that name (`--session`, else `TASKFS_SESSION`), which filters
+what the inbox and conversation tools show. Nothing but
 protocol reaches stdout: the SDK points file descriptor 1 at stderr while it serves, and the
 server's lifespan points `sys.stdout` there too, so a stray print cannot corrupt the stream.
 
-More tools are added with `Tools.add` (issue 11 serves interlink's five tools beside these).
+More tools are added with `Tools.add`; `taskfs.mcp.interlink` serves interlink's five tools
+beside these.
 """
 
 from __future__ import annotations
@@ -41,9 +44,10 @@ INSTRUCTIONS = (
 class Session:
     """Where the server works and for whom."""
 
-    def __init__(self, agent: str | None, start: Path) -> None:
+    def __init__(self, agent: str | None, start: Path, session: str | None = None) -> None:
         self._agent = agent
         self.start = start
+        self.session_name = session
 
     def repo(self) -> Repository:
         return Repository.open(self.start)
@@ -108,7 +112,7 @@ def register_agent_tools(tools: Tools) -> None:
     def agent_inbox(mark_read: bool = False) -> CallToolResult:
         def call() -> dict[str, Any]:
             repo, agent = s.repo(), s.agent()
-            box = inbox_api.inbox(repo, agent)
+            box = inbox_api.inbox(repo, agent, session=s.session_name)
             if mark_read and box.unread:
                 messages.mark_read(repo, agent, [c.record.msg_id for c in box.unread])
             return views.inbox(box)
@@ -222,10 +226,13 @@ def build(session: Session) -> Tools:
     )
     tools = Tools(server, session)
     register_agent_tools(tools)
+    from taskfs.mcp.interlink import register_interlink_tools
+
+    register_interlink_tools(tools)
     return tools
 
 
-def serve(agent: str | None) -> int:
+def serve(agent: str | None, session: str | None = None) -> int:
     """Serve until the client closes stdin. A bad agent name is refused before serving."""
     name = agent or os.environ.get("TASKFS_AGENT") or None
     try:
@@ -233,7 +240,8 @@ def serve(agent: str | None) -> int:
     except TaskfsError as exc:
         _refuse(exc.problems)
         return 1
-    build(Session(name, Path.cwd())).server.run("stdio")
+    routed = session or os.environ.get("TASKFS_SESSION") or None
+    build(Session(name, Path.cwd(), routed)).server.run("stdio")
     return 0
 
 

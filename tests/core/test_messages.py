@@ -140,6 +140,12 @@ def test_the_effect_of_each_status() -> None:
     )
     assert messages.effect(record(**reply), "input_required", "login/other") is None
     assert messages.effect(record(**reply), "working", question) is None
+    # interlink's agents accept a task with an update: a claim, by its named recipient only
+    update = record(status="update")
+    assert messages.effect(update, "submitted", None, update.sender) == "working"
+    assert messages.effect(update, "submitted", None, "someone-else") is None
+    assert messages.effect(update, "submitted", None, None) is None
+    assert messages.effect(record(status="result"), "submitted", None, update.sender) is None
 
 
 @given(st.text(max_size=300), st.sampled_from([None, "update", "result"]))

@@ -1,0 +1,261 @@
+"""interlink's five tools over taskfs's messages: `send_message`, `cancel_task`,
+`message_status`, `conversation_history` and `list_pending`.
+
+Each is the same `taskfs.api.messages` (and `submit`) call that `taskfs send`, `messages`,
+`conversation` and `deliver` make, so every lifecycle rule and code is theirs. interlink adds
+two decisions, made here and nowhere else:
+
+- A task opening is a message. `send_message` without `task_id` whose text is an envelope
+  (a YAML mapping with envelope keys) submits it, addressed to `to`; its id is
+  `<task>/envelope` (`core.interlink.opening_id`), and it counts as a message everywhere below.
+- Reply stickiness is per peer: `send_message` without `task_id` (and with text that is no
+  envelope) goes to the task of the last message exchanged with `to`, in either direction, the
+  openings included; `in_reply_to` names its task itself. With nothing exchanged yet it is
+  refused (`no_conversation`): taskfs never guesses a task.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from taskfs.api import messages, submit
+from taskfs.api.messages import Checked, Delivery, Sent
+from taskfs.core import interlink as rules
+from taskfs.core import yamlio
+from taskfs.core.lifecycle import State
+from taskfs.core.records import message_location, parse_time
+from taskfs.errors import TaskfsError, fail
+from taskfs.store.ledger import Task, load_task
+from taskfs.store.repository import ENVELOPE, MESSAGES, Repository
+from taskfs.store.snapshot import load_all
+
+CANCEL_TEXT = (
+    "Canceled by {agent}: stop working on this task. Cancellation is cooperative: nothing was "
+    "stopped by force."
+)
+
+
+@dataclass(frozen=True)
+class Opening:
+    """A task seen as the first message of its conversation: its envelope, from its sender."""
+
+    task: Task
+    delivery: Delivery
+    file: str
+
+    @property
+    def msg_id(self) -> str:
+        return rules.opening_id(self.task.id)
+
+    @property
+    def sender(self) -> str:
+        return messages.submitter(self.task) or "anonymous"
+
+    @property
+    def recipient(self) -> str | None:
+        return self.task.envelope.recipient
+
+    @property
+    def at(self) -> str:
+        links = self.task.chain.links
+        # A task without a status file is broken (audit names it); sort it first.
+        return links[0].record.at if links else "1970-01-01T00:00:00Z"
+
+
+Entry = Checked | Opening
+
+
+def opening(repo: Repository, task: Task) -> Opening:
+    """A task's opening: `read` once anyone but its sender has moved the task."""
+    sender = messages.submitter(task)
+    seen = any(link.record.by != sender for link in task.chain.links[1:])
+    return Opening(task, "read" if seen else "sent", repo.task_rel(task.id, ENVELOPE))
+
+
+# -- send_message, cancel_task ---------------------------------------------------------
+
+
+def send_message(
+    repo: Repository,
+    agent: str,
+    to: str,
+    text: str,
+    *,
+    session: str | None = None,
+    task_id: str | None = None,
+    status: str | None = None,
+    in_reply_to: str | None = None,
+    now: datetime | None = None,
+) -> Sent | Opening:
+    """A message to `to`, or the task its envelope opens (see the module's account)."""
+    if in_reply_to is not None:
+        replied = rules.opened_task(in_reply_to) or (message_location(in_reply_to) or ("",))[0]
+        if not replied or (task_id is not None and task_id != replied):
+            raise fail("message_not_found", msg_id=in_reply_to)
+        task_id = replied
+        if rules.opened_task(in_reply_to):
+            # Answering an opening is writing about its task: the envelope is no message file.
+            in_reply_to = None
+    if task_id is None:
+        fields = _envelope_in(text)
+        if fields is not None:
+            if status not in (None, "none"):
+                raise fail("invalid_value", field="status", reason="a task is opened without one")
+            return open_task(repo, agent, to, fields)
+        task_id = rules.sticky_task(
+            (parse_time(_at(e)), e_id(e), _task_of(e))
+            for e in conversation_history(repo, agent, to)
+            if _usable(e)
+        )
+        if task_id is None:
+            raise fail("no_conversation", agent=agent, peer=to)
+    return messages.send(
+        repo,
+        task_id,
+        agent,
+        text,
+        status=status,
+        in_reply_to=in_reply_to,
+        to=to,
+        session=session,
+        now=now,
+    )
+
+
+def _envelope_in(text: str) -> dict[str, object] | None:
+    try:
+        value = yamlio.load(text.encode("utf-8", "surrogateescape"))
+    except yamlio.YamlError:
+        return None
+    return rules.envelope_fields(value)
+
+
+def open_task(repo: Repository, agent: str, to: str, fields: dict[str, object]) -> Opening:
+    """Submit the envelope, from `agent` to `to`, through the same path as `taskfs new`."""
+    addressed, wrong = rules.addressed(fields, agent, to)
+    if wrong == "to":
+        raise fail(
+            "invalid_value",
+            field="to",
+            reason=f"the envelope is addressed to {fields['to']!r}, the message to {to!r}",
+        )
+    if wrong == "from":
+        raise fail(
+            "agent_not_allowed",
+            agent=agent,
+            action="submit",
+            action_text="send this envelope",
+            reason=f"the envelope says it is from {fields['from']!r}",
+        )
+    source = submit.Source("send_message", yamlio.dump(addressed).encode("utf-8"))
+    done = submit.submit(repo, [source], agent)
+    return opening(repo, load_task(repo, done[0].id))
+
+
+def cancel_task(
+    repo: Repository, agent: str, to: str, task_id: str, *, now: datetime | None = None
+) -> Sent:
+    """A `canceled` message to `to` and the transition, in one commit. Cooperative: whoever
+    works on the task learns of it from its inbox; no process is stopped."""
+    text = CANCEL_TEXT.format(agent=agent)
+    return messages.send(repo, task_id, agent, text, status="canceled", to=to, now=now)
+
+
+# -- message_status, conversation_history ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class MessageState:
+    entry: Entry
+    task_state: State
+
+
+def message_status(repo: Repository, msg_id: str) -> MessageState:
+    """Where a message (or an opening) got to, and the state of its task."""
+    task_id = rules.opened_task(msg_id)
+    if task_id is None:
+        found = messages.message_status(repo, msg_id)
+        return MessageState(found.message, found.task_state)
+    if not repo.has_task(task_id):
+        raise fail("message_not_found", msg_id=msg_id)
+    task = load_task(repo, task_id)
+    return MessageState(opening(repo, task), task.state)
+
+
+def conversation_history(
+    repo: Repository, agent: str, peer: str, *, session: str | None = None
+) -> list[Entry]:
+    """The messages between `agent` and `peer` about any task, and the tasks either opened
+    for the other, oldest first."""
+    found: list[Entry] = list(messages.conversation(repo, agent, peer, session=session))
+    pair = {agent, peer}
+    for task in load_all(repo).values():
+        opened = opening(repo, task)
+        if {opened.sender, opened.recipient} == pair:
+            found.append(opened)
+    return sorted(found, key=lambda e: (parse_time(_at(e)), e_id(e)))
+
+
+def e_id(entry: Entry) -> str:
+    return entry.msg_id if isinstance(entry, Opening) else entry.record.msg_id
+
+
+def _at(entry: Entry) -> str:
+    return entry.at if isinstance(entry, Opening) else entry.record.at
+
+
+def _task_of(entry: Entry) -> str:
+    return entry.task.id if isinstance(entry, Opening) else entry.record.task_id
+
+
+def _usable(entry: Entry) -> bool:
+    return isinstance(entry, Opening) or entry.ok
+
+
+# -- list_pending ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Outbox:
+    """What `agent` wrote that has not reached the remote: message files not committed, and
+    messages and openings committed but held by no remote-tracking branch yet (none when the
+    branch has no upstream to push to)."""
+
+    uncommitted: tuple[Checked, ...]
+    unpushed: tuple[Entry, ...]
+    upstream: str | None
+
+
+def list_pending(repo: Repository, agent: str) -> Outbox:
+    uncommitted = tuple(messages.pending(repo, sender=agent))
+    unpushed, upstream = _unpushed(repo, agent)
+    return Outbox(uncommitted, tuple(unpushed), upstream)
+
+
+def _unpushed(repo: Repository, agent: str) -> tuple[list[Entry], str | None]:
+    from taskfs.api.sync import find_upstream
+
+    try:
+        upstream = find_upstream(repo)
+    except TaskfsError:
+        return [], None
+    head = repo.git.head()
+    if head is None:
+        return [], upstream.name
+    files: dict[str, set[str]] = {}
+    for rel in repo.git.unpublished_additions(head, repo.tasks_rel):
+        parts = rel[len(repo.tasks_rel) + 1 :].split("/")
+        if (len(parts) == 3 and parts[1] == MESSAGES) or parts[1:] == [ENVELOPE]:
+            files.setdefault(parts[0], set()).add(rel)
+    found: list[Entry] = []
+    for task_id, rels in sorted(files.items()):
+        if not repo.has_task(task_id):
+            continue
+        if repo.task_rel(task_id, ENVELOPE) in rels:
+            opened = opening(repo, load_task(repo, task_id))
+            if opened.sender == agent:
+                found.append(opened)
+        thread = messages.read_thread(repo, task_id, pending=set())
+        found += [c for c in thread.messages if c.stored.rel in rels and c.record.sender == agent]
+    return sorted(found, key=lambda e: (parse_time(_at(e)), e_id(e))), upstream.name

@@ -1,0 +1,199 @@
+"""`taskfs setup claude|codex`: register `taskfs mcp`, run `taskfs prime` at start, install the
+progress nudge; `--remove` undoes it.
+
+Where each host reads its configuration (as the hosts document it):
+
+| host, scope | MCP server | hooks |
+| --- | --- | --- |
+| Claude Code, project | `.mcp.json` | `.claude/settings.json` |
+| Claude Code, user | `~/.claude.json` | `~/.claude/settings.json` |
+| Codex, project | `.codex/config.toml` | the same file, or `.codex/hooks.json` when it exists |
+| Codex, user | `$CODEX_HOME/config.toml` (`~/.codex`) | the same, or `hooks.json` beside it |
+
+Every file is read and merged before any is written, so a file that does not parse stops the
+whole set-up with nothing changed. Running it again changes nothing; `--remove` restores each
+file byte for byte when nobody changed it since (its backup is in `taskfs.store.hostfiles`),
+and otherwise takes out only taskfs's entries.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import MutableMapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from taskfs.core import hostconfig
+from taskfs.core.hostconfig import ConfigError, Format, Host, Part, Wanted
+from taskfs.errors import fail
+from taskfs.store import hostfiles
+from taskfs.store.git import Git, find_worktree
+
+Scope = Literal["project", "user"]
+Action = Literal["create", "update", "unchanged", "restore", "delete"]
+
+
+@dataclass(frozen=True)
+class Target:
+    path: Path
+    shown: str
+    fmt: Format
+    parts: frozenset[Part]
+
+
+@dataclass(frozen=True)
+class FileChange:
+    target: Target
+    action: Action
+    changes: tuple[str, ...]
+    content: bytes | None
+    before: bytes | None
+
+
+@dataclass(frozen=True)
+class Report:
+    host: Host
+    scope: Scope
+    agent: str | None
+    removing: bool
+    dry_run: bool
+    files: tuple[FileChange, ...]
+    backups: Path
+
+    @property
+    def changed(self) -> bool:
+        return any(f.action != "unchanged" for f in self.files)
+
+
+def targets(host: Host, scope: Scope, base: Path) -> list[Target]:
+    """The files one host reads, under `base` (the repository root, or the home folder)."""
+
+    def target(rel: str, fmt: Format, *parts: Part) -> Target:
+        shown = rel if scope == "project" else f"~/{rel}"
+        return Target(base / rel, shown, fmt, frozenset(parts))
+
+    if host == "claude":
+        mcp = ".mcp.json" if scope == "project" else ".claude.json"
+        return [target(mcp, "json", "mcp"), target(".claude/settings.json", "json", "hooks", "env")]
+    folder = ".codex" if scope == "project" else _codex_home_rel(base)
+    config = f"{folder}/config.toml"
+    hooks_json = f"{folder}/hooks.json"
+    if (base / hooks_json).exists():
+        # Codex warns when one layer has hooks in both forms: use the one already there.
+        return [target(config, "toml", "mcp", "shell_env"), target(hooks_json, "json", "hooks")]
+    return [target(config, "toml", "mcp", "hooks", "shell_env")]
+
+
+def _codex_home_rel(home: Path) -> str:
+    """`$CODEX_HOME` (default ~/.codex), relative to `home` when it lies below it."""
+    configured = os.environ.get("CODEX_HOME")
+    if not configured:
+        return ".codex"
+    path = Path(configured).expanduser().resolve()
+    try:
+        return path.relative_to(home.resolve()).as_posix()
+    except ValueError:
+        return os.path.relpath(path, home)
+
+
+def setup(
+    host: Host,
+    scope: Scope,
+    *,
+    start: Path,
+    agent: str | None = None,
+    remove: bool = False,
+    dry_run: bool = False,
+) -> Report:
+    base, backups = _places(scope, start)
+    store = hostfiles.Backups(backups)
+    files = [
+        _undo(t, store) if remove else _plan(t, Wanted(host, agent))
+        for t in targets(host, scope, base)
+    ]
+    if not dry_run:
+        for change in files:
+            _carry_out(change, store, agent, remove)
+    return Report(host, scope, agent, remove, dry_run, tuple(files), backups)
+
+
+def _places(scope: Scope, start: Path) -> tuple[Path, Path]:
+    if scope == "user":
+        return Path.home(), hostfiles.user_backup_dir()
+    root = find_worktree(start)
+    if root is None:
+        raise fail("not_a_repository", path=str(start))
+    return root, Git(root).git_dir / "taskfs" / "setup"
+
+
+def _document(target: Target, data: bytes | None) -> tuple[str, MutableMapping[str, Any]]:
+    try:
+        text = (data or b"").decode("utf-8")
+        return text, hostconfig.parse(text, target.fmt)
+    except (UnicodeDecodeError, ConfigError) as exc:
+        raise fail(
+            "host_config_invalid", path=str(target.path), format=target.fmt.upper(), reason=str(exc)
+        ) from None
+
+
+def _plan(target: Target, wanted: Wanted) -> FileChange:
+    before = hostfiles.read(target.path)
+    text, doc = _document(target, before)
+    try:
+        changes = hostconfig.apply(doc, target.parts, wanted, target.fmt)
+    except ConfigError as exc:
+        raise fail(
+            "host_config_invalid", path=str(target.path), format=target.fmt.upper(), reason=str(exc)
+        ) from None
+    if not changes:
+        return FileChange(target, "unchanged", (), before, before)
+    content = hostconfig.render(doc, target.fmt, text).encode()
+    action: Action = "create" if before is None else "update"
+    return FileChange(target, action, tuple(changes), content, before)
+
+
+def _undo(target: Target, store: hostfiles.Backups) -> FileChange:
+    before = hostfiles.read(target.path)
+    backup = store.get(target.path)
+    if backup is not None and hostfiles.digest(before) == backup.written:
+        if backup.original is None:
+            return FileChange(target, "delete", ("removed: setup created it",), None, before)
+        return FileChange(
+            target, "restore", ("restored as it was before setup",), backup.original, before
+        )
+    if before is None:
+        return FileChange(target, "unchanged", (), None, None)
+    text, doc = _document(target, before)
+    agent = backup.agent if backup is not None else None
+    changes = hostconfig.revert(doc, target.parts, agent, target.fmt)
+    if not changes:
+        return FileChange(target, "unchanged", (), before, before)
+    content = hostconfig.render(doc, target.fmt, text).encode()
+    note = "changed since setup: taskfs's entries taken out, the rest kept"
+    return FileChange(target, "update", (*changes, note), content, before)
+
+
+def _carry_out(
+    change: FileChange, store: hostfiles.Backups, agent: str | None, remove: bool
+) -> None:
+    path = change.target.path
+    if remove:
+        backup = store.get(path)
+        if change.action == "delete":
+            hostfiles.delete(path, list(backup.made_dirs) if backup else [])
+        elif change.action != "unchanged" and change.content is not None:
+            hostfiles.write(path, change.content)
+        store.drop(path)
+        return
+    if change.action == "unchanged" or change.content is None:
+        return
+    backup = store.get(path)
+    written = hostfiles.digest(change.content)
+    if backup is None:
+        made = tuple(str(p) for p in hostfiles.missing_dirs(path))
+        backup = hostfiles.Backup(str(path), change.before, written, agent, made)
+    else:
+        backup = hostfiles.Backup(backup.path, backup.original, written, agent, backup.made_dirs)
+    store.put(path, backup)
+    hostfiles.write(path, change.content)

@@ -1,0 +1,144 @@
+"""The hook mode of `taskfs nudge` and `taskfs prime` (`--hook claude|codex`): what an agent
+host runs after each tool call and when a session starts.
+
+A hook reads the host's JSON on stdin (its `cwd` says where the session works), prints what
+the host shows the agent, and never fails the host: outside a taskfs repository, without an
+agent name, or on any error of its own it prints nothing and exits 0. The nudge answers in the
+host's JSON (`hookSpecificOutput.additionalContext`: added to what the agent reads next,
+without blocking or flagging the tool call; Claude Code and Codex read the same shape); prime
+prints plain text, which both hosts add to the session's context.
+
+`taskfs nudge --hook` is run after every tool call, so it is kept off the command-line
+framework: `taskfs.cli.main` calls `main` here directly, and the ledger is read only when a
+reminder could be due (`taskfs.store.nudges`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from taskfs.core import ids
+
+HOSTS = ("claude", "codex")
+
+
+def main(args: Sequence[str]) -> int | None:
+    """`taskfs nudge --hook HOST [--agent NAME]`, or None when the arguments need the full
+    command line (which then parses them and says what is wrong)."""
+    options: dict[str, str] = {}
+    rest = list(args)
+    while rest:
+        flag = rest.pop(0)
+        if flag not in ("--hook", "--agent") or not rest or flag in options:
+            return None
+        options[flag] = rest.pop(0)
+    if options.get("--hook") not in HOSTS:
+        return None
+    return nudge_hook(options["--hook"], options.get("--agent"), sys.stdin, sys.stdout)
+
+
+def _guarded(run: Callable[[], None]) -> int:
+    try:
+        run()
+    except Exception:
+        if os.environ.get("TASKFS_DEBUG"):
+            traceback.print_exc()
+    return 0
+
+
+def _event(stdin: TextIO) -> dict[str, Any]:
+    try:
+        data = json.loads(stdin.read() or "{}")
+    except (ValueError, OSError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _where(event: dict[str, Any], agent: str | None) -> tuple[Path, str | None] | None:
+    """The taskfs repository the session works in and its agent name, or None to stay silent."""
+    from taskfs.store.git import find_worktree
+
+    cwd = event.get("cwd")
+    root = find_worktree(Path(cwd if isinstance(cwd, str) and cwd else os.getcwd()))
+    if root is None or not (root / ".taskfs" / "config.yaml").is_file():
+        return None
+    name = agent or os.environ.get("TASKFS_AGENT") or None
+    return root, name if name and ids.is_agent_name(name) else None
+
+
+def nudge_hook(host: str, agent: str | None, stdin: TextIO, stdout: TextIO) -> int:
+    def run() -> None:
+        event = _event(stdin)
+        place = _where(event, agent)
+        if place is None or place[1] is None:
+            return
+        text = _due_reminder(place[0], place[1])
+        if text:
+            name = event.get("hook_event_name")
+            output = {
+                "hookSpecificOutput": {
+                    "hookEventName": name if isinstance(name, str) else "PostToolUse",
+                    "additionalContext": text,
+                }
+            }
+            stdout.write(json.dumps(output) + "\n")
+
+    return _guarded(run)
+
+
+def _due_reminder(root: Path, agent: str) -> str | None:
+    from taskfs.store import nudges
+    from taskfs.store.git import Git
+
+    git = Git(root)
+    path = nudges.memory_path(git, agent)
+    memory = nudges.load(path)
+    fingerprint = nudges.fingerprint(git, root)
+    now = time.time()
+    if memory.fingerprint == fingerprint and (memory.due is None or now < memory.due):
+        return None
+    # Something changed, or a reminder may be due: read the ledger.
+    from datetime import datetime, timezone
+
+    from taskfs.api import nudge as api
+    from taskfs.core.nudge import due
+    from taskfs.store.repository import Repository
+
+    moment = datetime.fromtimestamp(now, timezone.utc)
+    reminded = {k: datetime.fromtimestamp(v, timezone.utc) for k, v in memory.reminded.items()}
+    found = api.nudge(Repository.open(root), agent, now=moment, reminded=reminded)
+    text = found.reminder
+    held = {q.task_id for q in found.tasks}
+    memory.reminded = {k: v for k, v in memory.reminded.items() if k in held}
+    for quiet in found.overdue:
+        memory.reminded[quiet.task_id] = now
+        reminded[quiet.task_id] = moment
+    dues = [due(q.last, reminded.get(q.task_id), found.quiet_minutes) for q in found.tasks]
+    memory.due = min(dues).timestamp() if dues else None
+    memory.fingerprint = fingerprint
+    nudges.save(path, memory)
+    return text
+
+
+def prime_hook(host: str, agent: str | None, stdin: TextIO, stdout: TextIO) -> int:
+    """`taskfs prime --hook HOST`: the prime text for a session starting in a taskfs
+    repository (plain text: both hosts add a SessionStart hook's output to the context, so
+    `host` changes nothing yet)."""
+
+    def run() -> None:
+        place = _where(_event(stdin), agent)
+        if place is None:
+            return
+        from taskfs.api import prime
+        from taskfs.store.repository import Repository
+
+        stdout.write(prime.prime(Repository.open(place[0]), place[1]))
+
+    return _guarded(run)

@@ -1,0 +1,158 @@
+"""Where agents live: `taskfs setup claude|codex` writes the host's configuration, and
+`taskfs nudge` is the progress reminder its hook runs after every tool call.
+
+Each parses, calls the library (`taskfs.api.setup`, `taskfs.api.nudge`) and renders.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from taskfs.api import agent_views as views
+from taskfs.cli.app import act, acting_agent, agent_option, cli, json_option, open_repo
+from taskfs.core.records import format_time
+
+HOSTS = ("claude", "codex")
+
+
+@cli.group()
+def setup() -> None:
+    """Configure an agent host: the MCP server, taskfs prime at start, the progress nudge."""
+
+
+def _setup_command(host: str) -> None:
+    @setup.command(
+        name=host,
+        help=f"Configure {'Claude Code' if host == 'claude' else 'Codex CLI'}"
+        " for taskfs (merging with what is there).",
+    )
+    @click.option(
+        "--project",
+        "scope",
+        flag_value="project",
+        default=True,
+        help="This repository's files (the default).",
+    )
+    @click.option("--user", "scope", flag_value="user", help="Your user-wide files.")
+    @click.option("--agent", help="The agent name this host's sessions act as (TASKFS_AGENT).")
+    @click.option("--dry-run", is_flag=True, help="Print what would be written; write nothing.")
+    @click.option("--remove", is_flag=True, help="Undo an earlier setup.")
+    @json_option
+    def command(scope: str, agent: str | None, dry_run: bool, remove: bool, as_json: bool) -> int:
+        from taskfs.api import setup as api
+
+        def call() -> Any:
+            name = acting_agent(agent, required=False)
+            return api.setup(
+                host,  # type: ignore[arg-type]
+                scope,  # type: ignore[arg-type]
+                start=Path.cwd(),
+                agent=name,
+                remove=remove,
+                dry_run=dry_run,
+            )
+
+        return act(as_json, call, _report)
+
+
+for _host in HOSTS:
+    _setup_command(_host)
+
+
+def _report(report: Any) -> tuple[dict[str, Any], str]:
+    files = [
+        {
+            "path": str(f.target.path),
+            "shown": f.target.shown,
+            "format": f.target.fmt,
+            "action": f.action,
+            "changes": list(f.changes),
+            "content": None if f.content is None else f.content.decode("utf-8"),
+        }
+        for f in report.files
+    ]
+    doc = views.document(
+        True,
+        host=report.host,
+        scope=report.scope,
+        agent=report.agent,
+        remove=report.removing,
+        dryRun=report.dry_run,
+        changed=report.changed,
+        files=files,
+        backups=str(report.backups),
+    )
+    return doc, _report_text(report)
+
+
+_VERBS = {
+    "create": ("created", "would be created"),
+    "update": ("updated", "would be updated"),
+    "unchanged": ("unchanged", "unchanged"),
+    "restore": ("restored", "would be restored"),
+    "delete": ("deleted", "would be deleted"),
+}
+
+
+def _report_text(report: Any) -> str:
+    lines = []
+    for change in report.files:
+        verb = _VERBS[change.action][1 if report.dry_run else 0]
+        if report.dry_run and change.content is not None and change.action != "unchanged":
+            lines.append(f"# {change.target.shown} ({verb}):")
+            lines.append(change.content.decode("utf-8").rstrip("\n"))
+            lines.append("")
+            continue
+        lines.append(f"{change.target.shown}: {verb}")
+        lines += [f"  {c}" for c in change.changes]
+    if not report.changed:
+        lines.append("nothing to change" if not report.removing else "nothing to remove")
+    return "\n".join(lines)
+
+
+@cli.command()
+@agent_option
+@click.option(
+    "--hook",
+    type=click.Choice(HOSTS),
+    help="Run as that host's PostToolUse hook: read its JSON on stdin, answer in its JSON, "
+    "remind at most once a quiet period, never fail.",
+)
+@json_option
+def nudge(agent: str | None, hook: str | None, as_json: bool) -> int:
+    """The working tasks you hold, how long each has been quiet, and the reminder if one is due."""
+    if hook is not None:
+        from taskfs.cli.hook import nudge_hook
+
+        return nudge_hook(hook, agent, sys.stdin, sys.stdout)
+    from taskfs.api import nudge as api
+
+    def show(found: Any) -> tuple[dict[str, Any], str]:
+        tasks = [
+            {
+                "id": q.task_id,
+                "lastProgress": format_time(q.last),
+                "due": format_time(q.due),
+                "overdue": q.overdue(found.now),
+            }
+            for q in found.tasks
+        ]
+        doc = views.document(
+            True,
+            agent=found.agent,
+            quietMinutes=found.quiet_minutes,
+            tasks=tasks,
+            reminder=found.reminder,
+        )
+        lines = [
+            f"{q.task_id}: quiet since {format_time(q.last)}, reminder "
+            + ("due now" if q.overdue(found.now) else f"due at {format_time(q.due)}")
+            for q in found.tasks
+        ]
+        return doc, "\n".join(lines) or f"{found.agent} holds no working task"
+
+    return act(as_json, lambda: api.nudge(open_repo(), acting_agent(agent) or ""), show)

@@ -1,0 +1,77 @@
+"""interlink's vocabulary in taskfs's terms, and the two small decisions its tools need.
+
+Pure: values in, values out. `taskfs.api.interlink` applies them to the ledger.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from taskfs.core import ids
+
+# A task opened by `send_message` is the first message of its conversation. Its id names the
+# envelope file the way a message id names its message file (`<task>/<file stem>`), so that
+# `message_status`, `conversation_history` and `in_reply_to` treat it like any other message.
+OPENING_STEM = "envelope"
+
+# The envelope's own keys: a `send_message` text that is a YAML mapping with any of them is an
+# envelope (a task to open), anything else is the text of a message.
+ENVELOPE_KEYS = frozenset(
+    {
+        "objective",
+        "outputFormat",
+        "toolAndSourceGuidance",
+        "boundaries",
+        "filesAndInterfaces",
+        "acceptanceCheck",
+        "contextID",
+    }
+)
+
+# interlink message status -> what it does in taskfs (README: interlink's tools).
+VOCABULARY: Mapping[str, str] = {
+    "(no task_id, an envelope)": "opens a task: submitted",
+    "(none)": "conversation: moves nothing",
+    "update": "progress report: moves nothing",
+    "needs_input": "working -> input_required; the answer (in_reply_to) moves it back to working",
+    "result": "asks for the acceptance check; never completes the task by itself",
+    "failed": "-> failed (the text is the reason)",
+    "canceled": "-> canceled (cooperative: nothing is stopped by force)",
+}
+
+
+def opening_id(task_id: str) -> str:
+    return f"{task_id}/{OPENING_STEM}"
+
+
+def opened_task(msg_id: str) -> str | None:
+    """The task whose opening `msg_id` names, or None when it names no opening."""
+    task_id, slash, stem = msg_id.partition("/")
+    if slash and stem == OPENING_STEM and ids.is_task_id(task_id):
+        return task_id
+    return None
+
+
+def envelope_fields(value: Any) -> dict[str, Any] | None:
+    """The mapping a parsed `send_message` text holds when it is an envelope, else None."""
+    if isinstance(value, dict) and ENVELOPE_KEYS & {k for k in value if isinstance(k, str)}:
+        return dict(value)
+    return None
+
+
+def addressed(fields: Mapping[str, Any], sender: str, to: str) -> tuple[dict[str, Any], str | None]:
+    """The envelope addressed from `sender` to `to`, or the key that says otherwise."""
+    out = dict(fields)
+    for key, value in (("to", to), ("from", sender)):
+        if out.get(key) not in (None, value):
+            return out, key
+        out[key] = value
+    return out, None
+
+
+def sticky_task(exchanged: Iterable[tuple[datetime, str, str]]) -> str | None:
+    """Reply stickiness: the task of the latest of (at, id, task) exchanged with a peer."""
+    latest = max(exchanged, default=None)
+    return latest[2] if latest is not None else None

@@ -1,0 +1,56 @@
+"""What the nudge hook remembers between tool calls, per checkout and agent, under the git
+directory (`.git/taskfs/nudge/<agent>.json`, never committed): when it last reminded the agent
+of each task, and when the next reminder can fall due for the ledger as it last read it.
+
+The hook runs after every tool call, so it reads the ledger only when it could say something:
+when HEAD or the settings changed since it last looked (a claim, a message, a pull), or when
+the next reminder is due. Otherwise it answers from this file in milliseconds.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from taskfs.store import fs
+from taskfs.store.git import Git
+
+CONFIG = ".taskfs/config.yaml"
+
+
+@dataclass
+class Memory:
+    fingerprint: str = ""
+    due: float | None = None
+    reminded: dict[str, float] = field(default_factory=dict)
+
+
+def memory_path(git: Git, agent: str) -> Path:
+    return git.git_dir / "taskfs" / "nudge" / f"{agent}.json"
+
+
+def fingerprint(git: Git, root: Path) -> str:
+    """What the answer depends on besides the clock: HEAD and the settings file."""
+    try:
+        stat = (root / CONFIG).stat()
+        settings = f"{stat.st_mtime_ns}:{stat.st_size}"
+    except FileNotFoundError:
+        settings = "-"
+    return f"{git.head() or '-'}:{settings}"
+
+
+def load(path: Path) -> Memory:
+    try:
+        data = json.loads(path.read_bytes())
+        reminded = {str(k): float(v) for k, v in dict(data.get("reminded") or {}).items()}
+        due = data.get("due")
+        when = float(due) if due is not None else None
+        return Memory(str(data.get("fingerprint", "")), when, reminded)
+    except (OSError, ValueError, TypeError, AttributeError):
+        return Memory()
+
+
+def save(path: Path, memory: Memory) -> None:
+    data = {"fingerprint": memory.fingerprint, "due": memory.due, "reminded": memory.reminded}
+    fs.replace(path, (json.dumps(data, sort_keys=True) + "\n").encode(), 0o644)
