@@ -69,12 +69,14 @@ def inbox(box: Any) -> dict[str, Any]:
             "results": len(box.results),
             "unread": len(box.unread),
             "refused": len(box.refused),
+            "superseded": len(box.superseded),
         },
         "toClaim": [{**summary(t), "ready": t.id in box.ready} for t in box.to_claim],
         "questions": [message(c) for c in box.questions],
         "results": [message(c) for c in box.results],
         "unread": [message(c) for c in box.unread],
         "refused": [message(c) for c in box.refused],
+        "superseded": [lost.to_json() for lost in box.superseded],
     }
 
 

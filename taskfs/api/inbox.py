@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from taskfs.api import listing
+from taskfs.api.forks import Lost, lost_in
 from taskfs.api.messages import Checked, Thread, for_session, read_thread, trust
 from taskfs.core.lifecycle import TERMINAL
 from taskfs.core.records import STAMPED_NAME_RE, parse_time
@@ -27,6 +28,8 @@ class Inbox:
     results: tuple[Checked, ...]
     unread: tuple[Checked, ...]
     refused: tuple[Checked, ...]
+    # The agent's transitions that lost a fork between clones (its claim lost to another's).
+    superseded: tuple[Lost, ...] = ()
 
     @property
     def badge(self) -> str:
@@ -46,7 +49,9 @@ def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
     results: list[Checked] = []
     unread: list[Checked] = []
     refused: list[Checked] = []
+    superseded: list[Lost] = []
     for task in tasks.values():
+        superseded += lost_in(task.id, task.chain, agent)
         thread = read_thread(repo, task.id, trusted=trusted, pending=pending)
         for checked in thread.messages:
             if checked.record.recipient != agent or checked.delivery == "pending":
@@ -69,7 +74,14 @@ def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
     )
     ready = frozenset(t.id for t in listing.ready(repo, agent))
     return Inbox(
-        agent, to_claim, ready, tuple(questions), tuple(results), tuple(unread), tuple(refused)
+        agent,
+        to_claim,
+        ready,
+        tuple(questions),
+        tuple(results),
+        tuple(unread),
+        tuple(refused),
+        tuple(superseded),
     )
 
 

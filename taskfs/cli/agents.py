@@ -150,6 +150,7 @@ def inbox(agent: str | None, session: str | None, mark_read: bool, as_json: bool
             f"  refused {c.record.msg_id}  {','.join(p.code for p in c.problems)}"
             for c in box.refused
         ]
+        lines += [f"  lost    {lost.text()}" for lost in box.superseded]
         return doc, "\n".join(lines)
 
     return act(as_json, call, show)

@@ -94,6 +94,11 @@ def test_three_clones_claim_offline_and_agree_in_every_order(
         for name in "abc":
             told = superseded_transitions(repo, f"agent-{name}")
             assert [t.id for t in told] == ([] if name == order[0] else [task])
+            # ... and the losing agent is told so in its inbox.
+            box = taskfs("inbox", "--agent", f"agent-{name}", "--json", cwd=where).json
+            assert [(t["id"], t["supersededBy"]["by"]) for t in box["superseded"]] == (
+                [] if name == order[0] else [(task, first)]
+            )
 
 
 def test_forks_published_on_both_sides_are_settled_by_content(

@@ -311,3 +311,73 @@ def unanswered(root: Path) -> list[Path]:
         if not p.name.endswith(".refused.yaml")
         and not p.with_name(p.name.removesuffix(".yaml") + ".refused.yaml").exists()
     ]
+
+
+# -- a recipient asks for its result to be checked ----------------------------------------
+
+
+def _policy(tmp_path: Path, *commands: str) -> dict[str, str]:
+    """A runner policy outside the repository that allows exactly `commands`."""
+    path = tmp_path / "policy.yaml"
+    path.write_text(yamlio.dump({"allow": {"commands": list(commands)}}))
+    return {"TASKFS_POLICY": str(path)}
+
+
+def _ask_for_the_check(repo: Path, task: str) -> None:
+    sent = taskfs("send", task, "done, please check", "--agent", "builder", "--status", "result")
+    assert sent.code == 0, sent.stdout + sent.stderr
+
+
+def test_a_result_message_leads_to_evidence_and_completion(repo: Path, tmp_path: Path) -> None:
+    task = submit(repo)
+    assert taskfs("claim", task, "--agent", "builder").code == 0
+    command = ENVELOPE["acceptanceCheck"]["passFailCommand"]
+    with watching(repo, env=_policy(tmp_path, command)) as watcher:
+        # The work is not done yet: the check fails, its evidence says why, the task stays.
+        _ask_for_the_check(repo, task)
+        watcher.wait_for("checked", task=task, verdict="fail")
+        assert taskfs("show", task, "--json").json["state"] == "working"
+        (repo / "src" / "auth").mkdir(parents=True)
+        (repo / "src" / "auth" / "login.py").write_text("def login(p):\n    return bool(p)\n")
+        _ask_for_the_check(repo, task)
+        watcher.wait_for("checked", task=task, verdict="pass")
+        poll(lambda: taskfs("show", task, "--json").json["state"] == "completed", "completion")
+    runs = [r for r in taskfs("log", task, "--json").json["timeline"] if r["kind"] == "evidence"]
+    assert [r["what"] for r in runs] == ["fail", "pass"]
+    # git history alone tells the story: evidence commits, then the completion by the holder.
+    subjects = git(repo, "log", "--format=%an %s", "-4").splitlines()
+    assert subjects[0] == f"builder taskfs: {task} working -> completed by builder"
+    assert taskfs("audit", "--json").json["ok"] is True
+
+
+def test_a_command_the_policy_does_not_allow_is_not_run(repo: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    task = submit(
+        repo,
+        acceptanceCheck={
+            "passFailCommand": f"touch {marker}",
+            "endToEndVerification": "nothing to see",
+        },
+    )
+    assert taskfs("claim", task, "--agent", "builder").code == 0
+    with watching(repo, env=_policy(tmp_path, "pytest -q")) as watcher:
+        _ask_for_the_check(repo, task)
+        refused = watcher.wait_for("check-not-run", task=task)
+    assert "check_not_allowed" in refused[0]["errors"]
+    assert not marker.exists()
+    assert not list((repo / "tasks" / task / "evidence").glob("*.yaml"))
+    assert taskfs("show", task, "--json").json["state"] == "working"
+
+
+def test_without_a_policy_nothing_is_run(repo: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    task = submit(
+        repo,
+        acceptanceCheck={"passFailCommand": f"touch {marker}", "endToEndVerification": "x"},
+    )
+    assert taskfs("claim", task, "--agent", "builder").code == 0
+    _ask_for_the_check(repo, task)
+    result = taskfs_process("watch", "--once", *FAST, cwd=repo, env={"TASKFS_POLICY": ""})
+    assert result.code == 0, result.stderr
+    assert "check-not-run" in result.stderr
+    assert not marker.exists()
