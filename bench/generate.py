@@ -39,15 +39,8 @@ import taskfs
 from taskfs.api import listing, queries, submit, transitions
 from taskfs.core import yamlio
 from taskfs.core.lifecycle import Parties, check_transition
-from taskfs.core.records import (
-    MessageRecord,
-    StatusRecord,
-    format_time,
-    message_id,
-    parse_evidence,
-    stamped_name,
-    status_name,
-)
+from taskfs.core.names import format_time, message_id, stamped_name, status_name
+from taskfs.core.records import MessageRecord, StatusRecord, parse_evidence
 from taskfs.store.repository import EVIDENCE, MESSAGES, STATUS, Repository
 
 # Bump when the plan or the files written change: cached repositories are keyed by it.

@@ -15,7 +15,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from taskfs.core import yamlio
-from taskfs.core.records import STAMPED_NAME_RE, CheckEvidence, MessageRecord, parse_evidence
+from taskfs.core.names import STAMPED_NAME_RE
+from taskfs.core.records import CheckEvidence, MessageRecord, parse_evidence
 from taskfs.store.ledger import first_error
 from taskfs.store.repository import EVIDENCE, MESSAGES, Repository
 

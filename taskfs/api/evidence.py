@@ -21,14 +21,13 @@ from typing import Any, Protocol
 from taskfs.api.submit import record_bytes
 from taskfs.core import ids, signing, yamlio
 from taskfs.core.evidence import Decision, EvidenceFile, Fingerprint, Trust, decide, sign_document
+from taskfs.core.names import format_time, stamped_name
 from taskfs.core.records import (
     EVIDENCE_OUTPUT_CAP,
     CheckEvidence,
     JudgementEvidence,
     Verdict,
-    format_time,
     parse_evidence,
-    stamped_name,
 )
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.runner.process import RunResult, StreamCapture, run_command

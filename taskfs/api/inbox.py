@@ -12,7 +12,7 @@ from taskfs.api import listing
 from taskfs.api.forks import Lost, lost_in
 from taskfs.api.messages import Checked, Thread, for_session, read_thread, trust
 from taskfs.core.lifecycle import TERMINAL
-from taskfs.core.records import STAMPED_NAME_RE, parse_time
+from taskfs.core.names import STAMPED_NAME_RE, parse_time
 from taskfs.store.ledger import Task
 from taskfs.store.messages import pending_paths
 from taskfs.store.repository import EVIDENCE, Repository

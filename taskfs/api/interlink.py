@@ -24,7 +24,7 @@ from taskfs.api.messages import Checked, Delivery, Sent
 from taskfs.core import interlink as rules
 from taskfs.core import yamlio
 from taskfs.core.lifecycle import State
-from taskfs.core.records import message_location, parse_time
+from taskfs.core.names import message_location, parse_time
 from taskfs.errors import TaskfsError, fail
 from taskfs.store.ledger import Task, load_task
 from taskfs.store.repository import ENVELOPE, MESSAGES, Repository

@@ -24,14 +24,8 @@ from taskfs.api.submit import FileReport, record_bytes
 from taskfs.api.transitions import Staged, stage_transition
 from taskfs.core import messages as rules
 from taskfs.core.lifecycle import MESSAGE_STATUSES, State
-from taskfs.core.records import (
-    MessageRecord,
-    ReadRecord,
-    format_time,
-    message_id,
-    message_location,
-    stamped_name,
-)
+from taskfs.core.names import format_time, message_id, message_location, stamped_name
+from taskfs.core.records import MessageRecord, ReadRecord
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import keys
 from taskfs.store.ledger import Task, load_task

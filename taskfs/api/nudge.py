@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from taskfs.core import nudge as rules
+from taskfs.core.names import STAMPED_NAME_RE, STATUS_NAME_RE, parse_time
 from taskfs.core.nudge import Quiet
-from taskfs.core.records import STAMPED_NAME_RE, STATUS_NAME_RE, parse_time
 from taskfs.errors import TaskfsError
 from taskfs.store.ledger import Task, load_task
 from taskfs.store.messages import load_messages

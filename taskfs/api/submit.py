@@ -16,7 +16,8 @@ from taskfs.api import rules
 from taskfs.core import ids, yamlio
 from taskfs.core.config import CONFIG_PATH, Config
 from taskfs.core.envelope import Envelope, envelope_json_schema, validate_envelope
-from taskfs.core.records import StatusRecord, format_time, status_name
+from taskfs.core.names import format_time, status_name
+from taskfs.core.records import StatusRecord
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.schemas import schema_text
 from taskfs.store import fs

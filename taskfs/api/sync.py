@@ -23,7 +23,7 @@ from taskfs.api import transitions
 from taskfs.api.forks import Lost
 from taskfs.api.submit import record_bytes
 from taskfs.core import forks
-from taskfs.core.records import STATUS_NAME_RE
+from taskfs.core.names import STATUS_NAME_RE
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import fs
 from taskfs.store.git import Identity

@@ -14,7 +14,8 @@ from taskfs.api import evidence as evidence_api
 from taskfs.api import rules
 from taskfs.api.submit import record_bytes
 from taskfs.core.lifecycle import Parties, State, check_transition, is_state
-from taskfs.core.records import Artifact, StatusRecord, format_time, status_name
+from taskfs.core.names import format_time, status_name
+from taskfs.core.records import Artifact, StatusRecord
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store.index import Summary, summaries
 from taskfs.store.ledger import Task, load_task

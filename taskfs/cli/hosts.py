@@ -14,7 +14,7 @@ import click
 
 from taskfs.api import agent_views as views
 from taskfs.cli.app import act, acting_agent, agent_option, cli, json_option, open_repo
-from taskfs.core.records import format_time
+from taskfs.core.names import format_time
 
 HOSTS = ("claude", "codex")
 

@@ -14,7 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from taskfs.core.lifecycle import TRANSITIONS, State
-from taskfs.core.records import STATUS_NAME_RE, StatusRecord
+from taskfs.core.names import STATUS_NAME_RE
+from taskfs.core.records import StatusRecord
 from taskfs.errors import Problem, problem
 
 

@@ -39,7 +39,8 @@ from datetime import datetime, timedelta
 
 from taskfs.core import signing
 from taskfs.core.lifecycle import State
-from taskfs.core.records import MessageRecord, parse_time
+from taskfs.core.names import parse_time
+from taskfs.core.records import MessageRecord
 from taskfs.errors import Problem, problem
 
 MAX_AGE = timedelta(hours=24)

@@ -18,7 +18,8 @@ from taskfs.core.chain import Chain, Link, resolve
 from taskfs.core.envelope import Envelope, validate_envelope
 from taskfs.core.evidence import EvidenceFile, Trust, signature_state
 from taskfs.core.lifecycle import State
-from taskfs.core.records import STAMPED_NAME_RE, STATUS_NAME_RE, StatusRecord, parse_evidence
+from taskfs.core.names import STAMPED_NAME_RE, STATUS_NAME_RE
+from taskfs.core.records import StatusRecord, parse_evidence
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store.repository import ENVELOPE, EVIDENCE, STATUS, Repository
 

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from taskfs.core.records import STAMPED_NAME_RE, MessageRecord, ReadRecord, message_id
+from taskfs.core.names import STAMPED_NAME_RE, message_id
+from taskfs.core.records import MessageRecord, ReadRecord
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import keys
 from taskfs.store.ledger import read_yaml

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import marshal
 import os
@@ -261,8 +262,6 @@ def _deepest_first(paths: Iterable[str]) -> list[str]:
 def tasks_folder(root: Path, git_dir: Path) -> str:
     """Where task folders live (`tasksDir`), read without the settings' model: every command
     needs it. Remembered beside the ledger cache, keyed by the settings file's identity."""
-    from taskfs.core import yamlio  # YAML only where a file is parsed
-
     path = root / CONFIG_PATH
     try:
         st = path.stat()
@@ -272,23 +271,31 @@ def tasks_folder(root: Path, git_dir: Path) -> str:
         raise fail("config_invalid", path=CONFIG_PATH, reason=str(exc)) from None
     key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     memo = git_dir / "taskfs" / "cache" / "tasks-dir"
+    data: bytes | None = None
     with contextlib.suppress(Exception):
-        cached_key, remembered = marshal.loads(memo.read_bytes())
-        settled = max(key[2:]) < time.time_ns() - 2_000_000_000  # not racily the same
-        if cached_key == key and isinstance(remembered, str) and settled:
-            return remembered
+        cached_key, digest, remembered = marshal.loads(memo.read_bytes())
+        if cached_key == key and isinstance(remembered, str):
+            if max(key[2:]) < time.time_ns() - 2_000_000_000:  # not racily the same
+                return remembered
+            data = path.read_bytes()
+            if hashlib.sha1(data, usedforsecurity=False).digest() == digest:
+                return remembered
+    from taskfs.core import yamlio  # YAML only when the settings must be parsed
+
     value: str | None = None
     try:
-        data = yamlio.load(path.read_bytes())
-        raw = data.get("tasksDir", "tasks") if isinstance(data, dict) else None
+        data = path.read_bytes() if data is None else data
+        parsed = yamlio.load(data)
+        raw = parsed.get("tasksDir", "tasks") if isinstance(parsed, dict) else None
         value = relative_folder(raw) if isinstance(raw, str) else None
     except (OSError, yamlio.YamlError, ValueError):
         pass
-    if value is None:
+    if value is None or data is None:
         load_config(root)  # names the problem
         raise fail("config_invalid", path=CONFIG_PATH, reason="tasksDir is not a folder")
+    digest = hashlib.sha1(data, usedforsecurity=False).digest()
     with contextlib.suppress(OSError):
-        fs.replace(memo, marshal.dumps((key, value)))
+        fs.replace(memo, marshal.dumps((key, digest, value)))
     return value
 
 

@@ -6,7 +6,8 @@ from pydantic import ValidationError
 
 from taskfs.core import yamlio
 from taskfs.core.chain import Chain, Link, resolve
-from taskfs.core.records import STATUS_NAME_RE, StatusRecord
+from taskfs.core.names import STATUS_NAME_RE
+from taskfs.core.records import StatusRecord
 from taskfs.store.git import ObjectReader
 from taskfs.store.repository import STATUS, Repository
 

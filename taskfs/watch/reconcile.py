@@ -25,8 +25,8 @@ from taskfs.api.check_requests import (
     run_requested_check,
 )
 from taskfs.api.intake import IntakeIndex, Taken, digest, in_place_id, take_in
+from taskfs.core.names import format_time
 from taskfs.core.policy import RunnerPolicy
-from taskfs.core.records import format_time
 from taskfs.errors import Problem, TaskfsError
 from taskfs.store import fs
 from taskfs.store.repository import Repository, read_dropped

@@ -15,7 +15,8 @@ import pytest
 from taskfs.api import messages as messages_api
 from taskfs.core import messages as core
 from taskfs.core import yamlio
-from taskfs.core.records import MessageRecord, format_time, message_id, stamped_name
+from taskfs.core.names import format_time, message_id, stamped_name
+from taskfs.core.records import MessageRecord
 from taskfs.store import keys
 from taskfs.store.repository import Repository
 from tests.helpers import Result, git, submit, taskfs

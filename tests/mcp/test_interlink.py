@@ -13,7 +13,8 @@ import anyio
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from taskfs.api.submit import record_bytes
-from taskfs.core.records import MessageRecord, format_time, message_id, stamped_name
+from taskfs.core.names import format_time, message_id, stamped_name
+from taskfs.core.records import MessageRecord
 from tests.helpers import git, taskfs
 from tests.mcp.test_server import Agent, envelope, server_env
 

@@ -1,0 +1,56 @@
+"""Start-up costs are paid only by the commands that need them (issue 9).
+
+`ls` and `ready` are called thousands of times a day: answered from the ledger cache, they
+must not import pydantic, YAML, rich, the MCP SDK or git libraries. A test, not a timing: the
+modules a process loaded are a fact, whatever the machine's load.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.helpers import submit, taskfs
+
+HEAVY = ("pydantic", "yaml", "rich", "mcp", "watchdog", "cryptography", "git", "tomlkit")
+
+PROBE = """
+import contextlib, io, json, sys
+from taskfs.cli.app import run
+with contextlib.redirect_stdout(io.StringIO()):
+    codes = [run(args) for args in {commands!r}]
+print(json.dumps({{"codes": codes, "loaded": [m for m in {heavy!r} if m in sys.modules]}}))
+"""
+
+
+def _loaded(repo: Path, commands: list[list[str]]) -> dict[str, object]:
+    script = PROBE.format(commands=commands, heavy=HEAVY)
+    out = subprocess.run(
+        [sys.executable, "-c", script], cwd=repo, capture_output=True, text=True, check=True
+    )
+    return dict(json.loads(out.stdout))
+
+
+def test_the_command_line_imports_nothing_heavy(repo: Path) -> None:
+    assert _loaded(repo, []) == {"codes": [], "loaded": []}
+
+
+def test_listings_from_a_warm_cache_import_nothing_heavy(repo: Path) -> None:
+    task = submit(repo)
+    submit(repo, id="second", filesAndInterfaces=["src/second.py"], dependsOn=[task])
+    assert taskfs("ls", "--json").code == 0  # the cache is now warm
+    found = _loaded(repo, [["ls", "--json"], ["ready", "--json"], ["ls", "--state", "submitted"]])
+    assert found == {"codes": [0, 0, 0], "loaded": []}
+
+
+def test_version_imports_nothing_at_all(tmp_path: Path) -> None:
+    script = (
+        "import sys\nfrom taskfs.cli import main\ntry:\n    main(['--version'])\n"
+        "except SystemExit:\n    pass\nprint([m for m in sys.modules if m.startswith('taskfs.')])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip().splitlines()[-1] == "['taskfs.cli']"
