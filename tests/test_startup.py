@@ -54,3 +54,53 @@ def test_version_imports_nothing_at_all(tmp_path: Path) -> None:
         [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip().splitlines()[-1] == "['taskfs.cli']"
+
+
+FAST_PROBE = """
+import contextlib, io, json, sys
+from taskfs.cli import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    try:
+        main({args!r})
+    except SystemExit as exc:
+        code = exc.code
+print(json.dumps({{"code": code, "stdout": out.getvalue(),
+                  "loaded": [m for m in {heavy!r} + ("click",) if m in sys.modules]}}))
+"""
+
+
+def _fast(repo: Path, args: list[str]) -> dict[str, object]:
+    script = FAST_PROBE.format(args=args, heavy=HEAVY)
+    out = subprocess.run(
+        [sys.executable, "-c", script], cwd=repo, capture_output=True, text=True, check=True
+    )
+    return dict(json.loads(out.stdout))
+
+
+def test_the_listings_skip_the_command_line_framework_and_answer_the_same(repo: Path) -> None:
+    task = submit(repo)
+    submit(repo, id="second", filesAndInterfaces=["src/second.py"], dependsOn=[task])
+    assert taskfs("claim", task, "--agent", "builder").code == 0
+    for args in (
+        ["ls", "--json"],
+        ["ls", "--json", "--state", "working"],
+        ["ls", "--state=submitted", "--json"],
+        ["ls", "--json", "--to", "builder", "--context", "auth-hardening"],
+        ["ready", "--json"],
+        ["ready", "--json", "--agent", "builder"],
+    ):
+        fast = _fast(repo, args)
+        assert fast["loaded"] == [], args
+        through_click = taskfs(*args)
+        assert (fast["code"], fast["stdout"]) == (through_click.code, through_click.stdout), args
+
+
+def test_what_the_fast_path_does_not_know_goes_to_click(repo: Path) -> None:
+    bad = _fast(repo, ["ls", "--json", "--state", "done"])
+    assert bad["code"] == 2
+    assert "click" in bad["loaded"]  # click named the allowed states
+    assert json.loads(str(bad["stdout"]))["errors"][0]["code"] == "usage"
+    refused = _fast(repo, ["ready", "--json", "--agent", "not a name"])
+    assert refused["code"] == 1
+    assert json.loads(str(refused["stdout"]))["errors"][0]["code"] == "invalid_agent"

@@ -22,6 +22,7 @@ from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.schemas import schema_text
 from taskfs.store import fs
 from taskfs.store.git import Git, find_worktree
+from taskfs.store.index import summaries
 from taskfs.store.repository import ENVELOPE, STATUS, Repository, Writer
 
 SCHEMA_DIR = ".taskfs/schema"
@@ -133,6 +134,9 @@ def submit(repo: Repository, sources: Sequence[Source], agent: str | None) -> li
         batch = _assign_ids(repo, parsed)
         rules.check_new_tasks(repo, batch)
         write_new_tasks(repo, writer, batch, actor)
+        # The models are loaded here anyway: add the new tasks to the ledger cache now, so
+        # the listings that follow need not load them.
+        summaries(repo)
     return [Submitted(e.id or "") for e in batch]
 
 

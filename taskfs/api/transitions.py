@@ -6,20 +6,25 @@ file and commits it, so two agents racing for one task can never both win on a c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
-from taskfs.api import evidence as evidence_api
 from taskfs.api import rules
-from taskfs.api.submit import record_bytes
+from taskfs.core import yamlio
 from taskfs.core.lifecycle import Parties, State, check_transition, is_state
 from taskfs.core.names import format_time, status_name
-from taskfs.core.records import Artifact, StatusRecord
+from taskfs.core.status_file import status_document
 from taskfs.errors import Problem, TaskfsError, fail, problem
+from taskfs.store import index
 from taskfs.store.index import Summary, summaries
-from taskfs.store.ledger import Task, load_task
+from taskfs.store.ledger import load_task
 from taskfs.store.repository import STATUS, Repository, Writer
+
+if TYPE_CHECKING:
+    from taskfs.core.records import Artifact
 
 
 @dataclass(frozen=True)
@@ -30,9 +35,9 @@ class Moved:
     commit: str
 
 
-# A gate is a rule that only some transitions need (dependencies for a claim, evidence for a
-# completion). It sees the task under the lock and returns what is wrong.
-Gate = Callable[[Repository, Task], list[Problem]]
+# A gate is a rule that only some transitions need (dependencies and ownership for a claim).
+# It sees the task and all the others under the lock, and returns what is wrong.
+Gate = Callable[[Repository, Summary, Mapping[str, Summary]], list[Problem]]
 
 
 def transition(
@@ -63,6 +68,7 @@ def transition(
         commit = writer.commit(
             transition_message(task_id, staged.before, state, agent, reason), agent, when=now
         )
+        index.remember(repo, staged.after)
     return Moved(task_id, state, staged.rel, commit)
 
 
@@ -72,6 +78,7 @@ class Staged:
 
     before: State
     rel: str
+    after: Summary  # the task as it will be once the commit holds the transition
 
 
 def stage_transition(
@@ -87,54 +94,72 @@ def stage_transition(
     message: str | None = None,
 ) -> Staged:
     """Apply every rule of the edge and add its status file to `writer` (held by the caller),
-    so that a message and the transition it makes are committed together or not at all."""
-    task = load_task(repo, task_id, strict=True)
-    head = task.chain.head
-    assert head is not None
-    parties = Parties(task.envelope.sender, task.envelope.recipient, task.chain.holder)
+    so that a message and the transition it makes are committed together or not at all.
+
+    The task is read from the ledger cache, which under the lock is exactly what its files
+    say; when anything is wrong with its files the full reader raises the named errors."""
+    tasks = summaries(repo, verify=(task_id,))
+    task = tasks.get(task_id)
+    if task is None or task.problems or not task.length:
+        task = Summary.of(load_task(repo, task_id, strict=True))
+    parties = Parties(task.envelope.sender, task.envelope.recipient, task.holder)
+    current: State = task.state  # type: ignore[assignment]
     problems = check_transition(
-        task_id, task.state, state, agent=agent, parties=parties, reason=reason
+        task_id, current, state, agent=agent, parties=parties, reason=reason
     )
     if problems and problems[0].code == "transition_not_allowed":
-        raise TaskfsError(_name_current(problems[0], head.record.by, task.state))
-    for gate in gates(task.state, state):
-        problems += gate(repo, task)
+        raise TaskfsError(_name_current(problems[0], task.head_by, current))
+    for gate in gates(current, state):
+        problems += gate(repo, task, tasks)
     evidence = None
     if state == "completed":
         # The evidence gate also names what the completion rests on, for the status file.
-        decision = evidence_api.completion(repo, task)
-        problems += evidence_api.completion_problems(task, decision)
+        from taskfs.api import evidence as evidence_api
+
+        full = load_task(repo, task_id, strict=True)
+        decision = evidence_api.completion(repo, full)
+        problems += evidence_api.completion_problems(full, decision)
         evidence = decision.rests_on.rsplit("/", 1)[-1] if decision.rests_on else None
     if problems:
         raise TaskfsError(problems)
-    record = StatusRecord(
+    document = status_document(
         task=task_id,
         state=state,
         by=agent,
         at=format_time(now),
-        prev=head.name,
+        prev=task.head,
         reason=reason.strip() if reason and reason.strip() else None,
         evidence=evidence,
-        artifacts=tuple(artifacts) or None,
+        artifacts=[{"name": a.name, "location": a.location} for a in artifacts],
         message=message,
     )
-    name = status_name(len(task.chain.links) + 1, state)
+    name = status_name(task.length + 1, state)
     rel = repo.task_rel(task_id, STATUS, name)
-    writer.add(rel, record_bytes(record.to_document()))
-    return Staged(task.state, rel)
+    writer.add(rel, yamlio.dump(document).encode())
+    claimed = current == "submitted" and state == "working"
+    after = dataclasses.replace(
+        task,
+        state=state,
+        holder=agent if claimed else task.holder,
+        head=name,
+        head_by=agent,
+        length=task.length + 1,
+    )
+    return Staged(current, rel, after)
 
 
-def _name_current(found: Problem, by: str, current: State) -> Problem:
+def _name_current(found: Problem, by: str | None, current: State) -> Problem:
     why = f" ({current} since {by!r}'s transition)"
     if current == "working":
         why = f" (it was already claimed by {by!r})"
     return problem("transition_not_allowed", **{**found.data, "by": by, "why_text": why})
 
 
-def _dependencies_gate(repo: Repository, task: Task) -> list[Problem]:
+def _dependencies_gate(
+    repo: Repository, task: Summary, tasks: Mapping[str, Summary]
+) -> list[Problem]:
     if not task.envelope.depends_on:
         return []
-    tasks = summaries(repo)
     pending = rules.unfinished_dependencies(task, tasks)
     if not pending:
         return []
@@ -144,13 +169,11 @@ def _dependencies_gate(repo: Repository, task: Task) -> list[Problem]:
     return [problem("dependencies_unresolved", id=task.id, pending=pending, pending_text=described)]
 
 
-def _ownership_gate(repo: Repository, task: Task) -> list[Problem]:
+def _ownership_gate(repo: Repository, task: Summary, tasks: Mapping[str, Summary]) -> list[Problem]:
     # A merge or a late dependency can change the picture after `new` checked it: check again.
-    tasks = summaries(repo)
     graph = rules.dependency_graph(t.envelope for t in tasks.values())
     parents = rules.parent_map(t.envelope for t in tasks.values())
-    me = tasks.get(task.id) or Summary.of(task)
-    others = [t.envelope for t in rules.rivals(me, tasks, graph, parents)]
+    others = [t.envelope for t in rules.rivals(task, tasks, graph, parents)]
     # The cache says who the rivals are; the entries and the witness are named afresh.
     return rules.ownership_conflicts([task.envelope], others, graph, parents)
 

@@ -1,5 +1,5 @@
-"""The `taskfs` command. `--version` and the nudge hook answer before anything heavy is
-imported."""
+"""The `taskfs` command. `--version`, the nudge hook and the listings (`ls`/`ready --json`)
+answer before anything heavy is imported."""
 
 from __future__ import annotations
 
@@ -20,6 +20,11 @@ def main(argv: list[str] | None = None) -> None:
         code = hook.main(args[1:])
         if code is not None:
             raise SystemExit(code)
+    from taskfs.cli import fast
+
+    code = fast.run(args)
+    if code is not None:
+        raise SystemExit(code)
     from taskfs.cli.app import run
 
     raise SystemExit(run(args))

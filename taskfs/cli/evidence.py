@@ -14,7 +14,8 @@ from typing import IO, Any
 
 import click
 
-from taskfs.cli.app import act, acting_agent, agent_option, cli, json_option, open_repo
+from taskfs.cli.app import agent_option, cli, json_option
+from taskfs.cli.output import act, acting_agent, open_repo
 from taskfs.cli.render import document
 from taskfs.errors import fail
 

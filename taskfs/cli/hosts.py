@@ -13,7 +13,8 @@ from typing import Any
 import click
 
 from taskfs.api import agent_views as views
-from taskfs.cli.app import act, acting_agent, agent_option, cli, json_option, open_repo
+from taskfs.cli.app import agent_option, cli, json_option
+from taskfs.cli.output import act, acting_agent, open_repo
 from taskfs.core.names import format_time
 
 HOSTS = ("claude", "codex")

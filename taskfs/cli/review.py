@@ -12,7 +12,8 @@ from typing import Any
 import click
 
 from taskfs.cli import render
-from taskfs.cli.app import act, cli, json_option, open_repo
+from taskfs.cli.app import cli, json_option
+from taskfs.cli.output import act, open_repo
 from taskfs.errors import TaskfsError, fail
 
 Shown = tuple[dict[str, Any], "str | Callable[[], str]"]

@@ -7,7 +7,8 @@ from typing import Any
 import click
 
 from taskfs.cli import render
-from taskfs.cli.app import act, acting_agent, agent_option, cli, json_option, open_repo
+from taskfs.cli.app import agent_option, cli, json_option
+from taskfs.cli.output import act, acting_agent, open_repo
 
 
 @cli.command(name="sync")

@@ -9,7 +9,8 @@ from typing import TextIO
 
 import click
 
-from taskfs.cli.app import cli, open_repo, refuse
+from taskfs.cli.app import cli
+from taskfs.cli.output import open_repo, refuse
 from taskfs.errors import TaskfsError, fail
 
 

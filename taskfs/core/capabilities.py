@@ -19,7 +19,7 @@ from taskfs.core.facts import EnvelopeFacts
 class CapabilityLedger(BaseModel):
     """`agents: {name: [tool, ...]}`: the tools each agent may use."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     agents: Mapping[AgentName, tuple[Text, ...]] = Field(default_factory=dict)
 

@@ -17,7 +17,7 @@ SCHEMA_VERSION = 1
 class LintConfig(BaseModel):
     """`taskfs lint` settings: which warnings to leave out, and how long an objective must be."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
     disable: tuple[LintCode, ...] = Field(
         default=(), description="Warning codes that taskfs lint and review leave out."
@@ -37,7 +37,7 @@ class LintConfig(BaseModel):
 class NudgeConfig(BaseModel):
     """The progress nudge a host shows an agent (`taskfs nudge --hook`, installed by setup)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
     quiet_minutes: Annotated[float, Strict()] = Field(
         default=15,
@@ -50,7 +50,7 @@ class NudgeConfig(BaseModel):
 
 
 class Config(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
     version: Annotated[int, Strict()] = SCHEMA_VERSION
     tasks_dir: Annotated[str, Strict(), AfterValidator(relative_folder)] = Field(

@@ -82,7 +82,7 @@ EntryText = Annotated[str, Strict(), AfterValidator(_entry)]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
 
 class AcceptanceCheck(_Model):

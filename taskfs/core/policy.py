@@ -71,7 +71,7 @@ def _agent(value: str) -> str:
 
 
 class Allow(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     commands: tuple[Annotated[str, Strict(), AfterValidator(_pattern)], ...] = Field(
         default=(), description="Patterns of the acceptance commands the watcher may run."
@@ -83,7 +83,7 @@ class Allow(BaseModel):
 
 
 class RunnerPolicy(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     allow: Allow = Field(default_factory=Allow)
 

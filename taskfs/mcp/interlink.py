@@ -11,7 +11,7 @@ from mcp.types import CallToolResult
 
 from taskfs.api import agent_views as views
 from taskfs.api import interlink
-from taskfs.cli.app import acting_agent
+from taskfs.cli.output import acting_agent
 from taskfs.mcp.server import Tools, answer
 
 

@@ -31,7 +31,7 @@ from taskfs import __version__
 from taskfs.api import agent_views as views
 from taskfs.api import capabilities, evidence, messages, queries, submit, transitions
 from taskfs.api import inbox as inbox_api
-from taskfs.cli.app import acting_agent
+from taskfs.cli.output import acting_agent
 from taskfs.errors import Problem, TaskfsError, problem
 from taskfs.store.repository import Repository
 

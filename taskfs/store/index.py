@@ -15,7 +15,9 @@ git replaces files when it checks out, merges or pulls, so every legitimate chan
 key. The one change these two `stat` calls per task cannot see is an existing status file
 rewritten in place, which the contract forbids and `audit` (which never reads this cache)
 names as `ledger_file_edited`; stat-ing every status file as well would cost four times as
-much and miss the speed targets (bench/RESULTS.md).
+much and miss the speed targets (bench/RESULTS.md). Writers never take that risk: before a
+transition the task's row is checked against every byte of its files (`verify`), so nothing is
+ever appended to a task on the word of the cache alone.
 
 File times advance in coarse ticks, so a change in the same tick as the `stat` that keyed a row
 could leave the key unchanged (git's "racily clean" problem). A row whose key is not older than
@@ -26,11 +28,12 @@ envelope's bytes are compared with what the row was built from.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import marshal
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +45,7 @@ if TYPE_CHECKING:
     from taskfs.store.ledger import Task
     from taskfs.store.repository import Repository
 
-FORMAT = 1
+FORMAT = 3
 RACY_MARGIN_NS = 2_000_000_000
 ENVELOPE = "envelope.yaml"
 STATUS = "status"
@@ -62,6 +65,7 @@ class Summary:
     superseded: int
     problems: tuple[str, ...]  # codes of what is wrong with its files
     head: str | None  # the status file the next transition follows
+    head_by: str | None  # who made the transition into the current state
     length: int  # status files in its history
     overlaps: tuple[str, ...] = ()  # tasks (any state) owning an entry that overlaps one of its
 
@@ -75,6 +79,7 @@ class Summary:
             len(task.chain.superseded),
             tuple(p.code for p in task.problems),
             task.chain.head.name if task.chain.head else None,
+            task.chain.head.record.by if task.chain.head else None,
             len(task.chain.links),
         )
 
@@ -97,14 +102,24 @@ class Summary:
             self.superseded,
             self.problems,
             self.head,
+            self.head_by,
             self.length,
         )
 
     @classmethod
     def from_row(cls, row: tuple[Any, ...], overlaps: tuple[str, ...] = ()) -> Summary:
-        task_id, facts, state, holder, superseded, problems, head, length = row
+        task_id, facts, state, holder, superseded, problems, head, head_by, length = row
         return cls(
-            task_id, Facts(*facts), state, holder, superseded, problems, head, length, overlaps
+            task_id,
+            Facts(*facts),
+            state,
+            holder,
+            superseded,
+            problems,
+            head,
+            head_by,
+            length,
+            overlaps,
         )
 
 
@@ -116,10 +131,15 @@ class _Row:
     digest: bytes  # of the envelope's bytes
     summary: tuple[Any, ...] | None  # None: the task could not be read
     overlaps: tuple[str, ...] = ()
+    status_digest: bytes = b""  # of the status files' names and bytes
 
 
-def summaries(repo: Repository) -> dict[str, Summary]:
-    """Every readable task by id, as `load_task` would read it (see the module docstring)."""
+def summaries(repo: Repository, *, verify: Collection[str] = ()) -> dict[str, Summary]:
+    """Every readable task by id, as `load_task` would read it (see the module docstring).
+
+    The tasks named in `verify` are checked against every byte of their files, not only the
+    identities of two: a writer about to append to a task uses this, so that even a status
+    file rewritten in place (which the key cannot see) is never built upon."""
     path = cache_path(repo)
     old = _read(path, repo.tasks_rel)
     rows: dict[str, _Row] = {}
@@ -130,10 +150,11 @@ def summaries(repo: Repository) -> dict[str, Summary]:
         row = old.get(task_id)
         stamp = time.time_ns()
         key = _key(folder)
-        if row is not None and row.key == key and not _racy(row):
+        checked = task_id in verify
+        if row is not None and row.key == key and not _racy(row) and not checked:
             rows[task_id] = row
         elif row is not None and _same_files(folder, row):
-            rows[task_id] = _Row(key, stamp, row.names, row.digest, row.summary, row.overlaps)
+            rows[task_id] = dataclasses.replace(row, key=key, stamp=stamp)
         else:
             rows[task_id] = _build(repo, task_id, folder, key, stamp)
             if row is None or row.digest != rows[task_id].digest or row.summary is None:
@@ -154,6 +175,29 @@ def summaries(repo: Repository) -> dict[str, Summary]:
     if rows != old:
         _write(path, repo.tasks_rel, rows)
     return answer
+
+
+def remember(repo: Repository, after: Summary) -> None:
+    """A writer appended one transition to a task it read fresh from this cache: store the row
+    the full reader would build for it now, so that the next listing need not read the task.
+    Only what a transition changes is new; the envelope, its digest and overlaps stay."""
+    path = cache_path(repo)
+    rows = _read(path, repo.tasks_rel)
+    row = rows.get(after.id)
+    if row is None or row.summary is None:
+        return
+    folder = f"{repo.tasks_dir}/{after.id}"
+    stamp = time.time_ns()
+    names = _listing(folder)
+    rows[after.id] = dataclasses.replace(
+        row,
+        key=_key(folder),
+        stamp=stamp,
+        names=names,
+        summary=after.to_row(),
+        status_digest=_status_digest(folder, names),
+    )
+    _write(path, repo.tasks_rel, rows)
 
 
 def _update_overlaps(rows: dict[str, _Row], rebuilt: set[str], gone: set[str]) -> None:
@@ -232,8 +276,26 @@ def _digest(folder: str) -> bytes:
         return b""
 
 
+def _status_digest(folder: str, names: tuple[str, ...]) -> bytes:
+    digest = hashlib.sha1(usedforsecurity=False)
+    for name in names:
+        digest.update(name.encode() + b"\0")
+        try:
+            with open(f"{folder}/{STATUS}/{name}", "rb") as handle:
+                digest.update(handle.read())
+        except OSError:
+            digest.update(b"\1unreadable")
+        digest.update(b"\0")
+    return digest.digest()
+
+
 def _same_files(folder: str, row: _Row) -> bool:
-    return _listing(folder) == row.names and _digest(folder) == row.digest
+    names = _listing(folder)
+    return (
+        names == row.names
+        and _digest(folder) == row.digest
+        and _status_digest(folder, names) == row.status_digest
+    )
 
 
 def _build(repo: Repository, task_id: str, folder: str, key: Key, stamp: int) -> _Row:
@@ -241,11 +303,12 @@ def _build(repo: Repository, task_id: str, folder: str, key: Key, stamp: int) ->
     from taskfs.store.ledger import load_task
 
     names, digest = _listing(folder), _digest(folder)
+    status_digest = _status_digest(folder, names)
     try:
         summary: tuple[Any, ...] | None = Summary.of(load_task(repo, task_id)).to_row()
     except TaskfsError:
         summary = None
-    return _Row(key, stamp, names, digest, summary)
+    return _Row(key, stamp, names, digest, summary, status_digest=status_digest)
 
 
 def _read(path: str, tasks_rel: str) -> dict[str, _Row]:
@@ -274,6 +337,7 @@ def _well_formed(task_id: object, row: _Row) -> bool:
         and type(row.digest) is bytes
         and type(row.names) is tuple
         and type(row.overlaps) is tuple
+        and type(row.status_digest) is bytes
         and (summary is None or (type(summary) is tuple and summary[0] == task_id))
     )
 
@@ -287,7 +351,15 @@ def _write(path: str, tasks_rel: str, rows: Mapping[str, _Row]) -> None:
     data = (
         (FORMAT, __version__, tasks_rel),
         {
-            task_id: (row.key, row.stamp, row.names, row.digest, row.summary, row.overlaps)
+            task_id: (
+                row.key,
+                row.stamp,
+                row.names,
+                row.digest,
+                row.summary,
+                row.overlaps,
+                row.status_digest,
+            )
             for task_id, row in rows.items()
         },
     )

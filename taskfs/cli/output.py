@@ -1,0 +1,78 @@
+"""Printing a library call's answer or its refusal, and the exit status: one place for all.
+
+Kept free of click so that the fast path of the hottest commands (`taskfs.cli.fast`) and the
+click commands print exactly the same documents.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from taskfs.core import ids
+from taskfs.errors import Problem, TaskfsError, fail, problem
+
+T = TypeVar("T")
+# A renderer answers (JSON document, text for people). The text may be a function, called only
+# when it is printed, so that `--json` never pays for rendering tables.
+Renderer = Callable[[T], tuple[dict[str, Any], "str | Callable[[], str]"]]
+
+
+def emit_json(doc: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
+
+
+def act(as_json: bool, call: Callable[[], T], show: Renderer[T]) -> int:
+    """Call the library; print its answer or its refusal; return the exit status."""
+    try:
+        result = call()
+    except TaskfsError as exc:
+        refuse(as_json, exc.problems)
+        return 2 if "usage" in exc.codes else 1
+    except Exception as exc:
+        if os.environ.get("TASKFS_DEBUG"):
+            traceback.print_exc()
+        reason = f"{type(exc).__name__}: {exc}"
+        return refuse(as_json, [problem("internal_error", reason=reason)])
+    doc, text = show(result)
+    if as_json:
+        emit_json(doc)
+    else:
+        shown = text() if callable(text) else text
+        if shown:
+            sys.stdout.write(shown + "\n")
+    return 0 if doc.get("ok", True) else 1
+
+
+def refuse(as_json: bool, problems: Sequence[Problem]) -> int:
+    if as_json:
+        from taskfs.api.views import refusal
+
+        emit_json(refusal(problems))
+    for found in problems:
+        where = found.data.get("source") or found.data.get("path")
+        prefix = f"{where}: " if where else ""
+        sys.stderr.write(f"error[{found.code}]: {prefix}{found.message}\n")
+    return 1
+
+
+def acting_agent(agent: str | None, *, required: bool = True) -> str | None:
+    """The --agent value (or TASKFS_AGENT), checked to be a valid agent name."""
+    if agent is None or agent == "":
+        if required:
+            raise fail("agent_required")
+        return None
+    if not ids.is_agent_name(agent):
+        raise fail("invalid_agent", value=agent)
+    return agent
+
+
+def open_repo() -> Any:
+    from taskfs.store.repository import Repository
+
+    return Repository.open(Path.cwd())
