@@ -20,7 +20,6 @@ from taskfs.core.status_file import status_document
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import index
 from taskfs.store.index import Summary, summaries
-from taskfs.store.ledger import load_task
 from taskfs.store.repository import STATUS, Repository, Writer
 
 if TYPE_CHECKING:
@@ -101,6 +100,8 @@ def stage_transition(
     tasks = summaries(repo, verify=(task_id,))
     task = tasks.get(task_id)
     if task is None or task.problems or not task.length:
+        from taskfs.store.ledger import load_task  # names what is wrong with its files
+
         task = Summary.of(load_task(repo, task_id, strict=True))
     parties = Parties(task.envelope.sender, task.envelope.recipient, task.holder)
     current: State = task.state  # type: ignore[assignment]
@@ -115,6 +116,7 @@ def stage_transition(
     if state == "completed":
         # The evidence gate also names what the completion rests on, for the status file.
         from taskfs.api import evidence as evidence_api
+        from taskfs.store.ledger import load_task
 
         full = load_task(repo, task_id, strict=True)
         decision = evidence_api.completion(repo, full)

@@ -77,6 +77,31 @@ class Identity:
         return cls(agent, f"{agent}@taskfs")
 
 
+def find_git_dir(root: Path) -> Path:
+    """The git dir of the working tree at `root` (a linked worktree's own), read from `.git`
+    without running git."""
+    dot_git = root / ".git"
+    if dot_git.is_dir():
+        return dot_git
+    try:
+        text = dot_git.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise fail("not_a_repository", path=str(root)) from exc
+    if not text.startswith("gitdir:"):
+        raise fail("not_a_repository", path=str(root))
+    return (root / text[len("gitdir:") :].strip()).resolve()
+
+
+def _object_format(common_dir: Path) -> str:
+    """`sha256` when the repository's config says so (extensions.objectFormat), else sha1."""
+    try:
+        config = (common_dir / "config").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "sha1"
+    found = re.search(r"(?im)^\s*objectformat\s*=\s*(\w+)", config)
+    return found.group(1).lower() if found else "sha1"
+
+
 def find_worktree(start: Path) -> Path | None:
     """The top of the git working tree holding `start`, found without running git."""
     here = start.resolve()
@@ -91,11 +116,16 @@ class Git:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        out = self.run("rev-parse", "--git-dir", "--git-common-dir", "--show-object-format")
-        git_dir, common_dir, object_format = out.splitlines()
-        self.git_dir = (root / git_dir).resolve()
-        self.common_dir = (root / common_dir).resolve()
-        self._hash = hashlib.sha256 if object_format == "sha256" else hashlib.sha1
+        # Read from the files git keeps, not by running git: every ledger write opens a Git.
+        self.git_dir = find_git_dir(root)
+        commondir = self.git_dir / "commondir"
+        self.common_dir = (
+            (self.git_dir / commondir.read_text().strip()).resolve()
+            if commondir.is_file()
+            else self.git_dir
+        )
+        sha256 = _object_format(self.common_dir) == "sha256"
+        self._hash = hashlib.sha256 if sha256 else hashlib.sha1
         self.zero = "0" * self._hash().digest_size * 2
 
     @staticmethod
@@ -154,6 +184,25 @@ class Git:
         """The commit HEAD points at, or None on a branch with no commits yet."""
         proc = self.run_raw("rev-parse", "--verify", "--quiet", "HEAD^{commit}")
         return proc.stdout.decode().strip() or None
+
+    def head_guess(self) -> str | None:
+        """HEAD read from git's files without running git (loose or packed refs); `head()`
+        when the files say nothing clear. Only for a compare-and-swap that checks it."""
+        try:
+            text = (self.git_dir / "HEAD").read_text().strip()
+            if not text.startswith("ref: "):
+                return text if len(text) == len(self.zero) else self.head()
+            ref = text[len("ref: ") :]
+            loose = self.common_dir / ref
+            if loose.is_file():
+                return loose.read_text().strip()
+            for line in (self.common_dir / "packed-refs").read_text().splitlines():
+                oid, _space, name = line.partition(" ")
+                if name == ref:
+                    return oid
+        except OSError:
+            pass
+        return self.head()
 
     def changes_after_creation(self, folder: str) -> list[tuple[str, str, str]]:
         """(commit, M or D, path) for every commit in HEAD's history that modified or deleted
@@ -442,8 +491,8 @@ class Git:
             self.run("add", "--force", "--", *paths, env={"GIT_LITERAL_PATHSPECS": "1"})
         if removed:
             self.run("update-index", "--force-remove", "--", *removed)
+        parent = self.head_guess()
         while True:
-            parent = self.head()
             with self.reader() as reader:
                 base_tree = reader.commit_tree(parent) if parent else None
                 tree = self._write_tree(reader, base_tree, _nest(contents))
@@ -452,10 +501,12 @@ class Git:
             proc = self.run_raw("update-ref", "-m", _first_line(message), "HEAD", commit, old)
             if proc.returncode == 0:
                 return commit
-            # Someone else's commit moved HEAD between our read and our swap: build again on
-            # top of it. Any other failure is git's to report.
-            if self.head() == parent:
+            # Someone else's commit moved HEAD between our read and our swap (or the guess
+            # from the files was wrong): build again on top of it. Any other failure is git's.
+            moved = self.head()
+            if moved == parent:
                 raise git_error(("update-ref",), proc)
+            parent = moved
 
     def _write_tree(self, reader: ObjectReader, base: str | None, changes: Nested) -> str:
         """The tree `base` with `changes` applied (the empty tree when nothing is left)."""

@@ -123,6 +123,11 @@ class Summary:
         )
 
 
+# The rows this process last read or wrote, by cache file: a writer that read them under the
+# lock updates them without reading the file again.
+_last: dict[str, Mapping[str, _Row]] = {}
+
+
 @dataclass
 class _Row:
     key: Key
@@ -172,8 +177,10 @@ def summaries(repo: Repository, *, verify: Collection[str] = ()) -> dict[str, Su
         # A damaged cache that still had the right outline: start again without it.
         _remove(path)
         return summaries(repo)
-    if rows != old:
+    # A writer (`verify`) stores the rows once, with its own change (`remember`).
+    if rows != old and not verify:
         _write(path, repo.tasks_rel, rows)
+    _last[path] = rows
     return answer
 
 
@@ -182,7 +189,8 @@ def remember(repo: Repository, after: Summary) -> None:
     the full reader would build for it now, so that the next listing need not read the task.
     Only what a transition changes is new; the envelope, its digest and overlaps stay."""
     path = cache_path(repo)
-    rows = _read(path, repo.tasks_rel)
+    # The writer read the rows a moment ago, under the same lock: no need to read them again.
+    rows = dict(_last[path]) if path in _last else _read(path, repo.tasks_rel)
     row = rows.get(after.id)
     if row is None or row.summary is None:
         return
@@ -198,6 +206,7 @@ def remember(repo: Repository, after: Summary) -> None:
         status_digest=_status_digest(folder, names),
     )
     _write(path, repo.tasks_rel, rows)
+    _last[path] = rows
 
 
 def _update_overlaps(rows: dict[str, _Row], rebuilt: set[str], gone: set[str]) -> None:

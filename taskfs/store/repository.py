@@ -25,7 +25,7 @@ from taskfs.core import ids
 from taskfs.core.paths import relative_folder
 from taskfs.errors import TaskfsError, fail, problem
 from taskfs.store import fs
-from taskfs.store.git import Git, Identity, find_worktree
+from taskfs.store.git import Git, Identity, find_git_dir, find_worktree
 
 if TYPE_CHECKING:
     from taskfs.core.config import Config
@@ -297,21 +297,6 @@ def tasks_folder(root: Path, git_dir: Path) -> str:
     with contextlib.suppress(OSError):
         fs.replace(memo, marshal.dumps((key, digest, value)))
     return value
-
-
-def find_git_dir(root: Path) -> Path:
-    """The git dir of the working tree at `root` (a linked worktree's own), read from `.git`
-    without running git."""
-    dot_git = root / ".git"
-    if dot_git.is_dir():
-        return dot_git
-    try:
-        text = dot_git.read_text(encoding="utf-8").strip()
-    except OSError as exc:
-        raise fail("not_a_repository", path=str(root)) from exc
-    if not text.startswith("gitdir:"):
-        raise fail("not_a_repository", path=str(root))
-    return (root / text[len("gitdir:") :].strip()).resolve()
 
 
 def load_config(root: Path) -> Config:
