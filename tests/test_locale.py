@@ -1,10 +1,12 @@
 """The translation catalogs: complete, up to date with the table of named errors, compiled from
-their `.po`, and every translation filling the same placeholders as the English message."""
+their `.po`, and every translation filling the same placeholders as the English message. Also
+the README's Turkish envelope section against the English one."""
 
 from __future__ import annotations
 
 import gettext
 import io
+import re
 import shutil
 import string
 import subprocess
@@ -16,6 +18,7 @@ from hypothesis import strategies as st
 
 from taskfs import catalogs, i18n
 from taskfs.catalogs import Entry, PoError, compile_mo, read_po, write_po
+from taskfs.core import yamlio
 from taskfs.errors import MESSAGES, problem
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -146,6 +149,38 @@ def test_fuzzy_entries_are_not_compiled() -> None:
 def test_a_po_this_reader_does_not_understand_is_refused(text: str) -> None:
     with pytest.raises(PoError):
         read_po(text)
+
+
+# The README: the envelope section in English, and the same in Turkish.
+
+
+def readme_section(start: str) -> str:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    return readme.split(f"\n## {start}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def first_cells(table_text: str) -> set[str]:
+    cells = re.findall(r"^\| ([^|]+) \|", table_text, re.M)
+    return {name for cell in cells for name in re.findall(r"`([^`]+)`", cell)}
+
+
+def yaml_keys(section: str) -> set[str]:
+    example = yamlio.load(section.split("```yaml\n", 1)[1].split("```", 1)[0].encode())
+    return set(example) | {f"acceptanceCheck.{key}" for key in example["acceptanceCheck"]}
+
+
+def test_the_readme_envelope_section_is_also_in_turkish() -> None:
+    english = readme_section("The envelope")
+    turkish = readme_section("Zarf (Türkçe)")
+    keys, codes = english.split("### Named errors", 1)
+    tr_keys, tr_codes = turkish.split("### Adlandırılmış hatalar", 1)
+    assert "acceptanceCheck.passFailCommand" in first_cells(keys)
+    assert first_cells(tr_keys) == first_cells(keys)
+    assert "objective_required" in first_cells(codes)
+    assert first_cells(tr_codes) == first_cells(codes)
+    assert first_cells(codes) <= set(MESSAGES)
+    assert yaml_keys(tr_keys) == yaml_keys(keys)
+    assert "(#zarf-türkçe)" in english
 
 
 @pytest.mark.parametrize("broken", ["{0}", "{value.real}", "{", "{value:>>>}"])
