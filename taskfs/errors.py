@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import Any
 
+from taskfs import i18n
+
 # code -> message template. Templates name their parameters; `problem()` fills them from the
 # keyword arguments, which also travel in the JSON form so that machines need not parse text.
 MESSAGES: dict[str, str] = {
@@ -166,12 +168,22 @@ MESSAGES: dict[str, str] = {
 
 @dataclass(frozen=True)
 class Problem:
-    """One named error: a contract code, a message for people, and data for machines."""
+    """One named error: a contract code, a message for people, and data for machines.
+
+    `message` is in the user's language; `english` is the same message in English, for the
+    places that pass a message on as data (a `reason`), since data never changes with the
+    language.
+    """
 
     code: str
     message: str
     field: str | None = None
     data: Mapping[str, Any] = dc_field(default_factory=dict)
+    english: str = dc_field(default="", compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.english:
+            object.__setattr__(self, "english", self.message)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"code": self.code, "message": self.message}
@@ -187,12 +199,18 @@ def problem(code: str, *, field: str | None = None, **data: Any) -> Problem:
 
     Parameters the template names but `data` lacks render as empty, so a caller can never turn
     a refusal into a crash by forgetting one. Parameters whose name ends in `_text` only feed
-    the message and are left out of the machine-readable data.
+    the message and are left out of the machine-readable data. The message is in the user's
+    language (`taskfs.i18n`); a translation that cannot be filled gives way to the English.
     """
     template = MESSAGES[code]
-    message = template.format_map(_Defaulting({"field": field or "", **data}))
+    values = _Defaulting({"field": field or "", **data})
+    english = template.format_map(values)
+    try:
+        message = i18n.translate(code, template).format_map(values)
+    except (ValueError, IndexError, AttributeError, TypeError):
+        message = english
     public = {k: v for k, v in data.items() if not k.endswith("_text")}
-    return Problem(code=code, message=message, field=field, data=public)
+    return Problem(code=code, message=message, field=field, data=public, english=english)
 
 
 class _Defaulting(dict[str, Any]):

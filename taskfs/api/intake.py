@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from taskfs.api import rules
@@ -249,4 +249,4 @@ def _clear_repeated(batch: _Batch, writer: Writer) -> None:
 
 
 def _tagged(problems: Sequence[Problem], rel: str) -> tuple[Problem, ...]:
-    return tuple(Problem(p.code, p.message, p.field, {**p.data, "source": rel}) for p in problems)
+    return tuple(replace(p, data={**p.data, "source": rel}) for p in problems)

@@ -100,7 +100,7 @@ def review(repo: Repository, spec: str | None) -> Review:
         added = repo.git.added_files(revisions, repo.tasks_rel)
     except TaskfsError as exc:
         raise fail(
-            "range_invalid", range=spec or revisions, reason=exc.problems[0].message
+            "range_invalid", range=spec or revisions, reason=exc.problems[0].english
         ) from None
     now = load_all(repo)
     by_kind: dict[str, list[tuple[str, str, str, str]]] = {}
@@ -177,7 +177,7 @@ def _added_task(
     value, reason = _load(data)
     envelope, problems = validate_envelope(value) if not reason else (None, [])
     if problems:
-        reason = "; ".join(f"{p.code}: {p.message}" for p in problems)
+        reason = "; ".join(f"{p.code}: {p.english}" for p in problems)
     state = now[task_id].state if task_id in now else None
     return AddedTask(task_id, commit, author, envelope, state, reason)
 

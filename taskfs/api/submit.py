@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 
@@ -110,7 +110,7 @@ def parse_source(source: Source) -> tuple[Envelope | None, list[Problem]]:
 
 
 def _at(found: Problem, label: str) -> Problem:
-    return Problem(found.code, found.message, found.field, {**found.data, "source": label})
+    return replace(found, data={**found.data, "source": label})
 
 
 # -- new -------------------------------------------------------------------------------

@@ -48,8 +48,18 @@ agent_option = click.option(
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="taskfs", message="taskfs %(version)s")
-def cli() -> None:
+@click.option(
+    "--lang",
+    metavar="LANG",
+    help="Language of error messages, e.g. tr (default: $TASKFS_LANG, then the locale). "
+    "Codes never change.",
+)
+def cli(lang: str | None) -> None:
     """Task envelopes for delegating work between agents, kept as files in git."""
+    from taskfs import i18n
+
+    # Always set, so that one process running several commands (tests, hosts) forgets it.
+    i18n.choose(lang)
 
 
 # The command modules register themselves on `cli` when imported.

@@ -8,7 +8,7 @@ whose ledger has such a file (it has to be repaired first, e.g. with `git checko
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import ValidationError
@@ -64,7 +64,7 @@ def load_envelope(repo: Repository, task_id: str) -> Envelope:
     rel = repo.task_rel(task_id, ENVELOPE)
     envelope, problems = validate_envelope(read_yaml(repo, rel))
     if envelope is None:
-        reasons = "; ".join(f"{p.code}: {p.message}" for p in problems)
+        reasons = "; ".join(f"{p.code}: {p.english}" for p in problems)
         raise fail("file_invalid", path=rel, reason=reasons)
     if envelope.id not in (None, task_id):
         raise fail(
@@ -91,8 +91,12 @@ def load_chain(repo: Repository, task_id: str) -> tuple[Chain, list[Problem]]:
 def _with_full_path(repo: Repository, task_id: str, found: Problem) -> Problem:
     name = str(found.data.get("path", ""))
     full = repo.task_rel(task_id, STATUS, name)
-    message = found.message.replace(name, full, 1) if name else found.message
-    return Problem(found.code, message, found.field, {**found.data, "path": full})
+    message, english = (
+        (found.message.replace(name, full, 1), found.english.replace(name, full, 1))
+        if name
+        else (found.message, found.english)
+    )
+    return replace(found, message=message, english=english, data={**found.data, "path": full})
 
 
 def _status_record(repo: Repository, rel: str, name: str, task_id: str) -> StatusRecord:

@@ -1,0 +1,79 @@
+"""Messages for people in their language, through gettext; codes and data never change.
+
+The language is `--lang`, else `TASKFS_LANG`, else the locale variables in gettext's own order
+(`LANGUAGE`, `LC_ALL`, `LC_MESSAGES`, `LANG`). A language without a catalog reads English. The
+catalogs (`locale/<lang>/LC_MESSAGES/taskfs.mo`, built from the committed `.po` by
+`python -m taskfs.catalogs`) are opened only when a message is rendered, so importing this
+module costs nothing on the listing path.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gettext import NullTranslations
+
+DOMAIN = "taskfs"
+LOCALE_DIR = os.path.join(os.path.dirname(__file__), "locale")
+LOCALE_VARIABLES = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")
+SOURCE_LANGUAGES = ("en", "C", "POSIX")
+
+_chosen: str | None = None  # what --lang named
+_catalogs: dict[tuple[str, ...], NullTranslations] = {}
+
+
+def choose(lang: str | None) -> None:
+    """Set the language for this process (`--lang`); None goes back to the environment."""
+    global _chosen  # noqa: PLW0603 - one choice per process, made by the command line
+    _chosen = lang or None
+
+
+def languages() -> tuple[str, ...]:
+    """The languages to try, most wanted first: read afresh, since tests and hosts change them.
+
+    English is the messages' own language, so a list stops at it (`LANGUAGE=en:tr` is English),
+    as it stops at the C locale.
+    """
+    explicit = _chosen or os.environ.get("TASKFS_LANG")
+    wanted = [explicit] if explicit else _from_locale()
+    found: list[str] = []
+    for lang in filter(None, wanted):
+        if _base(lang) in SOURCE_LANGUAGES:
+            break
+        found.append(lang)
+    return tuple(found)
+
+
+def _from_locale() -> list[str]:
+    for name in LOCALE_VARIABLES:
+        value = os.environ.get(name)
+        if value:
+            return value.split(":")
+    return []
+
+
+def _base(lang: str) -> str:
+    """`tr` of `tr_TR.UTF-8@euro`."""
+    for separator in "_.@":
+        lang = lang.split(separator, 1)[0]
+    return lang
+
+
+def translate(code: str, template: str) -> str:
+    """The template of the named error `code` in the chosen language (English without one)."""
+    wanted = languages()
+    if not wanted:
+        return template
+    catalog = _catalogs.get(wanted)
+    if catalog is None:
+        catalog = _catalogs[wanted] = _load(wanted)
+    # The code is the entry's context: two codes sharing a template keep their own translation.
+    return catalog.pgettext(code, template)
+
+
+def _load(wanted: tuple[str, ...]) -> NullTranslations:
+    import gettext
+
+    return gettext.translation(DOMAIN, LOCALE_DIR, languages=list(wanted), fallback=True)
