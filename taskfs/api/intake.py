@@ -30,7 +30,8 @@ from taskfs.core import ids
 from taskfs.core.envelope import Envelope
 from taskfs.errors import Problem, TaskfsError, problem
 from taskfs.store.index import summaries
-from taskfs.store.repository import ENVELOPE, STATUS, Repository, Writer, read_dropped
+from taskfs.store.repository import ENVELOPE, STATUS, Repository, read_dropped
+from taskfs.store.writer import Writer
 
 TRAILER = "Taskfs-Intake"
 ANONYMOUS = "anonymous"

@@ -6,7 +6,6 @@ no YAML. What they answer is what the full reader would (store/index.py says why
 
 from __future__ import annotations
 
-from taskfs.api import rules
 from taskfs.store.index import Summary, summaries
 from taskfs.store.repository import Repository
 
@@ -31,6 +30,8 @@ def ls(
 def ready(repo: Repository, agent: str | None = None) -> list[Summary]:
     """The tasks a claim would succeed on now (by `agent`, when one is named): the same rules
     as the claim's gates, answered from the ledger cache."""
+    from taskfs.api import rules
+
     tasks = summaries(repo)
     graph = rules.dependency_graph(t.envelope for t in tasks.values())
     parents = rules.parent_map(t.envelope for t in tasks.values())

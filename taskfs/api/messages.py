@@ -37,7 +37,8 @@ from taskfs.store.messages import (
     load_reads,
     pending_paths,
 )
-from taskfs.store.repository import MESSAGES, READS, Repository, Writer
+from taskfs.store.repository import MESSAGES, READS, Repository
+from taskfs.store.writer import Writer
 
 Delivery = Literal["pending", "sent", "read"]
 # Acting on a message needs its neighbours' checks, not whether git holds them yet: this spares

@@ -28,7 +28,8 @@ from taskfs.core import hostconfig
 from taskfs.core.hostconfig import ConfigError, Format, Host, Part, Wanted
 from taskfs.errors import fail
 from taskfs.store import hostfiles
-from taskfs.store.git import Git, find_worktree
+from taskfs.store.git import Git
+from taskfs.store.gitdir import find_worktree
 
 Scope = Literal["project", "user"]
 Action = Literal["create", "update", "unchanged", "restore", "delete"]

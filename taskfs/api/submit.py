@@ -21,9 +21,11 @@ from taskfs.core.records import StatusRecord
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.schemas import schema_text
 from taskfs.store import fs
-from taskfs.store.git import Git, find_worktree
+from taskfs.store.git import Git
+from taskfs.store.gitdir import find_worktree
 from taskfs.store.index import summaries
-from taskfs.store.repository import ENVELOPE, STATUS, Repository, Writer
+from taskfs.store.repository import ENVELOPE, STATUS, Repository
+from taskfs.store.writer import Writer
 
 SCHEMA_DIR = ".taskfs/schema"
 ENVELOPE_SCHEMA = f"{SCHEMA_DIR}/envelope.schema.json"

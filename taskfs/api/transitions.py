@@ -20,7 +20,8 @@ from taskfs.core.status_file import status_document
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import index
 from taskfs.store.index import Summary, summaries
-from taskfs.store.repository import STATUS, Repository, Writer
+from taskfs.store.repository import STATUS, Repository
+from taskfs.store.writer import Writer
 
 if TYPE_CHECKING:
     from taskfs.core.records import Artifact

@@ -63,7 +63,7 @@ def _event(stdin: TextIO) -> dict[str, Any]:
 
 def _where(event: dict[str, Any], agent: str | None) -> tuple[Path, str | None] | None:
     """The taskfs repository the session works in and its agent name, or None to stay silent."""
-    from taskfs.store.git import find_worktree
+    from taskfs.store.gitdir import find_worktree
 
     cwd = event.get("cwd")
     root = find_worktree(Path(cwd if isinstance(cwd, str) and cwd else os.getcwd()))

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -36,6 +35,8 @@ def act(as_json: bool, call: Callable[[], T], show: Renderer[T]) -> int:
         return 2 if "usage" in exc.codes else 1
     except Exception as exc:
         if os.environ.get("TASKFS_DEBUG"):
+            import traceback
+
             traceback.print_exc()
         reason = f"{type(exc).__name__}: {exc}"
         return refuse(as_json, [problem("internal_error", reason=reason)])

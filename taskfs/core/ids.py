@@ -9,7 +9,6 @@ still detected (two envelopes under one id), never resolved silently.
 from __future__ import annotations
 
 import re
-import secrets
 
 TASK_ID_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 AGENT_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
@@ -28,6 +27,8 @@ def is_agent_name(value: object) -> bool:
 
 def nonce(length: int) -> str:
     """`length` random characters of the id alphabet (5 bits each)."""
+    import secrets  # only writers need random names
+
     bits = secrets.randbits(5 * length)
     return "".join(_ALPHABET[(bits >> (5 * i)) & 31] for i in range(length))
 

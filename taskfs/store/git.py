@@ -27,6 +27,7 @@ from functools import cached_property
 from pathlib import Path
 
 from taskfs.errors import TaskfsError, fail
+from taskfs.store.gitdir import find_git_dir
 
 # Variables git sets for hooks or users set for plumbing; any of them would redirect our git.
 _KEEP_GIT_VARS = frozenset(
@@ -77,21 +78,6 @@ class Identity:
         return cls(agent, f"{agent}@taskfs")
 
 
-def find_git_dir(root: Path) -> Path:
-    """The git dir of the working tree at `root` (a linked worktree's own), read from `.git`
-    without running git."""
-    dot_git = root / ".git"
-    if dot_git.is_dir():
-        return dot_git
-    try:
-        text = dot_git.read_text(encoding="utf-8").strip()
-    except OSError as exc:
-        raise fail("not_a_repository", path=str(root)) from exc
-    if not text.startswith("gitdir:"):
-        raise fail("not_a_repository", path=str(root))
-    return (root / text[len("gitdir:") :].strip()).resolve()
-
-
 def _object_format(common_dir: Path) -> str:
     """`sha256` when the repository's config says so (extensions.objectFormat), else sha1."""
     try:
@@ -100,15 +86,6 @@ def _object_format(common_dir: Path) -> str:
         return "sha1"
     found = re.search(r"(?im)^\s*objectformat\s*=\s*(\w+)", config)
     return found.group(1).lower() if found else "sha1"
-
-
-def find_worktree(start: Path) -> Path | None:
-    """The top of the git working tree holding `start`, found without running git."""
-    here = start.resolve()
-    for candidate in (here, *here.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return None
 
 
 class Git:

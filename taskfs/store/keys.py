@@ -9,25 +9,21 @@ as `.taskfs/keys/<kind>/<name>.pub` so every clone can verify.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Literal
 
-from taskfs.core import ids, signing, yamlio
+from taskfs.core import ids, signing
 from taskfs.errors import fail
 from taskfs.store import fs
 from taskfs.store.git import Git
+from taskfs.store.operator import inside, operator_path, read_yaml
 
 KeyKind = Literal["agent", "runner"]
 PUBLIC_DIR = ".taskfs/keys"
 
 
 def key_dir() -> Path:
-    configured = os.environ.get("TASKFS_KEY_DIR")
-    if configured:
-        return Path(configured).expanduser()
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "taskfs" / "keys"
+    return operator_path("TASKFS_KEY_DIR", "keys")
 
 
 def private_path(kind: KeyKind, name: str) -> Path:
@@ -44,7 +40,7 @@ def create(root: Path, kind: KeyKind, name: str) -> tuple[signing.KeyPair, str]:
     if not ids.is_agent_name(name):
         raise fail("invalid_agent", value=name)
     private = private_path(kind, name)
-    if _inside(private, root):
+    if inside(private, root):
         raise fail("key_unsafe", path=str(private))
     if private.exists():
         raise fail("key_exists", kind=kind, name=name, path=str(private))
@@ -119,29 +115,16 @@ TRUST_LIST_ENV = "TASKFS_TRUSTED_RUNNERS"
 
 
 def trust_list_path() -> Path:
-    configured = os.environ.get(TRUST_LIST_ENV)
-    if configured:
-        return Path(configured).expanduser()
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "taskfs" / "trusted-runners.yaml"
+    return operator_path(TRUST_LIST_ENV, "trusted-runners.yaml")
 
 
 def operator_trusted_runners(root: Path) -> dict[str, bytes] | None:
     """The runner keys the operator trusts (`runners: {name: ed25519:...}`), kept outside every
     repository; None when there is no such file."""
     path = trust_list_path()
-    if _inside(path, root):
-        raise fail("trust_list_unsafe", path=str(path))
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+    value = read_yaml(path, root, unsafe="trust_list_unsafe", invalid="config_invalid")
+    if value is None and not path.exists():
         return None
-    except OSError as exc:
-        raise fail("config_invalid", path=str(path), reason=exc.strerror or str(exc)) from None
-    try:
-        value = yamlio.load(data)
-    except yamlio.YamlError as exc:
-        raise fail("config_invalid", path=str(path), reason=exc.reason) from None
     runners = value.get("runners") if isinstance(value, dict) else None
     if not isinstance(value, dict) or set(value) - {"runners"} or not isinstance(runners, dict):
         reason = "expected a mapping `runners: {NAME: ed25519:...}` and nothing else"
@@ -155,11 +138,3 @@ def operator_trusted_runners(root: Path) -> dict[str, bytes] | None:
         except signing.SigningError as exc:
             raise fail("config_invalid", path=str(path), reason=f"{name}: {exc}") from None
     return keys
-
-
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        path.resolve().relative_to(root.resolve())
-    except ValueError:
-        return False
-    return True

@@ -8,13 +8,12 @@ there, any sender could grant itself the right to run its own command.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from taskfs.core import yamlio
 from taskfs.core.policy import NOTHING, PolicyError, RunnerPolicy, parse_policy
 from taskfs.errors import fail
+from taskfs.store.operator import inside, operator_path, read_yaml
 
 
 @dataclass(frozen=True)
@@ -25,36 +24,18 @@ class LoadedPolicy:
 
 
 def policy_path() -> Path:
-    configured = os.environ.get("TASKFS_POLICY")
-    if configured:
-        return Path(configured).expanduser()
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "taskfs" / "policy.yaml"
+    return operator_path("TASKFS_POLICY", "policy.yaml")
 
 
 def load_policy(root: Path) -> LoadedPolicy:
     """The operator's policy for the repository at `root`; allow-nothing when there is none."""
     path = policy_path()
-    if _inside(path, root):
-        raise fail("policy_unsafe", path=str(path))
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return LoadedPolicy(path, NOTHING, found=False)
-    except OSError as exc:
-        raise fail("policy_invalid", path=str(path), reason=exc.strerror or str(exc)) from None
-    if not data.strip():
+    if not inside(path, root) and path.is_file() and not path.read_bytes().strip():
         return LoadedPolicy(path, NOTHING, found=True)
+    value = read_yaml(path, root, unsafe="policy_unsafe", invalid="policy_invalid")
+    if value is None and not path.exists():
+        return LoadedPolicy(path, NOTHING, found=False)
     try:
-        return LoadedPolicy(path, parse_policy(yamlio.load(data)), found=True)
-    except (yamlio.YamlError, PolicyError) as exc:
+        return LoadedPolicy(path, parse_policy(value), found=True)
+    except PolicyError as exc:
         raise fail("policy_invalid", path=str(path), reason=exc.reason) from None
-
-
-def _inside(path: Path, root: Path) -> bool:
-    # Resolved, so a link from outside into the working tree is caught too.
-    try:
-        path.resolve().relative_to(root.resolve())
-    except ValueError:
-        return False
-    return True

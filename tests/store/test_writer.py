@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from taskfs.errors import TaskfsError
-from taskfs.store.repository import Repository, write_journal
+from taskfs.store.repository import Repository
+from taskfs.store.writer import write_journal
 from tests.helpers import git
 
 

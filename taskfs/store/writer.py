@@ -1,0 +1,167 @@
+"""The one write path of the ledger: the checkout's lock, a change's files, their commit.
+
+`Repository.writing()` takes the checkout's lock, finishes or rolls back whatever a killed
+writer left behind (`recover`), and hands out a `Writer` whose `commit` creates the new files
+atomically and commits exactly those files in one commit. A journal written before the files
+lets the next writer finish or undo a change whose process was killed midway.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from taskfs.core import ids
+from taskfs.errors import TaskfsError, fail
+from taskfs.store import fs
+from taskfs.store.git import Identity
+from taskfs.store.repository import Repository
+
+
+@contextlib.contextmanager
+def writing(repo: Repository) -> Iterator[Writer]:
+    with fs.repo_lock(repo.state_dir() / "lock"):
+        recover(repo)
+        yield Writer(repo)
+
+
+class Writer:
+    """The files one ledger change adds, and the commit that holds exactly them."""
+
+    def __init__(self, repo: Repository) -> None:
+        self._repo = repo
+        self._files: dict[str, bytes] = {}
+        self._included: list[str] = []
+        self._removed: list[str] = []
+
+    def add(self, rel: str, data: bytes) -> None:
+        """A new ledger file; the commit refuses to overwrite one that exists."""
+        if rel in self._files:
+            raise ValueError(f"{rel} added twice")
+        self._files[rel] = data
+
+    def include(self, rel: str) -> None:
+        """A file already in the working tree that the commit takes as it is (an envelope
+        dropped at its task's place). It is never deleted, not even when the change is undone."""
+        self._included.append(rel)
+
+    def remove(self, rel: str) -> None:
+        """A file the change consumes (an envelope dropped into the tasks folder): the commit
+        records its removal when git tracks it, and it leaves the working tree after the commit."""
+        self._removed.append(rel)
+
+    def commit_existing(self, paths: Sequence[str], message: str, agent: str) -> str:
+        """Commit files already written in place (settings, schemas): not ledger entries."""
+        return self._repo.git.commit_files(list(paths), message, Identity.agent(agent))
+
+    def commit(self, message: str, agent: str, *, when: datetime | None = None) -> str:
+        repo = self._repo
+        # One change per commit: whatever happens below, the writer starts empty again.
+        files, included, removed = dict(self._files), list(self._included), list(self._removed)
+        self._files.clear()
+        self._included.clear()
+        self._removed.clear()
+        journal = write_journal(
+            repo, sorted(files), message, agent, included=included, removed=removed
+        )
+        created: list[Path] = []
+        try:
+            for rel, data in files.items():
+                fs.create_new(repo.root / rel, data)
+                created.append(repo.root / rel)
+            commit = repo.git.commit_files(
+                [*files, *included], message, Identity.agent(agent), when=when, removed=removed
+            )
+        except (OSError, TaskfsError) as exc:
+            # Nothing was committed: undo the files so the change is none rather than half.
+            # (An interrupt lands here not at all: the journal lets the next writer decide.)
+            for target in created:
+                target.unlink(missing_ok=True)
+            for rel in _deepest_first(files):
+                fs.prune((repo.root / rel).parent, up_to=repo.tasks_dir)
+            journal.unlink(missing_ok=True)
+            if isinstance(exc, FileExistsError):
+                raise fail("file_invalid", path=exc.filename, reason="it already exists") from None
+            if isinstance(exc, OSError):
+                raise fail("file_unreadable", path=exc.filename, reason=exc.strerror) from None
+            raise
+        for rel in removed:
+            (repo.root / rel).unlink(missing_ok=True)
+        journal.unlink(missing_ok=True)
+        return commit
+
+
+def write_journal(
+    repo: Repository,
+    paths: Sequence[str],
+    message: str,
+    agent: str,
+    *,
+    included: Sequence[str] = (),
+    removed: Sequence[str] = (),
+) -> Path:
+    """Record what is about to be written, so a writer killed midway can be finished or undone."""
+    entry = {
+        "paths": list(paths),
+        "included": list(included),
+        "removed": list(removed),
+        "message": message,
+        "agent": agent,
+    }
+    name = f"{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%S%f')}-{ids.nonce(8)}.json"
+    target = repo.state_dir() / "journal" / name
+    fs.replace(target, json.dumps(entry).encode())
+    return target
+
+
+def recover(repo: Repository) -> None:
+    """Finish or undo the writes of a writer that died. Runs under the lock.
+
+    All of a change's files present: the writer died between writing and committing, so
+    commit them now (nothing is lost). Only some present: it died while writing, so remove
+    them (a change is all or none). Files already committed are left alone, and so are the
+    files a change included or consumed: they were the user's before the change began (a
+    consumed file still present is the watcher's to clear, once it sees it was taken in).
+    """
+    folder = repo.state_dir() / "journal"
+    try:
+        names = sorted(os.listdir(folder))
+    except FileNotFoundError:
+        return
+    for name in names:
+        path = folder / name
+        try:
+            entry: dict[str, Any] = json.loads(path.read_bytes())
+            paths = [str(p) for p in entry["paths"]]
+            included = [str(p) for p in entry.get("included", [])]
+            removed = [str(p) for p in entry.get("removed", [])]
+            message, agent = str(entry["message"]), str(entry["agent"])
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            path.unlink(missing_ok=True)
+            continue
+        with repo.git.reader() as reader:
+            pending = [p for p in paths if not reader.exists(f"HEAD:{p}")]
+        present = [p for p in pending if (repo.root / p).is_file()]
+        if pending and len(present) == len(pending):
+            kept = [p for p in included if (repo.root / p).is_file()]
+            repo.git.commit_files(present + kept, message, Identity.agent(agent), removed=removed)
+        else:
+            for rel in present:
+                (repo.root / rel).unlink(missing_ok=True)
+        # Under the lock no one else is writing: a temporary file beside one of these paths,
+        # or a folder made for one of them and left empty, is what a killed writer left.
+        for rel in paths:
+            for leftover in fs.temporaries(repo.root / rel):
+                leftover.unlink(missing_ok=True)
+        for rel in _deepest_first(pending):
+            fs.prune((repo.root / rel).parent, up_to=repo.tasks_dir)
+        path.unlink(missing_ok=True)
+
+
+def _deepest_first(paths: Iterable[str]) -> list[str]:
+    return sorted(paths, key=lambda rel: rel.count("/"), reverse=True)
