@@ -8,9 +8,12 @@ modules a process loaded are a fact, whatever the machine's load.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.helpers import submit, taskfs
 
@@ -70,18 +73,30 @@ print(json.dumps({{"code": code, "stdout": out.getvalue(),
 """
 
 
-def _fast(repo: Path, args: list[str]) -> dict[str, object]:
+def _fast(repo: Path, args: list[str], env: dict[str, str] | None = None) -> dict[str, object]:
     script = FAST_PROBE.format(args=args, heavy=HEAVY)
     out = subprocess.run(
-        [sys.executable, "-c", script], cwd=repo, capture_output=True, text=True, check=True
+        [sys.executable, "-c", script],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, **(env or {})},
     )
     return dict(json.loads(out.stdout))
 
 
-def test_the_listings_skip_the_command_line_framework_and_answer_the_same(repo: Path) -> None:
+@pytest.mark.parametrize("margin", ["2000", "0"])
+def test_the_listings_skip_the_command_line_framework_and_answer_the_same(
+    repo: Path, margin: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With no racy margin the listing's pre-rendered rows answer `ls`; with the default one
+    # (everything here is younger than two seconds) the rows are checked and rendered afresh.
+    monkeypatch.setenv("TASKFS_RACY_MARGIN_MS", margin)
     task = submit(repo)
     submit(repo, id="second", filesAndInterfaces=["src/second.py"], dependsOn=[task])
     assert taskfs("claim", task, "--agent", "builder").code == 0
+    assert taskfs("ls", "--json").code == 0  # the cache catches up with the claim
     for args in (
         ["ls", "--json"],
         ["ls", "--json", "--state", "working"],

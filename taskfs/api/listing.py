@@ -6,6 +6,7 @@ no YAML. What they answer is what the full reader would (store/index.py says why
 
 from __future__ import annotations
 
+from taskfs.store import index
 from taskfs.store.index import Summary, summaries
 from taskfs.store.repository import Repository
 
@@ -45,3 +46,27 @@ def ready(repo: Repository, agent: str | None = None) -> list[Summary]:
         and not rules.unfinished_dependencies(task, tasks)
         and not rules.rivals(task, tasks, graph, parents)
     ]
+
+
+def ls_json(
+    repo: Repository,
+    *,
+    state: str | None = None,
+    to: str | None = None,
+    context: str | None = None,
+) -> str | None:
+    """`ls --json`'s document, joined from the rows the ledger cache keeps rendered; None when
+    the cache has to catch up first (then `ls` answers, and brings it up to date)."""
+    from taskfs.api.views import SCHEMA_VERSION
+
+    shown = index.listed(repo)
+    if shown is None:
+        return None
+    rows = [
+        text
+        for task_state, task_to, task_context, text in shown
+        if (state is None or task_state == state)
+        and (to is None or task_to == to)
+        and (context is None or task_context == context)
+    ]
+    return f'{{"schemaVersion": {SCHEMA_VERSION}, "ok": true, "tasks": [{", ".join(rows)}]}}'

@@ -26,16 +26,7 @@ def summary(task: Summary | Task) -> dict[str, Any]:
     """A task's row in `ls` and `ready` (from a cached summary, or a task read from disk)."""
     if not isinstance(task, Summary):
         task = Summary.of(task)
-    env = task.envelope
-    return {
-        "id": task.id,
-        "state": task.state,
-        "from": env.sender,
-        "to": env.recipient,
-        "contextID": env.context_id,
-        "holder": task.holder,
-        "superseded": task.superseded,
-    }
+    return task.row()
 
 
 def detail(task: Task) -> dict[str, Any]:

@@ -10,6 +10,7 @@ None, and click handles it as usual, error messages included.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 
 from taskfs.core.lifecycle import STATES
@@ -31,6 +32,10 @@ def run(args: Sequence[str]) -> int | None:
     from taskfs.cli.output import act, acting_agent, open_repo
 
     if command == "ls":
+        joined = _ls_from_cache(values)
+        if joined is not None:
+            sys.stdout.write(joined + "\n")
+            return 0
         return act(
             True,
             lambda: listing.ls(
@@ -47,6 +52,22 @@ def run(args: Sequence[str]) -> int | None:
         lambda: listing.ready(open_repo(), acting_agent(agent, required=False)),
         render.task_list,
     )
+
+
+def _ls_from_cache(values: dict[str, str]) -> str | None:
+    from taskfs.api import listing
+    from taskfs.cli.output import open_repo
+    from taskfs.errors import TaskfsError
+
+    try:
+        return listing.ls_json(
+            open_repo(),
+            state=values.get("--state"),
+            to=values.get("--to"),
+            context=values.get("--context"),
+        )
+    except TaskfsError:
+        return None  # the full path names what is wrong
 
 
 def _options(args: Sequence[str], known: Sequence[str]) -> dict[str, str] | None:

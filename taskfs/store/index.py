@@ -46,7 +46,15 @@ if TYPE_CHECKING:
     from taskfs.store.repository import Repository
 
 FORMAT = 3
-RACY_MARGIN_NS = 2_000_000_000
+RACY_MARGIN_NS = 2_000_000_000  # coarser than any file system's timestamps we know of
+
+
+def _racy_margin() -> int:
+    # Settable for file systems with coarser timestamps (and for tests, which need not wait).
+    configured = os.environ.get("TASKFS_RACY_MARGIN_MS")
+    return int(configured) * 1_000_000 if configured and configured.isdigit() else RACY_MARGIN_NS
+
+
 ENVELOPE = "envelope.yaml"
 STATUS = "status"
 
@@ -82,6 +90,19 @@ class Summary:
             task.chain.head.record.by if task.chain.head else None,
             len(task.chain.links),
         )
+
+    def row(self) -> dict[str, Any]:
+        """Its row in `ls` and `ready` (contract section 4)."""
+        env = self.envelope
+        return {
+            "id": self.id,
+            "state": self.state,
+            "from": env.sender,
+            "to": env.recipient,
+            "contextID": env.context_id,
+            "holder": self.holder,
+            "superseded": self.superseded,
+        }
 
     def to_row(self) -> tuple[Any, ...]:
         facts = self.envelope
@@ -148,6 +169,7 @@ def summaries(repo: Repository, *, verify: Collection[str] = ()) -> dict[str, Su
     path = cache_path(repo)
     old = _read(path, repo.tasks_rel)
     rows: dict[str, _Row] = {}
+    margin = _racy_margin()
     rebuilt: set[str] = set()  # tasks whose envelope may have changed
     base = str(repo.tasks_dir) + "/"
     for task_id in _task_ids(repo):
@@ -156,14 +178,17 @@ def summaries(repo: Repository, *, verify: Collection[str] = ()) -> dict[str, Su
         stamp = time.time_ns()
         key = _key(folder)
         checked = task_id in verify
-        if row is not None and row.key == key and not _racy(row) and not checked:
+        if row is not None and row.key == key and not _racy(row, margin) and not checked:
             rows[task_id] = row
         elif row is not None and _same_files(folder, row):
             rows[task_id] = dataclasses.replace(row, key=key, stamp=stamp)
         else:
-            rows[task_id] = _build(repo, task_id, folder, key, stamp)
-            if row is None or row.digest != rows[task_id].digest or row.summary is None:
+            built = _build(repo, task_id, folder, key, stamp)
+            if row is None or row.digest != built.digest or row.summary is None:
                 rebuilt.add(task_id)
+            else:
+                built.overlaps = row.overlaps  # the same envelope overlaps the same tasks
+            rows[task_id] = built
     gone = set(old) - set(rows)
     if rebuilt or gone:
         _update_overlaps(rows, rebuilt, gone)
@@ -179,7 +204,7 @@ def summaries(repo: Repository, *, verify: Collection[str] = ()) -> dict[str, Su
         return summaries(repo)
     # A writer (`verify`) stores the rows once, with its own change (`remember`).
     if rows != old and not verify:
-        _write(path, repo.tasks_rel, rows)
+        _store(repo, rows)
     _last[path] = rows
     return answer
 
@@ -205,7 +230,7 @@ def remember(repo: Repository, after: Summary) -> None:
         summary=after.to_row(),
         status_digest=_status_digest(folder, names),
     )
-    _write(path, repo.tasks_rel, rows)
+    _store(repo, rows)
     _last[path] = rows
 
 
@@ -238,6 +263,38 @@ def cache_path(repo: Repository) -> str:
     return os.path.join(repo.state_dir(), "cache", f"ledger-v{FORMAT}")
 
 
+def listing_path(repo: Repository) -> str:
+    return os.path.join(repo.state_dir(), "cache", f"listing-v{FORMAT}")
+
+
+# What `ls` needs of a task, beside its key: (state, to, contextID, its row as JSON text).
+Listed = tuple[str, str | None, str, str]
+
+
+def listed(repo: Repository) -> list[Listed] | None:
+    """Every listed task's row, straight from the listing file the last reader or writer of
+    the cache left, checked by the same two `stat` calls per task; None when anything changed
+    (the caller then asks `summaries`, which brings the file up to date)."""
+    try:
+        with open(listing_path(repo), "rb") as handle:
+            header, rows = marshal.loads(handle.read())
+        task_ids = _task_ids(repo)
+        if header != (FORMAT, __version__, repo.tasks_rel) or len(task_ids) != len(rows):
+            return None
+        base = f"{repo.tasks_dir}/"
+        margin = _racy_margin()
+        out: list[Listed] = []
+        for task_id in task_ids:
+            key, stamp, shown = rows[task_id]
+            if key != _key(base + task_id) or int(key.split(" ", 1)[0]) >= stamp - margin:
+                return None
+            if shown is not None:
+                out.append(shown)
+        return out
+    except Exception:  # a listing that cannot be read is rebuilt, never trusted
+        return None
+
+
 def _task_ids(repo: Repository) -> list[str]:
     try:
         entries = list(os.scandir(repo.tasks_dir))
@@ -264,9 +321,9 @@ def _key(folder: str) -> Key:
     )
 
 
-def _racy(row: _Row) -> bool:
+def _racy(row: _Row, margin: int = RACY_MARGIN_NS) -> bool:
     newest = int(row.key.split(" ", 1)[0])
-    return newest >= row.stamp - RACY_MARGIN_NS
+    return newest >= row.stamp - margin
 
 
 def _listing(folder: str) -> tuple[str, ...]:
@@ -351,14 +408,31 @@ def _well_formed(task_id: object, row: _Row) -> bool:
     )
 
 
+def _write_listing(repo: Repository, rows: Mapping[str, _Row]) -> None:
+    import json
+
+    listing: dict[str, tuple[str, int, Listed | None]] = {}
+    for task_id, row in rows.items():
+        shown: Listed | None = None
+        if row.summary is not None:
+            summary = Summary.from_row(row.summary, row.overlaps)
+            if summary.length:  # an envelope that no intake has taken yet is not listed
+                text = json.dumps(summary.row(), ensure_ascii=False)
+                env = summary.envelope
+                shown = (summary.state, env.recipient, env.context_id, text)
+        listing[task_id] = (row.key, row.stamp, shown)
+    _dump(listing_path(repo), ((FORMAT, __version__, repo.tasks_rel), listing))
+
+
 def _remove(path: str) -> None:
     with contextlib.suppress(OSError):
         os.unlink(path)
 
 
-def _write(path: str, tasks_rel: str, rows: Mapping[str, _Row]) -> None:
+def _store(repo: Repository, rows: Mapping[str, _Row]) -> None:
+    """Write the rows, and the listing derived from them."""
     data = (
-        (FORMAT, __version__, tasks_rel),
+        (FORMAT, __version__, repo.tasks_rel),
         {
             task_id: (
                 row.key,
@@ -372,11 +446,15 @@ def _write(path: str, tasks_rel: str, rows: Mapping[str, _Row]) -> None:
             for task_id, row in rows.items()
         },
     )
-    folder = os.path.dirname(path)
+    _dump(cache_path(repo), data)
+    _write_listing(repo, rows)
+
+
+def _dump(path: str, data: Any) -> None:
     tmp = f"{path}.{os.getpid()}.tmp"
     # A cache that cannot be written (a read-only checkout) only costs speed.
     with contextlib.suppress(OSError):
-        os.makedirs(folder, exist_ok=True)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(tmp, "wb") as handle:
             handle.write(marshal.dumps(data))
         os.replace(tmp, path)

@@ -1,0 +1,99 @@
+"""The ledger cache answers what the files say, whatever happened to them in between.
+
+Each test changes a real repository the way users and agents do (taskfs commands, git, hands)
+and compares the cached answer with a fresh one computed without the cache.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from taskfs.store import index
+from taskfs.store.repository import Repository
+from tests.helpers import git, submit, taskfs
+
+
+@pytest.fixture(autouse=True)
+def _no_racy_margin(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Everything in a test is younger than the default two-second margin: without this, every
+    # row would be re-checked and the cached path never taken.
+    monkeypatch.setenv("TASKFS_RACY_MARGIN_MS", "0")
+
+
+def fresh(repo: Path) -> dict[str, index.Summary]:
+    store = Repository.open(repo)
+    for path in (index.cache_path(store), index.listing_path(store)):
+        Path(path).unlink(missing_ok=True)
+    return index.summaries(store)
+
+
+def cached(repo: Path) -> dict[str, index.Summary]:
+    return index.summaries(Repository.open(repo))
+
+
+def listed(repo: Path) -> str:
+    assert taskfs("ls", "--json").code == 0
+    return taskfs("ls", "--json").stdout
+
+
+def test_the_cache_follows_transitions_new_tasks_and_git(repo: Path) -> None:
+    first = submit(repo, id="first", filesAndInterfaces=["src/a/**"])
+    second = submit(repo, id="second", filesAndInterfaces=["src/a/x.py"], dependsOn=[first])
+    cached(repo)
+    assert taskfs("claim", first, "--agent", "builder").code == 0
+    assert cached(repo) == fresh(repo)
+    assert cached(repo)[second].overlaps == (first,)
+    git(repo, "reset", "-q", "--hard", "HEAD~1")  # the claim's commit and file go away
+    assert cached(repo) == fresh(repo)
+    assert cached(repo)[first].state == "submitted"
+
+
+def test_a_status_file_edited_in_place_is_seen_by_writers(repo: Path) -> None:
+    task = submit(repo)
+    assert taskfs("claim", task, "--agent", "builder").code == 0
+    cached(repo)
+    newest = sorted((repo / "tasks" / task / "status").iterdir())[-1]
+    stat = newest.stat()
+    # Same size, same times: no key changes. Only the bytes tell.
+    newest.write_text(newest.read_text().replace("state: working", "state: wurking"))
+    os.utime(newest, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    result = taskfs("move", task, "input_required", "--agent", "builder", "--json")
+    assert result.code == 1
+    assert result.codes == ["file_invalid"]
+
+
+def test_a_hand_edited_envelope_is_seen(repo: Path) -> None:
+    task = submit(repo)
+    before = listed(repo)
+    envelope = repo / "tasks" / task / "envelope.yaml"
+    envelope.write_text(envelope.read_text().replace("auth-hardening", "other-context"))
+    assert listed(repo) != before
+    assert cached(repo) == fresh(repo)
+
+
+def test_the_listing_file_answers_exactly_what_the_full_path_answers(repo: Path) -> None:
+    for n in range(4):
+        submit(repo, id=f"t{n}", filesAndInterfaces=[f"src/{n}.py"], to=f"agent{n % 2}")
+    assert taskfs("claim", "t1", "--agent", "agent1").code == 0
+    store = Repository.open(repo)
+    index.summaries(store)
+    assert index.listed(store) is not None  # the pre-rendered rows are in use
+    for args in (["ls", "--json"], ["ls", "--json", "--state", "working"]):
+        joined = taskfs(*args).stdout
+        for path in (index.cache_path(store), index.listing_path(store)):
+            Path(path).unlink()
+        assert taskfs(*args).stdout == joined
+
+
+@pytest.mark.parametrize("damage", [b"", b"\x00garbage", b"\xe3\x03\x00\x00"])
+def test_a_damaged_cache_or_listing_is_rebuilt(repo: Path, damage: bytes) -> None:
+    submit(repo, id="one")
+    answer = listed(repo)
+    store = Repository.open(repo)
+    for path in (index.cache_path(store), index.listing_path(store)):
+        Path(path).write_bytes(damage)
+    assert listed(repo) == answer
+    assert cached(repo) == fresh(repo)
