@@ -203,7 +203,7 @@ def summaries(repo: Repository, *, verify: Collection[str] = ()) -> dict[str, Su
         _remove(path)
         return summaries(repo)
     # A writer (`verify`) stores the rows once, with its own change (`remember`).
-    if rows != old and not verify:
+    if not verify and (rows != old or not os.path.exists(listing_path(repo))):
         _store(repo, rows)
     _last[path] = rows
     return answer
