@@ -6,7 +6,6 @@ file and commits it, so two agents racing for one task can never both win on a c
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -140,8 +139,7 @@ def stage_transition(
     rel = repo.task_rel(task_id, STATUS, name)
     writer.add(rel, yamlio.dump(document).encode())
     claimed = current == "submitted" and state == "working"
-    after = dataclasses.replace(
-        task,
+    after = task._replace(
         state=state,
         holder=agent if claimed else task.holder,
         head=name,

@@ -8,8 +8,7 @@ store and rebuild without importing pydantic or YAML: that is what keeps `ls`, `
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 
 class EnvelopeFacts(Protocol):
@@ -31,8 +30,9 @@ class EnvelopeFacts(Protocol):
     def tools_allowed(self) -> tuple[str, ...] | None: ...
 
 
-@dataclass(frozen=True, slots=True)
-class Facts:
+class Facts(NamedTuple):
+    # A tuple, not a dataclass: the ledger cache builds thousands of these per command, and a
+    # frozen dataclass's __init__ costs several times a tuple's.
     id: str | None
     sender: str | None
     recipient: str | None
