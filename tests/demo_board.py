@@ -9,13 +9,12 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from taskfs.core import yamlio
+from taskfs.demo import inside
 
 # id -> what differs from the base envelope
 EXTRA: dict[str, dict[str, Any]] = {
@@ -84,22 +83,12 @@ def _taskfs(*args: str, allowed: tuple[int, ...] = (0,)) -> str:
     return out.getvalue()
 
 
-@contextlib.contextmanager
-def _inside(folder: Path) -> Iterator[None]:
-    old = Path.cwd()
-    os.chdir(folder)
-    try:
-        yield
-    finally:
-        os.chdir(old)
-
-
 def build() -> Path:
     """A kept demo repository with five tasks; the caller removes `path.parent` when done."""
     text = _taskfs("demo", "--keep")
     marker = "The demo repository is kept at "
     repo = Path(text[text.index(marker) + len(marker) :].strip().splitlines()[0])
-    with _inside(repo):
+    with inside(repo):
         demo = _taskfs("ls", "--json")
         demo_id = str(json.loads(demo)["tasks"][0]["id"])
         # The demo itself ran a failing check, fixed greet.py, and completed the task.

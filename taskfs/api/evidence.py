@@ -430,3 +430,15 @@ def _capped(content: bytes) -> tuple[str, dict[str, Any]]:
         "truncated": truncated,
     }
     return text, info
+
+
+# -- a recipient reports its result ------------------------------------------------------------
+
+
+def request_check(repo: Repository, task_id: str, agent: str, text: str) -> Any:
+    """The recipient asks for its result to be checked: a `result` message (contract section
+    6), which a watcher whose runner policy allows the command answers with evidence and, on a
+    pass, completion. It never completes the task by itself."""
+    from taskfs.api import messages
+
+    return messages.send(repo, task_id, agent, text or "please check my result", status="result")

@@ -30,13 +30,40 @@ from taskfs.errors import fail
     help="Time limit in seconds (default: the envelope's, else the repository's).",
 )
 @click.option("--fresh", is_flag=True, help="Run in a fresh checkout of HEAD (a second opinion).")
+@click.option(
+    "--request",
+    "request",
+    is_flag=True,
+    help="Do not run it here: ask for it with a result message (a watcher answers).",
+)
+@click.option("--text", default="", help="With --request: what to say about the result.")
 @agent_option
 @json_option
 def check(
-    task_id: str, timeout: float | None, fresh: bool, agent: str | None, as_json: bool
+    task_id: str,
+    *,
+    timeout: float | None,
+    fresh: bool,
+    request: bool,
+    text: str,
+    agent: str | None,
+    as_json: bool,
 ) -> int:
     """Run the acceptance check and record its evidence; exit 0 when it passed."""
     from taskfs.api import evidence
+
+    if request:
+        from taskfs.api import agent_views
+
+        def asked(sent: Any) -> tuple[dict[str, Any], str]:
+            line = f"{sent.record.msg_id}: check requested"
+            return document(True, **agent_views.sent(sent)), line
+
+        return act(
+            as_json,
+            lambda: evidence.request_check(open_repo(), task_id, acting_agent(agent) or "", text),
+            asked,
+        )
 
     progress = TerminalProgress(sys.stderr) if not as_json and _is_tty(sys.stderr) else None
     try:

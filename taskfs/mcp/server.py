@@ -137,7 +137,7 @@ def register_agent_tools(tools: Tools) -> None:
         # The `result` message records the claim of a result (and asks a watcher for the check);
         # the check then runs here, so the agent learns the verdict in the same call.
         def call() -> dict[str, Any]:
-            sent = say(task_id, text, status="result")
+            sent = views.sent(evidence.request_check(s.repo(), task_id, s.agent(), text))
             checked = evidence.check(s.repo(), task_id, agent=s.agent())
             return {
                 **sent,

@@ -324,8 +324,10 @@ def _policy(tmp_path: Path, *commands: str) -> dict[str, str]:
 
 
 def _ask_for_the_check(repo: Path, task: str) -> None:
-    sent = taskfs("send", task, "done, please check", "--agent", "builder", "--status", "result")
-    assert sent.code == 0, sent.stdout + sent.stderr
+    # `taskfs check --request` is `taskfs send --status result`: both ask, neither runs.
+    asked = taskfs("check", task, "--request", "--agent", "builder", "--json")
+    assert asked.code == 0, asked.stdout + asked.stderr
+    assert asked.json["status"] == "result"
 
 
 def test_a_result_message_leads_to_evidence_and_completion(repo: Path, tmp_path: Path) -> None:
@@ -376,7 +378,8 @@ def test_without_a_policy_nothing_is_run(repo: Path, tmp_path: Path) -> None:
         acceptanceCheck={"passFailCommand": f"touch {marker}", "endToEndVerification": "x"},
     )
     assert taskfs("claim", task, "--agent", "builder").code == 0
-    _ask_for_the_check(repo, task)
+    sent = taskfs("send", task, "done, please check", "--agent", "builder", "--status", "result")
+    assert sent.code == 0, sent.stdout + sent.stderr
     result = taskfs_process("watch", "--once", *FAST, cwd=repo, env={"TASKFS_POLICY": ""})
     assert result.code == 0, result.stderr
     assert "check-not-run" in result.stderr
