@@ -119,3 +119,33 @@ def test_what_the_fast_path_does_not_know_goes_to_click(repo: Path) -> None:
     refused = _fast(repo, ["ready", "--json", "--agent", "not a name"])
     assert refused["code"] == 1
     assert json.loads(str(refused["stdout"]))["errors"][0]["code"] == "invalid_agent"
+
+
+def test_claim_skips_the_command_line_framework_and_answers_as_click_does(repo: Path) -> None:
+    first = submit(repo, id="first", filesAndInterfaces=["src/first.py"])
+    second = submit(repo, id="second", filesAndInterfaces=["src/second.py"])
+    fast = _fast(repo, ["claim", first, "--agent", "builder", "--json"])
+    assert fast["code"] == 0
+    assert "click" not in fast["loaded"]
+    through_click = taskfs("claim", second, "--json", "--agent=builder")
+    assert through_click.code == 0
+
+    def shape(text: str) -> dict[str, object]:
+        doc = json.loads(text)
+        return {key: value for key, value in doc.items() if key not in ("id", "commit", "file")}
+
+    assert shape(str(fast["stdout"])) == shape(through_click.stdout)
+    assert json.loads(str(fast["stdout"]))["state"] == "working"
+    assert taskfs("show", first, "--json").json["state"] == "working"
+    for args, env in (
+        (["claim", "nope", "--agent", "builder", "--json"], {}),
+        (["claim", second, "--json"], {"TASKFS_AGENT": ""}),
+        (["claim", first, "--json"], {"TASKFS_AGENT": "builder"}),
+    ):
+        refused = _fast(repo, args, env)
+        with pytest.MonkeyPatch.context() as patch:
+            for name, value in env.items():
+                patch.setenv(name, value)
+            expected = taskfs(*args)
+        assert (refused["code"], refused["stdout"]) == (expected.code, expected.stdout), args
+        assert "click" not in refused["loaded"], args

@@ -13,8 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from taskfs.api import rules
-from taskfs.core import globs
+from taskfs.core import globs, readiness
 from taskfs.core.config import CONFIG_PATH
 from taskfs.core.graph import depends_on
 from taskfs.errors import Problem, TaskfsError, fail, problem
@@ -53,8 +52,8 @@ class _OpenTasks:
 
     def __init__(self, tasks: Iterable[Task]) -> None:
         everything = {t.id: t for t in tasks}
-        self.graph = rules.dependency_graph(t.envelope for t in everything.values())
-        self.tasks = {t.id: t for t in rules.open_tasks(everything)}
+        self.graph = readiness.dependency_graph(t.envelope for t in everything.values())
+        self.tasks = {t.id: t for t in readiness.open_tasks(everything)}
         self.index: globs.OwnershipIndex[str] = globs.OwnershipIndex()
         for task in self.tasks.values():
             for raw in task.envelope.files_and_interfaces:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from taskfs.api import collisions, messages, rules
 from taskfs.api.submit import FileReport, Source, parse_source
+from taskfs.core import readiness
 from taskfs.core.evidence import NO_TRUST
 from taskfs.core.lifecycle import TERMINAL
 from taskfs.errors import Problem, TaskfsError, fail, problem
@@ -92,9 +93,9 @@ def validate_ledger(repo: Repository) -> Validation:
                 FileReport(rel, (problem("file_invalid", path=rel, reason="not a taskfs file"),))
             )
     tasks = load_all(repo)
-    graph = rules.dependency_graph(t.envelope for t in tasks.values())
-    open_envelopes = [t.envelope for t in rules.open_tasks(tasks)]
-    parents = rules.parent_map(t.envelope for t in tasks.values())
+    graph = readiness.dependency_graph(t.envelope for t in tasks.values())
+    open_envelopes = [t.envelope for t in readiness.open_tasks(tasks)]
+    parents = readiness.parent_map(t.envelope for t in tasks.values())
     overlaps = rules.ownership_conflicts(open_envelopes, [], graph, parents)
     problems = (*overlaps, *collisions.id_collisions(repo))
     return Validation(tuple(_relative(repo, r) for r in reports), problems)

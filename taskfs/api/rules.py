@@ -13,77 +13,19 @@ from typing import TYPE_CHECKING, Any
 from taskfs.core import globs
 from taskfs.core.delegation import Known, check_child
 from taskfs.core.facts import EnvelopeFacts, TaskFacts
-from taskfs.core.graph import depends_on, find_cycle
-from taskfs.core.lifecycle import TERMINAL
+from taskfs.core.graph import find_cycle
+from taskfs.core.readiness import (
+    dependency_graph,
+    open_tasks,
+    ordered,
+    parent_map,
+)
 from taskfs.errors import Problem, TaskfsError, problem
-from taskfs.store.index import Summary, summaries
+from taskfs.store.index import summaries
 from taskfs.store.repository import Repository
 
 if TYPE_CHECKING:
     from taskfs.core.capabilities import CapabilityLedger
-
-
-def dependency_graph(envelopes: Iterable[EnvelopeFacts]) -> dict[str, tuple[str, ...]]:
-    return {e.id: tuple(e.depends_on) for e in envelopes if e.id is not None}
-
-
-def parent_map(envelopes: Iterable[EnvelopeFacts]) -> dict[str, str | None]:
-    return {e.id: e.parent for e in envelopes if e.id is not None}
-
-
-def ordered(
-    graph: Mapping[str, Iterable[str]], parents: Mapping[str, str | None], a: str, b: str
-) -> bool:
-    """Whether two tasks can never be worked at the same time as rivals: one depends on the
-    other, or one was delegated (directly or through others) from the other."""
-    return (
-        depends_on(graph, a, b)
-        or depends_on(graph, b, a)
-        or _descends(parents, a, b)
-        or _descends(parents, b, a)
-    )
-
-
-def _descends(parents: Mapping[str, str | None], task: str, ancestor: str) -> bool:
-    seen = {task}
-    current = parents.get(task)
-    while current is not None and current not in seen:
-        if current == ancestor:
-            return True
-        seen.add(current)
-        current = parents.get(current)
-    return False
-
-
-def open_tasks(tasks: Mapping[str, TaskFacts]) -> list[TaskFacts]:
-    return [t for t in tasks.values() if t.state not in TERMINAL]
-
-
-def unfinished_dependencies(task: TaskFacts, tasks: Mapping[str, TaskFacts]) -> list[str]:
-    """The tasks `task` depends on that are not completed (or do not exist yet)."""
-    return [
-        dep
-        for dep in task.envelope.depends_on
-        if dep not in tasks or tasks[dep].state != "completed"
-    ]
-
-
-def rivals(
-    task: Summary,
-    tasks: Mapping[str, Summary],
-    graph: Mapping[str, Iterable[str]],
-    parents: Mapping[str, str | None],
-) -> list[Summary]:
-    """The other open tasks owning what `task` owns with nothing ordering the two (contract
-    section 5), from the overlaps the ledger cache keeps."""
-    return [
-        tasks[other]
-        for other in task.overlaps
-        if other in tasks
-        and tasks[other].state not in TERMINAL
-        and tasks[other].length
-        and not ordered(graph, parents, task.id, other)
-    ]
 
 
 def check_new_tasks(repo: Repository, batch: Sequence[EnvelopeFacts]) -> None:

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from taskfs.api import rules
-from taskfs.core import yamlio
+from taskfs.core import readiness, yamlio
 from taskfs.core.lifecycle import Parties, State, check_transition, is_state
 from taskfs.core.names import format_time, status_name
 from taskfs.core.status_file import status_document
@@ -161,7 +161,7 @@ def _dependencies_gate(
 ) -> list[Problem]:
     if not task.envelope.depends_on:
         return []
-    pending = rules.unfinished_dependencies(task, tasks)
+    pending = readiness.unfinished_dependencies(task, tasks)
     if not pending:
         return []
     described = ", ".join(
@@ -172,9 +172,9 @@ def _dependencies_gate(
 
 def _ownership_gate(repo: Repository, task: Summary, tasks: Mapping[str, Summary]) -> list[Problem]:
     # A merge or a late dependency can change the picture after `new` checked it: check again.
-    graph = rules.dependency_graph(t.envelope for t in tasks.values())
-    parents = rules.parent_map(t.envelope for t in tasks.values())
-    others = [t.envelope for t in rules.rivals(task, tasks, graph, parents)]
+    graph = readiness.dependency_graph(t.envelope for t in tasks.values())
+    parents = readiness.parent_map(t.envelope for t in tasks.values())
+    others = [t.envelope for t in readiness.rivals(task, tasks, graph, parents)]
     # The cache says who the rivals are; the entries and the witness are named afresh.
     return rules.ownership_conflicts([task.envelope], others, graph, parents)
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import click
 
-from taskfs.cli import render
+from taskfs.cli import bodies, render
 from taskfs.cli.app import agent_option, cli, json_option
 from taskfs.cli.output import act, acting_agent, open_repo
 from taskfs.core.lifecycle import STATES
@@ -114,13 +113,7 @@ def show(task_id: str, fmt: str, as_json: bool) -> int:
 @json_option
 def ls_command(state: str | None, to: str | None, context: str | None, as_json: bool) -> int:
     """All tasks with their state."""
-    from taskfs.api import listing
-
-    return act(
-        as_json,
-        lambda: listing.ls(open_repo(), state=state, to=to, context=context),
-        render.task_list,
-    )
+    return bodies.ls(state, to, context, as_json)
 
 
 @cli.command()
@@ -128,38 +121,7 @@ def ls_command(state: str | None, to: str | None, context: str | None, as_json: 
 @json_option
 def ready(agent: str | None, as_json: bool) -> int:
     """The tasks that can be claimed now (by --agent, when given)."""
-    from taskfs.api import listing
-
-    return act(
-        as_json,
-        lambda: listing.ready(open_repo(), acting_agent(agent, required=False)),
-        render.task_list,
-    )
-
-
-def _transition(
-    task_id: str,
-    target: str,
-    agent: str | None,
-    reason: str | None,
-    as_json: bool,
-    *,
-    artifacts: Sequence[Any] = (),
-) -> int:
-    from taskfs.api import transitions
-
-    return act(
-        as_json,
-        lambda: transitions.transition(
-            open_repo(),
-            task_id,
-            target,
-            acting_agent(agent) or "",
-            reason=reason,
-            artifacts=artifacts,
-        ),
-        render.moved,
-    )
+    return bodies.ready(agent, as_json)
 
 
 def _artifacts(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[Any]:
@@ -185,7 +147,7 @@ def claim(task_id: str, agent: str | None, push: bool, as_json: bool) -> int:
         from taskfs.cli.sync import claim_synced
 
         return claim_synced(task_id, agent, as_json)
-    return _transition(task_id, "working", agent, None, as_json)
+    return bodies.transition(task_id, "working", agent, None, as_json)
 
 
 @cli.command()
@@ -196,7 +158,7 @@ def claim(task_id: str, agent: str | None, push: bool, as_json: bool) -> int:
 @json_option
 def move(task_id: str, state: str, agent: str | None, reason: str | None, as_json: bool) -> int:
     """Any transition of the lifecycle table."""
-    return _transition(task_id, state, agent, reason, as_json)
+    return bodies.transition(task_id, state, agent, reason, as_json)
 
 
 @cli.command()
@@ -206,7 +168,7 @@ def move(task_id: str, state: str, agent: str | None, reason: str | None, as_jso
 @json_option
 def refuse(task_id: str, agent: str | None, reason: str | None, as_json: bool) -> int:
     """Refuse a submitted task: submitted -> rejected."""
-    return _transition(task_id, "rejected", agent, reason, as_json)
+    return bodies.transition(task_id, "rejected", agent, reason, as_json)
 
 
 @cli.command()
@@ -223,7 +185,7 @@ def refuse(task_id: str, agent: str | None, reason: str | None, as_json: bool) -
 @json_option
 def complete(task_id: str, agent: str | None, artifacts: list[Any], as_json: bool) -> int:
     """working -> completed, only with passing evidence of the acceptance check."""
-    return _transition(task_id, "completed", agent, None, as_json, artifacts=artifacts)
+    return bodies.transition(task_id, "completed", agent, None, as_json, artifacts=artifacts)
 
 
 @cli.command()

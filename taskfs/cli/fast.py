@@ -1,10 +1,13 @@
-"""The hottest questions, answered without loading the command-line framework.
+"""The hottest commands, run without loading the command-line framework.
 
-Agents ask `taskfs ls --json` and `taskfs ready --json` constantly, so these two skip click
-and the forty command definitions it would build: the arguments are read here, the same
-library call is made and the same document printed (`taskfs.cli.output`). Anything this does
-not recognise exactly (another option, a bad value, `--help`, text output for people) returns
-None, and click handles it as usual, error messages included.
+Agents call `taskfs ls --json`, `taskfs ready --json` and `taskfs claim ID` constantly, so these
+skip click and the forty command definitions it would build: the arguments are read here and
+the same body is called (`taskfs.cli.bodies`), so the same document is printed. `ls` and
+`ready` first try the answer the last writer of the ledger cache prepared
+(`taskfs.store.prepared`), which needs no more than a `stat` per file it was derived from.
+Anything this does not recognise exactly (another option, a bad value, `--help`, `--`, text
+output of a listing for people) returns None, and click handles it as usual, error messages
+included.
 """
 
 from __future__ import annotations
@@ -13,69 +16,68 @@ import os
 import sys
 from collections.abc import Sequence
 
-from taskfs.core.lifecycle import STATES
-
-OPTIONS = {"ls": ("--state", "--to", "--context"), "ready": ("--agent",)}
+# command: (the options taking a value, how many plain arguments, whether --json is required)
+COMMANDS = {
+    "ls": (("--state", "--to", "--context"), 0, True),
+    "ready": (("--agent",), 0, True),
+    "claim": (("--agent",), 1, False),
+}
 
 
 def run(args: Sequence[str]) -> int | None:
     """The exit status, or None when click should handle these arguments."""
-    if not args or args[0] not in OPTIONS or "--json" not in args:
+    if not args or args[0] not in COMMANDS:
         return None
-    command, values = args[0], _options(args[1:], OPTIONS[args[0]])
-    if values is None:
+    known, plain, needs_json = COMMANDS[args[0]]
+    as_json = "--json" in args
+    parsed = _parse(args[1:], known)
+    if parsed is None or (needs_json and not as_json):
         return None
+    values, arguments = parsed
+    if len(arguments) != plain:
+        return None
+    command = args[0]
+    agent = values.pop("--agent", os.environ.get("TASKFS_AGENT")) or None
+    if command != "claim":
+        answer = _prepared(command, values, agent)
+        if answer is not None:
+            sys.stdout.write(answer + "\n")
+            return 0
+    from taskfs.core.lifecycle import STATES
+
     if values.get("--state") not in (None, *STATES):
         return None  # click names the allowed states
-    from taskfs.api import listing
-    from taskfs.cli import render
-    from taskfs.cli.output import act, acting_agent, open_repo
+    from taskfs import i18n
+    from taskfs.cli import bodies
 
+    i18n.choose(None)  # as click's group does: no language chosen on the command line
     if command == "ls":
-        joined = _ls_from_cache(values)
-        if joined is not None:
-            sys.stdout.write(joined + "\n")
-            return 0
-        return act(
-            True,
-            lambda: listing.ls(
-                open_repo(),
-                state=values.get("--state"),
-                to=values.get("--to"),
-                context=values.get("--context"),
-            ),
-            render.task_list,
-        )
-    agent = values.get("--agent", os.environ.get("TASKFS_AGENT"))
-    return act(
-        True,
-        lambda: listing.ready(open_repo(), acting_agent(agent, required=False)),
-        render.task_list,
-    )
+        return bodies.ls(values.get("--state"), values.get("--to"), values.get("--context"), True)
+    if command == "ready":
+        return bodies.ready(agent, True)
+    return bodies.transition(arguments[0], "working", agent, None, as_json)
 
 
-def _ls_from_cache(values: dict[str, str]) -> str | None:
-    from taskfs.api import listing
-    from taskfs.cli.output import open_repo
-    from taskfs.errors import TaskfsError
+def _prepared(command: str, values: dict[str, str], agent: str | None) -> str | None:
+    from taskfs.core.ids import is_agent_name
+    from taskfs.store import prepared
 
-    try:
-        return listing.ls_json(
-            open_repo(),
-            state=values.get("--state"),
-            to=values.get("--to"),
-            context=values.get("--context"),
-        )
-    except TaskfsError:
+    if agent is not None and not is_agent_name(agent):
         return None  # the full path names what is wrong
+    return prepared.answer(command, values, agent)
 
 
-def _options(args: Sequence[str], known: Sequence[str]) -> dict[str, str] | None:
+def _parse(args: Sequence[str], known: Sequence[str]) -> tuple[dict[str, str], list[str]] | None:
+    """The options' values and the plain arguments; None for anything not understood here."""
     values: dict[str, str] = {}
+    plain: list[str] = []
     rest = list(args)
     while rest:
         arg = rest.pop(0)
         if arg == "--json":
+            continue
+        if not arg.startswith("-"):
+            plain.append(arg)
             continue
         name, eq, value = arg.partition("=")
         if name not in known or name in values:
@@ -85,4 +87,4 @@ def _options(args: Sequence[str], known: Sequence[str]) -> dict[str, str] | None
                 return None
             value = rest.pop(0)
         values[name] = value
-    return values
+    return values, plain

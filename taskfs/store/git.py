@@ -486,22 +486,37 @@ class Git:
             parent = moved
 
     def _write_tree(self, reader: ObjectReader, base: str | None, changes: Nested) -> str:
-        """The tree `base` with `changes` applied (the empty tree when nothing is left)."""
-        entries = dict(reader.tree(base)) if base else {}
+        """The tree `base` with `changes` applied (the empty tree when nothing is left).
+
+        The base's entries are kept as the bytes git wrote: a tasks folder of thousands of
+        tasks is re-joined, not re-encoded, when one task's entry changes."""
+        size = self._hash().digest_size
+        entries = _tree_entries(reader.tree_body(base) or b"", size) if base else {}
+        resort = False  # whether an entry was added or changed between file and folder
         for name, change in changes.items():
+            raw = name.encode("utf-8", "surrogateescape")
+            old = entries.get(raw)
+            old_mode = old[: old.index(b" ")].decode() if old else None
             if change is None:
-                entries.pop(name, None)
-            elif isinstance(change, bytes):
-                entries[name] = (FILE_MODE, self.write_object("blob", change))
+                entries.pop(raw, None)
+                continue
+            if isinstance(change, bytes):
+                mode, oid = FILE_MODE, self.write_object("blob", change)
             else:
-                old = entries.get(name)
-                sub_base = old[1] if old and old[0] == TREE_MODE else None
-                sub_tree = self._write_tree(reader, sub_base, change)
-                if sub_tree == self.empty_tree:
-                    entries.pop(name, None)  # git keeps no empty folders
-                else:
-                    entries[name] = (TREE_MODE, sub_tree)
-        return self.write_object("tree", _tree_bytes(entries))
+                sub_base = old[-size:].hex() if old and old_mode == TREE_MODE else None
+                mode, oid = TREE_MODE, self._write_tree(reader, sub_base, change)
+                if oid == self.empty_tree:
+                    entries.pop(raw, None)  # git keeps no empty folders
+                    continue
+            resort = resort or mode != old_mode
+            entries[raw] = f"{mode} ".encode() + raw + b"\0" + bytes.fromhex(oid)
+        if resort:
+            # git orders tree entries by name, comparing a subtree's name as if it ended in "/".
+            order = sorted(entries, key=lambda n: n + b"/" if entries[n][:6] == b"40000 " else n)
+            body = b"".join(entries[n] for n in order)
+        else:
+            body = b"".join(entries.values())  # the base's order, which git made
+        return self.write_object("tree", body)
 
     @cached_property
     def empty_tree(self) -> str:
@@ -779,6 +794,11 @@ class ObjectReader:
             return
         yield from _parse_tree(found[1], self._git._hash().digest_size)
 
+    def tree_body(self, oid: str) -> bytes | None:
+        """A tree object's bytes; None when `oid` is not a tree."""
+        found = self.read(oid)
+        return found[1] if found is not None and found[0] == "tree" else None
+
     def tree_at(self, revision_path: str) -> list[tuple[str, tuple[str, str]]]:
         """The entries of the tree `revision_path` names (e.g. `HEAD:tasks`); [] if none."""
         found = self.read(revision_path)
@@ -809,18 +829,16 @@ def _parse_tree(body: bytes, digest_size: int) -> Iterator[tuple[str, tuple[str,
         i = nul + 1 + digest_size
 
 
-def _tree_bytes(entries: Mapping[str, tuple[str, str]]) -> bytes:
-    # git orders tree entries by name, comparing a subtree's name as if it ended with "/".
-    def key(name: str) -> bytes:
-        raw = name.encode("utf-8", "surrogateescape")
-        return raw + b"/" if entries[name][0] == TREE_MODE else raw
-
-    out = bytearray()
-    for name in sorted(entries, key=key):
-        mode, oid = entries[name]
-        out += f"{mode} ".encode() + name.encode("utf-8", "surrogateescape") + b"\0"
-        out += bytes.fromhex(oid)
-    return bytes(out)
+def _tree_entries(body: bytes, digest_size: int) -> dict[bytes, bytes]:
+    """A tree's entries in its order: each name (as git stores it) with the entry's bytes."""
+    out: dict[bytes, bytes] = {}
+    find, i = body.index, 0
+    while i < len(body):
+        nul = find(b"\0", i)
+        end = nul + 1 + digest_size
+        out[body[find(b" ", i) + 1 : nul]] = body[i:end]
+        i = end
+    return out
 
 
 def _nest(contents: Mapping[str, bytes | None]) -> Nested:

@@ -3,7 +3,9 @@
 `summaries(repo)` answers, for every task, what the rules and listings need (`Summary`): the
 envelope's facts, the state, the holder, how many transitions were superseded, the problems
 the full reader found. It is what `load_task` would say, computed by `load_task` itself for any
-task whose files changed, and remembered in `<git dir>/taskfs/cache/ledger-v1` otherwise.
+task whose files changed, and remembered in `<git dir>/taskfs/cache/ledger-v5` otherwise.
+Whenever it is written, the answers of `ls --json` and `ready --json` are prepared beside it
+(`taskfs.store.prepared`, which also holds the identities both files are keyed by).
 
 The cache is an optimisation only: deleting it changes no answer, and a file that is not what
 this version wrote is thrown away and rebuilt, never trusted.
@@ -29,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import marshal
 import os
 import time
@@ -38,28 +39,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from taskfs import __version__
-from taskfs.core import ids
 from taskfs.core.facts import Facts
+from taskfs.store import prepared
+from taskfs.store.prepared import FileKey, Key, newest
 
 if TYPE_CHECKING:
     from taskfs.store.ledger import Task
     from taskfs.store.repository import Repository
 
-FORMAT = 3
-RACY_MARGIN_NS = 2_000_000_000  # coarser than any file system's timestamps we know of
-
-
-def _racy_margin() -> int:
-    # Settable for file systems with coarser timestamps (and for tests, which need not wait).
-    configured = os.environ.get("TASKFS_RACY_MARGIN_MS")
-    return int(configured) * 1_000_000 if configured and configured.isdigit() else RACY_MARGIN_NS
-
-
-ENVELOPE = "envelope.yaml"
-STATUS = "status"
-
-# The identities of `envelope.yaml` and `status/`, as text (it loads faster than tuples of ints).
-Key = str
+FORMAT = 5
+ENVELOPE = prepared.ENVELOPE
+STATUS = prepared.STATUS
 
 
 class Summary(NamedTuple):
@@ -144,9 +134,10 @@ class Summary(NamedTuple):
         )
 
 
-# The rows this process last read or wrote, by cache file: a writer that read them under the
-# lock updates them without reading the file again.
-_last: dict[str, Mapping[str, _Row]] = {}
+# The rows this process last read or wrote, by cache file, with the tasks folder's identity
+# when they were listed: a writer that read them under the lock updates them without reading
+# the file again.
+_last: dict[str, tuple[Mapping[str, _Row], tuple[FileKey, int], dict[str, Summary]]] = {}
 
 
 @dataclass
@@ -158,6 +149,11 @@ class _Row:
     summary: tuple[Any, ...] | None  # None: the task could not be read
     overlaps: tuple[str, ...] = ()
     status_digest: bytes = b""  # of the status files' names and bytes
+    shown: str | None = None  # its row in `ls` as JSON text; None: not listed
+
+    @property
+    def fingerprint(self) -> prepared.Fingerprint:
+        return self.names, self.digest, self.status_digest
 
 
 def summaries(repo: Repository, *, verify: Collection[str] = ()) -> dict[str, Summary]:
@@ -169,26 +165,33 @@ def summaries(repo: Repository, *, verify: Collection[str] = ()) -> dict[str, Su
     path = cache_path(repo)
     old = _read(path, repo.tasks_rel)
     rows: dict[str, _Row] = {}
-    margin = _racy_margin()
+    margin = prepared.racy_margin()
     rebuilt: set[str] = set()  # tasks whose envelope may have changed
-    base = str(repo.tasks_dir) + "/"
-    for task_id in _task_ids(repo):
-        folder = base + task_id
-        row = old.get(task_id)
-        stamp = time.time_ns()
-        key = _key(folder)
-        checked = task_id in verify
-        if row is not None and row.key == key and not _racy(row, margin) and not checked:
-            rows[task_id] = row
-        elif row is not None and _same_files(folder, row):
-            rows[task_id] = dataclasses.replace(row, key=key, stamp=stamp)
-        else:
-            built = _build(repo, task_id, folder, key, stamp)
+    tasks_dir = str(repo.tasks_dir)
+    stamp = time.time_ns()
+    folder = (prepared.file_key(tasks_dir), stamp)
+    opened = prepared.Folder(tasks_dir)
+    try:
+        for task_id in prepared.task_ids(tasks_dir):
+            row = old.get(task_id)
+            stamp = time.time_ns()
+            key = opened.key(task_id)
+            checked = task_id in verify
+            if row is not None and row.key == key and not _racy(row, margin) and not checked:
+                rows[task_id] = row
+                continue
+            task_folder = f"{tasks_dir}/{task_id}"
+            if row is not None and prepared.fingerprint(task_folder) == row.fingerprint:
+                rows[task_id] = dataclasses.replace(row, key=key, stamp=stamp)
+                continue
+            built = _build(repo, task_id, task_folder, key, stamp)
             if row is None or row.digest != built.digest or row.summary is None:
                 rebuilt.add(task_id)
             else:
                 built.overlaps = row.overlaps  # the same envelope overlaps the same tasks
             rows[task_id] = built
+    finally:
+        opened.close()
     gone = set(old) - set(rows)
     if rebuilt or gone:
         _update_overlaps(rows, rebuilt, gone)
@@ -203,9 +206,9 @@ def summaries(repo: Repository, *, verify: Collection[str] = ()) -> dict[str, Su
         _remove(path)
         return summaries(repo)
     # A writer (`verify`) stores the rows once, with its own change (`remember`).
-    if not verify and (rows != old or not os.path.exists(listing_path(repo))):
-        _store(repo, rows)
-    _last[path] = rows
+    if not verify and (rows != old or not os.path.exists(prepared_path(repo))):
+        _store(repo, rows, folder, answer)
+    _last[path] = rows, folder, answer
     return answer
 
 
@@ -215,23 +218,38 @@ def remember(repo: Repository, after: Summary) -> None:
     Only what a transition changes is new; the envelope, its digest and overlaps stay."""
     path = cache_path(repo)
     # The writer read the rows a moment ago, under the same lock: no need to read them again.
-    rows = dict(_last[path]) if path in _last else _read(path, repo.tasks_rel)
+    if path in _last:
+        last, folder, tasks = _last[path]
+        rows, tasks = dict(last), dict(tasks)
+    else:
+        folder = (prepared.file_key(str(repo.tasks_dir)), time.time_ns())
+        rows, tasks = _read(path, repo.tasks_rel), {}
     row = rows.get(after.id)
     if row is None or row.summary is None:
         return
-    folder = f"{repo.tasks_dir}/{after.id}"
+    task_folder = f"{repo.tasks_dir}/{after.id}"
     stamp = time.time_ns()
-    names = _listing(folder)
+    opened = prepared.Folder(str(repo.tasks_dir))
+    try:
+        key = opened.key(after.id)
+    finally:
+        opened.close()
+    names, _digest, status_digest = prepared.fingerprint(task_folder)
+    summary = after.to_row()
     rows[after.id] = dataclasses.replace(
         row,
-        key=_key(folder),
+        key=key,
         stamp=stamp,
         names=names,
-        summary=after.to_row(),
-        status_digest=_status_digest(folder, names),
+        summary=summary,
+        status_digest=status_digest,
+        shown=_shown(summary),
     )
-    _store(repo, rows)
-    _last[path] = rows
+    if tasks:
+        tasks[after.id] = Summary.from_row(summary, row.overlaps)
+    _store(repo, rows, folder, tasks or None)
+    if tasks:
+        _last[path] = rows, folder, tasks
 
 
 def _update_overlaps(rows: dict[str, _Row], rebuilt: set[str], gone: set[str]) -> None:
@@ -263,118 +281,38 @@ def cache_path(repo: Repository) -> str:
     return os.path.join(repo.state_dir(), "cache", f"ledger-v{FORMAT}")
 
 
-def listing_path(repo: Repository) -> str:
-    return os.path.join(repo.state_dir(), "cache", f"listing-v{FORMAT}")
+def prepared_path(repo: Repository) -> str:
+    return os.path.join(repo.state_dir(), "cache", prepared.NAME)
 
 
-# What `ls` needs of a task, beside its key: (state, to, contextID, its row as JSON text).
-Listed = tuple[str, str | None, str, str]
-
-
-def listed(repo: Repository) -> list[Listed] | None:
-    """Every listed task's row, straight from the listing file the last reader or writer of
-    the cache left, checked by the same two `stat` calls per task; None when anything changed
-    (the caller then asks `summaries`, which brings the file up to date)."""
-    try:
-        with open(listing_path(repo), "rb") as handle:
-            header, rows = marshal.loads(handle.read())
-        task_ids = _task_ids(repo)
-        if header != (FORMAT, __version__, repo.tasks_rel) or len(task_ids) != len(rows):
-            return None
-        base = f"{repo.tasks_dir}/"
-        margin = _racy_margin()
-        out: list[Listed] = []
-        for task_id in task_ids:
-            key, stamp, shown = rows[task_id]
-            if key != _key(base + task_id) or int(key.split(" ", 1)[0]) >= stamp - margin:
-                return None
-            if shown is not None:
-                out.append(shown)
-        return out
-    except Exception:  # a listing that cannot be read is rebuilt, never trusted
-        return None
-
-
-def _task_ids(repo: Repository) -> list[str]:
-    try:
-        entries = list(os.scandir(repo.tasks_dir))
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    return sorted(e.name for e in entries if e.is_dir() and ids.is_task_id(e.name))
-
-
-def _key(folder: str) -> Key:
-    """`<newest time> <envelope: ino size mtime ctime> <status/: ino mtime ctime>`."""
-    try:
-        env = os.stat(folder + "/" + ENVELOPE)
-    except OSError:
-        return "0 - -"
-    try:
-        status = os.stat(folder + "/" + STATUS)
-    except OSError:
-        newest = max(env.st_mtime_ns, env.st_ctime_ns)
-        return f"{newest} {env.st_ino}:{env.st_size}:{env.st_mtime_ns}:{env.st_ctime_ns} -"
-    newest = max(env.st_mtime_ns, env.st_ctime_ns, status.st_mtime_ns, status.st_ctime_ns)
-    return (
-        f"{newest} {env.st_ino}:{env.st_size}:{env.st_mtime_ns}:{env.st_ctime_ns} "
-        f"{status.st_ino}:{status.st_mtime_ns}:{status.st_ctime_ns}"
-    )
-
-
-def _racy(row: _Row, margin: int = RACY_MARGIN_NS) -> bool:
-    newest = int(row.key.split(" ", 1)[0])
-    return newest >= row.stamp - margin
-
-
-def _listing(folder: str) -> tuple[str, ...]:
-    try:
-        names = os.listdir(os.path.join(folder, STATUS))
-    except OSError:
-        return ()
-    return tuple(sorted(n for n in names if n.endswith(".yaml") and not n.startswith(".")))
-
-
-def _digest(folder: str) -> bytes:
-    try:
-        with open(os.path.join(folder, ENVELOPE), "rb") as handle:
-            return hashlib.sha1(handle.read(), usedforsecurity=False).digest()
-    except OSError:
-        return b""
-
-
-def _status_digest(folder: str, names: tuple[str, ...]) -> bytes:
-    digest = hashlib.sha1(usedforsecurity=False)
-    for name in names:
-        digest.update(name.encode() + b"\0")
-        try:
-            with open(f"{folder}/{STATUS}/{name}", "rb") as handle:
-                digest.update(handle.read())
-        except OSError:
-            digest.update(b"\1unreadable")
-        digest.update(b"\0")
-    return digest.digest()
-
-
-def _same_files(folder: str, row: _Row) -> bool:
-    names = _listing(folder)
-    return (
-        names == row.names
-        and _digest(folder) == row.digest
-        and _status_digest(folder, names) == row.status_digest
-    )
+def _racy(row: _Row, margin: int) -> bool:
+    return newest(row.key) >= row.stamp - margin
 
 
 def _build(repo: Repository, task_id: str, folder: str, key: Key, stamp: int) -> _Row:
     from taskfs.errors import TaskfsError
     from taskfs.store.ledger import load_task
 
-    names, digest = _listing(folder), _digest(folder)
-    status_digest = _status_digest(folder, names)
+    names, digest, status_digest = prepared.fingerprint(folder)
     try:
         summary: tuple[Any, ...] | None = Summary.of(load_task(repo, task_id)).to_row()
     except TaskfsError:
         summary = None
-    return _Row(key, stamp, names, digest, summary, status_digest=status_digest)
+    return _Row(
+        key, stamp, names, digest, summary, status_digest=status_digest, shown=_shown(summary)
+    )
+
+
+def _shown(summary: tuple[Any, ...] | None) -> str | None:
+    """A task's row in `ls` and `ready` as JSON text, rendered once per change of its files."""
+    if summary is None:
+        return None
+    task = Summary.from_row(summary)
+    if not task.length:  # an envelope that no intake has taken yet is not listed
+        return None
+    import json
+
+    return json.dumps(task.row(), ensure_ascii=False)
 
 
 def _read(path: str, tasks_rel: str) -> dict[str, _Row]:
@@ -384,6 +322,9 @@ def _read(path: str, tasks_rel: str) -> dict[str, _Row]:
             data = marshal.loads(handle.read())
         header, rows = data
         if header != (FORMAT, __version__, tasks_rel):
+            return {}
+        width = len(dataclasses.fields(_Row))
+        if not all(type(fields) is tuple and len(fields) == width for fields in rows.values()):
             return {}
         out = {task_id: _Row(*fields) for task_id, fields in rows.items()}
         if all(_well_formed(task_id, row) for task_id, row in out.items()):
@@ -398,30 +339,15 @@ def _well_formed(task_id: object, row: _Row) -> bool:
     what these checks leave out fails in `Summary.from_row`, which `summaries` guards)."""
     summary = row.summary
     return (
-        type(row.key) is str
+        type(row.key) is tuple  # compared whole with a fresh key before anything reads it
         and type(row.stamp) is int
         and type(row.digest) is bytes
         and type(row.names) is tuple
         and type(row.overlaps) is tuple
         and type(row.status_digest) is bytes
+        and (row.shown is None or type(row.shown) is str)
         and (summary is None or (type(summary) is tuple and summary[0] == task_id))
     )
-
-
-def _write_listing(repo: Repository, rows: Mapping[str, _Row]) -> None:
-    import json
-
-    listing: dict[str, tuple[str, int, Listed | None]] = {}
-    for task_id, row in rows.items():
-        shown: Listed | None = None
-        if row.summary is not None:
-            summary = Summary.from_row(row.summary, row.overlaps)
-            if summary.length:  # an envelope that no intake has taken yet is not listed
-                text = json.dumps(summary.row(), ensure_ascii=False)
-                env = summary.envelope
-                shown = (summary.state, env.recipient, env.context_id, text)
-        listing[task_id] = (row.key, row.stamp, shown)
-    _dump(listing_path(repo), ((FORMAT, __version__, repo.tasks_rel), listing))
 
 
 def _remove(path: str) -> None:
@@ -429,8 +355,13 @@ def _remove(path: str) -> None:
         os.unlink(path)
 
 
-def _store(repo: Repository, rows: Mapping[str, _Row]) -> None:
-    """Write the rows, and the listing derived from them."""
+def _store(
+    repo: Repository,
+    rows: Mapping[str, _Row],
+    folder: tuple[FileKey, int],
+    tasks: Mapping[str, Summary] | None = None,
+) -> None:
+    """Write the rows, and the prepared answers of `ls` and `ready` derived from them."""
     data = (
         (FORMAT, __version__, repo.tasks_rel),
         {
@@ -442,21 +373,49 @@ def _store(repo: Repository, rows: Mapping[str, _Row]) -> None:
                 row.summary,
                 row.overlaps,
                 row.status_digest,
+                row.shown,
             )
             for task_id, row in rows.items()
         },
     )
-    _dump(cache_path(repo), data)
-    _write_listing(repo, rows)
+    prepared.dump(cache_path(repo), data)
+    _prepare(repo, rows, folder, tasks)
 
 
-def _dump(path: str, data: Any) -> None:
-    tmp = f"{path}.{os.getpid()}.tmp"
-    # A cache that cannot be written (a read-only checkout) only costs speed.
-    with contextlib.suppress(OSError):
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(tmp, "wb") as handle:
-            handle.write(marshal.dumps(data))
-        os.replace(tmp, path)
-    with contextlib.suppress(OSError):
-        os.unlink(tmp)
+def _prepare(
+    repo: Repository,
+    rows: Mapping[str, _Row],
+    folder: tuple[FileKey, int],
+    tasks: Mapping[str, Summary] | None,
+) -> None:
+    from taskfs.api.views import SCHEMA_VERSION
+    from taskfs.core.lifecycle import STATES
+    from taskfs.core.readiness import claimable
+
+    settings = repo.settings_identity
+    if settings is None:
+        return  # opened without knowing what the tasks folder was read from
+    if tasks is None:
+        tasks = {
+            task_id: Summary.from_row(row.summary, row.overlaps)
+            for task_id, row in rows.items()
+            if row.summary is not None
+        }
+    ready = {task.id: task.envelope.recipient for task in claimable(tasks)}
+    out: list[prepared.Row] = []
+    for task_id, row in rows.items():
+        key, task, listed = row.key, tasks.get(task_id), None
+        if task is not None and row.shown is not None:
+            listed = (task.state, task.envelope.recipient, task.envelope.context_id, row.shown)
+        age = row.stamp - max(key[2], key[3], key[5], key[6])  # prepared.newest, inlined
+        out.append((key, age, row.fingerprint, listed, ready.get(task_id, False)))
+    prepared.write(
+        prepared_path(repo),
+        tasks_rel=repo.tasks_rel,
+        settings=settings,
+        folder=(folder[0], folder[1] - newest(folder[0])),
+        ids=list(rows),
+        rows=out,
+        states=STATES,
+        schema_version=SCHEMA_VERSION,
+    )

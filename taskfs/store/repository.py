@@ -22,6 +22,7 @@ from taskfs.core import ids
 from taskfs.core.paths import relative_folder
 from taskfs.errors import TaskfsError, fail, problem
 from taskfs.store.gitdir import find_git_dir, find_worktree
+from taskfs.store.prepared import NO_FILE, FileKey, file_key, newest, racy_margin
 
 if TYPE_CHECKING:
     from taskfs.core.config import Config
@@ -44,6 +45,9 @@ class Repository:
         self.tasks_rel = tasks_rel
         self.tasks_dir = root / tasks_rel
         self._config = config
+        # The settings file's identity and age when `tasks_rel` was read from it (`open`):
+        # what the prepared answers of `ls` and `ready` are checked against.
+        self.settings_identity: tuple[FileKey, int, bytes] | None = None
 
     @classmethod
     def open(cls, start: Path | None = None) -> Repository:
@@ -51,7 +55,12 @@ class Repository:
         root = find_worktree(here)
         if root is None:
             raise fail("not_a_repository", path=str(here))
-        return cls(root, tasks_folder(root, find_git_dir(root)))
+        stamp = time.time_ns()
+        identity = file_key(str(root / CONFIG_PATH))
+        tasks_rel, digest = tasks_folder(root, find_git_dir(root), identity)
+        repo = cls(root, tasks_rel)
+        repo.settings_identity = identity, stamp - newest(identity), digest
+        return repo
 
     @property
     def config(self) -> Config:
@@ -121,27 +130,28 @@ class Repository:
         return writing(self)
 
 
-def tasks_folder(root: Path, git_dir: Path) -> str:
+def tasks_folder(root: Path, git_dir: Path, key: FileKey) -> tuple[str, bytes]:
     """Where task folders live (`tasksDir`), read without the settings' model: every command
-    needs it. Remembered beside the ledger cache, keyed by the settings file's identity."""
+    needs it. Remembered beside the ledger cache, keyed by the settings file's identity `key`.
+    With it, the digest of the settings file's bytes it was read from (empty: no file)."""
     path = root / CONFIG_PATH
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return "tasks"
-    except OSError as exc:
-        raise fail("config_invalid", path=CONFIG_PATH, reason=str(exc)) from None
-    key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    if key == NO_FILE:
+        try:
+            path.stat()
+        except FileNotFoundError:
+            return "tasks", b""
+        except OSError as exc:
+            raise fail("config_invalid", path=CONFIG_PATH, reason=str(exc)) from None
     memo = git_dir / "taskfs" / "cache" / "tasks-dir"
     data: bytes | None = None
     with contextlib.suppress(Exception):
         cached_key, digest, remembered = marshal.loads(memo.read_bytes())
         if cached_key == key and isinstance(remembered, str):
-            if max(key[2:]) < time.time_ns() - 2_000_000_000:  # not racily the same
-                return remembered
+            if newest(key) < time.time_ns() - racy_margin():  # not racily the same
+                return remembered, digest
             data = path.read_bytes()
             if hashlib.sha1(data, usedforsecurity=False).digest() == digest:
-                return remembered
+                return remembered, digest
     from taskfs.core import yamlio  # YAML only when the settings must be parsed
 
     value: str | None = None
@@ -160,7 +170,7 @@ def tasks_folder(root: Path, git_dir: Path) -> str:
 
     with contextlib.suppress(OSError):
         fs.replace(memo, marshal.dumps((key, digest, value)))
-    return value
+    return value, digest
 
 
 def load_config(root: Path) -> Config:

@@ -6,12 +6,14 @@ and compares the cached answer with a fresh one computed without the cache.
 
 from __future__ import annotations
 
+import marshal
 import os
+import time
 from pathlib import Path
 
 import pytest
 
-from taskfs.store import index
+from taskfs.store import index, prepared
 from taskfs.store.repository import Repository
 from tests.helpers import git, submit, taskfs
 
@@ -25,7 +27,7 @@ def _no_racy_margin(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def fresh(repo: Path) -> dict[str, index.Summary]:
     store = Repository.open(repo)
-    for path in (index.cache_path(store), index.listing_path(store)):
+    for path in (index.cache_path(store), index.prepared_path(store)):
         Path(path).unlink(missing_ok=True)
     return index.summaries(store)
 
@@ -74,18 +76,91 @@ def test_a_hand_edited_envelope_is_seen(repo: Path) -> None:
     assert cached(repo) == fresh(repo)
 
 
-def test_the_listing_file_answers_exactly_what_the_full_path_answers(repo: Path) -> None:
+QUESTIONS = [
+    ("ls", {}, None),
+    ("ls", {"--state": "working"}, None),
+    ("ls", {"--to": "agent0"}, None),
+    ("ls", {"--context": "auth-hardening", "--state": "submitted"}, None),
+    ("ready", {}, None),
+    ("ready", {}, "agent0"),
+    ("ready", {}, "nobody"),
+]
+
+
+def as_args(command: str, options: dict[str, str], agent: str | None) -> list[str]:
+    extra = [part for option in options.items() for part in option]
+    return [command, "--json", *extra, *(["--agent", agent] if agent else [])]
+
+
+def plan(repo: Path) -> None:
     for n in range(4):
         submit(repo, id=f"t{n}", filesAndInterfaces=[f"src/{n}.py"], to=f"agent{n % 2}")
+    submit(repo, id="later", dependsOn=["t1"], to=None)
     assert taskfs("claim", "t1", "--agent", "agent1").code == 0
-    store = Repository.open(repo)
-    index.summaries(store)
-    assert index.listed(store) is not None  # the pre-rendered rows are in use
-    for args in (["ls", "--json"], ["ls", "--json", "--state", "working"]):
-        joined = taskfs(*args).stdout
-        for path in (index.cache_path(store), index.listing_path(store)):
-            Path(path).unlink()
-        assert taskfs(*args).stdout == joined
+
+
+@pytest.mark.parametrize(("command", "options", "agent"), QUESTIONS)
+def test_the_prepared_answers_are_exactly_what_the_full_path_answers(
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    command: str,
+    options: dict[str, str],
+    agent: str | None,
+) -> None:
+    plan(repo)
+    monkeypatch.chdir(repo)
+    cached(repo)
+    ready_made = prepared.answer(command, dict(options), agent)
+    assert ready_made is not None  # the prepared answer is in use
+    fresh(repo)  # no cache, no prepared answers: the full path answers, and writes them again
+    Path(index.prepared_path(Repository.open(repo))).unlink()
+    assert taskfs(*as_args(command, options, agent)).stdout == ready_made + "\n"
+
+
+def test_young_files_are_checked_by_their_bytes_until_they_are_old_enough(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan(repo)
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("TASKFS_RACY_MARGIN_MS", "60000")  # every file is young
+    before = listed(repo)
+    assert prepared.answer("ls", {}, None) == before.rstrip("\n")
+    status = sorted((repo / "tasks" / "t1" / "status").iterdir())[-1]
+    stat = status.stat()
+    # Same size, same times, same folder: no key changes (the same clock tick). Only bytes tell.
+    status.write_text(status.read_text().replace("state: working", "state: wurking"))
+    os.utime(status, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert prepared.answer("ls", {}, None) is None
+    assert listed(repo) != before
+    assert cached(repo) == fresh(repo)
+
+
+def test_young_files_settle_and_are_then_trusted_by_their_keys(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan(repo)
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("TASKFS_RACY_MARGIN_MS", "300")
+    answer = listed(repo).rstrip("\n")
+    path = Path(index.prepared_path(Repository.open(repo)))
+    assert marshal.loads(path.read_bytes())[6]  # just written: young, checked by their bytes
+    time.sleep(0.4)
+    assert prepared.answer("ls", {}, None) == answer
+    assert marshal.loads(path.read_bytes())[6] == {}  # old enough now: their keys are trusted
+    assert prepared.answer("ls", {}, None) == answer
+
+
+def test_a_moved_tasks_folder_is_never_answered_from_the_old_one(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan(repo)
+    monkeypatch.chdir(repo)
+    listed(repo)
+    settings = repo / ".taskfs" / "config.yaml"
+    settings.write_text(settings.read_text().replace("tasksDir: tasks", "tasksDir: elsewhere"))
+    assert prepared.answer("ls", {}, None) is None
+    result = taskfs("ls", "--json")
+    assert result.json["tasks"] == [], result.stdout
 
 
 @pytest.mark.parametrize("damage", [b"", b"\x00garbage", b"\xe3\x03\x00\x00"])
@@ -93,7 +168,7 @@ def test_a_damaged_cache_or_listing_is_rebuilt(repo: Path, damage: bytes) -> Non
     submit(repo, id="one")
     answer = listed(repo)
     store = Repository.open(repo)
-    for path in (index.cache_path(store), index.listing_path(store)):
+    for path in (index.cache_path(store), index.prepared_path(store)):
         Path(path).write_bytes(damage)
     assert listed(repo) == answer
     assert cached(repo) == fresh(repo)

@@ -117,3 +117,26 @@ def test_a_writer_killed_midway_leaves_nothing_not_even_a_folder(repo: Path) -> 
     assert placed.read_text() == "in place\n"  # what the user wrote is never undone
     assert (repo / "tasks").is_dir()
     assert git(repo, "log", "-1", "--format=%s") == "taskfs: init"
+
+
+def test_ledger_trees_are_exactly_what_git_itself_would_write(repo: Path) -> None:
+    # Names that sort differently as files and as folders ("a.b" < "a/" < "a0"), an executable
+    # and a symlink of the user's: the trees taskfs writes must be the ones `git add` + `git
+    # write-tree` make from the same files, entry order and modes included.
+    for name in ("a.b", "a0", "tasks.txt", "tasks-x"):
+        (repo / name).write_text(name)
+    (repo / "a").mkdir()
+    (repo / "a" / "inner").write_text("inner")
+    (repo / "run.sh").write_text("#!/bin/sh\n")
+    (repo / "run.sh").chmod(0o755)
+    (repo / "link").symlink_to("a.b")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the user's files")
+    store = Repository.open(repo)
+    for rel in ("tasks/b1/envelope.yaml", "tasks/a1/envelope.yaml", "tasks/a1/status/0001.yaml"):
+        with store.writing() as writer:
+            writer.add(rel, rel.encode())
+            writer.commit(f"add {rel}", "tester")
+        assert git(repo, "write-tree") == git(repo, "rev-parse", "HEAD^{tree}")
+    git(repo, "fsck", "--strict", "--no-dangling")
+    assert git(repo, "status", "--porcelain") == ""

@@ -1,0 +1,110 @@
+"""Which tasks a claim would succeed on: dependencies, rivals over owned files, delegation.
+
+Pure: the tasks are passed in as summaries (`taskfs.store.index.Summary`, or anything with the
+same fields). `ready` lists what `claimable` answers, and the claim's own gates
+(`taskfs.api.transitions`) call the same functions, so the two can never disagree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Protocol, TypeVar
+
+from taskfs.core.facts import EnvelopeFacts, TaskFacts
+from taskfs.core.graph import depends_on
+from taskfs.core.lifecycle import TERMINAL
+
+
+class Ranked(TaskFacts, Protocol):
+    """A task with what the ledger cache keeps of its relations to the others."""
+
+    @property
+    def problems(self) -> tuple[str, ...]: ...
+    @property
+    def overlaps(self) -> tuple[str, ...]:
+        """The tasks (any state) owning an entry that overlaps one of this task's."""
+        ...
+
+
+T = TypeVar("T", bound=TaskFacts)
+R = TypeVar("R", bound=Ranked)
+
+
+def dependency_graph(envelopes: Iterable[EnvelopeFacts]) -> dict[str, tuple[str, ...]]:
+    return {e.id: tuple(e.depends_on) for e in envelopes if e.id is not None}
+
+
+def parent_map(envelopes: Iterable[EnvelopeFacts]) -> dict[str, str | None]:
+    return {e.id: e.parent for e in envelopes if e.id is not None}
+
+
+def ordered(
+    graph: Mapping[str, Iterable[str]], parents: Mapping[str, str | None], a: str, b: str
+) -> bool:
+    """Whether two tasks can never be worked at the same time as rivals: one depends on the
+    other, or one was delegated (directly or through others) from the other."""
+    return (
+        depends_on(graph, a, b)
+        or depends_on(graph, b, a)
+        or _descends(parents, a, b)
+        or _descends(parents, b, a)
+    )
+
+
+def _descends(parents: Mapping[str, str | None], task: str, ancestor: str) -> bool:
+    seen = {task}
+    current = parents.get(task)
+    while current is not None and current not in seen:
+        if current == ancestor:
+            return True
+        seen.add(current)
+        current = parents.get(current)
+    return False
+
+
+def open_tasks(tasks: Mapping[str, T]) -> list[T]:
+    return [t for t in tasks.values() if t.state not in TERMINAL]
+
+
+def unfinished_dependencies(task: TaskFacts, tasks: Mapping[str, TaskFacts]) -> list[str]:
+    """The tasks `task` depends on that are not completed (or do not exist yet)."""
+    return [
+        dep
+        for dep in task.envelope.depends_on
+        if dep not in tasks or tasks[dep].state != "completed"
+    ]
+
+
+def rivals(
+    task: Ranked,
+    tasks: Mapping[str, R],
+    graph: Mapping[str, Iterable[str]],
+    parents: Mapping[str, str | None],
+) -> list[R]:
+    """The other open tasks owning what `task` owns with nothing ordering the two (contract
+    section 5), from the overlaps the ledger cache keeps."""
+    return [
+        tasks[other]
+        for other in task.overlaps
+        if other in tasks
+        and tasks[other].state not in TERMINAL
+        and tasks[other].length
+        and not ordered(graph, parents, task.id, other)
+    ]
+
+
+def claimable(tasks: Mapping[str, R], agent: str | None = None) -> list[R]:
+    """The tasks a claim would succeed on now (by `agent`, when one is named), in the order
+    given: submitted, taken in, readable, every dependency completed, no open rival."""
+    graph = dependency_graph(t.envelope for t in tasks.values())
+    parents = parent_map(t.envelope for t in tasks.values())
+    return [
+        task
+        for task in tasks.values()
+        if task.state == "submitted"
+        and task.length
+        and not task.problems
+        and (agent is None or task.envelope.recipient in (None, agent))
+        and not unfinished_dependencies(task, tasks)
+        and not rivals(task, tasks, graph, parents)
+    ]
