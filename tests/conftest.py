@@ -7,8 +7,13 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from tests.helpers import IDENTITY, git, taskfs
+
+# Property tests keep no example database: a failure is reproduced from its printed example.
+settings.register_profile("taskfs", database=None)
+settings.load_profile("taskfs")
 
 
 @pytest.fixture(autouse=True)

@@ -12,10 +12,10 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from taskfs.api import rules
-from taskfs.core import readiness, yamlio
+from taskfs.core import readiness
 from taskfs.core.lifecycle import Parties, State, check_transition, is_state
 from taskfs.core.names import format_time, status_name
-from taskfs.core.status_file import status_document
+from taskfs.core.status_file import status_document, status_text
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import index
 from taskfs.store.index import Summary, summaries
@@ -137,7 +137,12 @@ def stage_transition(
     )
     name = status_name(task.length + 1, state)
     rel = repo.task_rel(task_id, STATUS, name)
-    writer.add(rel, yamlio.dump(document).encode())
+    text = status_text(document)
+    if text is None:  # a reason or artifacts in free text: the YAML library writes them
+        from taskfs.core import yamlio
+
+        text = yamlio.dump(document)
+    writer.add(rel, text.encode())
     claimed = current == "submitted" and state == "working"
     after = task._replace(
         state=state,

@@ -7,6 +7,7 @@ test checks that every document built here is one it accepts unchanged, key orde
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -36,3 +37,40 @@ def status_document(
         "message": message,
     }
     return {key: value for key, value in fields.items() if value is not None}
+
+
+# What PyYAML writes unquoted and reads back as the same string, decided without importing it.
+# A plain scalar that starts with a letter resolves to a string unless it is one of YAML 1.1's
+# booleans or nulls; one that starts with a digit could be an int, a float or a timestamp,
+# whose forms use no letters but b, x, a-f, e, t and z (in either case): any other letter
+# makes it a string. Everything else is left to the YAML library.
+_SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@/-]*")
+_WORDS = {
+    word
+    for base in ("yes", "no", "true", "false", "on", "off", "null")
+    for word in (base, base.capitalize(), base.upper())
+}
+_NOT_A_NUMBER = re.compile(r"[g-su-wyG-SU-WY]")
+_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z")  # names.format_time
+
+
+def status_text(document: Mapping[str, Any]) -> str | None:
+    """The YAML text of a status document whose values are all plain words (the common case:
+    a claim, a move without a reason), exactly as `yamlio.dump` writes it; None otherwise."""
+    lines = []
+    for key, value in document.items():
+        if not isinstance(value, str):
+            return None
+        if key == "at" and _TIME.fullmatch(value):
+            lines.append(f"{key}: '{value}'")  # a timestamp to YAML: quoted to stay a string
+        elif _plain(value):
+            lines.append(f"{key}: {value}")
+        else:
+            return None
+    return "\n".join(lines) + "\n"
+
+
+def _plain(value: str) -> bool:
+    if not _SAFE.fullmatch(value) or value in _WORDS:
+        return False
+    return not value[0].isdigit() or _NOT_A_NUMBER.search(value) is not None

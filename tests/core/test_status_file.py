@@ -5,9 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from taskfs.core import yamlio
 from taskfs.core.records import StatusRecord
-from taskfs.core.status_file import status_document
+from taskfs.core.status_file import status_document, status_text
 
 CASES: list[dict[str, Any]] = [
     {
@@ -57,3 +60,81 @@ def test_the_model_reads_what_transitions_write_unchanged(fields: dict[str, Any]
     document = status_document(**fields)
     assert StatusRecord.model_validate(document).to_document() == document
     assert list(StatusRecord.model_validate(document).to_document()) == list(document)
+
+
+WORDS = [
+    "yes",
+    "No",
+    "TRUE",
+    "off",
+    "null",
+    "Null",
+    "~",
+    "y",
+    "n",
+    "yEs",
+    "1e5",
+    "1e+5",
+    "0x1f",
+    "0b101",
+    "0o17",
+    "017",
+    "1_000",
+    "123",
+    "1.5",
+    "12:30",
+    "2026-01-01",
+    "2026-01-01T00:00:00Z",
+    "t1",
+    "01e8ck5pya",
+    "0001-submitted-abcdefgh.yaml",
+    "a/b",
+    "@x",
+    "x@y",
+    "-x",
+    "x-",
+    ".inf",
+    "a b",
+    "a: b",
+    "a #b",
+    "",
+    " ",
+    "é",
+    "1g",
+    "9z",
+]
+
+
+@pytest.mark.parametrize("value", WORDS)
+def test_the_plain_text_is_what_the_yaml_library_writes_or_nothing(value: str) -> None:
+    document = {"task": value, "state": "working", "by": value, "prev": value}
+    text = status_text(document)
+    if text is not None:
+        assert text == yamlio.dump(document)
+        assert yamlio.load(text.encode()) == document
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from(["task", "state", "by", "at", "prev", "reason"]),
+        st.one_of(
+            st.text(alphabet="0123456789abefxtzABEFXTZgkpsy._@/-: ", max_size=14),
+            st.from_regex(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z", fullmatch=True),
+            st.text(max_size=6),
+            st.integers(),
+        ),
+        min_size=1,
+    )
+)
+def test_any_document_is_written_as_the_yaml_library_would_or_left_to_it(
+    document: dict[str, Any],
+) -> None:
+    text = status_text(document)
+    if text is not None:
+        assert text == yamlio.dump(document)
+        assert yamlio.load(text.encode()) == document
+
+
+def test_a_claim_is_written_without_the_yaml_library() -> None:
+    document = status_document(**CASES[1])
+    assert status_text(document) == yamlio.dump(document)
