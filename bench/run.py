@@ -133,6 +133,10 @@ def report(files: Sequence[str], markdown_path: str | None) -> int:
         )
         merged["sizes"].update(found["sizes"])
     merged["sizes"] = dict(sorted(merged["sizes"].items(), key=lambda kv: int(kv[0])))
+    for i, part in enumerate(merged["parts"]):  # a size measured again later is that run's
+        later = {s for p in merged["parts"][i + 1 :] for s in p["sizes"]}
+        part["sizes"] = [s for s in part["sizes"] if s not in later]
+    merged["parts"] = [p for p in merged["parts"] if p["sizes"]]
     merged["targets"] = targets(merged)
     for size, data in merged["sizes"].items():
         print(table(int(size), data, merged["runs"]))

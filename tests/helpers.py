@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from taskfs.cli.app import run as cli_run
+from taskfs.cli import run as cli_run
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "Test User",
@@ -55,7 +55,8 @@ class Result:
 
 
 def taskfs(*args: str, stdin: bytes | None = None, cwd: Path | None = None) -> Result:
-    """Run the taskfs command line in this process (fast), as a user would type it."""
+    """Run the taskfs command line in this process (fast), as a user would type it: the same
+    dispatch as the `taskfs` command, the paths that skip click included."""
     out, err = io.StringIO(), io.StringIO()
     fake_stdin = io.TextIOWrapper(io.BytesIO(stdin or b""), encoding="utf-8")
     old_cwd = Path.cwd()

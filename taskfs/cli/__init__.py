@@ -7,24 +7,28 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = sys.argv[1:] if argv is None else argv
+    raise SystemExit(run(sys.argv[1:] if argv is None else argv))
+
+
+def run(args: list[str]) -> int:
+    """Run one command line; its exit status. The paths that skip click come first."""
     if args == ["--version"]:
         from taskfs import __version__
 
         sys.stdout.write(f"taskfs {__version__}\n")
-        raise SystemExit(0)
+        return 0
     if args[:1] == ["nudge"] and "--hook" in args:
         # Run after every tool call of an agent: kept off the command-line framework.
         from taskfs.cli import hook
 
         code = hook.main(args[1:])
         if code is not None:
-            raise SystemExit(code)
+            return code
     from taskfs.cli import fast
 
     code = fast.run(args)
     if code is not None:
-        raise SystemExit(code)
-    from taskfs.cli.app import run
+        return code
+    from taskfs.cli.app import run as run_click
 
-    raise SystemExit(run(args))
+    return run_click(args)

@@ -4,7 +4,7 @@ call most.
 Whenever the ledger cache (`taskfs.store.index`) is written, both documents are written beside
 it (`<git dir>/taskfs/cache/prepared-v1`), with the identities of everything they were derived
 from: the settings file, the tasks folder, and each task's `envelope.yaml` and `status/` (the
-cache's own keys, `stat_key`). `answer` finds the checkout, reads that one file and checks the
+cache's own keys, `Folder.key`). `answer` finds the checkout, reads that one file and checks the
 identities: two `stat` calls per task through an open handle on the tasks folder, nothing
 parsed, nothing imported but this module. When every identity holds it prints the stored
 document (filtered by `--state`, `--to`, `--context` or the agent); when anything differs or
@@ -38,6 +38,7 @@ RACY_MARGIN_NS = 2_000_000_000  # coarser than any file system's timestamps we k
 CONFIG = ".taskfs/config.yaml"
 ENVELOPE = "envelope.yaml"
 STATUS = "status"
+SETTINGS, FOLDER = "<settings>", "<folder>"  # not task ids: those are [a-z0-9._-]
 
 # `(envelope: ino size mtime ctime, status/: ino mtime ctime)`; zeros for what is not there.
 Key = tuple[int, int, int, int, int, int, int]
@@ -274,8 +275,8 @@ def answer(command: str, options: dict[str, str], agent: str | None) -> str | No
 def _settled(root: str, data: Any) -> dict[str, int] | None:
     """None when an identity the answers were derived from has changed. Otherwise the young
     identities (see the module docstring) just checked against bytes, with their ages now:
-    the settings file's and the tasks folder's under "settings" and "folder" (which are not
-    task ids), the tasks' under their ids."""
+    the settings file's and the tasks folder's under SETTINGS and FOLDER (which no task id
+    can be), the tasks' under their ids."""
     (_header, settings, folder, ids, keys, youngest_trusted, young) = data[:7]
     margin = racy_margin()
     stamp = time.time_ns()
@@ -286,7 +287,7 @@ def _settled(root: str, data: Any) -> dict[str, int] | None:
     if settings[1] <= margin:
         if _file_digest(f"{root}/{CONFIG}") != settings[2]:
             return None
-        settled["settings"] = stamp - newest(settings_key)
+        settled[SETTINGS] = stamp - newest(settings_key)
     tasks_dir = f"{root}/{data[0][2]}"
     folder_key = file_key(tasks_dir)
     if folder_key != folder[0] or youngest_trusted <= margin:
@@ -294,7 +295,7 @@ def _settled(root: str, data: Any) -> dict[str, int] | None:
     if folder[1] <= margin:
         if task_ids(tasks_dir) != list(ids):
             return None
-        settled["folder"] = stamp - newest(folder_key)
+        settled[FOLDER] = stamp - newest(folder_key)
     opened = Folder(tasks_dir)
     try:
         for task_id, key in zip(ids, keys, strict=True):
@@ -340,10 +341,10 @@ def _settle(path: str, data: Any, settled: dict[str, int]) -> None:
     if all(age <= margin for age in settled.values()):
         return  # nothing is old enough yet: storing would change nothing
     parts = list(data)
-    if "settings" in settled:
-        parts[1] = (parts[1][0], settled.pop("settings"), parts[1][2])
-    if "folder" in settled:
-        parts[2] = (parts[2][0], settled.pop("folder"))
+    if SETTINGS in settled:
+        parts[1] = (parts[1][0], settled.pop(SETTINGS), parts[1][2])
+    if FOLDER in settled:
+        parts[2] = (parts[2][0], settled.pop(FOLDER))
     young = dict(parts[6])
     for task_id, age in settled.items():
         if age > margin:

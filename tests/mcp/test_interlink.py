@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 import anyio
-from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from taskfs.api.submit import record_bytes
 from taskfs.core.names import format_time, message_id, stamped_name
 from taskfs.core.records import MessageRecord
 from tests.helpers import git, taskfs
-from tests.mcp.test_server import Agent, envelope, server_env
+from tests.mcp.test_server import envelope, serve, server_env
 
 INTERLINK_TOOLS = {
     "send_message": ({"to", "text", "session", "task_id", "status", "in_reply_to"}, {"to", "text"}),
@@ -25,30 +20,6 @@ INTERLINK_TOOLS = {
     "conversation_history": ({"peer"}, {"peer"}),
     "list_pending": (set(), set()),
 }
-
-
-@asynccontextmanager
-async def serve(
-    repo: Path, agent: str, env: dict[str, str], session: str | None = None
-) -> AsyncIterator[Agent]:
-    routed = {**env, "TASKFS_SESSION": session} if session else env
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "taskfs", "mcp", "--agent", agent], cwd=repo, env=routed
-    )
-    stray: list[Any] = []
-
-    async def on_message(message: Any) -> None:
-        if isinstance(message, Exception):
-            stray.append(message)
-
-    async with AsyncExitStack() as stack:
-        read, write = await stack.enter_async_context(stdio_client(params))
-        session_ = await stack.enter_async_context(
-            ClientSession(read, write, message_handler=on_message)
-        )
-        await session_.initialize()
-        yield Agent(session_, stray)
-    assert stray == [], f"the server wrote something that is not protocol: {stray}"
 
 
 def offline_message(repo: Path, task_id: str, sender: str, to: str, text: str) -> str:

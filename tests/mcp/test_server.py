@@ -65,7 +65,12 @@ class Agent:
 
 
 @asynccontextmanager
-async def serve(repo: Path, agent: str, env: dict[str, str]) -> AsyncIterator[Agent]:
+async def serve(
+    repo: Path, agent: str, env: dict[str, str], session: str | None = None
+) -> AsyncIterator[Agent]:
+    """`taskfs mcp --agent AGENT` in `repo`, as one client session (within the host session
+    `session`, when given)."""
+    env = {**env, "TASKFS_SESSION": session} if session else env
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "taskfs", "mcp", "--agent", agent], cwd=repo, env=env
     )

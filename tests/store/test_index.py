@@ -139,6 +139,8 @@ def test_young_files_settle_and_are_then_trusted_by_their_keys(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     plan(repo)
+    for name in ("settings", "folder"):  # task ids that look like the other identities' names
+        submit(repo, id=name, filesAndInterfaces=[f"src/{name}.py"])
     monkeypatch.chdir(repo)
     monkeypatch.setenv("TASKFS_RACY_MARGIN_MS", "300")
     answer = listed(repo).rstrip("\n")
