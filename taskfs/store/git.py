@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -51,6 +52,9 @@ _KEEP_GIT_VARS = frozenset(
 Nested = dict[str, "bytes | Nested | None"]
 FILE_MODE = "100644"
 TREE_MODE = "40000"
+# How long a command that writes the index waits for another git process's `index.lock` (an
+# editor's or an IDE's `git status` holds it for a moment) before it fails with git's message.
+INDEX_LOCK_WAIT_SECONDS = 10.0
 
 
 def scrubbed_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -63,6 +67,9 @@ def scrubbed_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
         env = {k: v for k, v in env.items() if not k.startswith("GIT_CONFIG_KEY_")}
     env["LC_ALL"] = "C"
     env["GIT_TERMINAL_PROMPT"] = "0"
+    # Reading commands (`status`) must not take the index lock to refresh it: that would make
+    # a user's `git commit`, or another taskfs writer's `git add`, fail for a moment.
+    env["GIT_OPTIONAL_LOCKS"] = "0"
     if extra:
         env.update(extra)
     return env
@@ -146,6 +153,23 @@ class Git:
             )
         except OSError as exc:
             raise fail("git_failed", command=args[0], reason=str(exc)) from None
+
+    def run_index(
+        self, *args: str, env: Mapping[str, str] | None = None
+    ) -> subprocess.CompletedProcess[bytes]:
+        """A git command that writes the index, run again while another git process holds
+        the index lock (git fails at once then, having changed nothing), for up to
+        `INDEX_LOCK_WAIT_SECONDS`."""
+        deadline = time.monotonic() + INDEX_LOCK_WAIT_SECONDS
+        delay = 0.01
+        while True:
+            proc = self.run_raw(*args, env=env)
+            if proc.returncode == 0 or b"index.lock" not in proc.stderr:
+                return proc
+            if time.monotonic() + delay > deadline:
+                return proc
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
 
     # -- reading -----------------------------------------------------------------------
 
@@ -465,9 +489,15 @@ class Git:
         contents: dict[str, bytes | None] = {p: (self.root / p).read_bytes() for p in paths}
         contents.update(dict.fromkeys(removed))
         if paths:
-            self.run("add", "--force", "--", *paths, env={"GIT_LITERAL_PATHSPECS": "1"})
+            args = ("add", "--force", "--", *paths)
+            proc = self.run_index(*args, env={"GIT_LITERAL_PATHSPECS": "1"})
+            if proc.returncode != 0:
+                raise git_error(args, proc)
         if removed:
-            self.run("update-index", "--force-remove", "--", *removed)
+            args = ("update-index", "--force-remove", "--", *removed)
+            proc = self.run_index(*args)
+            if proc.returncode != 0:
+                raise git_error(args, proc)
         parent = self.head_guess()
         while True:
             with self.reader() as reader:
@@ -738,8 +768,8 @@ class Git:
         """Move the index and working tree from commit `old` to commit `new`, carrying the
         user's uncommitted changes as `git checkout` does. Returns the paths whose uncommitted
         changes (or untracked files) would be overwritten; nothing is changed then."""
-        self.run_raw("update-index", "-q", "--refresh")
-        proc = self.run_raw("read-tree", "-m", "-u", old or self.empty_tree, new)
+        self.run_index("update-index", "-q", "--refresh")
+        proc = self.run_index("read-tree", "-m", "-u", old or self.empty_tree, new)
         if proc.returncode == 0:
             return []
         blocked = re.findall(r"'([^']+)'", proc.stderr.decode("utf-8", "surrogateescape"))

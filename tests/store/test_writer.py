@@ -4,14 +4,16 @@ files it would have made, then letting the next writer in)."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
 
 from taskfs.errors import TaskfsError
+from taskfs.store import git as git_module
 from taskfs.store.repository import Repository
 from taskfs.store.writer import write_journal
-from tests.helpers import git
+from tests.helpers import git, submit, taskfs
 
 
 def test_a_commit_records_the_removal_of_a_tracked_file(repo: Path) -> None:
@@ -140,3 +142,38 @@ def test_ledger_trees_are_exactly_what_git_itself_would_write(repo: Path) -> Non
         assert git(repo, "write-tree") == git(repo, "rev-parse", "HEAD^{tree}")
     git(repo, "fsck", "--strict", "--no-dangling")
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_a_writer_waits_out_another_git_process_holding_the_index(repo: Path) -> None:
+    # An editor's or an IDE's `git status` holds .git/index.lock for a moment; a claim made
+    # in that moment waits for it instead of failing.
+    task = submit(repo)
+    lock = repo / ".git" / "index.lock"
+    lock.write_bytes(b"")
+    releaser = threading.Timer(0.4, lock.unlink)
+    releaser.start()
+    try:
+        result = taskfs("claim", task, "--agent", "builder", "--json")
+    finally:
+        releaser.join()
+    assert result.code == 0, result.stdout
+    assert taskfs("show", task, "--json").json["state"] == "working"
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_a_lock_left_by_a_crashed_git_is_named_and_nothing_is_half_written(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    task = submit(repo)
+    head = git(repo, "rev-parse", "HEAD")
+    monkeypatch.setattr(git_module, "INDEX_LOCK_WAIT_SECONDS", 0.3)
+    (repo / ".git" / "index.lock").write_bytes(b"")
+    result = taskfs("claim", task, "--agent", "builder", "--json")
+    assert result.code == 1
+    assert result.codes == ["git_failed"]
+    assert "index.lock" in result.json["errors"][0]["message"]
+    (repo / ".git" / "index.lock").unlink()
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert git(repo, "status", "--porcelain") == ""
+    assert taskfs("show", task, "--json").json["state"] == "submitted"
+    assert taskfs("claim", task, "--agent", "builder").code == 0
