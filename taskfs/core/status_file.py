@@ -51,7 +51,8 @@ _WORDS = {
     for word in (base, base.capitalize(), base.upper())
 }
 _NOT_A_NUMBER = re.compile(r"[g-su-wyG-SU-WY]")
-_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z")  # names.format_time
+# What `names.format_time` writes; [0-9], not \d, which matches any script's digits.
+_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z")
 
 
 def status_text(document: Mapping[str, Any]) -> str | None:

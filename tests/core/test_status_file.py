@@ -138,3 +138,9 @@ def test_any_document_is_written_as_the_yaml_library_would_or_left_to_it(
 def test_a_claim_is_written_without_the_yaml_library() -> None:
     document = status_document(**CASES[1])
     assert status_text(document) == yamlio.dump(document)
+
+
+def test_a_time_in_other_scripts_digits_is_left_to_the_yaml_library() -> None:
+    # Found by the property test above: `\d` matches any script's digits, YAML's [0-9] only.
+    document = {"at": "0000-00-00T00:00:0\u0660.000000Z"}
+    assert status_text(document) is None
