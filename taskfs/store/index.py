@@ -48,8 +48,6 @@ if TYPE_CHECKING:
     from taskfs.store.repository import Repository
 
 FORMAT = 5
-ENVELOPE = prepared.ENVELOPE
-STATUS = prepared.STATUS
 
 
 class Summary(NamedTuple):
@@ -222,7 +220,8 @@ def remember(repo: Repository, after: Summary) -> None:
         last, folder, tasks = _last[path]
         rows, tasks = dict(last), dict(tasks)
     else:
-        folder = (prepared.file_key(str(repo.tasks_dir)), time.time_ns())
+        stamp = time.time_ns()  # before the `stat`, as ages are measured (prepared.py)
+        folder = (prepared.file_key(str(repo.tasks_dir)), stamp)
         rows, tasks = _read(path, repo.tasks_rel), {}
     row = rows.get(after.id)
     if row is None or row.summary is None:
