@@ -773,7 +773,7 @@ class Git:
         if proc.returncode == 0:
             return []
         blocked = re.findall(r"'([^']+)'", proc.stderr.decode("utf-8", "surrogateescape"))
-        if not blocked:
+        if not blocked or b"index.lock" in proc.stderr:  # the lock's path is no user file
             raise git_error(("read-tree",), proc)
         return sorted(set(blocked))
 
