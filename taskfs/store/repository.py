@@ -22,7 +22,7 @@ from taskfs.core import ids
 from taskfs.core.paths import relative_folder
 from taskfs.errors import TaskfsError, fail, problem
 from taskfs.store.gitdir import find_git_dir, find_worktree
-from taskfs.store.prepared import NO_FILE, FileKey, file_key, newest, racy_margin
+from taskfs.store.prepared import NO_FILE, FileKey, file_key, newest, racy_margin, task_ids
 
 if TYPE_CHECKING:
     from taskfs.core.config import Config
@@ -99,11 +99,7 @@ class Repository:
 
     def task_ids(self) -> list[str]:
         """Every folder under the tasks folder whose name is a task id, sorted."""
-        try:
-            entries = list(os.scandir(self.tasks_dir))
-        except FileNotFoundError:
-            return []
-        return sorted(e.name for e in entries if e.is_dir() and ids.is_task_id(e.name))
+        return task_ids(str(self.tasks_dir))
 
     def has_task(self, task_id: str) -> bool:
         return ids.is_task_id(task_id) and (self.task_dir(task_id) / ENVELOPE).is_file()
