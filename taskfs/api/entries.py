@@ -83,27 +83,25 @@ class MessageRow:
 
 def task_evidence(repo: Repository, task_id: str) -> list[EvidenceRow]:
     """The task's evidence files, oldest first."""
-    rows = []
-    for name in repo.list_dir(task_id, EVIDENCE):
-        rel = repo.task_rel(task_id, EVIDENCE, name)
-        rows.append(evidence_row(task_id, rel, _read(repo, rel)))
-    return rows
+    return [evidence_row(task_id, rel, data) for rel, data in _files(repo, task_id, EVIDENCE)]
 
 
 def task_messages(repo: Repository, task_id: str) -> list[MessageRow]:
     """The task's message files, oldest first."""
-    rows = []
-    for name in repo.list_dir(task_id, MESSAGES):
-        rel = repo.task_rel(task_id, MESSAGES, name)
-        rows.append(message_row(task_id, rel, _read(repo, rel)))
-    return rows
+    return [message_row(task_id, rel, data) for rel, data in _files(repo, task_id, MESSAGES)]
 
 
-def _read(repo: Repository, rel: str) -> bytes | None:
-    try:
-        return (repo.root / rel).read_bytes()
-    except OSError:
-        return None
+def _files(repo: Repository, task_id: str, kind: str) -> list[tuple[str, bytes | None]]:
+    """The YAML files of one of a task's folders, oldest first, with their bytes (None when
+    a file cannot be read)."""
+    out: list[tuple[str, bytes | None]] = []
+    for name in repo.list_dir(task_id, kind):
+        rel = repo.task_rel(task_id, kind, name)
+        try:
+            out.append((rel, repo.read_bytes(rel)))
+        except OSError:
+            out.append((rel, None))
+    return out
 
 
 def parse(data: bytes | None) -> tuple[Mapping[str, Any] | None, str]:
