@@ -6,6 +6,7 @@ no YAML. What they answer is what the full reader would (store/index.py says why
 
 from __future__ import annotations
 
+from taskfs.core.shown import listed
 from taskfs.store.index import Summary, summaries
 from taskfs.store.repository import Repository
 
@@ -21,9 +22,14 @@ def ls(
         t
         for t in summaries(repo).values()
         if t.length  # an envelope that no intake has taken yet is not a task
-        and (state is None or t.state == state)
-        and (to is None or t.envelope.recipient == to)
-        and (context is None or t.envelope.context_id == context)
+        and listed(
+            t.state,
+            t.envelope.recipient,
+            t.envelope.context_id,
+            wanted_state=state,
+            wanted_to=to,
+            wanted_context=context,
+        )
     ]
 
 

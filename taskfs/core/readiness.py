@@ -13,6 +13,7 @@ from typing import Protocol, TypeVar
 from taskfs.core.facts import EnvelopeFacts, TaskFacts
 from taskfs.core.graph import depends_on
 from taskfs.core.lifecycle import TERMINAL
+from taskfs.core.shown import offered_to
 
 
 class Ranked(TaskFacts, Protocol):
@@ -104,7 +105,7 @@ def claimable(tasks: Mapping[str, R], agent: str | None = None) -> list[R]:
         if task.state == "submitted"
         and task.length
         and not task.problems
-        and (agent is None or task.envelope.recipient in (None, agent))
+        and offered_to(task.envelope.recipient, agent)
         and not unfinished_dependencies(task, tasks)
         and not rivals(task, tasks, graph, parents)
     ]

@@ -6,10 +6,11 @@ it (`<git dir>/taskfs/cache/prepared-v1`), with the identities of everything the
 from: the settings file, the tasks folder, and each task's `envelope.yaml` and `status/` (the
 cache's own keys, `Folder.key`). `answer` finds the checkout, reads that one file and checks the
 identities: two `stat` calls per task through an open handle on the tasks folder, nothing
-parsed, nothing imported but this module. When every identity holds it prints the stored
-document (filtered by `--state`, `--to`, `--context` or the agent); when anything differs or
-cannot be read it answers None, and the caller asks the cache, which catches up and writes
-this file again. Deleting it changes no answer.
+parsed, nothing imported but this module and the filters it shares with the full listings
+(`taskfs.core.shown`). When every identity holds it prints the stored document (filtered by
+`--state`, `--to`, `--context` or the agent); when anything differs or cannot be read it
+answers None, and the caller asks the cache, which catches up and writes this file again.
+Deleting it changes no answer.
 
 Racily clean files: a file changed in the same clock tick as the `stat` that keyed it can keep
 its key (git's "racily clean" problem, see `taskfs.store.index`). Each key is stored with how
@@ -244,7 +245,7 @@ def _unlink(path: str) -> None:
         return
 
 
-# -- reading (the hot path: this module and `os`, `marshal`, `time` only) ----------------------
+# -- reading (the hot path: `os`, `marshal`, `time` and `taskfs.core.shown` only) ---------------
 
 
 def answer(command: str, options: dict[str, str], agent: str | None) -> str | None:
@@ -315,20 +316,26 @@ def _settled(root: str, data: Any) -> dict[str, int] | None:
 
 def _document(data: Any, command: str, options: dict[str, str], agent: str | None) -> str:
     head, ls_all, ls_rows, ready_all, ready_rows = data[8:]
+    from taskfs.core.shown import listed, offered_to
+
     if command == "ready":
         if agent is None:
             return f"{head}{ready_all}]}}"
-        rows = [text for to, text in ready_rows if to is None or to == agent]
+        rows = [text for to, text in ready_rows if offered_to(to, agent)]
     elif not options:
         return f"{head}{ls_all}]}}"
     else:
-        state, to, context = (options.get(o) for o in ("--state", "--to", "--context"))
         rows = [
             text
             for task_state, task_to, task_context, text in ls_rows
-            if (state is None or task_state == state)
-            and (to is None or task_to == to)
-            and (context is None or task_context == context)
+            if listed(
+                task_state,
+                task_to,
+                task_context,
+                wanted_state=options.get("--state"),
+                wanted_to=options.get("--to"),
+                wanted_context=options.get("--context"),
+            )
         ]
     return f"{head}{', '.join(rows)}]}}"
 
