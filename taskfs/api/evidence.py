@@ -16,7 +16,7 @@ import tempfile
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from taskfs.api.submit import record_bytes
 from taskfs.core import ids, signing, yamlio
@@ -31,13 +31,18 @@ from taskfs.core.records import (
 )
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.runner.process import RunResult, StreamCapture, run_command
+from taskfs.runner.sandbox import Sandbox
 from taskfs.store import keys
 from taskfs.store.fingerprint import owned_files
 from taskfs.store.git import Git
 from taskfs.store.ledger import Task, load_evidence, load_task
 from taskfs.store.repository import EVIDENCE, Repository
 
+if TYPE_CHECKING:
+    from taskfs.api.sandboxing import Placement
+
 RUNNER_ENV = "TASKFS_RUNNER"
+MAX_TIMEOUT_SECONDS = 24 * 60 * 60
 LEDGER_FOLDERS_EXTRA = (".taskfs",)
 # Evidence files must stay below the 1 MiB limit of a ledger file; past this size the captured
 # output is left out (its size and digest stay) before the file is signed and written.
@@ -59,6 +64,8 @@ class Checked:
     evidence: str
     record: CheckEvidence
     commit: str
+    # Set when the check ran without the sandbox it would have had (`auto` fell back): why.
+    sandbox_fallback: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -154,11 +161,20 @@ def check(
     fresh: bool = False,
     agent: str | None = None,
     progress: Progress | None = None,
+    sandbox: str | None = None,
+    network: bool | None = None,
 ) -> Checked:
     """Run the task's acceptance check (in a fresh worktree of HEAD with `fresh`), write its
     evidence and commit it. A failing check is an answer, not an error: the task stays as it
-    was either way."""
+    was either way. `sandbox` (auto, on, off) and `network` say where the command runs
+    (`taskfs.api.sandboxing`; None: the operator's or the repository's default)."""
+    from taskfs.api.sandboxing import place
+
+    if timeout is not None and not (0 < timeout <= MAX_TIMEOUT_SECONDS):  # NaN fails too
+        reason = f"{timeout!r} is not more than 0 and at most {MAX_TIMEOUT_SECONDS} seconds"
+        raise fail("invalid_value", field="timeout", reason=reason)
     task = load_task(repo, task_id)
+    placement = place(repo, repo.git, mode=sandbox, network=network, environ=dict(os.environ))
     acceptance = task.envelope.acceptance_check
     limit = float(timeout or acceptance.timeout_seconds or repo.config.check_timeout_seconds)
     trust = trust_root(repo)
@@ -167,10 +183,13 @@ def check(
     if head is None:
         raise fail("git_failed", command="rev-parse", reason="there is no commit to check against")
     if fresh:
-        document = _fresh_run(repo, task, head, limit, progress)
+        document = _fresh_run(repo, task, head, limit, progress, placement=placement)
     else:
-        document = _run(repo, repo.git, task=task, head=head, limit=limit, progress=progress)
+        document = _run(
+            repo, repo.git, task=task, head=head, limit=limit, progress=progress, where=placement
+        )
     document.update(_who(agent, fresh))
+    document["sandbox"] = placement.record()
     # Through the model: it checks the record and puts its keys in reading order.
     document = parse_evidence(_fit(document)).to_document()
     if signer is not None:
@@ -178,17 +197,32 @@ def check(
     record = parse_evidence(document)
     assert isinstance(record, CheckEvidence)
     rel, commit = _write(repo, task_id, document, record, _check_message(task_id, record, agent))
-    return Checked(task_id, rel, record, commit)
+    fallback = placement.reason if placement.fell_back else None
+    return Checked(task_id, rel, record, commit, fallback)
 
 
 def _fresh_run(
-    repo: Repository, task: Task, head: str, limit: float, progress: Progress | None
+    repo: Repository,
+    task: Task,
+    head: str,
+    limit: float,
+    progress: Progress | None,
+    *,
+    placement: Placement,
 ) -> dict[str, Any]:
+    from taskfs.api.sandboxing import place
+
     base = Path(tempfile.mkdtemp(prefix="taskfs-fresh-"))
     checkout = base / "checkout"
     try:
         git = repo.git.add_worktree(checkout, head)
-        return _run(repo, git, task=task, head=head, limit=limit, progress=progress)
+        where = placement
+        if placement.sandbox is not None:
+            # The same sandbox, around the temporary checkout instead of the user's.
+            where = place(
+                repo, git, mode=placement.mode, network=placement.network, environ=dict(os.environ)
+            )
+        return _run(repo, git, task=task, head=head, limit=limit, progress=progress, where=where)
     finally:
         repo.git.remove_worktree(checkout)
         _remove(base)
@@ -206,17 +240,21 @@ def _run(
     head: str,
     limit: float,
     progress: Progress | None,
+    where: Placement,
 ) -> dict[str, Any]:
     acceptance = task.envelope.acceptance_check
     before = fingerprint_now(repo, git, task)
-    result = _execute("check", acceptance.pass_fail_command, git.root, limit, progress)
+    box = where.sandbox
+    result = _execute("check", acceptance.pass_fail_command, git.root, limit, progress, box=box)
     after = fingerprint_now(repo, git, task)
     end_to_end: dict[str, Any] = {"description": acceptance.end_to_end_verification}
     passed = result.passed
     if acceptance.end_to_end_command is not None:
         end_to_end["command"] = acceptance.end_to_end_command
         if passed:
-            e2e = _execute("end-to-end", acceptance.end_to_end_command, git.root, limit, progress)
+            e2e = _execute(
+                "end-to-end", acceptance.end_to_end_command, git.root, limit, progress, box=box
+            )
             end_to_end["run"] = {"verdict": _verdict(e2e.passed), **_run_fields(e2e, limit)}
             passed = e2e.passed
         else:
@@ -238,13 +276,24 @@ def _run(
 
 
 def _execute(
-    what: str, command: str, cwd: Path, limit: float, progress: Progress | None
+    what: str,
+    command: str,
+    cwd: Path,
+    limit: float,
+    progress: Progress | None,
+    *,
+    box: Sandbox | None,
 ) -> RunResult:
     if progress is not None:
         progress.started(what, command, limit)
     on_output = progress.output if progress is not None else None
     return run_command(
-        command, cwd=cwd, timeout=limit, output_cap=EVIDENCE_OUTPUT_CAP, on_output=on_output
+        command,
+        cwd=cwd,
+        timeout=limit,
+        output_cap=EVIDENCE_OUTPUT_CAP,
+        on_output=on_output,
+        sandbox=box,
     )
 
 

@@ -1,0 +1,192 @@
+"""Keeping an acceptance command in its place when no sandbox holds it.
+
+Three Linux facilities, each a no-op where the platform lacks it:
+
+- taskfs makes itself non-dumpable before it spawns a check, so a command running as the same
+  user cannot read `/proc/<taskfs>/environ` (the caller's secrets, the real HOME) or its memory.
+  Root keeps CAP_SYS_PTRACE, which overrides that, so a check spawned by root also loses its
+  capabilities (through `setpriv`) and stays uid 0 without them.
+- taskfs is a child subreaper while a check runs: a daemon that leaves the check's process
+  group (`setsid`, a double fork) is re-parented to taskfs instead of init, and is found and
+  killed when the check ends.
+- the shell gets SIGKILL when taskfs dies (`setpriv --pdeathsig`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import functools
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+
+_PR_SET_DUMPABLE = 4
+_PR_SET_CHILD_SUBREAPER = 36
+# How long one sweep may go on killing and reaping orphans, and how often it looks again.
+_SWEEP_LIMIT = 2.0
+_SWEEP_POLL = 0.01
+
+_lock = threading.Lock()
+# How many checks of this process need it to be the subreaper now.
+_subreapers = [0]
+# The shells of the checks this process runs now: a sweep never touches another one.
+_live: set[int] = set()
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    except OSError:
+        return None
+
+
+def _prctl(option: int, value: int) -> bool:
+    libc = _libc()
+    if libc is None:
+        return False
+    return int(libc.prctl(option, value, 0, 0, 0)) == 0
+
+
+def make_undumpable() -> bool:
+    """Hide this process's environment and memory from same-user processes; False where the
+    platform cannot. It lasts for the life of the process (exec resets it for children)."""
+    return _prctl(_PR_SET_DUMPABLE, 0)
+
+
+@contextlib.contextmanager
+def subreaper() -> Iterator[bool]:
+    """Be the child subreaper while the block runs (nested and threaded uses share it)."""
+    with _lock:
+        active = _prctl(_PR_SET_CHILD_SUBREAPER, 1) if _subreapers[0] == 0 else True
+        if active:
+            _subreapers[0] += 1
+    try:
+        yield active
+    finally:
+        if active:
+            with _lock:
+                _subreapers[0] -= 1
+                if _subreapers[0] == 0:
+                    # Orphans that arrive later (a detached `git gc`, say) go to init again.
+                    _prctl(_PR_SET_CHILD_SUBREAPER, 0)
+
+
+def register(pid: int) -> None:
+    with _lock:
+        _live.add(pid)
+
+
+def unregister(pid: int) -> None:
+    with _lock:
+        _live.discard(pid)
+
+
+def sweep_orphans(limit: float = _SWEEP_LIMIT) -> bool:
+    """Kill and reap every process re-parented to us while we were a subreaper; True when
+    there was one. Our own children share our session; a check's orphans never do (the check
+    runs in a session of its own), and another check still running is left alone."""
+    if not sys.platform.startswith("linux"):
+        return False
+    me, session = os.getpid(), os.getsid(0)
+    found = False
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        with _lock:
+            live = set(_live)
+        orphans = [
+            (pid, state, group)
+            for pid, state, group, sid in _children(me)
+            if sid != session and pid not in live and group not in live
+        ]
+        if not orphans:
+            return found
+        found = True
+        for pid, state, group in orphans:
+            if state not in (b"Z", b"X"):
+                _kill(pid, group)
+            _reap(pid)
+        time.sleep(_SWEEP_POLL)
+    return found
+
+
+def _kill(pid: int, group: int) -> None:
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
+    if group != os.getpgid(0):
+        with contextlib.suppress(OSError):
+            os.killpg(group, signal.SIGKILL)
+
+
+def _reap(pid: int) -> None:
+    with contextlib.suppress(ChildProcessError, OSError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+def _children(parent: int) -> list[tuple[int, bytes, int, int]]:
+    """(pid, state, process group, session) of each child of `parent`, from /proc."""
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                data = handle.read()
+        except OSError:
+            continue
+        fields = data[data.rfind(b")") + 2 :].split()
+        if len(fields) < 4 or not all(f.lstrip(b"-").isdigit() for f in fields[1:4]):
+            continue
+        if int(fields[1]) == parent:
+            out.append((int(name), fields[0], int(fields[2]), int(fields[3])))
+    return out
+
+
+@functools.cache
+def _setpriv() -> str | None:
+    path = shutil.which("setpriv")
+    if path is None:
+        return None
+    try:
+        usage = subprocess.run(
+            [path, "--help"], capture_output=True, text=True, timeout=10, check=False
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return path if "--pdeathsig" in usage and "--bounding-set" in usage else None
+
+
+def _has_capabilities() -> bool:
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as handle:
+            for line in handle:
+                if line.startswith("CapEff:"):
+                    return int(line.split()[1], 16) != 0
+    except (OSError, ValueError, IndexError):
+        pass
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def unprivileged_prefix() -> list[str]:
+    """The words to put before an unsandboxed command: `setpriv` dropping every capability
+    (when we hold any) and asking for SIGKILL should taskfs die; empty without setpriv."""
+    path = _setpriv()
+    if path is None:
+        return []
+    words = [path, "--pdeathsig", "KILL"]
+    if _has_capabilities():
+        words += ["--inh-caps=-all", "--bounding-set=-all"]
+    return [*words, "--"]
