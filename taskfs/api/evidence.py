@@ -8,15 +8,17 @@ file takes the lock, and one commit holds exactly that file.
 
 from __future__ import annotations
 
-import hashlib
+import io
 import os
 import shutil
 import socket
+import stat
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from taskfs.api.submit import record_bytes
 from taskfs.core import ids, signing, yamlio
@@ -30,7 +32,7 @@ from taskfs.core.records import (
     parse_evidence,
 )
 from taskfs.errors import Problem, TaskfsError, fail, problem
-from taskfs.runner.process import RunResult, StreamCapture, run_command
+from taskfs.runner.process import RunResult, StreamCapture, capture_stream, run_command
 from taskfs.runner.sandbox import Sandbox
 from taskfs.store import keys
 from taskfs.store.fingerprint import owned_files
@@ -402,6 +404,7 @@ def add_judgement(
     note_file: str | None = None,
     data: bytes | None = None,
     agent: str | None = None,
+    stream: BinaryIO | None = None,
 ) -> Recorded:
     """Record a verdict that did not come from running the check here. It is shown beside the
     runs, and never counts as the passing acceptance check."""
@@ -420,10 +423,12 @@ def add_judgement(
     if agent:
         document["by"] = agent
     if note_file is not None:
-        content = data if data is not None else _read_note(note_file)
-        text, info = _capped(content)
-        document["note"] = text
-        document["noteFile"] = {"path": note_file, **info}
+        if data is not None:
+            kept = capture_stream(io.BytesIO(data).read, EVIDENCE_OUTPUT_CAP)
+        else:
+            kept = _read_note(note_file, stream)
+        document["note"] = kept.text
+        document["noteFile"] = {"path": note_file, **_stream(kept)}
     else:
         document["note"] = note or ""
     record = _judgement(document)
@@ -452,33 +457,60 @@ def _judgement(document: dict[str, Any]) -> JudgementEvidence:
     return record
 
 
-def _read_note(label: str) -> bytes:
+def _read_note(label: str, stream: BinaryIO | None) -> StreamCapture:
+    """What is kept of the judgement file `label` (or of `stream`, standing for stdin),
+    read in chunks under the output cap of a check: never held whole in memory."""
+    if stream is not None:
+        try:
+            fd = stream.fileno()
+        except (OSError, ValueError):  # io.UnsupportedOperation: an in-memory stream
+            return capture_stream(stream.read, EVIDENCE_OUTPUT_CAP)
+        return _read_capped(label, fd, stream.read)
     try:
-        with open(label, "rb") as handle:
-            return handle.read()
+        # Non-blocking, so that opening a FIFO with no writer cannot hang; what was opened is
+        # then looked at (fstat), so it cannot be swapped between the look and the read.
+        fd = os.open(label, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        raise fail("file_unreadable", path=label, reason=exc.strerror or str(exc)) from None
+    try:
+        _refuse_unless_plain(label, fd)
+    except TaskfsError:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb", buffering=0) as handle:
+        return _read_capped(label, fd, handle.read)
+
+
+def _read_capped(label: str, fd: int, read: Callable[[int], bytes | None]) -> StreamCapture:
+    _refuse_unless_plain(label, fd)
+    try:
+        return capture_stream(lambda size: read(size) or b"", EVIDENCE_OUTPUT_CAP)
     except OSError as exc:
         raise fail("file_unreadable", path=label, reason=exc.strerror or str(exc)) from None
 
 
-def _capped(content: bytes) -> tuple[str, dict[str, Any]]:
-    """The text kept of `content` (head and tail past the cap), and what it was in full."""
-    half = EVIDENCE_OUTPUT_CAP // 2
-    truncated = len(content) > EVIDENCE_OUTPUT_CAP
-    if truncated:
-        omitted = len(content) - 2 * half
-        text = (
-            content[:half].decode("utf-8", "replace")
-            + f"\n[... {omitted} bytes omitted ...]\n"
-            + content[-half:].decode("utf-8", "replace")
-        )
-    else:
-        text = content.decode("utf-8", "replace")
-    info = {
-        "totalBytes": len(content),
-        "digest": {"sha256": hashlib.sha256(content).hexdigest()},
-        "truncated": truncated,
-    }
-    return text, info
+def _refuse_unless_plain(label: str, fd: int) -> None:
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError as exc:
+        raise fail("file_unreadable", path=label, reason=exc.strerror or str(exc)) from None
+    # stdin may be a pipe; a named file must be a regular one (a FIFO, /dev/zero or a
+    # directory would hang, never end, or make no sense).
+    allowed = stat.S_ISREG(mode) or (label == "-" and (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)))
+    if not allowed:
+        reason = f"not a regular file ({_file_kind(mode)}); give a file or pipe the text to -"
+        raise fail("file_unreadable", path=label, reason=reason)
+
+
+def _file_kind(mode: int) -> str:
+    kinds = (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    return next((name for test, name in kinds if test(mode)), "not a plain file")
 
 
 # -- a recipient reports its result ------------------------------------------------------------

@@ -286,7 +286,6 @@ def evidence_add(
         raise click.UsageError("give the judgement with --note or with --file, not both")
 
     def call() -> Any:
-        data = sys.stdin.buffer.read() if note_file == "-" else None
         return evidence.add_judgement(
             open_repo(),
             task_id,
@@ -294,8 +293,8 @@ def evidence_add(
             source=source,
             note=note,
             note_file=note_file,
-            data=data,
             agent=acting_agent(agent, required=False),
+            stream=sys.stdin.buffer if note_file == "-" else None,
         )
 
     def show(result: Any) -> tuple[dict[str, Any], str]:

@@ -407,6 +407,15 @@ class _Sink:
         return StreamCapture(text, self._total, self._digest.hexdigest(), truncated)
 
 
+def capture_stream(read: Callable[[int], bytes], cap: int) -> StreamCapture:
+    """Read `read(size)` to its end, keeping what a check's output keeps of it: the head and
+    the tail within `cap` bytes, while the whole stream is counted and hashed."""
+    sink = _Sink(cap)
+    while chunk := read(_READ_SIZE):
+        sink.feed(chunk)
+    return sink.capture()
+
+
 def _join_truncated(head: bytes, tail: bytes, total: int) -> str:
     # Cut at character boundaries so the marker does not sit between halves of one character.
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
