@@ -91,11 +91,20 @@ def unregister(pid: int) -> None:
         _live.discard(pid)
 
 
-def sweep_orphans(limit: float = _SWEEP_LIMIT) -> bool:
-    """Kill and reap every process re-parented to us while we were a subreaper; True when
-    there was one. Our own children share our session; a check's orphans never do (the check
-    runs in a session of its own), and another check still running is left alone."""
-    if not sys.platform.startswith("linux"):
+def started(pid: int) -> int | None:
+    """When `pid` started, in clock ticks since boot (from /proc); None if unknown."""
+    stat = _stat(str(pid))
+    return stat[4] if stat is not None else None
+
+
+def sweep_orphans(since: int | None, limit: float = _SWEEP_LIMIT) -> bool:
+    """Kill and reap the processes a check left re-parented to us; True when there was one.
+
+    An orphan of the check is our child, started no earlier than the check (`since`, from
+    `started`), in another session than ours (the check runs in a session of its own, so our
+    own helpers, such as git, never match); the shells of other checks still running, and
+    their groups, are left alone."""
+    if since is None or not sys.platform.startswith("linux"):
         return False
     me, session = os.getpid(), os.getsid(0)
     found = False
@@ -105,8 +114,8 @@ def sweep_orphans(limit: float = _SWEEP_LIMIT) -> bool:
             live = set(_live)
         orphans = [
             (pid, state, group)
-            for pid, state, group, sid in _children(me)
-            if sid != session and pid not in live and group not in live
+            for pid, state, group, sid, start in _children(me)
+            if sid != session and start >= since and pid not in live and group not in live
         ]
         if not orphans:
             return found
@@ -132,27 +141,35 @@ def _reap(pid: int) -> None:
         os.waitpid(pid, os.WNOHANG)
 
 
-def _children(parent: int) -> list[tuple[int, bytes, int, int]]:
-    """(pid, state, process group, session) of each child of `parent`, from /proc."""
+def _children(parent: int) -> list[tuple[int, bytes, int, int, int]]:
+    """(pid, state, process group, session, start time) of each child of `parent`."""
     try:
         names = os.listdir("/proc")
     except OSError:
         return []
     out = []
     for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as handle:
-                data = handle.read()
-        except OSError:
-            continue
-        fields = data[data.rfind(b")") + 2 :].split()
-        if len(fields) < 4 or not all(f.lstrip(b"-").isdigit() for f in fields[1:4]):
-            continue
-        if int(fields[1]) == parent:
-            out.append((int(name), fields[0], int(fields[2]), int(fields[3])))
+        if name.isdigit():
+            stat = _stat(name)
+            if stat is not None and stat[1] == parent:
+                out.append((int(name), stat[0], stat[2], stat[3], stat[4]))
     return out
+
+
+def _stat(pid: str) -> tuple[bytes, int, int, int, int] | None:
+    """(state, parent, process group, session, start time) from /proc/<pid>/stat."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    # The command name is in parentheses and may itself contain ") ".
+    fields = data[data.rfind(b")") + 2 :].split()
+    numbers = (fields[1], fields[2], fields[3], fields[19]) if len(fields) > 19 else ()
+    if not numbers or not all(f.lstrip(b"-").isdigit() for f in numbers):
+        return None
+    parent, group, session, start = (int(f) for f in numbers)
+    return fields[0], parent, group, session, start
 
 
 @functools.cache

@@ -243,6 +243,7 @@ def _supervise_safely(
 ) -> tuple[bool, bool]:
     pump = _Pump(proc, sinks, on_output)
     contain.register(proc.pid)
+    since = contain.started(proc.pid)
     finished = False
     try:
         timed_out, leftover_killed = _supervise(proc, pump, time.monotonic() + timeout, grace)
@@ -254,7 +255,7 @@ def _supervise_safely(
         proc.wait()
         contain.unregister(proc.pid)
         # Daemons that left the group (setsid, double fork) were re-parented to us.
-        orphans_killed = contain.sweep_orphans()
+        orphans_killed = contain.sweep_orphans(since)
         pump.drain(_DRAIN_TIMEOUT)
         pump.close()
     return timed_out, leftover_killed or orphans_killed
