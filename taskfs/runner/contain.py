@@ -97,13 +97,22 @@ def started(pid: int) -> int | None:
     return stat[4] if stat is not None else None
 
 
-def sweep_orphans(since: int | None, limit: float = _SWEEP_LIMIT) -> bool:
-    """Kill and reap the processes a check left re-parented to us; True when there was one.
+def children() -> frozenset[tuple[int, int]]:
+    """(pid, start time) of each child this process has now: taken before a check starts, so
+    that a sweep after it never mistakes one of them for the check's orphan."""
+    return frozenset((pid, start) for pid, _state, _group, _sid, start in _children(os.getpid()))
+
+
+def sweep_orphans(
+    since: int | None, known: frozenset[tuple[int, int]] = frozenset(), limit: float = _SWEEP_LIMIT
+) -> bool:
+    """Kill and reap the processes a check left re-parented to us; True when one was running.
 
     An orphan of the check is our child, started no earlier than the check (`since`, from
-    `started`), in another session than ours (the check runs in a session of its own, so our
-    own helpers, such as git, never match); the shells of other checks still running, and
-    their groups, are left alone."""
+    `started`), that was not our child before it (`known`, from `children`), in another
+    session than ours (the check runs in a session of its own, so our own helpers, such as
+    git, never match); the shells of other checks still running, and their groups, are left
+    alone."""
     if since is None or not sys.platform.startswith("linux"):
         return False
     me, session = os.getpid(), os.getsid(0)
@@ -115,13 +124,18 @@ def sweep_orphans(since: int | None, limit: float = _SWEEP_LIMIT) -> bool:
         orphans = [
             (pid, state, group)
             for pid, state, group, sid, start in _children(me)
-            if sid != session and start >= since and pid not in live and group not in live
+            if sid != session
+            and start >= since
+            and (pid, start) not in known
+            and pid not in live
+            and group not in live
         ]
         if not orphans:
             return found
-        found = True
         for pid, state, group in orphans:
+            # One that already exited (a sandbox's init, say) is only reaped.
             if state not in (b"Z", b"X"):
+                found = True
                 _kill(pid, group)
             _reap(pid)
         time.sleep(_SWEEP_POLL)

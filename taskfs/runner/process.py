@@ -61,6 +61,7 @@ _DRAIN_TIMEOUT = 0.5
 # While a group is being killed: how often to look, and how long SIGKILL may take to land.
 _KILL_POLL = 0.01
 _KILL_CONFIRM = 0.25
+_SETTLE = 0.1
 
 OutputCallback = Callable[[str, bytes], None]
 
@@ -190,6 +191,7 @@ def _run(job: _Job) -> RunResult:
 def _spawn_and_supervise(
     job: _Job, started_at: datetime, start: float, sinks: dict[str, _Sink]
 ) -> RunResult:
+    known = contain.children()
     try:
         proc = subprocess.Popen(
             job.argv(),
@@ -217,7 +219,7 @@ def _spawn_and_supervise(
             spawn_error=f"could not start {SHELL} in {os.fspath(job.cwd)!r}: {exc}",
         )
     timed_out, leftover_killed = _supervise_safely(
-        proc, sinks, job.on_output, job.timeout, job.grace
+        proc, sinks, job.on_output, job.timeout, job.grace, known=known
     )
     exit_code, signum = _exit_status(proc.returncode)
     return RunResult(
@@ -240,6 +242,8 @@ def _supervise_safely(
     on_output: OutputCallback | None,
     timeout: float,
     grace: float,
+    *,
+    known: frozenset[tuple[int, int]],
 ) -> tuple[bool, bool]:
     pump = _Pump(proc, sinks, on_output)
     contain.register(proc.pid)
@@ -255,7 +259,7 @@ def _supervise_safely(
         proc.wait()
         contain.unregister(proc.pid)
         # Daemons that left the group (setsid, double fork) were re-parented to us.
-        orphans_killed = contain.sweep_orphans(since)
+        orphans_killed = contain.sweep_orphans(since, known)
         pump.drain(_DRAIN_TIMEOUT)
         pump.close()
     return timed_out, leftover_killed or orphans_killed
@@ -270,6 +274,9 @@ def _supervise(
     if not _wait_main(proc, pump, deadline):
         _kill_group(pgid, proc, pump, grace)
         return True, False
+    # A member already on its way out (a sandbox's init, reaped after the sandbox) is no
+    # leftover: give the group a moment to empty by itself.
+    _await_group_exit(pgid, proc, pump, _SETTLE)
     if not _group_alive(pgid):
         return False, False
     _kill_group(pgid, proc, pump, grace)

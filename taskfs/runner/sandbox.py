@@ -81,21 +81,35 @@ def choose(
 @functools.cache
 def probe(bwrap: str) -> str | None:
     """None when `bwrap` can make the namespaces a check needs here; else why not."""
+    from taskfs.runner import contain
+
     argv = [bwrap, *_base(network=False), "--", "/bin/true"]
-    try:
-        done = subprocess.run(
-            argv,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=_PROBE_TIMEOUT,
-            check=False,
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        return f"{bwrap} could not be run: {exc}"
-    if done.returncode != 0:
-        said = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        return f"{bwrap} does not work here: {said[-1] if said else f'exit {done.returncode}'}"
+    # bwrap's outer process may exit before the namespace's init is reaped: as its subreaper
+    # we reap that init ourselves instead of leaving it to whoever is pid 1.
+    with contain.subreaper():
+        known = contain.children()
+        try:
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+            )
+        except (OSError, ValueError) as exc:
+            return f"{bwrap} could not be run: {exc}"
+        since = contain.started(proc.pid)
+        try:
+            _out, err = proc.communicate(timeout=_PROBE_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _out, err = proc.communicate()
+        finally:
+            contain.sweep_orphans(since, known)
+    if proc.returncode != 0:
+        said = err.decode("utf-8", "replace").strip().splitlines()
+        return f"{bwrap} does not work here: {said[-1] if said else f'exit {proc.returncode}'}"
     return None
 
 

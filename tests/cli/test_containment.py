@@ -136,7 +136,9 @@ def test_daemons_do_not_outlive_the_check(repo: Path, mode: str) -> None:
         assert result.code == 0, result.stderr
         # Killed by the time the command returns: nothing is left to wait for.
         assert marked(marker) == []
-        assert evidence_of(repo, result)["limits"]["leftoverKilled"] is True
+        if mode == "off":
+            # In the sandbox the kernel ends them with its namespace, unseen by taskfs.
+            assert evidence_of(repo, result)["limits"]["leftoverKilled"] is True
 
 
 @linux_only
