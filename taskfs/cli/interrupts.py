@@ -32,8 +32,18 @@ class Interrupted(KeyboardInterrupt):
         return 128 + self.signum
 
 
-def _raise(signum: int, _frame: FrameType | None) -> None:
-    raise Interrupted(signum)
+class _Once:
+    """Raises on the first signal only: a second one must not cut short the cleanup the first
+    started (killing the command's processes, reaping its daemons)."""
+
+    def __init__(self) -> None:
+        self.raised = False
+
+    def __call__(self, signum: int, _frame: FrameType | None) -> None:
+        if self.raised:
+            return
+        self.raised = True
+        raise Interrupted(signum)
 
 
 @contextlib.contextmanager
@@ -43,9 +53,10 @@ def like_sigint() -> Iterator[None]:
         yield
         return
     previous = {}
+    once = _Once()
     try:
         for signum in _SIGNALS:
-            previous[signum] = signal.signal(signum, _raise)
+            previous[signum] = signal.signal(signum, once)
         yield
     finally:
         for signum, handler in previous.items():
