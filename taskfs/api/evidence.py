@@ -465,7 +465,8 @@ def _read_note(label: str, stream: BinaryIO | None) -> StreamCapture:
             fd = stream.fileno()
         except (OSError, ValueError):  # io.UnsupportedOperation: an in-memory stream
             return capture_stream(stream.read, EVIDENCE_OUTPUT_CAP)
-        return _read_capped(label, fd, stream.read)
+        # Raw reads: a terminal gives one empty read at Ctrl-D, which a buffered read passes over.
+        return _read_capped(label, fd, lambda size: os.read(fd, size))
     try:
         # Non-blocking, so that opening a FIFO with no writer cannot hang; what was opened is
         # then looked at (fstat), so it cannot be swapped between the look and the read.
@@ -494,9 +495,10 @@ def _refuse_unless_plain(label: str, fd: int) -> None:
         mode = os.fstat(fd).st_mode
     except OSError as exc:
         raise fail("file_unreadable", path=label, reason=exc.strerror or str(exc)) from None
-    # stdin may be a pipe; a named file must be a regular one (a FIFO, /dev/zero or a
-    # directory would hang, never end, or make no sense).
-    allowed = stat.S_ISREG(mode) or (label == "-" and (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)))
+    # A named file must be a regular one (a FIFO, /dev/zero or a directory would hang, never
+    # end, or make no sense); stdin may also be a pipe, or a terminal someone types into.
+    piped = stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
+    allowed = stat.S_ISREG(mode) or (label == "-" and piped)
     if not allowed:
         reason = f"not a regular file ({_file_kind(mode)}); give a file or pipe the text to -"
         raise fail("file_unreadable", path=label, reason=reason)

@@ -106,3 +106,20 @@ def test_a_piped_judgement_is_streamed_and_capped(repo: Path) -> None:
     assert git(repo, "status", "--porcelain") == ""
     rows = taskfs("show", task, "--json").json["evidence"]
     assert len(rows) == 1
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a pseudo-terminal as stdin")
+def test_a_judgement_typed_at_a_terminal_is_taken(repo: Path) -> None:
+    import pty
+
+    task = make_task(repo, "true")
+    master, slave = pty.openpty()
+    try:
+        os.write(master, b"typed by a person\n\x04")  # Ctrl-D ends it, as at a prompt
+        done = add_process(repo, task, "-", stdin=slave)
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert done.returncode == 0, done.stdout + done.stderr
+    evidence = done.stdout.split('"evidence": "')[1].split('"')[0]
+    assert yamlio.load((repo / evidence).read_bytes())["note"] == "typed by a person\n"
