@@ -383,3 +383,20 @@ def test_the_library_refuses_a_nan_time_limit_by_name(repo: Path) -> None:
     with pytest.raises(TaskfsError) as refused:
         evidence.check(Repository.open(repo), task, timeout=float("nan"))
     assert refused.value.codes == ["invalid_value"]
+
+
+@needs_bwrap
+def test_a_fresh_check_in_the_sandbox_reads_git_but_cannot_plant_in_it(repo: Path) -> None:
+    command = (
+        'common="$(git rev-parse --path-format=absolute --git-common-dir)"; '
+        "git log --oneline -1 >/dev/null && "
+        'echo planted > "$common/hooks/post-commit"; git status --short >/dev/null; true'
+    )
+    task = make_task(repo, command)
+    result = check(task, "--sandbox", "on", "--fresh")
+    assert result.code == 0, result.stderr
+    doc = evidence_of(repo, result)
+    assert doc["fresh"] is True
+    assert doc["sandbox"]["kind"] == "bubblewrap"
+    assert "Read-only file system" in doc["stderr"]
+    assert not (repo / ".git" / "hooks" / "post-commit").exists()
