@@ -4,8 +4,10 @@ Three Linux facilities, each a no-op where the platform lacks it:
 
 - taskfs makes itself non-dumpable before it spawns a check, so a command running as the same
   user cannot read `/proc/<taskfs>/environ` (the caller's secrets, the real HOME) or its memory.
-  Root keeps CAP_SYS_PTRACE, which overrides that, so a check spawned by root also loses its
-  capabilities (through `setpriv`) and stays uid 0 without them.
+  Root's command would read it anyway (CAP_SYS_PTRACE), so when taskfs holds capabilities the
+  command runs without them (`setpriv`, uid unchanged): the kernel then also refuses it access
+  to a process holding capabilities it lacks. (Checked by hand: as nobody, environ is readable
+  dumpable and refused non-dumpable; as root, refused once the command has no capabilities.)
 - taskfs is a child subreaper while a check runs: a daemon that leaves the check's process
   group (`setsid`, a double fork) is re-parented to taskfs instead of init, and is found and
   killed when the check ends.
