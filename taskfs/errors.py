@@ -163,6 +163,8 @@ MESSAGES: dict[str, str] = {
     "usage": "{reason}",
     "internal_error": "taskfs hit an unexpected error ({reason}); set TASKFS_DEBUG=1 to see the "
     "traceback and please report it",
+    "sandbox_unavailable": "the check cannot run in a sandbox here: {reason}; install bubblewrap "
+    "(Debian: apt-get install bubblewrap) or choose --sandbox auto or off",
 }
 
 

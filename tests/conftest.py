@@ -28,6 +28,10 @@ def _isolated_environment(
     for key in list(os.environ):
         if key.startswith("TASKFS_") or key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
             monkeypatch.delenv(key, raising=False)
+    # Checks run unconfined unless a test asks for the sandbox: many tests watch a check's
+    # processes and files from outside, which the sandbox rightly hides (tests/runner/
+    # test_containment.py runs it both ways).
+    monkeypatch.setenv("TASKFS_SANDBOX", "off")
 
 
 @pytest.fixture

@@ -8,15 +8,17 @@ file takes the lock, and one commit holds exactly that file.
 
 from __future__ import annotations
 
-import hashlib
+import io
 import os
 import shutil
 import socket
+import stat
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from taskfs.api.submit import record_bytes
 from taskfs.core import ids, signing, yamlio
@@ -30,14 +32,19 @@ from taskfs.core.records import (
     parse_evidence,
 )
 from taskfs.errors import Problem, TaskfsError, fail, problem
-from taskfs.runner.process import RunResult, StreamCapture, run_command
+from taskfs.runner.process import RunResult, StreamCapture, capture_stream, run_command
+from taskfs.runner.sandbox import Sandbox
 from taskfs.store import keys
 from taskfs.store.fingerprint import owned_files
 from taskfs.store.git import Git
 from taskfs.store.ledger import Task, load_evidence, load_task
 from taskfs.store.repository import EVIDENCE, Repository
 
+if TYPE_CHECKING:
+    from taskfs.api.sandboxing import Placement
+
 RUNNER_ENV = "TASKFS_RUNNER"
+MAX_TIMEOUT_SECONDS = 24 * 60 * 60
 LEDGER_FOLDERS_EXTRA = (".taskfs",)
 # Evidence files must stay below the 1 MiB limit of a ledger file; past this size the captured
 # output is left out (its size and digest stay) before the file is signed and written.
@@ -59,6 +66,8 @@ class Checked:
     evidence: str
     record: CheckEvidence
     commit: str
+    # Set when the check ran without the sandbox it would have had (`auto` fell back): why.
+    sandbox_fallback: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -154,11 +163,20 @@ def check(
     fresh: bool = False,
     agent: str | None = None,
     progress: Progress | None = None,
+    sandbox: str | None = None,
+    network: bool | None = None,
 ) -> Checked:
     """Run the task's acceptance check (in a fresh worktree of HEAD with `fresh`), write its
     evidence and commit it. A failing check is an answer, not an error: the task stays as it
-    was either way."""
+    was either way. `sandbox` (auto, on, off) and `network` say where the command runs
+    (`taskfs.api.sandboxing`; None: the operator's or the repository's default)."""
+    from taskfs.api.sandboxing import place
+
+    if timeout is not None and not (0 < timeout <= MAX_TIMEOUT_SECONDS):  # NaN fails too
+        reason = f"{timeout!r} is not more than 0 and at most {MAX_TIMEOUT_SECONDS} seconds"
+        raise fail("invalid_value", field="timeout", reason=reason)
     task = load_task(repo, task_id)
+    placement = place(repo, repo.git, mode=sandbox, network=network, environ=dict(os.environ))
     acceptance = task.envelope.acceptance_check
     limit = float(timeout or acceptance.timeout_seconds or repo.config.check_timeout_seconds)
     trust = trust_root(repo)
@@ -167,10 +185,13 @@ def check(
     if head is None:
         raise fail("git_failed", command="rev-parse", reason="there is no commit to check against")
     if fresh:
-        document = _fresh_run(repo, task, head, limit, progress)
+        document = _fresh_run(repo, task, head, limit, progress, placement=placement)
     else:
-        document = _run(repo, repo.git, task=task, head=head, limit=limit, progress=progress)
+        document = _run(
+            repo, repo.git, task=task, head=head, limit=limit, progress=progress, where=placement
+        )
     document.update(_who(agent, fresh))
+    document["sandbox"] = placement.record()
     # Through the model: it checks the record and puts its keys in reading order.
     document = parse_evidence(_fit(document)).to_document()
     if signer is not None:
@@ -178,17 +199,32 @@ def check(
     record = parse_evidence(document)
     assert isinstance(record, CheckEvidence)
     rel, commit = _write(repo, task_id, document, record, _check_message(task_id, record, agent))
-    return Checked(task_id, rel, record, commit)
+    fallback = placement.reason if placement.fell_back else None
+    return Checked(task_id, rel, record, commit, fallback)
 
 
 def _fresh_run(
-    repo: Repository, task: Task, head: str, limit: float, progress: Progress | None
+    repo: Repository,
+    task: Task,
+    head: str,
+    limit: float,
+    progress: Progress | None,
+    *,
+    placement: Placement,
 ) -> dict[str, Any]:
+    from taskfs.api.sandboxing import place
+
     base = Path(tempfile.mkdtemp(prefix="taskfs-fresh-"))
     checkout = base / "checkout"
     try:
         git = repo.git.add_worktree(checkout, head)
-        return _run(repo, git, task=task, head=head, limit=limit, progress=progress)
+        where = placement
+        if placement.sandbox is not None:
+            # The same sandbox, around the temporary checkout instead of the user's.
+            where = place(
+                repo, git, mode=placement.mode, network=placement.network, environ=dict(os.environ)
+            )
+        return _run(repo, git, task=task, head=head, limit=limit, progress=progress, where=where)
     finally:
         repo.git.remove_worktree(checkout)
         _remove(base)
@@ -206,17 +242,21 @@ def _run(
     head: str,
     limit: float,
     progress: Progress | None,
+    where: Placement,
 ) -> dict[str, Any]:
     acceptance = task.envelope.acceptance_check
     before = fingerprint_now(repo, git, task)
-    result = _execute("check", acceptance.pass_fail_command, git.root, limit, progress)
+    box = where.sandbox
+    result = _execute("check", acceptance.pass_fail_command, git.root, limit, progress, box=box)
     after = fingerprint_now(repo, git, task)
     end_to_end: dict[str, Any] = {"description": acceptance.end_to_end_verification}
     passed = result.passed
     if acceptance.end_to_end_command is not None:
         end_to_end["command"] = acceptance.end_to_end_command
         if passed:
-            e2e = _execute("end-to-end", acceptance.end_to_end_command, git.root, limit, progress)
+            e2e = _execute(
+                "end-to-end", acceptance.end_to_end_command, git.root, limit, progress, box=box
+            )
             end_to_end["run"] = {"verdict": _verdict(e2e.passed), **_run_fields(e2e, limit)}
             passed = e2e.passed
         else:
@@ -238,13 +278,24 @@ def _run(
 
 
 def _execute(
-    what: str, command: str, cwd: Path, limit: float, progress: Progress | None
+    what: str,
+    command: str,
+    cwd: Path,
+    limit: float,
+    progress: Progress | None,
+    *,
+    box: Sandbox | None,
 ) -> RunResult:
     if progress is not None:
         progress.started(what, command, limit)
     on_output = progress.output if progress is not None else None
     return run_command(
-        command, cwd=cwd, timeout=limit, output_cap=EVIDENCE_OUTPUT_CAP, on_output=on_output
+        command,
+        cwd=cwd,
+        timeout=limit,
+        output_cap=EVIDENCE_OUTPUT_CAP,
+        on_output=on_output,
+        sandbox=box,
     )
 
 
@@ -353,6 +404,7 @@ def add_judgement(
     note_file: str | None = None,
     data: bytes | None = None,
     agent: str | None = None,
+    stream: BinaryIO | None = None,
 ) -> Recorded:
     """Record a verdict that did not come from running the check here. It is shown beside the
     runs, and never counts as the passing acceptance check."""
@@ -371,10 +423,12 @@ def add_judgement(
     if agent:
         document["by"] = agent
     if note_file is not None:
-        content = data if data is not None else _read_note(note_file)
-        text, info = _capped(content)
-        document["note"] = text
-        document["noteFile"] = {"path": note_file, **info}
+        if data is not None:
+            kept = capture_stream(io.BytesIO(data).read, EVIDENCE_OUTPUT_CAP)
+        else:
+            kept = _read_note(note_file, stream)
+        document["note"] = kept.text
+        document["noteFile"] = {"path": note_file, **_stream(kept)}
     else:
         document["note"] = note or ""
     record = _judgement(document)
@@ -403,33 +457,62 @@ def _judgement(document: dict[str, Any]) -> JudgementEvidence:
     return record
 
 
-def _read_note(label: str) -> bytes:
+def _read_note(label: str, stream: BinaryIO | None) -> StreamCapture:
+    """What is kept of the judgement file `label` (or of `stream`, standing for stdin),
+    read in chunks under the output cap of a check: never held whole in memory."""
+    if stream is not None:
+        try:
+            fd = stream.fileno()
+        except (OSError, ValueError):  # io.UnsupportedOperation: an in-memory stream
+            return capture_stream(stream.read, EVIDENCE_OUTPUT_CAP)
+        # Raw reads: a terminal gives one empty read at Ctrl-D, which a buffered read passes over.
+        return _read_capped(label, fd, lambda size: os.read(fd, size))
     try:
-        with open(label, "rb") as handle:
-            return handle.read()
+        # Non-blocking, so that opening a FIFO with no writer cannot hang; what was opened is
+        # then looked at (fstat), so it cannot be swapped between the look and the read.
+        fd = os.open(label, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        raise fail("file_unreadable", path=label, reason=exc.strerror or str(exc)) from None
+    try:
+        _refuse_unless_plain(label, fd)
+    except TaskfsError:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb", buffering=0) as handle:
+        return _read_capped(label, fd, handle.read)
+
+
+def _read_capped(label: str, fd: int, read: Callable[[int], bytes | None]) -> StreamCapture:
+    _refuse_unless_plain(label, fd)
+    try:
+        return capture_stream(lambda size: read(size) or b"", EVIDENCE_OUTPUT_CAP)
     except OSError as exc:
         raise fail("file_unreadable", path=label, reason=exc.strerror or str(exc)) from None
 
 
-def _capped(content: bytes) -> tuple[str, dict[str, Any]]:
-    """The text kept of `content` (head and tail past the cap), and what it was in full."""
-    half = EVIDENCE_OUTPUT_CAP // 2
-    truncated = len(content) > EVIDENCE_OUTPUT_CAP
-    if truncated:
-        omitted = len(content) - 2 * half
-        text = (
-            content[:half].decode("utf-8", "replace")
-            + f"\n[... {omitted} bytes omitted ...]\n"
-            + content[-half:].decode("utf-8", "replace")
-        )
-    else:
-        text = content.decode("utf-8", "replace")
-    info = {
-        "totalBytes": len(content),
-        "digest": {"sha256": hashlib.sha256(content).hexdigest()},
-        "truncated": truncated,
-    }
-    return text, info
+def _refuse_unless_plain(label: str, fd: int) -> None:
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError as exc:
+        raise fail("file_unreadable", path=label, reason=exc.strerror or str(exc)) from None
+    # A named file must be a regular one (a FIFO, /dev/zero or a directory would hang, never
+    # end, or make no sense); stdin may also be a pipe, or a terminal someone types into.
+    piped = stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
+    allowed = stat.S_ISREG(mode) or (label == "-" and piped)
+    if not allowed:
+        reason = f"not a regular file ({_file_kind(mode)}); give a file or pipe the text to -"
+        raise fail("file_unreadable", path=label, reason=reason)
+
+
+def _file_kind(mode: int) -> str:
+    kinds = (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    return next((name for test, name in kinds if test(mode)), "not a plain file")
 
 
 # -- a recipient reports its result ------------------------------------------------------------

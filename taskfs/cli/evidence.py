@@ -7,6 +7,7 @@ elapsed-time line below it; under --json, or when stderr is not a terminal, it i
 from __future__ import annotations
 
 import codecs
+import math
 import sys
 import threading
 import time
@@ -14,20 +15,32 @@ from typing import IO, Any
 
 import click
 
+from taskfs.cli import interrupts
 from taskfs.cli.app import agent_option, cli, json_option
 from taskfs.cli.output import act, acting_agent, open_repo
 from taskfs.cli.render import document
 from taskfs.errors import fail
 
+MAX_TIMEOUT = 24 * 60 * 60
+
 # -- check ------------------------------------------------------------------------------------
+
+
+def _finite(_ctx: click.Context, _param: click.Parameter, value: float | None) -> float | None:
+    # NaN compares false with both bounds, so the range alone would let it reach the runner.
+    if value is not None and math.isnan(value):
+        raise click.BadParameter("nan is not a number of seconds")
+    return value
 
 
 @cli.command()
 @click.argument("task_id")
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True, max=24 * 60 * 60),
-    help="Time limit in seconds (default: the envelope's, else the repository's).",
+    type=click.FloatRange(min=0, min_open=True, max=MAX_TIMEOUT),
+    callback=_finite,
+    help="Time limit in seconds, more than 0 and at most 86400 (default: the envelope's, "
+    "else the repository's).",
 )
 @click.option("--fresh", is_flag=True, help="Run in a fresh checkout of HEAD (a second opinion).")
 @click.option(
@@ -37,6 +50,18 @@ from taskfs.errors import fail
     help="Do not run it here: ask for it with a result message (a watcher answers).",
 )
 @click.option("--text", default="", help="With --request: what to say about the result.")
+@click.option(
+    "--sandbox",
+    type=click.Choice(["auto", "on", "off"]),
+    help="Run the command in a bubblewrap sandbox: auto (when the host has one), on (refuse "
+    "without), off (default: $TASKFS_SANDBOX, else check.sandbox in .taskfs/config.yaml, "
+    "else auto).",
+)
+@click.option(
+    "--network/--no-network",
+    default=None,
+    help="Let the sandboxed command reach the network (default: $TASKFS_CHECK_NETWORK, else no).",
+)
 @agent_option
 @json_option
 def check(
@@ -46,6 +71,8 @@ def check(
     fresh: bool,
     request: bool,
     text: str,
+    sandbox: str | None,
+    network: bool | None,
     agent: str | None,
     as_json: bool,
 ) -> int:
@@ -67,18 +94,25 @@ def check(
 
     progress = TerminalProgress(sys.stderr) if not as_json and _is_tty(sys.stderr) else None
     try:
-        return act(
-            as_json,
-            lambda: evidence.check(
-                open_repo(),
-                task_id,
-                timeout=timeout,
-                fresh=fresh,
-                agent=acting_agent(agent, required=False),
-                progress=progress,
-            ),
-            render_checked,
-        )
+        with interrupts.like_sigint():
+            return act(
+                as_json,
+                lambda: evidence.check(
+                    open_repo(),
+                    task_id,
+                    timeout=timeout,
+                    fresh=fresh,
+                    agent=acting_agent(agent, required=False),
+                    progress=progress,
+                    sandbox=sandbox,
+                    network=network,
+                ),
+                render_checked,
+            )
+    except interrupts.Interrupted as stopped:
+        # The command's processes were killed and nothing was written.
+        sys.stderr.write(f"taskfs: check stopped by {stopped.name}; no evidence recorded\n")
+        return stopped.exit_status
     finally:
         if progress is not None:
             progress.close()
@@ -93,6 +127,12 @@ def _is_tty(stream: IO[str]) -> bool:
 
 def render_checked(result: Any) -> tuple[dict[str, Any], str]:
     record = result.record
+    if result.sandbox_fallback:
+        # Said on stderr whatever the output format: the evidence records it too.
+        sys.stderr.write(
+            f"taskfs: the check ran without a sandbox: {result.sandbox_fallback} "
+            "(install bubblewrap, or --sandbox on to refuse instead)\n"
+        )
     doc = document(
         result.passed,
         id=result.id,
@@ -246,7 +286,6 @@ def evidence_add(
         raise click.UsageError("give the judgement with --note or with --file, not both")
 
     def call() -> Any:
-        data = sys.stdin.buffer.read() if note_file == "-" else None
         return evidence.add_judgement(
             open_repo(),
             task_id,
@@ -254,8 +293,8 @@ def evidence_add(
             source=source,
             note=note,
             note_file=note_file,
-            data=data,
             agent=acting_agent(agent, required=False),
+            stream=sys.stdin.buffer if note_file == "-" else None,
         )
 
     def show(result: Any) -> tuple[dict[str, Any], str]:

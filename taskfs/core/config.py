@@ -49,6 +49,31 @@ class NudgeConfig(BaseModel):
     )
 
 
+def _committed_sandbox(value: str) -> str:
+    if value == "off":
+        # A committed file is written by every collaborator: it may ask for more containment,
+        # never switch it off on the machines of the people who run the checks.
+        raise ValueError(
+            "off can only be chosen by whoever runs the check (--sandbox off or "
+            "TASKFS_SANDBOX=off), not by a committed file; use auto or on"
+        )
+    if value not in ("auto", "on"):
+        raise ValueError(f"{value!r} is not auto or on")
+    return value
+
+
+class CheckConfig(BaseModel):
+    """How `taskfs check` (and the watcher) runs acceptance commands."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
+
+    sandbox: Annotated[str, Strict(), AfterValidator(_committed_sandbox)] = Field(
+        default="auto",
+        description="auto: in a bubblewrap sandbox when the host has a working one, else "
+        "without (said on stderr and in the evidence); on: refuse to run a check without it.",
+    )
+
+
 class Config(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
@@ -80,6 +105,9 @@ class Config(BaseModel):
     lint: LintConfig = Field(default_factory=LintConfig, description="taskfs lint settings.")
     nudge: NudgeConfig = Field(
         default_factory=NudgeConfig, description="The progress nudge shown to agents."
+    )
+    check: CheckConfig = Field(
+        default_factory=CheckConfig, description="Where acceptance commands run."
     )
 
     def to_document(self) -> dict[str, Any]:

@@ -236,6 +236,15 @@ class EndToEnd(_Record):
     skipped: Text | None = Field(default=None, description="Why the command was not run.")
 
 
+class SandboxRecord(_Record):
+    """Where the command ran: in a bubblewrap sandbox, or unconfined (and why)."""
+
+    kind: Literal["bubblewrap", "none"]
+    mode: Literal["auto", "on", "off"]
+    network: Flag = Field(description="Whether the command could reach the network.")
+    reason: Text | None = Field(default=None, description="Why it ran without the sandbox.")
+
+
 class OwnedFiles(_Record):
     """The fingerprint of the files the task owns, as they were when the check started."""
 
@@ -294,6 +303,10 @@ class CheckEvidence(_RunFields):
     by: AgentText | None = Field(default=None, description="The agent that ran the check.")
     host: Text | None = Field(default=None, description="The machine it ran on.")
     runner: RunnerId | None = None
+    sandbox: SandboxRecord | None = Field(
+        default=None,
+        description="Where the command ran (absent in evidence made before sandboxing).",
+    )
     signature: Text | None = Field(
         default=None,
         description="Ed25519 under the domain taskfs-evidence-v1 over the rest of the file.",

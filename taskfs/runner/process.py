@@ -29,6 +29,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import IO
 
+from taskfs.runner import contain
+from taskfs.runner import sandbox as sandboxes
+
 # Enough to find tools and decode text the way the user would, and nothing that authenticates:
 # no tokens, agent sockets, cloud or git credentials, proxies, or interpreter paths (PYTHONPATH,
 # VIRTUAL_ENV) that would make the result depend on the caller's shell. HOME and TMPDIR are not
@@ -58,6 +61,7 @@ _DRAIN_TIMEOUT = 0.5
 # While a group is being killed: how often to look, and how long SIGKILL may take to land.
 _KILL_POLL = 0.01
 _KILL_CONFIRM = 0.25
+_SETTLE = 0.1
 
 OutputCallback = Callable[[str, bytes], None]
 
@@ -120,8 +124,13 @@ def run_command(
     grace: float = DEFAULT_GRACE,
     on_output: OutputCallback | None = None,
     clock: Callable[[], datetime] | None = None,
+    sandbox: sandboxes.Sandbox | None = None,
 ) -> RunResult:
     """Run `/bin/sh -c command` in `cwd` and report how it ended.
+
+    With `sandbox` the shell runs inside it (`taskfs.runner.sandbox`); without, it runs
+    unprivileged and taskfs guards itself (`taskfs.runner.contain`). Either way every process
+    the command leaves behind is killed when it ends.
 
     With `env` None the command gets `scrubbed_env(os.environ, ...)` with a HOME created for
     this run and removed afterwards; a given `env` is used exactly as it is.
@@ -129,12 +138,12 @@ def run_command(
     swallowed. Invalid limits raise ValueError; nothing the command does raises.
     """
     _check_limits(timeout, output_cap, grace)
-    job = _Job(command, cwd, {}, timeout, output_cap, grace, on_output, clock)
+    job = _Job(command, cwd, {}, timeout, output_cap, grace, on_output, clock, sandbox, None)
     if env is not None:
-        return _run(replace(job, env=dict(env)))
+        return _run(replace(job, env=dict(env), home=env.get("HOME")))
     home = tempfile.mkdtemp(prefix="taskfs-home-")
     try:
-        return _run(replace(job, env=scrubbed_env(os.environ, home=home)))
+        return _run(replace(job, env=scrubbed_env(os.environ, home=home), home=home))
     finally:
         _remove_tree(home)
 
@@ -149,6 +158,15 @@ class _Job:
     grace: float
     on_output: OutputCallback | None
     clock: Callable[[], datetime] | None
+    sandbox: sandboxes.Sandbox | None
+    home: str | None
+
+    def argv(self) -> list[str]:
+        inner = [SHELL, "-c", self.command]
+        if self.sandbox is None:
+            return [*contain.unprivileged_prefix(), *inner]
+        home = self.home if self.home and os.path.isdir(self.home) else None
+        return sandboxes.argv(self.sandbox, home=home, cwd=os.fspath(self.cwd), inner=inner)
 
 
 def _check_limits(timeout: float, output_cap: int, grace: float) -> None:
@@ -164,9 +182,19 @@ def _run(job: _Job) -> RunResult:
     started_at = job.clock() if job.clock is not None else datetime.now(timezone.utc)
     start = time.monotonic()
     sinks = {"stdout": _Sink(job.output_cap), "stderr": _Sink(job.output_cap)}
+    # Before anything is spawned: the command must not read our environment or memory.
+    contain.make_undumpable()
+    with contain.subreaper():
+        return _spawn_and_supervise(job, started_at, start, sinks)
+
+
+def _spawn_and_supervise(
+    job: _Job, started_at: datetime, start: float, sinks: dict[str, _Sink]
+) -> RunResult:
+    known = contain.children()
     try:
         proc = subprocess.Popen(
-            [SHELL, "-c", job.command],
+            job.argv(),
             cwd=job.cwd,
             env=job.env,
             stdin=subprocess.DEVNULL,
@@ -191,7 +219,7 @@ def _run(job: _Job) -> RunResult:
             spawn_error=f"could not start {SHELL} in {os.fspath(job.cwd)!r}: {exc}",
         )
     timed_out, leftover_killed = _supervise_safely(
-        proc, sinks, job.on_output, job.timeout, job.grace
+        proc, sinks, job.on_output, job.timeout, job.grace, known=known
     )
     exit_code, signum = _exit_status(proc.returncode)
     return RunResult(
@@ -214,20 +242,27 @@ def _supervise_safely(
     on_output: OutputCallback | None,
     timeout: float,
     grace: float,
+    *,
+    known: frozenset[tuple[int, int]],
 ) -> tuple[bool, bool]:
     pump = _Pump(proc, sinks, on_output)
+    contain.register(proc.pid)
+    since = contain.started(proc.pid)
     finished = False
     try:
-        result = _supervise(proc, pump, time.monotonic() + timeout, grace)
+        timed_out, leftover_killed = _supervise(proc, pump, time.monotonic() + timeout, grace)
         finished = True
-        return result
     finally:
         if not finished:
             # Interrupted (KeyboardInterrupt, say): never leave the group running behind us.
             _signal_group(proc.pid, signal.SIGKILL)
         proc.wait()
+        contain.unregister(proc.pid)
+        # Daemons that left the group (setsid, double fork) were re-parented to us.
+        orphans_killed = contain.sweep_orphans(since, known)
         pump.drain(_DRAIN_TIMEOUT)
         pump.close()
+    return timed_out, leftover_killed or orphans_killed
 
 
 def _supervise(
@@ -239,6 +274,9 @@ def _supervise(
     if not _wait_main(proc, pump, deadline):
         _kill_group(pgid, proc, pump, grace)
         return True, False
+    # A member already on its way out (a sandbox's init, reaped after the sandbox) is no
+    # leftover: give the group a moment to empty by itself.
+    _await_group_exit(pgid, proc, pump, _SETTLE)
     if not _group_alive(pgid):
         return False, False
     _kill_group(pgid, proc, pump, grace)
@@ -375,6 +413,15 @@ class _Sink:
         else:
             text = (self._head + self._tail).decode("utf-8", errors="replace")
         return StreamCapture(text, self._total, self._digest.hexdigest(), truncated)
+
+
+def capture_stream(read: Callable[[int], bytes], cap: int) -> StreamCapture:
+    """Read `read(size)` to its end, keeping what a check's output keeps of it: the head and
+    the tail within `cap` bytes, while the whole stream is counted and hashed."""
+    sink = _Sink(cap)
+    while chunk := read(_READ_SIZE):
+        sink.feed(chunk)
+    return sink.capture()
 
 
 def _join_truncated(head: bytes, tail: bytes, total: int) -> str:
