@@ -72,7 +72,9 @@ def inbox(box: Any) -> dict[str, Any]:
             "superseded": len(box.superseded),
         },
         "toClaim": [{**summary(t), "ready": t.id in box.ready} for t in box.to_claim],
-        "questions": [message(c) for c in box.questions],
+        "questions": [
+            {**message(c), "asOwner": c.record.msg_id in box.as_owner} for c in box.questions
+        ],
         "results": [message(c) for c in box.results],
         "unread": [message(c) for c in box.unread],
         "refused": [message(c) for c in box.refused],

@@ -241,9 +241,10 @@ def _act(
         )
         if replied is None:
             problems.append(problem("message_not_found", msg_id=record.in_reply_to))
-    sender_problems = _sender_problems(task, record, replied)
-    problems += sender_problems
     open_question = _open_question(task)
+    owner = _answering_owner(repo, task, record, open_question)
+    sender_problems = _sender_problems(task, record, replied, owner)
+    problems += sender_problems
     # An agent that may not write here may not move the task either: say it once.
     target = (
         None
@@ -252,7 +253,9 @@ def _act(
     )
     if target == "working" and replied is not None:
         # Answering acts on the question: it must be genuine and put to this agent.
-        problems += [*replied.problems, *rules.addressed(replied.record, record.sender)]
+        # The chain's owner may answer a question put to the agent that delegated to the asker.
+        addressee = replied.record.recipient if record.sender == owner else record.sender
+        problems += [*replied.problems, *rules.addressed(replied.record, addressee)]
     staged: Staged | None = None
     if target is not None:
         try:
@@ -265,6 +268,7 @@ def _act(
                 now=now,
                 reason=record.text if target in ("failed", "canceled") else None,
                 message=record.msg_id,
+                owner=owner,
             )
         except TaskfsError as exc:
             problems += exc.problems
@@ -279,8 +283,23 @@ def _act(
     return Sent(record, item.rel, commit, target or task.state, moved)
 
 
-def _sender_problems(task: Task, record: MessageRecord, replied: Checked | None) -> list[Problem]:
-    parties = {submitter(task), task.envelope.recipient, task.chain.holder} - {None}
+def _answering_owner(
+    repo: Repository, task: Task, record: MessageRecord, open_question: str | None
+) -> str | None:
+    """The sender, when it answers the task's open question as the owner of its delegation
+    chain (`taskfs.api.chain_owner`); otherwise None."""
+    if open_question is None or record.in_reply_to != open_question:
+        return None
+    from taskfs.api.chain_owner import chain_owner
+
+    owner = chain_owner(repo, task)
+    return owner if owner is not None and owner == record.sender else None
+
+
+def _sender_problems(
+    task: Task, record: MessageRecord, replied: Checked | None, owner: str | None = None
+) -> list[Problem]:
+    parties = {submitter(task), task.envelope.recipient, task.chain.holder, owner} - {None}
     invited = replied is not None and replied.record.recipient == record.sender
     if record.sender not in parties and not invited:
         return [
