@@ -34,6 +34,8 @@ CANCEL_TEXT = (
     "Canceled by {agent}: stop working on this task. Cancellation is cooperative: nothing was "
     "stopped by force."
 )
+# interlink's `conversation_history` shows this many messages when no limit is given.
+HISTORY_DEFAULT = 20
 
 
 @dataclass(frozen=True)
@@ -88,7 +90,12 @@ def send_message(
     in_reply_to: str | None = None,
     now: datetime | None = None,
 ) -> Sent | Opening:
-    """A message to `to`, or the task its envelope opens (see the module's account)."""
+    """A message to `to`, or the task its envelope opens (see the module's account).
+    Empty optional arguments are absent ones, as interlink reads them."""
+    status = status.strip() if status and status.strip() else None
+    session = session or None
+    task_id = task_id or None
+    in_reply_to = in_reply_to or None
     if in_reply_to is not None:
         replied = rules.opened_task(in_reply_to) or (message_location(in_reply_to) or ("",))[0]
         if not replied or (task_id is not None and task_id != replied):
@@ -154,11 +161,18 @@ def open_task(repo: Repository, agent: str, to: str, fields: dict[str, object]) 
 
 
 def cancel_task(
-    repo: Repository, agent: str, to: str, task_id: str, *, now: datetime | None = None
+    repo: Repository,
+    agent: str,
+    to: str,
+    task_id: str,
+    *,
+    reason: str | None = None,
+    now: datetime | None = None,
 ) -> Sent:
     """A `canceled` message to `to` and the transition, in one commit. Cooperative: whoever
-    works on the task learns of it from its inbox; no process is stopped."""
-    text = CANCEL_TEXT.format(agent=agent)
+    works on the task learns of it from its inbox; no process is stopped. `reason` is the
+    signed text, as in interlink (blank: taskfs's standing text)."""
+    text = reason.strip() if reason and reason.strip() else CANCEL_TEXT.format(agent=agent)
     return messages.send(repo, task_id, agent, text, status="canceled", to=to, now=now)
 
 
@@ -184,17 +198,28 @@ def message_status(repo: Repository, msg_id: str) -> MessageState:
 
 
 def conversation_history(
-    repo: Repository, agent: str, peer: str, *, session: str | None = None
+    repo: Repository,
+    agent: str,
+    peer: str,
+    *,
+    session: str | None = None,
+    limit: int | None = None,
 ) -> list[Entry]:
     """The messages between `agent` and `peer` about any task, and the tasks either opened
-    for the other, oldest first."""
+    for the other, oldest first; with `limit`, only the latest `limit` of them (newest last,
+    as interlink shows them)."""
+    if limit is not None and limit < 0:
+        raise fail("invalid_value", field="limit", reason="use a number of messages, 0 or more")
     found: list[Entry] = list(messages.conversation(repo, agent, peer, session=session))
     pair = {agent, peer}
     for task in load_all(repo).values():
         opened = opening(repo, task)
         if {opened.sender, opened.recipient} == pair:
             found.append(opened)
-    return sorted(found, key=lambda e: (parse_time(_at(e)), e_id(e)))
+    ordered = sorted(found, key=lambda e: (parse_time(_at(e)), e_id(e)))
+    if limit is None:
+        return ordered
+    return ordered[max(0, len(ordered) - limit) :] if limit else []
 
 
 def e_id(entry: Entry) -> str:
