@@ -104,5 +104,20 @@ def _parse(
         raise fail("file_invalid", path=rel, reason=f"{where}: {errors[0]['msg']}") from None
 
 
+def find_task_of(repo: Repository, msg_id: str) -> str | None:
+    """The task whose messages folder holds a message with this msg_id (the first, in task
+    order), found by what the files hold; None when none does."""
+    for task_id in repo.task_ids():
+        for name in repo.list_dir(task_id, MESSAGES):
+            rel = repo.task_rel(task_id, MESSAGES, name)
+            try:
+                found = read_yaml(repo, rel)
+            except TaskfsError:
+                continue
+            if isinstance(found, dict) and found.get("msg_id") == msg_id:
+                return task_id
+    return None
+
+
 def agent_keys(repo: Repository) -> dict[str, bytes]:
     return keys.public_keys(repo.root, "agent")
