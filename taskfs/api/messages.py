@@ -31,9 +31,11 @@ from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import keys
 from taskfs.store.ledger import Task, load_task
 from taskfs.store.messages import (
+    CONVERSATIONS,
     Stored,
     agent_keys,
     find_task_of,
+    load_conversations,
     load_message_file,
     load_messages,
     load_reads,
@@ -117,6 +119,27 @@ def read_thread(
             delivery = "read"
         out.append(Checked(item, tuple(found + placed), delivery))
     return Thread(task_id, tuple(out), tuple(problems + read_problems))
+
+
+def read_conversations(repo: Repository, *, trusted: rules.Trust | None = None) -> Thread:
+    """The messages about no task (interlink's plain conversation), checked like a thread."""
+    if not (repo.root / CONVERSATIONS).is_dir():
+        return Thread("", ())
+    trusted = trusted or trust(repo)
+    pending = {
+        path
+        for status, path in repo.git.worktree_changes(CONVERSATIONS)
+        if status == "??" or "A" in status
+    }
+    stored, problems = load_conversations(repo, pending)
+    seen: set[tuple[str, str]] = set()
+    out: list[Checked] = []
+    for item in stored:
+        found = rules.authenticity(item.record, trusted)
+        found += rules.placement(item.record, None, item.own_id, seen)
+        seen.add(rules.replay_key(item.record))
+        out.append(Checked(item, tuple(found), "sent" if item.committed else "pending"))
+    return Thread("", tuple(out), tuple(problems))
 
 
 # -- sending -----------------------------------------------------------------------------
@@ -274,6 +297,28 @@ def _act(
     """Check a message entering the ledger, stage the transition it asks for, commit both.
     `new`: the file is to be written; otherwise it is already in the working tree."""
     record = item.record
+    target, staged = stage_message(repo, writer, task, thread, item, now=now)
+    if new:
+        writer.add(item.rel, record_bytes(record.to_document()))
+    else:
+        writer.include(item.rel)
+    moved = (staged.before, target) if staged is not None and target is not None else None
+    commit = writer.commit(_commit_message(record, moved), record.sender, when=now)
+    return Sent(record, item.rel, commit, target or task.state, moved)
+
+
+def stage_message(
+    repo: Repository,
+    writer: Writer,
+    task: Task,
+    thread: Thread,
+    item: Stored,
+    *,
+    now: datetime,
+) -> tuple[State | None, Staged | None]:
+    """Every check of a message entering the ledger and the transition it asks for, added to
+    `writer` only when nothing is wrong (the message file itself is the caller's to add)."""
+    record = item.record
     others = [c for c in thread.messages if c.stored.name != item.name]
     seen = {rules.replay_key(c.record) for c in others if c.in_place}
     problems = rules.authenticity(record, trust(repo))
@@ -303,7 +348,9 @@ def _act(
         try:
             staged = stage_transition(
                 repo,
-                writer,
+                # With a refusal already found, the transition's own codes are still named, but
+                # nothing reaches the writer that a caller may go on using.
+                Writer(repo) if problems else writer,
                 task.id,
                 target,
                 record.sender,
@@ -315,13 +362,7 @@ def _act(
             problems += exc.problems
     if problems:
         raise TaskfsError(problems)
-    if new:
-        writer.add(item.rel, record_bytes(record.to_document()))
-    else:
-        writer.include(item.rel)
-    moved = (staged.before, target) if staged is not None and target is not None else None
-    commit = writer.commit(_commit_message(record, moved), record.sender, when=now)
-    return Sent(record, item.rel, commit, target or task.state, moved)
+    return target, staged
 
 
 def _sender_problems(task: Task, record: MessageRecord, replied: Checked | None) -> list[Problem]:
@@ -455,10 +496,14 @@ def conversation(
     only what that session of `agent` should see (`for_session`)."""
     pair = {agent, peer}
     trusted, pending = trust(repo), pending_paths(repo)
+    threads = [
+        read_thread(repo, task_id, trusted=trusted, pending=pending) for task_id in repo.task_ids()
+    ]
+    threads.append(read_conversations(repo, trusted=trusted))
     found = [
         checked
-        for task_id in repo.task_ids()
-        for checked in read_thread(repo, task_id, trusted=trusted, pending=pending).messages
+        for thread in threads
+        for checked in thread.messages
         if (
             {checked.record.sender, checked.record.recipient} == pair
             or (agent == peer and checked.record.sender == checked.record.recipient == agent)

@@ -145,7 +145,8 @@ def authenticity(record: MessageRecord, trust: Trust) -> list[Problem]:
         return _wire_authenticity(record, key, trust)
     if record.key_id != signing.key_id(key):
         return [_bad_signature(record, f"it names key {record.key_id}, not {record.sender!r}'s")]
-    if not signing.verify(key, signing.MESSAGE_DOMAIN, signed_fields(record), record.signature):
+    signature = record.signature or ""
+    if not signing.verify(key, signing.MESSAGE_DOMAIN, signed_fields(record), signature):
         return [_bad_signature(record, "the signature does not match the message")]
     return []
 
