@@ -31,7 +31,7 @@ def message(checked: Any) -> dict[str, Any]:
     return {
         **checked.record.to_document(),
         "delivery": checked.delivery,
-        "signed": checked.record.signature is not None,
+        "signed": checked.record.signature is not None or checked.record.sig is not None,
         "verified": checked.ok,
         "problems": [p.to_json() for p in checked.problems],
         "file": checked.stored.rel,
@@ -50,7 +50,7 @@ def sent(result: Any) -> dict[str, Any]:
         "status": record.status,
         "session": record.session,
         "delivery": "sent",
-        "signed": record.signature is not None,
+        "signed": record.signature is not None or record.sig is not None,
         "state": result.state,
         "transition": {"from": moved[0], "to": moved[1]} if moved else None,
         "checkRequested": result.check_requested,

@@ -24,7 +24,7 @@ from taskfs.api.messages import Checked, Delivery, Sent
 from taskfs.core import interlink as rules
 from taskfs.core import yamlio
 from taskfs.core.lifecycle import State
-from taskfs.core.names import message_location, parse_time
+from taskfs.core.names import parse_time
 from taskfs.errors import TaskfsError, fail
 from taskfs.store.ledger import Task, load_task
 from taskfs.store.repository import ENVELOPE, MESSAGES, Repository
@@ -97,7 +97,7 @@ def send_message(
     task_id = task_id or None
     in_reply_to = in_reply_to or None
     if in_reply_to is not None:
-        replied = rules.opened_task(in_reply_to) or (message_location(in_reply_to) or ("",))[0]
+        replied = rules.opened_task(in_reply_to) or messages.locate(repo, in_reply_to) or ""
         if not replied or (task_id is not None and task_id != replied):
             raise fail("message_not_found", msg_id=in_reply_to)
         task_id = replied
@@ -113,7 +113,7 @@ def send_message(
         task_id = rules.sticky_task(
             (parse_time(_at(e)), e_id(e), _task_of(e))
             for e in conversation_history(repo, agent, to)
-            if _usable(e)
+            if _usable(e) and _task_of(e)
         )
         if task_id is None:
             raise fail("no_conversation", agent=agent, peer=to)
@@ -231,7 +231,7 @@ def _at(entry: Entry) -> str:
 
 
 def _task_of(entry: Entry) -> str:
-    return entry.task.id if isinstance(entry, Opening) else entry.record.task_id
+    return entry.task.id if isinstance(entry, Opening) else entry.record.task_id or ""
 
 
 def _usable(entry: Entry) -> bool:

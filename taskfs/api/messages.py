@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,15 +23,19 @@ from pydantic import ValidationError
 from taskfs.api.submit import FileReport, record_bytes
 from taskfs.api.transitions import Staged, stage_transition
 from taskfs.core import messages as rules
+from taskfs.core import signing, wire
 from taskfs.core.lifecycle import MESSAGE_STATUSES, State
-from taskfs.core.names import format_time, message_id, message_location, stamped_name
-from taskfs.core.records import MessageRecord, ReadRecord
+from taskfs.core.names import format_time, message_location, stamped_name
+from taskfs.core.records import MessageRecord, ReadRecord, ms_time
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import keys
 from taskfs.store.ledger import Task, load_task
 from taskfs.store.messages import (
+    CONVERSATIONS,
     Stored,
     agent_keys,
+    find_task_of,
+    load_conversations,
     load_message_file,
     load_messages,
     load_reads,
@@ -44,6 +48,7 @@ Delivery = Literal["pending", "sent", "read"]
 # Acting on a message needs its neighbours' checks, not whether git holds them yet: this spares
 # a `git status` on every send.
 _NOT_ASKED: frozenset[str] = frozenset()
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 LIFECYCLE_STATUSES = frozenset({"needs_input", "result", "failed", "canceled"})
 
 
@@ -99,14 +104,14 @@ def read_thread(
     stored, problems = load_messages(repo, task_id, pending)
     reads, read_problems = load_reads(repo, task_id)
     read_by = {(msg_id, mark.by) for mark in reads for msg_id in mark.msg_ids}
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()
     out: list[Checked] = []
     for item in stored:
         record = item.record
         found = rules.authenticity(record, trusted)
         placed = rules.placement(record, task_id, item.own_id, seen)
         if not placed:
-            seen.add(record.msg_id)
+            seen.add(rules.replay_key(record))
         delivery: Delivery = "sent"
         if not item.committed:
             delivery = "pending"
@@ -114,6 +119,27 @@ def read_thread(
             delivery = "read"
         out.append(Checked(item, tuple(found + placed), delivery))
     return Thread(task_id, tuple(out), tuple(problems + read_problems))
+
+
+def read_conversations(repo: Repository, *, trusted: rules.Trust | None = None) -> Thread:
+    """The messages about no task (interlink's plain conversation), checked like a thread."""
+    if not (repo.root / CONVERSATIONS).is_dir():
+        return Thread("", ())
+    trusted = trusted or trust(repo)
+    pending = {
+        path
+        for status, path in repo.git.worktree_changes(CONVERSATIONS)
+        if status == "??" or "A" in status
+    }
+    stored, problems = load_conversations(repo, pending)
+    seen: set[tuple[str, str]] = set()
+    out: list[Checked] = []
+    for item in stored:
+        found = rules.authenticity(item.record, trusted)
+        found += rules.placement(item.record, None, item.own_id, seen)
+        seen.add(rules.replay_key(item.record))
+        out.append(Checked(item, tuple(found), "sent" if item.committed else "pending"))
+    return Thread("", tuple(out), tuple(problems))
 
 
 # -- sending -----------------------------------------------------------------------------
@@ -156,23 +182,65 @@ def send(
         name = stamped_name(now)
         replied = thread.find(in_reply_to) if in_reply_to else None
         recipient = to or _default_recipient(task, agent, replied)
-        record = _build(
-            {
-                "msg_id": message_id(task_id, name),
-                "task_id": task_id,
-                "from": agent,
-                "to": recipient,
-                "status": status,
-                "in_reply_to": in_reply_to,
-                "at": format_time(now),
-                "text": text,
-                "session": session,
-            }
+        record = new_record(
+            repo,
+            agent,
+            recipient,
+            text,
+            now=now,
+            pair=pair,
+            task_id=task_id,
+            status=status,
+            in_reply_to=in_reply_to,
+            session=session,
         )
-        if pair is not None:
-            record = rules.signed(record, pair)
         item = Stored(name, repo.task_rel(task_id, MESSAGES, name), record, committed=False)
         return _act(repo, writer, task, thread, item, now=now, new=True)
+
+
+def new_record(
+    repo: Repository,
+    agent: str,
+    recipient: str,
+    text: str,
+    *,
+    now: datetime,
+    pair: signing.KeyPair | None,
+    task_id: str | None,
+    status: str | None = None,
+    in_reply_to: str | None = None,
+    session: str | None = None,
+) -> MessageRecord:
+    """A new message as interlink has it: an opaque msg_id, `ts` in milliseconds, kind
+    `message`, and, when `agent` has a key here, interlink's signature, addressed to the
+    recipient's committed key (`recipient_unknown` when it has none)."""
+    ts = wire_ms(now)
+    record = _build(
+        {
+            "msg_id": wire.new_msg_id(),
+            "task_id": task_id,
+            "from": agent,
+            "to": recipient,
+            "status": status,
+            "in_reply_to": in_reply_to,
+            "at": ms_time(ts),
+            "ts": ts,
+            "kind": "message",
+            "text": text,
+            "session": session,
+        }
+    )
+    if pair is None:
+        return record
+    to_key = agent_keys(repo).get(recipient)
+    if to_key is None:
+        raise fail("recipient_unknown", agent=recipient)
+    return rules.signed(record, pair, to_key)
+
+
+def wire_ms(moment: datetime) -> int:
+    """`moment` as unix milliseconds (interlink's `ts`)."""
+    return (moment - _EPOCH) // timedelta(milliseconds=1)
 
 
 def _build(fields: dict[str, Any]) -> MessageRecord:
@@ -229,8 +297,30 @@ def _act(
     """Check a message entering the ledger, stage the transition it asks for, commit both.
     `new`: the file is to be written; otherwise it is already in the working tree."""
     record = item.record
+    target, staged = stage_message(repo, writer, task, thread, item, now=now)
+    if new:
+        writer.add(item.rel, record_bytes(record.to_document()))
+    else:
+        writer.include(item.rel)
+    moved = (staged.before, target) if staged is not None and target is not None else None
+    commit = writer.commit(_commit_message(record, moved), record.sender, when=now)
+    return Sent(record, item.rel, commit, target or task.state, moved)
+
+
+def stage_message(
+    repo: Repository,
+    writer: Writer,
+    task: Task,
+    thread: Thread,
+    item: Stored,
+    *,
+    now: datetime,
+) -> tuple[State | None, Staged | None]:
+    """Every check of a message entering the ledger and the transition it asks for, added to
+    `writer` only when nothing is wrong (the message file itself is the caller's to add)."""
+    record = item.record
     others = [c for c in thread.messages if c.stored.name != item.name]
-    seen = {c.record.msg_id for c in others if c.in_place}
+    seen = {rules.replay_key(c.record) for c in others if c.in_place}
     problems = rules.authenticity(record, trust(repo))
     problems += rules.placement(record, task.id, item.own_id, seen)
     problems += rules.freshness(record, now)
@@ -261,7 +351,9 @@ def _act(
         try:
             staged = stage_transition(
                 repo,
-                writer,
+                # With a refusal already found, the transition's own codes are still named, but
+                # nothing reaches the writer that a caller may go on using.
+                Writer(repo) if problems else writer,
                 task.id,
                 target,
                 record.sender,
@@ -274,13 +366,7 @@ def _act(
             problems += exc.problems
     if problems:
         raise TaskfsError(problems)
-    if new:
-        writer.add(item.rel, record_bytes(record.to_document()))
-    else:
-        writer.include(item.rel)
-    moved = (staged.before, target) if staged is not None and target is not None else None
-    commit = writer.commit(_commit_message(record, moved), record.sender, when=now)
-    return Sent(record, item.rel, commit, target or task.state, moved)
+    return target, staged
 
 
 def _answering_owner(
@@ -429,10 +515,14 @@ def conversation(
     only what that session of `agent` should see (`for_session`)."""
     pair = {agent, peer}
     trusted, pending = trust(repo), pending_paths(repo)
+    threads = [
+        read_thread(repo, task_id, trusted=trusted, pending=pending) for task_id in repo.task_ids()
+    ]
+    threads.append(read_conversations(repo, trusted=trusted))
     found = [
         checked
-        for task_id in repo.task_ids()
-        for checked in read_thread(repo, task_id, trusted=trusted, pending=pending).messages
+        for thread in threads
+        for checked in thread.messages
         if (
             {checked.record.sender, checked.record.recipient} == pair
             or (agent == peer and checked.record.sender == checked.record.recipient == agent)
@@ -470,6 +560,15 @@ def pending(repo: Repository, sender: str | None = None) -> list[Checked]:
     return sorted(found, key=lambda c: (c.record.at, c.record.msg_id))
 
 
+def locate(repo: Repository, msg_id: str) -> str | None:
+    """The task a message about a task belongs to: an older id names it; an opaque one is
+    found by the msg_id its file holds, never by a file name."""
+    location = message_location(msg_id)
+    if location is not None:
+        return location[0] if repo.has_task(location[0]) else None
+    return find_task_of(repo, msg_id)
+
+
 @dataclass(frozen=True)
 class Status:
     message: Checked
@@ -478,10 +577,10 @@ class Status:
 
 def message_status(repo: Repository, msg_id: str) -> Status:
     """Where a message got to (`pending`, `sent`, `read`) and the state of its task."""
-    location = message_location(msg_id)
-    if location is None or not repo.has_task(location[0]):
+    task_id = locate(repo, msg_id)
+    if task_id is None:
         raise fail("message_not_found", msg_id=msg_id)
-    task = load_task(repo, location[0])
+    task = load_task(repo, task_id)
     found = read_thread(repo, task.id).find(msg_id)
     if found is None:
         raise fail("message_not_found", msg_id=msg_id)
@@ -512,12 +611,12 @@ def mark_read(
         marks: dict[str, list[str]] = {}
         already: list[str] = []
         for msg_id in wanted:
-            location = message_location(msg_id)
-            if location is None or not repo.has_task(location[0]):
+            task_id = locate(repo, msg_id)
+            if task_id is None:
                 problems.append(problem("message_not_found", msg_id=msg_id))
                 continue
-            thread = threads.get(location[0]) or read_thread(repo, location[0])
-            threads[location[0]] = thread
+            thread = threads.get(task_id) or read_thread(repo, task_id)
+            threads[task_id] = thread
             found = thread.find(msg_id)
             if found is None or found.delivery == "pending":
                 problems.append(problem("message_not_found", msg_id=msg_id))
@@ -527,7 +626,7 @@ def mark_read(
             if not refused and found.delivery == "read":
                 already.append(msg_id)
             elif not refused:
-                marks.setdefault(location[0], []).append(msg_id)
+                marks.setdefault(task_id, []).append(msg_id)
         if problems:
             raise TaskfsError(problems)
         if not marks:

@@ -72,4 +72,5 @@ from taskfs.cli import (  # noqa: E402,F401
     review,
     sync,
     watch,
+    wire,
 )

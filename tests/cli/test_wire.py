@@ -1,0 +1,241 @@
+"""interlink on the wire, through the command line: keys as identities, `interlink import`
+and `interlink export`, checked against an independent implementation of interlink's
+signature (`tests/interlink_ref.py`, written from interlink's source, importing no taskfs)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from tests import interlink_ref as ref
+from tests.helpers import git, submit, taskfs
+from tests.mcp.test_server import envelope, serve, server_env
+
+PEER_SEED = os.urandom(32)  # "planner": an interlink agent elsewhere, known here by its key
+PEER = ref.public_id(PEER_SEED)
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def ok(*args: str, stdin: bytes | None = None) -> Any:
+    result = taskfs(*args, "--json", stdin=stdin)
+    assert result.code == 0, result.stdout + result.stderr
+    return result.json
+
+
+def setup_peer_and_builder() -> str:
+    """builder has a taskfs key; planner's interlink key is admitted; a task planner -> builder
+    is being worked on. Returns builder's interlink id."""
+    made = ok("keys", "new", "--agent", "builder")
+    admitted = ok("keys", "add", "--agent", "planner", "--public", PEER)
+    assert admitted["interlinkId"] == PEER
+    return str(made["interlinkId"])
+
+
+def working_task(repo: Path, owns: str = "src/auth/login.py") -> str:
+    task = submit(repo, filesAndInterfaces=[owns])
+    assert taskfs("claim", task, "--agent", "builder").code == 0
+    return task
+
+
+def peer_says(builder: str, **fields: Any) -> str:
+    message = {"to": builder, "ts": now_ms(), "msg_id": os.urandom(16).hex(), **fields}
+    return ref.line(ref.sign(PEER_SEED, message))
+
+
+def import_lines(*lines: str, agent: str = "builder") -> tuple[int, Any]:
+    result = taskfs(
+        "interlink", "import", "-", "--agent", agent, "--json", stdin="\n".join(lines).encode()
+    )
+    return result.code, result.json
+
+
+def state(task: str) -> str:
+    return str(ok("show", task)["state"])
+
+
+def exported(*args: str) -> list[dict[str, Any]]:
+    result = taskfs("interlink", "export", *args)
+    assert result.code == 0, result.stderr
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def test_a_message_signed_by_interlink_is_accepted_and_moves_the_task(repo: Path) -> None:
+    builder = setup_peer_and_builder()
+    task = working_task(repo)
+    asked = ok("send", task, "Warn on empty passwords?", "--agent", "builder", "--status",
+               "needs_input")  # fmt: skip
+    assert state(task) == "input_required"
+    # What taskfs signed is an interlink message: verified by the independent implementation.
+    [question] = exported(asked["msg_id"])
+    assert ref.verify(question)
+    assert (question["from"], question["to"], question["task_id"]) == (builder, PEER, task)
+    assert question["status"] == "needs_input"
+
+    # planner's interlink answers; one flipped byte first, which must be refused, then the real.
+    answer = peer_says(builder, text="Yes, warn.", task_id=task, in_reply_to=asked["msg_id"])
+    raw = json.loads(answer)
+    sig = bytearray(ref.b64d(raw["sig"]))
+    sig[0] ^= 1
+    flipped = ref.line({**raw, "sig": ref.b64e(bytes(sig))})
+    head = git(repo, "rev-parse", "HEAD")
+    code, doc = import_lines(flipped)
+    assert (code, [r["code"] for r in doc["lines"]]) == (1, ["signature_invalid"])
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert state(task) == "input_required"
+
+    code, doc = import_lines(answer)
+    assert code == 0, doc
+    [line] = doc["lines"]
+    assert line["accepted"] is True
+    assert line["transition"] == {"from": "input_required", "to": "working"}
+    assert state(task) == "working"
+    shown = ok("messages", task)["messages"]
+    assert [(m["from"], m["verified"]) for m in shown] == [("builder", True), ("planner", True)]
+    # Stored as signed: exporting it gives back the very line interlink signed.
+    assert exported(raw["msg_id"]) == [raw]
+    assert git(repo, "log", "-1", "--format=%an") == "planner"
+
+
+def test_the_inbound_gate_names_each_refusal_and_takes_the_rest_in_one_commit(
+    repo: Path,
+) -> None:
+    builder = setup_peer_and_builder()
+    task = working_task(repo)
+    stranger_seed = os.urandom(32)
+    good = peer_says(builder, text="Progress?", task_id=task, status="update")
+    lines = [
+        "not json",
+        peer_says(builder, text="pair?", kind="pair_request"),
+        ref.line(ref.sign(PEER_SEED, {"to": PEER, "text": "x", "ts": now_ms(), "msg_id": "a1"})),
+        ref.line(
+            ref.sign(stranger_seed, {"to": builder, "text": "x", "ts": now_ms(), "msg_id": "a2"})
+        ),
+        peer_says(builder, text="old", ts=now_ms() - 86_400_000 - 5_000),
+        peer_says(builder, text="future", ts=now_ms() + 120_000),
+        peer_says(builder, text="no such task", task_id="nope"),
+        good,
+        good,
+        peer_says(builder, text="just chatting"),
+    ]
+    head = git(repo, "rev-parse", "HEAD")
+    code, doc = import_lines(*lines)
+    assert code == 1
+    assert [r["code"] for r in doc["lines"]] == [
+        "message_invalid",
+        "message_invalid",
+        "message_misaddressed",
+        "sender_unknown",
+        "message_expired",
+        "message_expired",
+        "task_not_found",
+        None,
+        "message_replayed",
+        None,
+    ]
+    assert "pair" in doc["lines"][1]["errors"][0]["reason"]
+    # The two accepted lines went in together, in one commit on top of the old head.
+    assert len(doc["commits"]) == 1
+    assert git(repo, "rev-parse", "HEAD^") == head
+    # Replay protection is durable: the same line later is refused from the ledger itself.
+    code, doc = import_lines(good)
+    assert (code, doc["lines"][0]["code"]) == (1, "message_replayed")
+    # The conversation without a task is recorded and shown, not refused.
+    talk = ok("conversation", "planner", "--agent", "builder")["messages"]
+    assert [m["text"] for m in talk] == ["Progress?", "just chatting"]
+    assert talk[1].get("task_id") is None
+    assert state(task) == "working"
+
+
+def test_keys_are_identities_and_names_are_petnames(repo: Path, tmp_path: Path) -> None:
+    seed_file = tmp_path / "interlink.key"
+    seed = os.urandom(32)
+    seed_file.write_text(ref.b64e(seed) + "\n")
+    imported = ok("keys", "import", "--agent", "builder", "--seed-file", str(seed_file))
+    assert imported["interlinkId"] == ref.public_id(seed)
+    assert not Path(imported["privateKey"]).is_relative_to(repo)
+    assert git(repo, "ls-files", ".taskfs/keys") == ".taskfs/keys/agent/builder.pub"
+    ok("keys", "add", "--agent", "planner", "--public", PEER)
+    listed = ok("keys", "ls")["keys"]
+    assert [(k["name"], k["interlinkId"], k["kind"]) for k in listed] == [
+        ("builder", ref.public_id(seed), "agent"),
+        ("planner", PEER, "agent"),
+    ]
+    for bad in ("nope", PEER + "=", ref.b64e(b"\x01" + b"\x00" * 31)):
+        result = taskfs("keys", "add", "--agent", "other", "--public", bad, "--json")
+        assert (result.code, result.codes) == (1, ["key_invalid"]), bad
+    again = taskfs("keys", "add", "--agent", "planner2", "--public", PEER, "--json")
+    assert again.codes == ["key_exists"]
+    # A message planner's interlink signs to the imported identity is taken as from planner.
+    task = working_task(repo)
+    code, doc = import_lines(
+        peer_says(ref.public_id(seed), text="ok?", task_id=task, status="update")
+    )
+    assert code == 0, doc
+
+
+def test_every_message_taskfs_signs_verifies_as_interlinks(repo: Path, tmp_path: Path) -> None:
+    for agent in ("planner", "builder"):
+        ok("keys", "new", "--agent", agent)
+    # The command line: a question, an answer, an update, a result request, a cancel.
+    task = working_task(repo)
+    asked = ok("send", task, "Which rule?", "--agent", "builder", "--status", "needs_input")
+    ok("send", task, "The strict one.", "--agent", "planner", "--in-reply-to", asked["msg_id"])
+    ok("send", task, "Halfway — ünïcode.", "--agent", "builder", "--status", "update")
+    ok("send", task, "Done, please check.", "--agent", "builder", "--status", "result")
+    other = working_task(repo, "src/other.py")
+    ok("send", other, "Stop, please.", "--agent", "planner", "--status", "canceled")
+
+    # The MCP tools: agent_* and interlink's send_message / cancel_task, over the SDK client.
+    env = server_env(tmp_path)
+
+    async def walk() -> None:
+        async with serve(repo, "planner", env) as planner, serve(repo, "builder", env) as worker:
+            sent = await planner.ok(
+                "agent_send", envelope=envelope(id="mcp-task", filesAndInterfaces=["src/mcp.py"])
+            )
+            assert sent["id"] == "mcp-task"
+            await worker.ok("agent_claim", task_id="mcp-task")
+            q = await worker.ok("agent_ask", task_id="mcp-task", text="Scope?")
+            await planner.ok("agent_answer", task_id="mcp-task", in_reply_to=q["msg_id"],
+                             text="Just login.")  # fmt: skip
+            await worker.ok("agent_update", task_id="mcp-task", text="On it.")
+            await worker.ok("send_message", to="planner", text="Nearly.", task_id="mcp-task")
+            await planner.ok("cancel_task", to="builder", task_id="mcp-task")
+
+    anyio.run(walk)
+    lines = exported()
+    assert len(lines) == 10
+    for line in lines:
+        assert ref.verify(line), line
+        assert list(line) == [
+            k
+            for k in (
+                "from",
+                "to",
+                "text",
+                "ts",
+                "msg_id",
+                "kind",
+                "task_id",
+                "status",
+                "in_reply_to",
+                "reply_to",
+                "sig",
+            )
+            if k in line
+        ]
+        assert len(line["msg_id"]) == 32
+        assert len(line["sig"]) == 86
+    statuses = [line.get("status") for line in lines]
+    assert statuses.count("canceled") == 2
+    assert statuses.count("needs_input") == 2
+    # One task's messages alone, and an older-style id still resolves as it did.
+    assert {m["task_id"] for m in exported("--task", task)} == {task}
