@@ -136,6 +136,8 @@ MESSAGES: dict[str, str] = {
     "recipient_unknown": "{agent!r} has no committed key, and a signed message is addressed to "
     "its recipient's key: admit it with `taskfs keys add --agent {agent} --public ID` (or make "
     "one with `taskfs keys new --agent {agent}`)",
+    "bus_unreachable": "the interlink bus at {url} did not serve the bridge: {reason}; start "
+    "interlink-bus there, or name another with --url or INTERLINK_URL",
     # host set-up: taskfs setup claude|codex (README: Where agents live)
     "host_config_invalid": "{path} is not valid {format}: {reason}; nothing was changed (fix or "
     "move it, then run taskfs setup again)",

@@ -12,7 +12,8 @@
 
 Like interlink's, the bus verifies nothing: signatures are the recipients' business. For tests
 it can also lose acks (`lose_acks`: answer 200 to the next N acks and keep the messages, as
-when the answer to an ack never arrives), and it records what was sent and acked.
+when the answer to an ack never arrives), or hold them (`hold_acks`: a test kills the client
+while its ack waits), and it records what was sent and acked.
 """
 
 from __future__ import annotations
@@ -38,6 +39,11 @@ class Queues:
     sent: list[tuple[str, Any]] = field(default_factory=list)
     acked: list[str] = field(default_factory=list)
     changed: threading.Condition = field(default_factory=threading.Condition)
+    # While set, an ack is held before it is applied (`ack_held` says one is waiting) until
+    # `release` is set; then it is dropped, as if it had never arrived.
+    hold_acks: bool = False
+    ack_held: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)
 
     def enqueue(self, to: str, payload: Any) -> None:
         with self.changed:
@@ -113,7 +119,12 @@ class _Handler(BaseHTTPRequestHandler):
             if not body["ack"].startswith(body["me"] + "\0"):
                 self._reply(403)
                 return
-            self.server.queues.ack(body["ack"])
+            queues = self.server.queues
+            if queues.hold_acks:
+                queues.ack_held.set()
+                queues.release.wait(60)
+                return  # dropped, unanswered: the connection closes
+            queues.ack(body["ack"])
             self._reply(200)
         elif path in ("/send", "/ack"):
             self._reply(422)
@@ -148,6 +159,10 @@ class _Server(ThreadingHTTPServer):
     def __init__(self, queues: Queues) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.queues = queues
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client killed or stopped while it long-polls leaves a closed socket: not news.
+        return
 
 
 class Bus:
