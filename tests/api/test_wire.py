@@ -80,7 +80,8 @@ def test_outgoing_lists_what_the_agent_signed_ready_to_post(repo: Path) -> None:
     assert [msg_id for msg_id, _to, _line in out] == sent
     for msg_id, to, text in out:
         message = json.loads(text)
-        assert (message["msg_id"], message["to"]) == (msg_id, ref.public_id(PEER_SEED))
+        assert (message["msg_id"], message["to"]) == (msg_id, to)
+        assert to == ref.public_id(PEER_SEED)
         assert ref.verify(message)
     assert wire.outgoing(store, "planner") == []
     assert wire.export_lines(store, task) == [text for _, _, text in out]
