@@ -119,6 +119,45 @@ def _everything(repo: Repository) -> list[Checked]:
     return found + list(read_conversations(repo, trusted=trusted).messages)
 
 
+@dataclass(frozen=True)
+class Said:
+    """A message about no task, committed."""
+
+    record: MessageRecord
+    file: str
+    commit: str
+
+
+def send_conversation(
+    repo: Repository,
+    agent: str,
+    to: str,
+    text: str,
+    *,
+    in_reply_to: str | None = None,
+    session: str | None = None,
+    now: datetime | None = None,
+) -> Said:
+    """A plain message from `agent` to `to` about no task (interlink's chat turn), signed as
+    every message is, recorded under `.taskfs/conversations/` in one commit. It moves nothing."""
+    now = now or datetime.now(timezone.utc)
+    pair = keys.load_private("agent", agent)
+    with repo.writing() as writer:
+        record = messages.new_record(
+            repo, agent, to, text, now=now, pair=pair, task_id=None,
+            in_reply_to=in_reply_to, session=session,
+        )  # fmt: skip
+        problems = rules.authenticity(record, messages.trust(repo))
+        if problems:
+            raise TaskfsError(problems)
+        rel = conversation_rel(stamped_name(now))
+        writer.add(rel, record_bytes(record.to_document()))
+        subject = f"taskfs: message from {agent} to {to}"
+        trailers = f"Taskfs-Message: {record.msg_id}\nTaskfs-Agent: {agent}\n"
+        commit = writer.commit(f"{subject}\n\n{trailers}", agent, when=now)
+    return Said(record, rel, commit)
+
+
 # -- in ----------------------------------------------------------------------------------------
 
 

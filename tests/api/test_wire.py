@@ -85,3 +85,14 @@ def test_outgoing_lists_what_the_agent_signed_ready_to_post(repo: Path) -> None:
         assert ref.verify(message)
     assert wire.outgoing(store, "planner") == []
     assert wire.export_lines(store, task) == [text for _, _, text in out]
+
+
+def test_a_conversation_turn_without_a_task_is_signed_and_shown(repo: Path) -> None:
+    store, _builder = setup(repo)
+    said = wire.send_conversation(store, "builder", "planner", "Lunch at noon?", now=NOW)
+    assert said.record.task_id is None
+    [exported] = wire.export_lines(store, None, [said.record.msg_id])
+    assert ref.verify(json.loads(exported))
+    assert "task_id" not in json.loads(exported)
+    shown = taskfs("conversation", "planner", "--agent", "builder", "--json").json["messages"]
+    assert [(m["text"], m["verified"]) for m in shown] == [("Lunch at noon?", True)]
