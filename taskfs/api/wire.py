@@ -28,11 +28,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from taskfs.api import messages
+from taskfs.api import messages, submit
 from taskfs.api.messages import Checked, read_conversations, read_thread, wire_ms
+from taskfs.api.rules import check_new_tasks
 from taskfs.api.submit import record_bytes
+from taskfs.core import interlink as opening
 from taskfs.core import messages as rules
-from taskfs.core import wire
+from taskfs.core import wire, yamlio
 from taskfs.core.lifecycle import State
 from taskfs.core.names import stamped_name
 from taskfs.core.records import MessageRecord, ms_time
@@ -117,6 +119,45 @@ def _everything(repo: Repository) -> list[Checked]:
     return found + list(read_conversations(repo, trusted=trusted).messages)
 
 
+@dataclass(frozen=True)
+class Said:
+    """A message about no task, committed."""
+
+    record: MessageRecord
+    file: str
+    commit: str
+
+
+def send_conversation(
+    repo: Repository,
+    agent: str,
+    to: str,
+    text: str,
+    *,
+    in_reply_to: str | None = None,
+    session: str | None = None,
+    now: datetime | None = None,
+) -> Said:
+    """A plain message from `agent` to `to` about no task (interlink's chat turn), signed as
+    every message is, recorded under `.taskfs/conversations/` in one commit. It moves nothing."""
+    now = now or datetime.now(timezone.utc)
+    pair = keys.load_private("agent", agent)
+    with repo.writing() as writer:
+        record = messages.new_record(
+            repo, agent, to, text, now=now, pair=pair, task_id=None,
+            in_reply_to=in_reply_to, session=session,
+        )  # fmt: skip
+        problems = rules.authenticity(record, messages.trust(repo))
+        if problems:
+            raise TaskfsError(problems)
+        rel = conversation_rel(stamped_name(now))
+        writer.add(rel, record_bytes(record.to_document()))
+        subject = f"taskfs: message from {agent} to {to}"
+        trailers = f"Taskfs-Message: {record.msg_id}\nTaskfs-Agent: {agent}\n"
+        commit = writer.commit(f"{subject}\n\n{trailers}", agent, when=now)
+    return Said(record, rel, commit)
+
+
 # -- in ----------------------------------------------------------------------------------------
 
 
@@ -131,6 +172,7 @@ class LineReport:
     file: str | None = None
     transition: tuple[State, State] | None = None
     commit: str | None = None
+    opened: bool = False  # the message opened its task
 
     @property
     def accepted(self) -> bool:
@@ -273,6 +315,8 @@ class _Importer:
         if self.batch.sender not in (None, sender) or (task_id in self.batch.tasks):
             self.flush()
         name = stamped_name(self.now)
+        if task_id is not None and not self.repo.has_task(task_id):
+            return self._open(number, record, name)
         if task_id is None:
             rel = conversation_rel(name)
             self.writer.add(rel, record_bytes(record.to_document()))
@@ -292,6 +336,45 @@ class _Importer:
         moved = (staged.before, target) if staged is not None and target is not None else None
         report = LineReport(number, record.msg_id, task_id=task_id, file=rel, transition=moved)
         return self._staged(report, sender)
+
+    def _open(self, number: int, record: MessageRecord, name: str) -> LineReport:
+        """A message naming a task the ledger does not have opens it, as interlink's requester
+        does, when its text is an envelope (the same rule as `send_message`): submitted from
+        the sender to this agent, with the message beside it, in one commit of the sender's."""
+        task_id = record.task_id
+        assert task_id is not None
+        fields = _envelope_in(record.text)
+        if fields is None:
+            return LineReport(number, record.msg_id, (problem("task_not_found", id=task_id),))
+        addressed, wrong = opening.addressed(
+            {**fields, "id": fields.get("id", task_id)}, record.sender, self.agent
+        )
+        try:
+            if wrong is not None or addressed["id"] != task_id or record.status is not None:
+                why = "its envelope names another id, sender or recipient, or it has a status"
+                raise fail("invalid_value", field="text", reason=why)
+            label = f"line {number}"
+            envelope, found = submit.parse_source(
+                submit.Source(label, yamlio.dump(addressed).encode("utf-8"))
+            )
+            if envelope is None:
+                raise TaskfsError(found)
+            check_new_tasks(self.repo, [envelope])
+        except TaskfsError as exc:
+            return LineReport(number, record.msg_id, exc.problems, task_id=task_id)
+        self.flush()
+        rel = self.repo.task_rel(task_id, MESSAGES, name)
+        self.writer.add(rel, record_bytes(record.to_document()))
+        trailers = [f"Taskfs-Message: {record.msg_id}"]
+        commit = submit.write_new_tasks(
+            self.repo, self.writer, [envelope], record.sender, trailers=trailers
+        )
+        self.commits.append(commit)
+        report = LineReport(
+            number, record.msg_id, task_id=task_id, file=rel, commit=commit, opened=True
+        )
+        self.committed.append(report)
+        return report
 
     def _staged(self, report: LineReport, sender: str) -> LineReport:
         self.batch.sender = sender
@@ -334,6 +417,14 @@ def _record_of(message: wire.Message, sender: str, agent: str) -> MessageRecord:
         error = exc.errors(include_url=False, include_input=False)[0]
         where = ".".join(str(p) for p in error["loc"]) or "message"
         raise ValueError(f"{where}: {str(error['msg']).removeprefix('Value error, ')}") from None
+
+
+def _envelope_in(text: str) -> dict[str, object] | None:
+    try:
+        value = yamlio.load(text.encode("utf-8"))
+    except yamlio.YamlError:
+        return None
+    return opening.envelope_fields(value)
 
 
 def _commit_message(batch: _Batch, agent: str) -> str:

@@ -180,5 +180,6 @@ def line_view(report: Any) -> dict[str, Any]:
         "task_id": report.task_id,
         "file": report.file,
         "transition": {"from": moved[0], "to": moved[1]} if moved else None,
+        "opened": report.opened,
         "commit": report.commit,
     }

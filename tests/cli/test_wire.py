@@ -154,6 +154,28 @@ def test_the_inbound_gate_names_each_refusal_and_takes_the_rest_in_one_commit(
     assert state(task) == "working"
 
 
+def test_an_interlink_requester_opens_a_task_with_an_envelope(repo: Path) -> None:
+    builder = setup_peer_and_builder()
+    opening = peer_says(builder, text=envelope(**{"from": None, "to": None}), task_id="from-afar")
+    code, doc = import_lines(opening)
+    assert code == 0, doc
+    assert doc["lines"][0]["opened"] is True
+    shown = ok("show", "from-afar")
+    assert (shown["state"], shown["envelope"]["from"], shown["envelope"]["to"]) == (
+        "submitted",
+        "planner",
+        "builder",
+    )
+    assert git(repo, "log", "-1", "--format=%an") == "planner"
+    # Plain text about a task nobody opened is refused: taskfs never guesses a contract.
+    code, doc = import_lines(peer_says(builder, text="do the thing", task_id="unknown"))
+    assert (code, doc["lines"][0]["code"]) == (1, "task_not_found")
+    # The worker accepts with an update (a claim), as interlink's agents report working.
+    ok("send", "from-afar", "On it.", "--agent", "builder", "--status", "update")
+    assert state("from-afar") == "working"
+    assert all(ref.verify(m) for m in exported("--task", "from-afar"))
+
+
 def test_keys_are_identities_and_names_are_petnames(repo: Path, tmp_path: Path) -> None:
     seed_file = tmp_path / "interlink.key"
     seed = os.urandom(32)
