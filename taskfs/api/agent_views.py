@@ -138,7 +138,26 @@ def entry(found: Any) -> dict[str, Any]:
 
 def sent_or_opened(result: Any) -> dict[str, Any]:
     from taskfs.api.interlink import Opening
+    from taskfs.api.wire import Said
 
+    if isinstance(result, Said):  # a message about no task: conversation
+        record = result.record
+        return {
+            "msg_id": record.msg_id,
+            "id": None,
+            "task_id": None,
+            "from": record.sender,
+            "to": record.recipient,
+            "status": None,
+            "session": record.session,
+            "delivery": "sent",
+            "signed": record.sig is not None,
+            "state": None,
+            "transition": None,
+            "checkRequested": False,
+            "file": result.file,
+            "commit": result.commit,
+        }
     if isinstance(result, Opening):
         row = opening(result)
         return {**row, "id": row["task_id"], "state": result.task.state, "transition": None}
@@ -149,7 +168,7 @@ def message_state(found: Any) -> dict[str, Any]:
     row = entry(found.entry)
     return {
         "msg_id": row["msg_id"],
-        "task_id": row["task_id"],
+        "task_id": row.get("task_id"),
         "delivery": row["delivery"],
         "state": found.task_state,
         "verified": row["verified"],

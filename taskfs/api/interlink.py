@@ -8,10 +8,12 @@ two decisions, made here and nowhere else:
 - A task opening is a message. `send_message` without `task_id` whose text is an envelope
   (a YAML mapping with envelope keys) submits it, addressed to `to`; its id is
   `<task>/envelope` (`core.interlink.opening_id`), and it counts as a message everywhere below.
-- Reply stickiness is per peer: `send_message` without `task_id` (and with text that is no
-  envelope) goes to the task of the last message exchanged with `to`, in either direction, the
-  openings included; `in_reply_to` names its task itself. With nothing exchanged yet it is
-  refused (`no_conversation`): taskfs never guesses a task.
+- Without `task_id`, and with text that is no envelope, a message without `status` is
+  interlink's plain chat turn: conversation about no task (`wire.send_conversation`), moving
+  nothing; a reply to such a message is one too. A message with a `status` is about a task, so
+  reply stickiness applies, per peer: it goes to the task of the last message exchanged with
+  `to`, in either direction, the openings included; `in_reply_to` names its task itself. With
+  no task exchanged yet it is refused (`no_conversation`): taskfs never guesses a task.
 """
 
 from __future__ import annotations
@@ -19,14 +21,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from taskfs.api import messages, submit
+from taskfs.api import messages, submit, wire
 from taskfs.api.messages import Checked, Delivery, Sent
+from taskfs.api.wire import Said
 from taskfs.core import interlink as rules
 from taskfs.core import yamlio
 from taskfs.core.lifecycle import State
 from taskfs.core.names import parse_time
 from taskfs.errors import TaskfsError, fail
 from taskfs.store.ledger import Task, load_task
+from taskfs.store.messages import CONVERSATIONS
 from taskfs.store.repository import ENVELOPE, MESSAGES, Repository
 from taskfs.store.snapshot import load_all
 
@@ -89,7 +93,7 @@ def send_message(
     status: str | None = None,
     in_reply_to: str | None = None,
     now: datetime | None = None,
-) -> Sent | Opening:
+) -> Sent | Opening | Said:
     """A message to `to`, or the task its envelope opens (see the module's account).
     Empty optional arguments are absent ones, as interlink reads them."""
     status = status.strip() if status and status.strip() else None
@@ -98,6 +102,8 @@ def send_message(
     in_reply_to = in_reply_to or None
     if in_reply_to is not None:
         replied = rules.opened_task(in_reply_to) or messages.locate(repo, in_reply_to) or ""
+        if not replied and task_id is None and _conversation_message(repo, in_reply_to):
+            return _converse(repo, agent, to, text, status, in_reply_to, session, now)
         if not replied or (task_id is not None and task_id != replied):
             raise fail("message_not_found", msg_id=in_reply_to)
         task_id = replied
@@ -110,6 +116,8 @@ def send_message(
             if status not in (None, "none"):
                 raise fail("invalid_value", field="status", reason="a task is opened without one")
             return open_task(repo, agent, to, fields)
+        if status is None:
+            return _converse(repo, agent, to, text, status, in_reply_to, session, now)
         task_id = rules.sticky_task(
             (parse_time(_at(e)), e_id(e), _task_of(e))
             for e in conversation_history(repo, agent, to)
@@ -128,6 +136,29 @@ def send_message(
         session=session,
         now=now,
     )
+
+
+def _converse(  # noqa: PLR0917 (send_message's arguments, passed on)
+    repo: Repository,
+    agent: str,
+    to: str,
+    text: str,
+    status: str | None,
+    in_reply_to: str | None,
+    session: str | None,
+    now: datetime | None,
+) -> Said:
+    """interlink's plain message: about no task, so it carries no status."""
+    if status is not None:
+        raise fail("invalid_value", field="status", reason="a message about no task has none")
+    return wire.send_conversation(
+        repo, agent, to, text, in_reply_to=in_reply_to, session=session, now=now
+    )
+
+
+def _conversation_message(repo: Repository, msg_id: str) -> Checked | None:
+    found = messages.read_conversations(repo).messages
+    return next((c for c in found if c.in_place and c.record.msg_id == msg_id), None)
 
 
 def _envelope_in(text: str) -> dict[str, object] | None:
@@ -182,13 +213,16 @@ def cancel_task(
 @dataclass(frozen=True)
 class MessageState:
     entry: Entry
-    task_state: State
+    task_state: State | None  # None: a message about no task
 
 
 def message_status(repo: Repository, msg_id: str) -> MessageState:
     """Where a message (or an opening) got to, and the state of its task."""
     task_id = rules.opened_task(msg_id)
     if task_id is None:
+        said = _conversation_message(repo, msg_id)
+        if said is not None:
+            return MessageState(said, None)
         found = messages.message_status(repo, msg_id)
         return MessageState(found.message, found.task_state)
     if not repo.has_task(task_id):
@@ -253,7 +287,17 @@ class Outbox:
 
 
 def list_pending(repo: Repository, agent: str) -> Outbox:
-    uncommitted = tuple(messages.pending(repo, sender=agent))
+    said = [
+        c
+        for c in messages.read_conversations(repo).messages
+        if c.delivery == "pending" and c.record.sender == agent
+    ]
+    uncommitted = tuple(
+        sorted(
+            [*messages.pending(repo, sender=agent), *said],
+            key=lambda c: (c.record.at, c.record.msg_id),
+        )
+    )
     unpushed, upstream = _unpushed(repo, agent)
     return Outbox(uncommitted, tuple(unpushed), upstream)
 
@@ -274,6 +318,13 @@ def _unpushed(repo: Repository, agent: str) -> tuple[list[Entry], str | None]:
         if (len(parts) == 3 and parts[1] == MESSAGES) or parts[1:] == [ENVELOPE]:
             files.setdefault(parts[0], set()).add(rel)
     found: list[Entry] = []
+    said = set(repo.git.unpublished_additions(head, CONVERSATIONS))
+    if said:
+        found += [
+            c
+            for c in messages.read_conversations(repo).messages
+            if c.stored.rel in said and c.record.sender == agent
+        ]
     for task_id, rels in sorted(files.items()):
         if not repo.has_task(task_id):
             continue

@@ -104,7 +104,8 @@ def test_a_sender_works_through_the_interlink_tools_alone(repo: Path, tmp_path: 
             routed = await planner.ok(
                 "send_message", to="builder", text="For tab 2.", session="tab-2"
             )
-            assert (routed["task_id"], routed["session"]) == ("login", "tab-2")
+            # Without task_id or status: interlink's plain message, about no task.
+            assert (routed["task_id"], routed["session"]) == (None, "tab-2")
             tab1 = await builder.ok("conversation_history", peer="planner")
             tab2 = await other_tab.ok("conversation_history", peer="planner")
             assert routed["msg_id"] not in [m["msg_id"] for m in tab1["messages"]]
@@ -127,13 +128,13 @@ def test_a_sender_works_through_the_interlink_tools_alone(repo: Path, tmp_path: 
             )
 
             history = await planner.ok("conversation_history", peer="builder")
-            rows = [(m["task_id"], m.get("status"), m["opening"]) for m in history["messages"]]
+            rows = [(m.get("task_id"), m.get("status"), m["opening"]) for m in history["messages"]]
             assert rows == [
                 ("login", None, True),
                 ("login", "update", False),
                 ("login", "needs_input", False),
                 ("login", None, False),
-                ("login", None, False),
+                (None, None, False),
                 ("docs", None, True),
                 ("docs", "update", False),
                 ("docs", "canceled", False),
@@ -160,9 +161,10 @@ def test_a_sender_works_through_the_interlink_tools_alone(repo: Path, tmp_path: 
             assert (await planner.ok("message_status", msg_id=written))["delivery"] == "pending"
             assert (await builder.ok("list_pending"))["messages"] == []
 
-            assert await planner.refused("send_message", to="stranger", text="Hello?") == [
-                "no_conversation"
-            ]
+            # A status is about a task: with none exchanged, taskfs does not guess one.
+            assert await planner.refused(
+                "send_message", to="stranger", text="Hello?", status="update"
+            ) == ["no_conversation"]
             assert await planner.refused("message_status", msg_id="login/nope") == [
                 "message_not_found"
             ]
@@ -175,7 +177,8 @@ def test_a_sender_works_through_the_interlink_tools_alone(repo: Path, tmp_path: 
 
 
 def test_the_tools_read_and_answer_as_interlinks_do(repo: Path, tmp_path: Path) -> None:
-    assert taskfs("keys", "new", "--agent", "planner").code == 0
+    for agent in ("planner", "builder"):
+        assert taskfs("keys", "new", "--agent", agent).code == 0
     env = server_env(tmp_path)
 
     async def walk() -> None:
@@ -267,10 +270,31 @@ def test_the_tools_read_and_answer_as_interlinks_do(repo: Path, tmp_path: Path) 
 
             assert (await planner.ok("list_pending"))["messages"] == []
             assert planner.text == "nothing pending; all sent messages were committed"
-            assert await planner.refused("send_message", to="stranger", text="Hello?") == [
-                "no_conversation"
-            ]
+            assert await planner.refused(
+                "send_message", to="stranger", text="Hello?", status="update"
+            ) == ["no_conversation"]
             assert planner.text.startswith("refused: no_conversation: ")
+
+            # No task_id, no status, no envelope: a conversation message, signed, moving
+            # nothing; a reply to it is conversation too, and it has a status of its own.
+            said = await planner.ok("send_message", to="builder", text="Lunch?")
+            assert (said["task_id"], said["state"], said["signed"]) == (None, None, True)
+            assert planner.text == (
+                f"queued for builder (msg_id {said['msg_id']}) — committed to git "
+                f"({said['commit'][:12]})"
+            )
+            reply = await builder.ok(
+                "send_message", to="planner", text="Sure.", in_reply_to=said["msg_id"]
+            )
+            assert reply["task_id"] is None
+            seen = await builder.ok("message_status", msg_id=said["msg_id"])
+            assert (seen["task_id"], seen["state"], seen["verified"]) == (None, None, True)
+            assert builder.text == f"← planner [sent] (msg_id {said['msg_id']}): Lunch?"
+            last = await planner.ok("conversation_history", peer="builder", limit=2)
+            assert [m["text"] for m in last["messages"]] == ["Lunch?", "Sure."]
+            assert await planner.refused(
+                "send_message", to="builder", text="x", status="update", in_reply_to=said["msg_id"]
+            ) == ["invalid_value"]
 
     anyio.run(walk)
     assert taskfs("audit", "--json").json["ok"] is True
