@@ -11,12 +11,13 @@ kept until acked), `POST /ack {"me": ROUTE, "ack": KEY}`. The bridge is one agen
   checkout's delivery state, not history), so a restart does not post everything again. A
   crash between a post and that file's update posts the message twice; the recipient's replay
   check drops the copy.
-- In: `recv` on the agent's own interlink id; each message goes through interlink's inbound
-  gate and into the ledger (`wire.import_lines`: one commit), and only then is it acked. A
-  crash between the commit and the ack re-delivers it; the replay check, durable in git,
-  refuses the copy, which is then acked: the message lands once. A message the gate refuses
-  is acked too (a bus keeps a message until acked: not acking would block the queue), logged,
-  and never written.
+- In: `recv` on the agent's own interlink id and on `key#taskfs` (interlink's agents
+  address sessions, `key#session`; the bridge asks for replies there with `reply_to`). Each
+  message goes through interlink's inbound gate and into the ledger (`wire.import_lines`: one
+  commit), and only then is it acked. A crash between the commit and the ack re-delivers it;
+  the replay check, durable in git, refuses the copy, which is then acked: the message lands
+  once. A message the gate refuses is acked too (a bus keeps a message until acked: not
+  acking would block the queue), logged, and never written.
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ DEFAULT_URL = "http://127.0.0.1:9440"
 # also posts what its agent wrote in the meantime without waiting long.
 POLL_MS = 5_000
 ONCE_POLL_MS = 250
+# The session name of the bridge's route (`key#taskfs`): what an interlink agent passes as
+# `session` to reach it.
+SESSION = "taskfs"
 HTTP_SLACK_S = 30
 
 
@@ -163,12 +167,18 @@ Log = Callable[[str], None]
 class Bridge:
     """One agent's carrier between this ledger and a bus."""
 
-    def __init__(self, repo: Repository, agent: str, url: str, log: Log) -> None:
+    def __init__(
+        self, repo: Repository, agent: str, url: str, log: Log, session: str = SESSION
+    ) -> None:
         own = keys.public_keys(repo.root, "agent").get(agent)
         if own is None:
             raise fail("recipient_unknown", agent=agent)
         self.repo, self.agent, self.log = repo, agent, log
         self.me = wire.b64(own)
+        # interlink's agents send to `key#session` (a bare key is polled by none of theirs):
+        # the bridge polls both, and asks for replies on its session route.
+        self.route = f"{self.me}#{session}"
+        self.routes = (self.me, self.route)
         self.bus = BusClient(url)
         self.state = State.load(repo.state_dir() / "interlink" / f"bridge-{agent}.json")
         # Set while a received message is between its commit and its ack: a signal then waits.
@@ -185,7 +195,9 @@ class Bridge:
             if msg_id in done:
                 continue
             route = self.state.routes.get(recipient, recipient)
-            self.bus.send(route, json.loads(line))
+            payload = json.loads(line)
+            payload.setdefault("reply_to", self.route)  # unsigned routing hint, as interlink's
+            self.bus.send(route, payload)
             posted.append(msg_id)
             done.add(msg_id)
             self.state.save()
@@ -193,9 +205,16 @@ class Bridge:
             self.log(f"posted {msg_id} to {route}")
         return out
 
-    def receive(self, timeout_ms: int, now: Callable[[], datetime] | None = None) -> Arrival | None:
-        """Take the oldest message waiting for the agent, record it (or refuse it), then ack."""
-        got = self.bus.recv(self.me, timeout_ms)
+    def receive(
+        self,
+        timeout_ms: int,
+        route: str | None = None,
+        now: Callable[[], datetime] | None = None,
+    ) -> Arrival | None:
+        """Take the oldest message waiting on `route` (the agent's key by default), record it
+        (or refuse it), then ack."""
+        route = route or self.me
+        got = self.bus.recv(route, timeout_ms)
         if got is None:
             return None
         payload, key = got
@@ -207,7 +226,7 @@ class Bridge:
             report = imported.lines[0] if imported.lines else _empty()
             if report.accepted:
                 self._learn_route(payload)
-            self.bus.ack(self.me, key)
+            self.bus.ack(route, key)
         finally:
             self.busy = False
         arrival = Arrival(report, acked=True)
@@ -229,12 +248,15 @@ class Bridge:
         what was done is added to `into` as it happens (kept when a signal ends the round)."""
         done = into if into is not None else Round()
         done.posted += self.post_pending()
+        wait = max(1, timeout_ms // len(self.routes))
         while True:
-            arrival = self.receive(timeout_ms)
-            if arrival is None:
-                return done
-            done.arrivals.append(arrival)
-            if self.stopping:
+            before = len(done.arrivals)
+            for route in self.routes:
+                while (arrival := self.receive(wait, route)) is not None:
+                    done.arrivals.append(arrival)
+                    if self.stopping:
+                        return done
+            if len(done.arrivals) == before:
                 return done
 
 

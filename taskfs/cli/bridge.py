@@ -17,6 +17,7 @@ from taskfs.api import agent_views as views
 from taskfs.cli.app import agent_option, json_option
 from taskfs.cli.output import act, acting_agent, open_repo
 from taskfs.cli.wire import interlink_group
+from taskfs.errors import fail
 
 if TYPE_CHECKING:
     from taskfs.api.bridge import Bridge, Round
@@ -35,10 +36,20 @@ class _Stop(Exception):
     help="The interlink bus (default: $INTERLINK_URL, else http://127.0.0.1:9440).",
 )
 @click.option(
+    "--session",
+    "session",
+    metavar="NAME",
+    default="taskfs",
+    show_default=True,
+    help="The bridge's session name: interlink agents reach it with session=NAME.",
+)
+@click.option(
     "--once", is_flag=True, help="One round: post what is pending, receive until empty, exit."
 )
 @json_option
-def interlink_bridge(agent: str | None, url: str | None, once: bool, as_json: bool) -> int:
+def interlink_bridge(
+    agent: str | None, url: str | None, session: str, once: bool, as_json: bool
+) -> int:
     """Carry your signed messages over interlink-bus, and record what arrives for you."""
     from taskfs.api import bridge as api
 
@@ -47,8 +58,11 @@ def interlink_bridge(agent: str | None, url: str | None, once: bool, as_json: bo
         sys.stderr.flush()
 
     def call() -> api.Round:
-        carrier = api.Bridge(open_repo(), acting_agent(agent) or "", api.bus_url(url), log)
-        log(f"{carrier.agent} ({carrier.me}) on {carrier.bus.url}")
+        if not session or "#" in session or not session.isprintable():
+            raise fail("usage", reason="--session: a name without '#'")
+        name = acting_agent(agent) or ""
+        carrier = api.Bridge(open_repo(), name, api.bus_url(url), log, session)
+        log(f"{carrier.agent} on {carrier.bus.url}: polling {carrier.me} and {carrier.route}")
         return _until_stopped(carrier, api.ONCE_POLL_MS if once else api.POLL_MS, once=once)
 
     def show(done: Any) -> tuple[dict[str, Any], str]:

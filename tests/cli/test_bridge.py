@@ -131,6 +131,11 @@ def test_a_question_its_answer_a_result_and_a_cancel_cross_the_bus(
     assert [m["msg_id"] for m in rows] == [taken, question, answer, result, cancel]
     assert all(m["verified"] for m in rows)
 
+    # Each post asks for replies on the bridge's session route (interlink's reply_to hint),
+    # and bob's bridge, having learned it, posted its later messages there.
+    routes = {p["from"]: p["reply_to"] for _, p in bus.queues.sent}
+    assert all(route.endswith("#taskfs") for route in routes.values())
+    assert all(to == routes[p["to"]] for to, p in bus.queues.sent[2:] if p["to"] in routes)
     # What was posted is remembered: a restarted bridge posts nothing again.
     sent = len(bus.queues.sent)
     assert carried(alice, bus)["posted"] == []
@@ -198,7 +203,7 @@ def test_a_message_the_gate_refuses_is_acked_logged_and_never_written(
         if k["name"] == "alice"
     )
     bus.queues.enqueue(me, forged)
-    bus.queues.enqueue(me, {"not": "a message"})
+    bus.queues.enqueue(f"{me}#taskfs", {"not": "a message"})  # the route interlink's use
     head = git(alice.root, "rev-parse", "HEAD")
     result = alice.bridge(bus)
     assert result.code == 1, result.stdout
