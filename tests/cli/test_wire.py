@@ -4,6 +4,7 @@ signature (`tests/interlink_ref.py`, written from interlink's source, importing 
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import time
@@ -201,6 +202,20 @@ def test_keys_are_identities_and_names_are_petnames(repo: Path, tmp_path: Path) 
         peer_says(ref.public_id(seed), text="ok?", task_id=task, status="update")
     )
     assert code == 0, doc
+
+
+def test_an_agent_key_in_the_older_spelling_keeps_being_read(repo: Path) -> None:
+    builder = setup_peer_and_builder()
+    pub = repo / ".taskfs" / "keys" / "agent" / "builder.pub"
+    raw = ref.b64d(pub.read_text().strip())
+    pub.write_text("ed25519:" + base64.b64encode(raw).decode() + "\n")
+    git(repo, "commit", "-q", "-m", "older spelling", "--", str(pub))
+    listed = {k["name"]: k["interlinkId"] for k in ok("keys", "ls")["keys"]}
+    assert listed == {"builder": builder, "planner": PEER}
+    task = working_task(repo)
+    sent = ok("send", task, "Still me.", "--agent", "builder", "--status", "update")
+    assert [m["verified"] for m in ok("messages", task)["messages"]] == [True]
+    assert ref.verify(exported(sent["msg_id"])[0])
 
 
 def test_every_message_taskfs_signs_verifies_as_interlinks(repo: Path, tmp_path: Path) -> None:
