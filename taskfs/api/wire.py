@@ -34,7 +34,7 @@ from taskfs.api.rules import check_new_tasks
 from taskfs.api.submit import record_bytes
 from taskfs.core import interlink as vocabulary
 from taskfs.core import messages as rules
-from taskfs.core import wire, yamlio
+from taskfs.core import signing, wire, yamlio
 from taskfs.core.interlink import opening_id
 from taskfs.core.lifecycle import State
 from taskfs.core.names import parse_time, stamped_name
@@ -91,17 +91,18 @@ def export_lines(
     return lines
 
 
-def opening(repo: Repository, task_id: str) -> wire.Message | None:
+def opening(repo: Repository, task_id: str, known: _Keys | None = None) -> wire.Message | None:
     """A task's opening as interlink's requester sends it: a plain message from the task's
     sender to its recipient carrying the new `task_id`, the envelope as its text, `msg_id`
     `<task>/envelope` and `ts` the submission's moment. Every field comes from committed files,
     and Ed25519 is deterministic, so the sender's machine signs the very same message each time;
     None where that cannot be done (no sender or recipient key, or the sender's private key is
     not on this machine)."""
+    known = known or _Keys(repo)
     task = load_task(repo, task_id)
     sender, recipient = messages.submitter(task), task.envelope.recipient
-    public = keys.public_keys(repo.root, "agent")
-    pair = keys.load_private("agent", sender) if sender else None
+    public = known.public
+    pair = known.private(sender) if sender else None
     if pair is None or recipient not in public or not task.chain.links:
         return None
     if public.get(sender or "") != pair.public:
@@ -118,11 +119,25 @@ def opening(repo: Repository, task_id: str) -> wire.Message | None:
     return wire.sign(pair.private, message)
 
 
+class _Keys:
+    """The committed agent keys and this machine's private ones, each read once."""
+
+    def __init__(self, repo: Repository) -> None:
+        self.public = keys.public_keys(repo.root, "agent")
+        self._private: dict[str, signing.KeyPair | None] = {}
+
+    def private(self, name: str) -> signing.KeyPair | None:
+        if name not in self._private:
+            self._private[name] = keys.load_private("agent", name)
+        return self._private[name]
+
+
 def _openings(repo: Repository, task_ids: Iterable[str]) -> list[tuple[str, wire.Message]]:
     found: list[tuple[str, wire.Message]] = []
+    known = _Keys(repo)
     for task_id in task_ids:
         try:
-            message = opening(repo, task_id)
+            message = opening(repo, task_id, known)
         except (TaskfsError, OSError, UnicodeDecodeError):
             continue
         if message is not None:
