@@ -24,6 +24,7 @@ from taskfs.api.submit import FileReport, record_bytes
 from taskfs.api.transitions import Staged, stage_transition
 from taskfs.core import messages as rules
 from taskfs.core import signing, wire
+from taskfs.core.interlink import opened_task
 from taskfs.core.lifecycle import MESSAGE_STATUSES, State
 from taskfs.core.names import format_time, message_location, stamped_name
 from taskfs.core.records import MessageRecord, ReadRecord, ms_time
@@ -329,7 +330,9 @@ def stage_message(
         replied = next(
             (c for c in others if c.in_place and c.record.msg_id == record.in_reply_to), None
         )
-        if replied is None:
+        # A reply to the task's opening (interlink's first message, `<task>/envelope`) is
+        # writing about the task: the envelope is no message file.
+        if replied is None and opened_task(record.in_reply_to) != task.id:
             problems.append(problem("message_not_found", msg_id=record.in_reply_to))
     open_question = _open_question(task)
     owner = _answering_owner(repo, task, record, open_question)

@@ -32,11 +32,12 @@ from taskfs.api import messages, submit
 from taskfs.api.messages import Checked, read_conversations, read_thread, wire_ms
 from taskfs.api.rules import check_new_tasks
 from taskfs.api.submit import record_bytes
-from taskfs.core import interlink as opening
+from taskfs.core import interlink as vocabulary
 from taskfs.core import messages as rules
-from taskfs.core import wire, yamlio
+from taskfs.core import signing, wire, yamlio
+from taskfs.core.interlink import opening_id
 from taskfs.core.lifecycle import State
-from taskfs.core.names import stamped_name
+from taskfs.core.names import parse_time, stamped_name
 from taskfs.core.records import MessageRecord, ms_time
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import keys
@@ -48,7 +49,7 @@ from taskfs.store.messages import (
     load_messages,
     pending_paths,
 )
-from taskfs.store.repository import MESSAGES, Repository
+from taskfs.store.repository import ENVELOPE, MESSAGES, Repository
 from taskfs.store.writer import Writer
 
 MAX_FUTURE_MS = 60_000
@@ -71,21 +72,77 @@ def export_lines(
         found = list(read_thread(repo, task, pending=set()).messages)
     else:
         found = _everything(repo)
-    found.sort(key=lambda c: (c.record.at, c.record.msg_id))
+    stored = [(c.record.at, rules.wire_message(c.record)) for c in found if c.record.sig]
+    tasks = [task] if task is not None else repo.task_ids()
+    everything = sorted(stored + _openings(repo, tasks), key=lambda p: (p[0], p[1].msg_id))
     if not msg_ids:
-        return [rules.wire_message(c.record).to_json() for c in found if c.record.sig]
+        return [message.to_json() for _, message in everything]
     lines: list[str] = []
     problems: list[Problem] = []
     for msg_id in dict.fromkeys(msg_ids):
-        named = [c for c in found if c.record.msg_id == msg_id]
-        signed = [c for c in named if c.record.sig]
+        signed = [m for _, m in everything if m.msg_id == msg_id]
         if not signed:
+            named = any(c.record.msg_id == msg_id for c in found)
             why = " carrying interlink's signature" if named else ""
             problems.append(problem("message_not_found", msg_id=msg_id, why_text=why))
-        lines += [rules.wire_message(c.record).to_json() for c in signed]
+        lines += [m.to_json() for m in signed]
     if problems:
         raise TaskfsError(problems)
     return lines
+
+
+def opening(repo: Repository, task_id: str, known: _Keys | None = None) -> wire.Message | None:
+    """A task's opening as interlink's requester sends it: a plain message from the task's
+    sender to its recipient carrying the new `task_id`, the envelope as its text, `msg_id`
+    `<task>/envelope` and `ts` the submission's moment. Every field comes from committed files,
+    and Ed25519 is deterministic, so the sender's machine signs the very same message each time;
+    None where that cannot be done (no sender or recipient key, or the sender's private key is
+    not on this machine)."""
+    known = known or _Keys(repo)
+    task = load_task(repo, task_id)
+    sender, recipient = messages.submitter(task), task.envelope.recipient
+    public = known.public
+    pair = known.private(sender) if sender else None
+    if pair is None or recipient not in public or not task.chain.links:
+        return None
+    if public.get(sender or "") != pair.public:
+        return None
+    moment = parse_time(task.chain.links[0].record.at)
+    message = wire.Message(
+        sender=wire.b64(pair.public),
+        recipient=wire.b64(public[recipient]),
+        text=repo.read_bytes(repo.task_rel(task_id, ENVELOPE)).decode("utf-8"),
+        ts=wire_ms(moment),
+        msg_id=opening_id(task_id),
+        task_id=task_id,
+    )
+    return wire.sign(pair.private, message)
+
+
+class _Keys:
+    """The committed agent keys and this machine's private ones, each read once."""
+
+    def __init__(self, repo: Repository) -> None:
+        self.public = keys.public_keys(repo.root, "agent")
+        self._private: dict[str, signing.KeyPair | None] = {}
+
+    def private(self, name: str) -> signing.KeyPair | None:
+        if name not in self._private:
+            self._private[name] = keys.load_private("agent", name)
+        return self._private[name]
+
+
+def _openings(repo: Repository, task_ids: Iterable[str]) -> list[tuple[str, wire.Message]]:
+    found: list[tuple[str, wire.Message]] = []
+    known = _Keys(repo)
+    for task_id in task_ids:
+        try:
+            message = opening(repo, task_id, known)
+        except (TaskfsError, OSError, UnicodeDecodeError):
+            continue
+        if message is not None:
+            found.append((ms_time(message.ts), message))
+    return found
 
 
 def outgoing(repo: Repository, agent: str) -> list[tuple[str, str, str]]:
@@ -96,16 +153,20 @@ def outgoing(repo: Repository, agent: str) -> list[tuple[str, str, str]]:
         return []
     sender = wire.b64(own)
     found = [
-        c
+        (c.record.at, rules.wire_message(c.record))
         for c in _everything(repo)
         if c.record.sig and c.record.from_id == sender and c.delivery != "pending"
     ]
-    found.sort(key=lambda c: (c.record.at, c.record.msg_id))
-    out: list[tuple[str, str, str]] = []
-    for c in found:
-        message = rules.wire_message(c.record)
-        out.append((message.msg_id, message.recipient, message.to_json()))
-    return out
+    openings = _openings(repo, repo.task_ids())
+    envelopes = [repo.task_rel(m.task_id or "", ENVELOPE) for _, m in openings]
+    committed = repo.git.tracked(envelopes)
+    found += [
+        (at, m)
+        for (at, m), rel in zip(openings, envelopes, strict=True)
+        if m.sender == sender and rel in committed
+    ]
+    found.sort(key=lambda p: (p[0], p[1].msg_id))
+    return [(m.msg_id, m.recipient, m.to_json()) for _, m in found]
 
 
 def _everything(repo: Repository) -> list[Checked]:
@@ -346,7 +407,7 @@ class _Importer:
         fields = _envelope_in(record.text)
         if fields is None:
             return LineReport(number, record.msg_id, (problem("task_not_found", id=task_id),))
-        addressed, wrong = opening.addressed(
+        addressed, wrong = vocabulary.addressed(
             {**fields, "id": fields.get("id", task_id)}, record.sender, self.agent
         )
         try:
@@ -424,7 +485,7 @@ def _envelope_in(text: str) -> dict[str, object] | None:
         value = yamlio.load(text.encode("utf-8"))
     except yamlio.YamlError:
         return None
-    return opening.envelope_fields(value)
+    return vocabulary.envelope_fields(value)
 
 
 def _commit_message(batch: _Batch, agent: str) -> str:

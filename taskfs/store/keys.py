@@ -5,7 +5,8 @@ evidence a runner records. A private key lives in the key folder (`$TASKFS_KEY_D
 `~/.config/taskfs/keys`) as `<kind>-<name>.pem`, readable by its owner only; it is never
 written inside a working tree, where every agent could read it. The public key is committed
 as `.taskfs/keys/<kind>/<name>.pub` so every clone can verify, as the key's interlink id (43
-characters of URL-safe base64; the older `ed25519:` spelling keeps being read). The names are
+characters of URL-safe base64; the older `ed25519:` spelling keeps being read, and runner keys,
+which interlink never sees, keep it). The names are
 local petnames: the key is the identity. A peer's key admitted under a name (`admit`) is what
 interlink keeps in its peers.json: a message signed by it is taken as from that name.
 """
@@ -97,7 +98,10 @@ def _save(
     private.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     fs.replace(private, signing.private_key_pem(pair.private), mode=0o600)
     rel = public_rel(kind, name)
-    fs.replace(root / rel, (wire.b64(pair.public) + "\n").encode())
+    # An agent key is an interlink identity, written as its id; a runner key keeps the spelling
+    # the operator's trust list uses.
+    text = wire.b64(pair.public) if kind == "agent" else signing.public_key_text(pair.public)
+    fs.replace(root / rel, (text + "\n").encode())
     return pair, rel
 
 

@@ -4,6 +4,7 @@ signature (`tests/interlink_ref.py`, written from interlink's source, importing 
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import time
@@ -176,6 +177,47 @@ def test_an_interlink_requester_opens_a_task_with_an_envelope(repo: Path) -> Non
     assert all(ref.verify(m) for m in exported("--task", "from-afar"))
 
 
+def test_taskfs_delegates_to_an_interlink_agent(repo: Path) -> None:
+    """planner works through taskfs; builder is an interlink agent elsewhere."""
+    worker_seed = os.urandom(32)
+    worker = ref.public_id(worker_seed)
+    ok("keys", "new", "--agent", "planner")
+    ok("keys", "add", "--agent", "builder", "--public", worker)
+    task = submit(repo)
+    [opening] = exported("--task", task)
+    assert ref.verify(opening)
+    assert (opening["to"], opening["task_id"], opening["msg_id"]) == (
+        worker,
+        task,
+        f"{task}/envelope",
+    )
+    assert "objective" in opening["text"]
+    planner = opening["from"]
+
+    def says(**fields: Any) -> str:
+        body = {"to": planner, "ts": now_ms(), "msg_id": os.urandom(16).hex(), **fields}
+        return ref.line(ref.sign(worker_seed, body))
+
+    code, doc = import_lines(
+        says(text="On it.", task_id=task, status="update", in_reply_to=opening["msg_id"]),
+        agent="planner",
+    )
+    assert code == 0, doc
+    assert state(task) == "working"
+    question = says(text="Log a warning?", task_id=task, status="needs_input")
+    assert import_lines(question, agent="planner")[0] == 0
+    assert state(task) == "input_required"
+    answer = ok("send", task, "Yes.", "--agent", "planner", "--in-reply-to",
+                json.loads(question)["msg_id"])  # fmt: skip
+    assert state(task) == "working"
+    [sent] = exported(answer["msg_id"])
+    assert ref.verify(sent)
+    assert (sent["to"], sent["in_reply_to"]) == (worker, json.loads(question)["msg_id"])
+    code, doc = import_lines(says(text="Done.", task_id=task, status="result"), agent="planner")
+    assert code == 0, doc
+    assert state(task) == "working"  # a result asks for the check; it completes nothing
+
+
 def test_keys_are_identities_and_names_are_petnames(repo: Path, tmp_path: Path) -> None:
     seed_file = tmp_path / "interlink.key"
     seed = os.urandom(32)
@@ -201,6 +243,20 @@ def test_keys_are_identities_and_names_are_petnames(repo: Path, tmp_path: Path) 
         peer_says(ref.public_id(seed), text="ok?", task_id=task, status="update")
     )
     assert code == 0, doc
+
+
+def test_an_agent_key_in_the_older_spelling_keeps_being_read(repo: Path) -> None:
+    builder = setup_peer_and_builder()
+    pub = repo / ".taskfs" / "keys" / "agent" / "builder.pub"
+    raw = ref.b64d(pub.read_text().strip())
+    pub.write_text("ed25519:" + base64.b64encode(raw).decode() + "\n")
+    git(repo, "commit", "-q", "-m", "older spelling", "--", str(pub))
+    listed = {k["name"]: k["interlinkId"] for k in ok("keys", "ls")["keys"]}
+    assert listed == {"builder": builder, "planner": PEER}
+    task = working_task(repo)
+    sent = ok("send", task, "Still me.", "--agent", "builder", "--status", "update")
+    assert [m["verified"] for m in ok("messages", task)["messages"]] == [True]
+    assert ref.verify(exported(sent["msg_id"])[0])
 
 
 def test_every_message_taskfs_signs_verifies_as_interlinks(repo: Path, tmp_path: Path) -> None:
@@ -233,7 +289,13 @@ def test_every_message_taskfs_signs_verifies_as_interlinks(repo: Path, tmp_path:
             await planner.ok("cancel_task", to="builder", task_id="mcp-task")
 
     anyio.run(walk)
-    lines = exported()
+    everything = exported()
+    # The three tasks' openings (signed anew, identically, from committed files) come too.
+    openings = [m for m in everything if m["msg_id"].endswith("/envelope")]
+    assert sorted(m["task_id"] for m in openings) == sorted([task, other, "mcp-task"])
+    assert all(ref.verify(m) for m in openings)
+    assert exported() == everything
+    lines = [m for m in everything if m not in openings]
     assert len(lines) == 10
     for line in lines:
         assert ref.verify(line), line
