@@ -40,6 +40,7 @@ from taskfs.store.messages import (
     load_message_file,
     load_messages,
     load_reads,
+    message_index,
     pending_paths,
 )
 from taskfs.store.repository import MESSAGES, READS, Repository
@@ -563,13 +564,14 @@ def pending(repo: Repository, sender: str | None = None) -> list[Checked]:
     return sorted(found, key=lambda c: (c.record.at, c.record.msg_id))
 
 
-def locate(repo: Repository, msg_id: str) -> str | None:
+def locate(repo: Repository, msg_id: str, index: dict[str, str] | None = None) -> str | None:
     """The task a message about a task belongs to: an older id names it; an opaque one is
-    found by the msg_id its file holds, never by a file name."""
+    found by the msg_id its file holds (in `index`, when the caller made one), never by a file
+    name."""
     location = message_location(msg_id)
     if location is not None:
         return location[0] if repo.has_task(location[0]) else None
-    return find_task_of(repo, msg_id)
+    return index.get(msg_id) if index is not None else find_task_of(repo, msg_id)
 
 
 @dataclass(frozen=True)
@@ -613,8 +615,10 @@ def mark_read(
         problems: list[Problem] = []
         marks: dict[str, list[str]] = {}
         already: list[str] = []
+        opaque = [m for m in wanted if message_location(m) is None]
+        index = message_index(repo) if opaque else None
         for msg_id in wanted:
-            task_id = locate(repo, msg_id)
+            task_id = locate(repo, msg_id, index)
             if task_id is None:
                 problems.append(problem("message_not_found", msg_id=msg_id))
                 continue

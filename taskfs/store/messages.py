@@ -144,16 +144,23 @@ def _parse(
 def find_task_of(repo: Repository, msg_id: str) -> str | None:
     """The task whose messages folder holds a message with this msg_id (the first, in task
     order), found by what the files hold; None when none does."""
+    return message_index(repo).get(msg_id)
+
+
+def message_index(repo: Repository) -> dict[str, str]:
+    """msg_id -> the first task (in task order) whose messages folder holds it: one pass over
+    the message files, for callers that look up many ids."""
+    found: dict[str, str] = {}
     for task_id in repo.task_ids():
         for name in repo.list_dir(task_id, MESSAGES):
-            rel = repo.task_rel(task_id, MESSAGES, name)
             try:
-                found = read_yaml(repo, rel)
+                value = read_yaml(repo, repo.task_rel(task_id, MESSAGES, name))
             except TaskfsError:
                 continue
-            if isinstance(found, dict) and found.get("msg_id") == msg_id:
-                return task_id
-    return None
+            msg_id = value.get("msg_id") if isinstance(value, dict) else None
+            if isinstance(msg_id, str):
+                found.setdefault(msg_id, task_id)
+    return found
 
 
 def agent_keys(repo: Repository) -> dict[str, bytes]:

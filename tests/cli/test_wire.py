@@ -323,3 +323,27 @@ def test_every_message_taskfs_signs_verifies_as_interlinks(repo: Path, tmp_path:
     assert statuses.count("needs_input") == 2
     # One task's messages alone, and an older-style id still resolves as it did.
     assert {m["task_id"] for m in exported("--task", task)} == {task}
+
+
+def test_bad_input_is_named_never_a_traceback(repo: Path, tmp_path: Path) -> None:
+    setup_peer_and_builder()
+    garbage = tmp_path / "garbage"
+    garbage.write_bytes(b"\xff\xfe{\x00}\n" + b"[" * 100_000 + b"\n\xc3\x28\n")
+    result = taskfs("interlink", "import", str(garbage), "--agent", "builder", "--json")
+    assert result.code == 1
+    assert {r["code"] for r in result.json["lines"]} == {"message_invalid"}
+    assert "Traceback" not in result.stderr
+    missing = taskfs("interlink", "import", str(tmp_path / "nope"), "--agent", "builder", "--json")
+    assert missing.codes == ["file_unreadable"]
+    keyless = taskfs("interlink", "import", "-", "--agent", "nobody", "--json", stdin=b"{}")
+    assert keyless.codes == ["recipient_unknown"]
+    assert taskfs("interlink", "export", "0" * 32, "--json").codes == ["message_not_found"]
+    assert taskfs("interlink", "export", "--task", "nope", "--json").codes == ["task_not_found"]
+    seed = tmp_path / "bad.key"
+    seed.write_text("not a key\n")
+    bad = taskfs("keys", "import", "--agent", "x", "--seed-file", str(seed), "--json")
+    assert bad.codes == ["key_invalid"]
+    # A message to an agent without a committed key cannot be addressed to a key.
+    task = working_task(repo)
+    result = taskfs("send", task, "hi", "--agent", "builder", "--to", "stranger", "--json")
+    assert result.codes == ["recipient_unknown"]
