@@ -130,6 +130,14 @@ MESSAGES: dict[str, str] = {
     "message_not_found": "no message {msg_id!r}{why_text}",
     "no_conversation": "no task_id, and no earlier message between {agent!r} and {peer!r} to "
     "continue: name the task, or send an envelope to open one",
+    "sender_unknown": "message {msg_id!r} comes from key {key!r}, which no committed key "
+    "admits: admit it with `taskfs keys add --agent NAME --public {key}`",
+    "message_invalid": "{where}: not a well-formed interlink message ({reason})",
+    "recipient_unknown": "{agent!r} has no committed key, and a signed message is addressed to "
+    "its recipient's key: admit it with `taskfs keys add --agent {agent} --public ID` (or make "
+    "one with `taskfs keys new --agent {agent}`)",
+    "bus_unreachable": "the interlink bus at {url} did not serve the bridge: {reason}; start "
+    "interlink-bus there, or name another with --url or INTERLINK_URL",
     # host set-up: taskfs setup claude|codex (README: Where agents live)
     "host_config_invalid": "{path} is not valid {format}: {reason}; nothing was changed (fix or "
     "move it, then run taskfs setup again)",

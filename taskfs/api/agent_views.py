@@ -31,7 +31,7 @@ def message(checked: Any) -> dict[str, Any]:
     return {
         **checked.record.to_document(),
         "delivery": checked.delivery,
-        "signed": checked.record.signature is not None,
+        "signed": checked.record.signature is not None or checked.record.sig is not None,
         "verified": checked.ok,
         "problems": [p.to_json() for p in checked.problems],
         "file": checked.stored.rel,
@@ -50,7 +50,7 @@ def sent(result: Any) -> dict[str, Any]:
         "status": record.status,
         "session": record.session,
         "delivery": "sent",
-        "signed": record.signature is not None,
+        "signed": record.signature is not None or record.sig is not None,
         "state": result.state,
         "transition": {"from": moved[0], "to": moved[1]} if moved else None,
         "checkRequested": result.check_requested,
@@ -72,7 +72,9 @@ def inbox(box: Any) -> dict[str, Any]:
             "superseded": len(box.superseded),
         },
         "toClaim": [{**summary(t), "ready": t.id in box.ready} for t in box.to_claim],
-        "questions": [message(c) for c in box.questions],
+        "questions": [
+            {**message(c), "asOwner": c.record.msg_id in box.as_owner} for c in box.questions
+        ],
         "results": [message(c) for c in box.results],
         "unread": [message(c) for c in box.unread],
         "refused": [message(c) for c in box.refused],
@@ -136,7 +138,26 @@ def entry(found: Any) -> dict[str, Any]:
 
 def sent_or_opened(result: Any) -> dict[str, Any]:
     from taskfs.api.interlink import Opening
+    from taskfs.api.wire import Said
 
+    if isinstance(result, Said):  # a message about no task: conversation
+        record = result.record
+        return {
+            "msg_id": record.msg_id,
+            "id": None,
+            "task_id": None,
+            "from": record.sender,
+            "to": record.recipient,
+            "status": None,
+            "session": record.session,
+            "delivery": "sent",
+            "signed": record.sig is not None,
+            "state": None,
+            "transition": None,
+            "checkRequested": False,
+            "file": result.file,
+            "commit": result.commit,
+        }
     if isinstance(result, Opening):
         row = opening(result)
         return {**row, "id": row["task_id"], "state": result.task.state, "transition": None}
@@ -147,7 +168,7 @@ def message_state(found: Any) -> dict[str, Any]:
     row = entry(found.entry)
     return {
         "msg_id": row["msg_id"],
-        "task_id": row["task_id"],
+        "task_id": row.get("task_id"),
         "delivery": row["delivery"],
         "state": found.task_state,
         "verified": row["verified"],

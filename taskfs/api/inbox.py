@@ -30,6 +30,9 @@ class Inbox:
     refused: tuple[Checked, ...]
     # The agent's transitions that lost a fork between clones (its claim lost to another's).
     superseded: tuple[Lost, ...] = ()
+    # Questions among `questions` put to another agent, shown here because this agent owns
+    # the delegation chain and may answer them (`taskfs.api.chain_owner`).
+    as_owner: frozenset[str] = frozenset()
 
     @property
     def badge(self) -> str:
@@ -50,10 +53,15 @@ def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
     unread: list[Checked] = []
     refused: list[Checked] = []
     superseded: list[Lost] = []
+    as_owner: set[str] = set()
     for task in tasks.values():
         superseded += lost_in(task.id, task.chain, agent)
         thread = read_thread(repo, task.id, trusted=trusted, pending=pending)
         for checked in thread.messages:
+            if _owned_question(repo, tasks, task, checked, agent):
+                questions.append(checked)
+                as_owner.add(checked.record.msg_id)
+                continue
             if checked.record.recipient != agent or checked.delivery == "pending":
                 continue
             if not for_session(checked.record, agent, session):
@@ -82,7 +90,22 @@ def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
         tuple(unread),
         tuple(refused),
         tuple(superseded),
+        frozenset(as_owner),
     )
+
+
+def _owned_question(
+    repo: Repository, tasks: dict[str, Task], task: Task, checked: Checked, agent: str
+) -> bool:
+    """An open question of a delegated task, put to someone else, in a chain `agent` owns."""
+    record = checked.record
+    if agent in (record.recipient, record.sender) or task.envelope.parent is None:
+        return False
+    if not checked.ok or checked.delivery == "pending" or not is_open_question(task, checked):
+        return False
+    from taskfs.api.chain_owner import chain_owner
+
+    return chain_owner(repo, task, tasks) == agent
 
 
 def is_open_question(task: Task, checked: Checked) -> bool:

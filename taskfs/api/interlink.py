@@ -8,10 +8,12 @@ two decisions, made here and nowhere else:
 - A task opening is a message. `send_message` without `task_id` whose text is an envelope
   (a YAML mapping with envelope keys) submits it, addressed to `to`; its id is
   `<task>/envelope` (`core.interlink.opening_id`), and it counts as a message everywhere below.
-- Reply stickiness is per peer: `send_message` without `task_id` (and with text that is no
-  envelope) goes to the task of the last message exchanged with `to`, in either direction, the
-  openings included; `in_reply_to` names its task itself. With nothing exchanged yet it is
-  refused (`no_conversation`): taskfs never guesses a task.
+- Without `task_id`, and with text that is no envelope, a message without `status` is
+  interlink's plain chat turn: conversation about no task (`wire.send_conversation`), moving
+  nothing; a reply to such a message is one too. A message with a `status` is about a task, so
+  reply stickiness applies, per peer: it goes to the task of the last message exchanged with
+  `to`, in either direction, the openings included; `in_reply_to` names its task itself. With
+  no task exchanged yet it is refused (`no_conversation`): taskfs never guesses a task.
 """
 
 from __future__ import annotations
@@ -19,14 +21,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from taskfs.api import messages, submit
+from taskfs.api import messages, submit, wire
 from taskfs.api.messages import Checked, Delivery, Sent
+from taskfs.api.wire import Said
 from taskfs.core import interlink as rules
 from taskfs.core import yamlio
 from taskfs.core.lifecycle import State
-from taskfs.core.names import message_location, parse_time
+from taskfs.core.names import parse_time
 from taskfs.errors import TaskfsError, fail
 from taskfs.store.ledger import Task, load_task
+from taskfs.store.messages import CONVERSATIONS
 from taskfs.store.repository import ENVELOPE, MESSAGES, Repository
 from taskfs.store.snapshot import load_all
 
@@ -34,6 +38,8 @@ CANCEL_TEXT = (
     "Canceled by {agent}: stop working on this task. Cancellation is cooperative: nothing was "
     "stopped by force."
 )
+# interlink's `conversation_history` shows this many messages when no limit is given.
+HISTORY_DEFAULT = 20
 
 
 @dataclass(frozen=True)
@@ -87,10 +93,17 @@ def send_message(
     status: str | None = None,
     in_reply_to: str | None = None,
     now: datetime | None = None,
-) -> Sent | Opening:
-    """A message to `to`, or the task its envelope opens (see the module's account)."""
+) -> Sent | Opening | Said:
+    """A message to `to`, or the task its envelope opens (see the module's account).
+    Empty optional arguments are absent ones, as interlink reads them."""
+    status = status.strip() if status and status.strip() else None
+    session = session or None
+    task_id = task_id or None
+    in_reply_to = in_reply_to or None
     if in_reply_to is not None:
-        replied = rules.opened_task(in_reply_to) or (message_location(in_reply_to) or ("",))[0]
+        replied = rules.opened_task(in_reply_to) or messages.locate(repo, in_reply_to) or ""
+        if not replied and task_id is None and _conversation_message(repo, in_reply_to):
+            return _converse(repo, agent, to, text, status, in_reply_to, session, now)
         if not replied or (task_id is not None and task_id != replied):
             raise fail("message_not_found", msg_id=in_reply_to)
         task_id = replied
@@ -103,10 +116,12 @@ def send_message(
             if status not in (None, "none"):
                 raise fail("invalid_value", field="status", reason="a task is opened without one")
             return open_task(repo, agent, to, fields)
+        if status is None:
+            return _converse(repo, agent, to, text, status, in_reply_to, session, now)
         task_id = rules.sticky_task(
             (parse_time(_at(e)), e_id(e), _task_of(e))
             for e in conversation_history(repo, agent, to)
-            if _usable(e)
+            if _usable(e) and _task_of(e)
         )
         if task_id is None:
             raise fail("no_conversation", agent=agent, peer=to)
@@ -121,6 +136,29 @@ def send_message(
         session=session,
         now=now,
     )
+
+
+def _converse(  # noqa: PLR0917 (send_message's arguments, passed on)
+    repo: Repository,
+    agent: str,
+    to: str,
+    text: str,
+    status: str | None,
+    in_reply_to: str | None,
+    session: str | None,
+    now: datetime | None,
+) -> Said:
+    """interlink's plain message: about no task, so it carries no status."""
+    if status is not None:
+        raise fail("invalid_value", field="status", reason="a message about no task has none")
+    return wire.send_conversation(
+        repo, agent, to, text, in_reply_to=in_reply_to, session=session, now=now
+    )
+
+
+def _conversation_message(repo: Repository, msg_id: str) -> Checked | None:
+    found = messages.read_conversations(repo).messages
+    return next((c for c in found if c.in_place and c.record.msg_id == msg_id), None)
 
 
 def _envelope_in(text: str) -> dict[str, object] | None:
@@ -154,11 +192,18 @@ def open_task(repo: Repository, agent: str, to: str, fields: dict[str, object]) 
 
 
 def cancel_task(
-    repo: Repository, agent: str, to: str, task_id: str, *, now: datetime | None = None
+    repo: Repository,
+    agent: str,
+    to: str,
+    task_id: str,
+    *,
+    reason: str | None = None,
+    now: datetime | None = None,
 ) -> Sent:
     """A `canceled` message to `to` and the transition, in one commit. Cooperative: whoever
-    works on the task learns of it from its inbox; no process is stopped."""
-    text = CANCEL_TEXT.format(agent=agent)
+    works on the task learns of it from its inbox; no process is stopped. `reason` is the
+    signed text, as in interlink (blank: taskfs's standing text)."""
+    text = reason.strip() if reason and reason.strip() else CANCEL_TEXT.format(agent=agent)
     return messages.send(repo, task_id, agent, text, status="canceled", to=to, now=now)
 
 
@@ -168,13 +213,16 @@ def cancel_task(
 @dataclass(frozen=True)
 class MessageState:
     entry: Entry
-    task_state: State
+    task_state: State | None  # None: a message about no task
 
 
 def message_status(repo: Repository, msg_id: str) -> MessageState:
     """Where a message (or an opening) got to, and the state of its task."""
     task_id = rules.opened_task(msg_id)
     if task_id is None:
+        said = _conversation_message(repo, msg_id)
+        if said is not None:
+            return MessageState(said, None)
         found = messages.message_status(repo, msg_id)
         return MessageState(found.message, found.task_state)
     if not repo.has_task(task_id):
@@ -184,17 +232,28 @@ def message_status(repo: Repository, msg_id: str) -> MessageState:
 
 
 def conversation_history(
-    repo: Repository, agent: str, peer: str, *, session: str | None = None
+    repo: Repository,
+    agent: str,
+    peer: str,
+    *,
+    session: str | None = None,
+    limit: int | None = None,
 ) -> list[Entry]:
     """The messages between `agent` and `peer` about any task, and the tasks either opened
-    for the other, oldest first."""
+    for the other, oldest first; with `limit`, only the latest `limit` of them (newest last,
+    as interlink shows them)."""
+    if limit is not None and limit < 0:
+        raise fail("invalid_value", field="limit", reason="use a number of messages, 0 or more")
     found: list[Entry] = list(messages.conversation(repo, agent, peer, session=session))
     pair = {agent, peer}
     for task in load_all(repo).values():
         opened = opening(repo, task)
         if {opened.sender, opened.recipient} == pair:
             found.append(opened)
-    return sorted(found, key=lambda e: (parse_time(_at(e)), e_id(e)))
+    ordered = sorted(found, key=lambda e: (parse_time(_at(e)), e_id(e)))
+    if limit is None:
+        return ordered
+    return ordered[max(0, len(ordered) - limit) :] if limit else []
 
 
 def e_id(entry: Entry) -> str:
@@ -206,7 +265,7 @@ def _at(entry: Entry) -> str:
 
 
 def _task_of(entry: Entry) -> str:
-    return entry.task.id if isinstance(entry, Opening) else entry.record.task_id
+    return entry.task.id if isinstance(entry, Opening) else entry.record.task_id or ""
 
 
 def _usable(entry: Entry) -> bool:
@@ -228,7 +287,17 @@ class Outbox:
 
 
 def list_pending(repo: Repository, agent: str) -> Outbox:
-    uncommitted = tuple(messages.pending(repo, sender=agent))
+    said = [
+        c
+        for c in messages.read_conversations(repo).messages
+        if c.delivery == "pending" and c.record.sender == agent
+    ]
+    uncommitted = tuple(
+        sorted(
+            [*messages.pending(repo, sender=agent), *said],
+            key=lambda c: (c.record.at, c.record.msg_id),
+        )
+    )
     unpushed, upstream = _unpushed(repo, agent)
     return Outbox(uncommitted, tuple(unpushed), upstream)
 
@@ -249,6 +318,13 @@ def _unpushed(repo: Repository, agent: str) -> tuple[list[Entry], str | None]:
         if (len(parts) == 3 and parts[1] == MESSAGES) or parts[1:] == [ENVELOPE]:
             files.setdefault(parts[0], set()).add(rel)
     found: list[Entry] = []
+    said = set(repo.git.unpublished_additions(head, CONVERSATIONS))
+    if said:
+        found += [
+            c
+            for c in messages.read_conversations(repo).messages
+            if c.stored.rel in said and c.record.sender == agent
+        ]
     for task_id, rels in sorted(files.items()):
         if not repo.has_task(task_id):
             continue

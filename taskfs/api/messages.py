@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,18 +23,24 @@ from pydantic import ValidationError
 from taskfs.api.submit import FileReport, record_bytes
 from taskfs.api.transitions import Staged, stage_transition
 from taskfs.core import messages as rules
+from taskfs.core import signing, wire
+from taskfs.core.interlink import opened_task
 from taskfs.core.lifecycle import MESSAGE_STATUSES, State
-from taskfs.core.names import format_time, message_id, message_location, stamped_name
-from taskfs.core.records import MessageRecord, ReadRecord
+from taskfs.core.names import format_time, message_location, stamped_name
+from taskfs.core.records import MessageRecord, ReadRecord, ms_time
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import keys
 from taskfs.store.ledger import Task, load_task
 from taskfs.store.messages import (
+    CONVERSATIONS,
     Stored,
     agent_keys,
+    find_task_of,
+    load_conversations,
     load_message_file,
     load_messages,
     load_reads,
+    message_index,
     pending_paths,
 )
 from taskfs.store.repository import MESSAGES, READS, Repository
@@ -44,6 +50,7 @@ Delivery = Literal["pending", "sent", "read"]
 # Acting on a message needs its neighbours' checks, not whether git holds them yet: this spares
 # a `git status` on every send.
 _NOT_ASKED: frozenset[str] = frozenset()
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 LIFECYCLE_STATUSES = frozenset({"needs_input", "result", "failed", "canceled"})
 
 
@@ -99,14 +106,14 @@ def read_thread(
     stored, problems = load_messages(repo, task_id, pending)
     reads, read_problems = load_reads(repo, task_id)
     read_by = {(msg_id, mark.by) for mark in reads for msg_id in mark.msg_ids}
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()
     out: list[Checked] = []
     for item in stored:
         record = item.record
         found = rules.authenticity(record, trusted)
         placed = rules.placement(record, task_id, item.own_id, seen)
         if not placed:
-            seen.add(record.msg_id)
+            seen.add(rules.replay_key(record))
         delivery: Delivery = "sent"
         if not item.committed:
             delivery = "pending"
@@ -114,6 +121,27 @@ def read_thread(
             delivery = "read"
         out.append(Checked(item, tuple(found + placed), delivery))
     return Thread(task_id, tuple(out), tuple(problems + read_problems))
+
+
+def read_conversations(repo: Repository, *, trusted: rules.Trust | None = None) -> Thread:
+    """The messages about no task (interlink's plain conversation), checked like a thread."""
+    if not (repo.root / CONVERSATIONS).is_dir():
+        return Thread("", ())
+    trusted = trusted or trust(repo)
+    pending = {
+        path
+        for status, path in repo.git.worktree_changes(CONVERSATIONS)
+        if status == "??" or "A" in status
+    }
+    stored, problems = load_conversations(repo, pending)
+    seen: set[tuple[str, str]] = set()
+    out: list[Checked] = []
+    for item in stored:
+        found = rules.authenticity(item.record, trusted)
+        found += rules.placement(item.record, None, item.own_id, seen)
+        seen.add(rules.replay_key(item.record))
+        out.append(Checked(item, tuple(found), "sent" if item.committed else "pending"))
+    return Thread("", tuple(out), tuple(problems))
 
 
 # -- sending -----------------------------------------------------------------------------
@@ -156,23 +184,65 @@ def send(
         name = stamped_name(now)
         replied = thread.find(in_reply_to) if in_reply_to else None
         recipient = to or _default_recipient(task, agent, replied)
-        record = _build(
-            {
-                "msg_id": message_id(task_id, name),
-                "task_id": task_id,
-                "from": agent,
-                "to": recipient,
-                "status": status,
-                "in_reply_to": in_reply_to,
-                "at": format_time(now),
-                "text": text,
-                "session": session,
-            }
+        record = new_record(
+            repo,
+            agent,
+            recipient,
+            text,
+            now=now,
+            pair=pair,
+            task_id=task_id,
+            status=status,
+            in_reply_to=in_reply_to,
+            session=session,
         )
-        if pair is not None:
-            record = rules.signed(record, pair)
         item = Stored(name, repo.task_rel(task_id, MESSAGES, name), record, committed=False)
         return _act(repo, writer, task, thread, item, now=now, new=True)
+
+
+def new_record(
+    repo: Repository,
+    agent: str,
+    recipient: str,
+    text: str,
+    *,
+    now: datetime,
+    pair: signing.KeyPair | None,
+    task_id: str | None,
+    status: str | None = None,
+    in_reply_to: str | None = None,
+    session: str | None = None,
+) -> MessageRecord:
+    """A new message as interlink has it: an opaque msg_id, `ts` in milliseconds, kind
+    `message`, and, when `agent` has a key here, interlink's signature, addressed to the
+    recipient's committed key (`recipient_unknown` when it has none)."""
+    ts = wire_ms(now)
+    record = _build(
+        {
+            "msg_id": wire.new_msg_id(),
+            "task_id": task_id,
+            "from": agent,
+            "to": recipient,
+            "status": status,
+            "in_reply_to": in_reply_to,
+            "at": ms_time(ts),
+            "ts": ts,
+            "kind": "message",
+            "text": text,
+            "session": session,
+        }
+    )
+    if pair is None:
+        return record
+    to_key = agent_keys(repo).get(recipient)
+    if to_key is None:
+        raise fail("recipient_unknown", agent=recipient)
+    return rules.signed(record, pair, to_key)
+
+
+def wire_ms(moment: datetime) -> int:
+    """`moment` as unix milliseconds (interlink's `ts`)."""
+    return (moment - _EPOCH) // timedelta(milliseconds=1)
 
 
 def _build(fields: dict[str, Any]) -> MessageRecord:
@@ -229,47 +299,7 @@ def _act(
     """Check a message entering the ledger, stage the transition it asks for, commit both.
     `new`: the file is to be written; otherwise it is already in the working tree."""
     record = item.record
-    others = [c for c in thread.messages if c.stored.name != item.name]
-    seen = {c.record.msg_id for c in others if c.in_place}
-    problems = rules.authenticity(record, trust(repo))
-    problems += rules.placement(record, task.id, item.own_id, seen)
-    problems += rules.freshness(record, now)
-    replied = None
-    if record.in_reply_to is not None:
-        replied = next(
-            (c for c in others if c.in_place and c.record.msg_id == record.in_reply_to), None
-        )
-        if replied is None:
-            problems.append(problem("message_not_found", msg_id=record.in_reply_to))
-    sender_problems = _sender_problems(task, record, replied)
-    problems += sender_problems
-    open_question = _open_question(task)
-    # An agent that may not write here may not move the task either: say it once.
-    target = (
-        None
-        if sender_problems
-        else rules.effect(record, task.state, open_question, task.envelope.recipient)
-    )
-    if target == "working" and replied is not None:
-        # Answering acts on the question: it must be genuine and put to this agent.
-        problems += [*replied.problems, *rules.addressed(replied.record, record.sender)]
-    staged: Staged | None = None
-    if target is not None:
-        try:
-            staged = stage_transition(
-                repo,
-                writer,
-                task.id,
-                target,
-                record.sender,
-                now=now,
-                reason=record.text if target in ("failed", "canceled") else None,
-                message=record.msg_id,
-            )
-        except TaskfsError as exc:
-            problems += exc.problems
-    if problems:
-        raise TaskfsError(problems)
+    target, staged = stage_message(repo, writer, task, thread, item, now=now)
     if new:
         writer.add(item.rel, record_bytes(record.to_document()))
     else:
@@ -279,8 +309,87 @@ def _act(
     return Sent(record, item.rel, commit, target or task.state, moved)
 
 
-def _sender_problems(task: Task, record: MessageRecord, replied: Checked | None) -> list[Problem]:
-    parties = {submitter(task), task.envelope.recipient, task.chain.holder} - {None}
+def stage_message(
+    repo: Repository,
+    writer: Writer,
+    task: Task,
+    thread: Thread,
+    item: Stored,
+    *,
+    now: datetime,
+) -> tuple[State | None, Staged | None]:
+    """Every check of a message entering the ledger and the transition it asks for, added to
+    `writer` only when nothing is wrong (the message file itself is the caller's to add)."""
+    record = item.record
+    others = [c for c in thread.messages if c.stored.name != item.name]
+    seen = {rules.replay_key(c.record) for c in others if c.in_place}
+    problems = rules.authenticity(record, trust(repo))
+    problems += rules.placement(record, task.id, item.own_id, seen)
+    problems += rules.freshness(record, now)
+    replied = None
+    if record.in_reply_to is not None:
+        replied = next(
+            (c for c in others if c.in_place and c.record.msg_id == record.in_reply_to), None
+        )
+        # A reply to the task's opening (interlink's first message, `<task>/envelope`) is
+        # writing about the task: the envelope is no message file.
+        if replied is None and opened_task(record.in_reply_to) != task.id:
+            problems.append(problem("message_not_found", msg_id=record.in_reply_to))
+    open_question = _open_question(task)
+    owner = _answering_owner(repo, task, record, open_question)
+    sender_problems = _sender_problems(task, record, replied, owner)
+    problems += sender_problems
+    # An agent that may not write here may not move the task either: say it once.
+    target = (
+        None
+        if sender_problems
+        else rules.effect(record, task.state, open_question, task.envelope.recipient)
+    )
+    if target == "working" and replied is not None:
+        # Answering acts on the question: it must be genuine and put to this agent.
+        # The chain's owner may answer a question put to the agent that delegated to the asker.
+        addressee = replied.record.recipient if record.sender == owner else record.sender
+        problems += [*replied.problems, *rules.addressed(replied.record, addressee)]
+    staged: Staged | None = None
+    if target is not None:
+        try:
+            staged = stage_transition(
+                repo,
+                # With a refusal already found, the transition's own codes are still named, but
+                # nothing reaches the writer that a caller may go on using.
+                Writer(repo) if problems else writer,
+                task.id,
+                target,
+                record.sender,
+                now=now,
+                reason=record.text if target in ("failed", "canceled") else None,
+                message=record.msg_id,
+                owner=owner,
+            )
+        except TaskfsError as exc:
+            problems += exc.problems
+    if problems:
+        raise TaskfsError(problems)
+    return target, staged
+
+
+def _answering_owner(
+    repo: Repository, task: Task, record: MessageRecord, open_question: str | None
+) -> str | None:
+    """The sender, when it answers the task's open question as the owner of its delegation
+    chain (`taskfs.api.chain_owner`); otherwise None."""
+    if open_question is None or record.in_reply_to != open_question:
+        return None
+    from taskfs.api.chain_owner import chain_owner
+
+    owner = chain_owner(repo, task)
+    return owner if owner is not None and owner == record.sender else None
+
+
+def _sender_problems(
+    task: Task, record: MessageRecord, replied: Checked | None, owner: str | None = None
+) -> list[Problem]:
+    parties = {submitter(task), task.envelope.recipient, task.chain.holder, owner} - {None}
     invited = replied is not None and replied.record.recipient == record.sender
     if record.sender not in parties and not invited:
         return [
@@ -410,10 +519,14 @@ def conversation(
     only what that session of `agent` should see (`for_session`)."""
     pair = {agent, peer}
     trusted, pending = trust(repo), pending_paths(repo)
+    threads = [
+        read_thread(repo, task_id, trusted=trusted, pending=pending) for task_id in repo.task_ids()
+    ]
+    threads.append(read_conversations(repo, trusted=trusted))
     found = [
         checked
-        for task_id in repo.task_ids()
-        for checked in read_thread(repo, task_id, trusted=trusted, pending=pending).messages
+        for thread in threads
+        for checked in thread.messages
         if (
             {checked.record.sender, checked.record.recipient} == pair
             or (agent == peer and checked.record.sender == checked.record.recipient == agent)
@@ -451,6 +564,16 @@ def pending(repo: Repository, sender: str | None = None) -> list[Checked]:
     return sorted(found, key=lambda c: (c.record.at, c.record.msg_id))
 
 
+def locate(repo: Repository, msg_id: str, index: dict[str, str] | None = None) -> str | None:
+    """The task a message about a task belongs to: an older id names it; an opaque one is
+    found by the msg_id its file holds (in `index`, when the caller made one), never by a file
+    name."""
+    location = message_location(msg_id)
+    if location is not None:
+        return location[0] if repo.has_task(location[0]) else None
+    return index.get(msg_id) if index is not None else find_task_of(repo, msg_id)
+
+
 @dataclass(frozen=True)
 class Status:
     message: Checked
@@ -459,10 +582,10 @@ class Status:
 
 def message_status(repo: Repository, msg_id: str) -> Status:
     """Where a message got to (`pending`, `sent`, `read`) and the state of its task."""
-    location = message_location(msg_id)
-    if location is None or not repo.has_task(location[0]):
+    task_id = locate(repo, msg_id)
+    if task_id is None:
         raise fail("message_not_found", msg_id=msg_id)
-    task = load_task(repo, location[0])
+    task = load_task(repo, task_id)
     found = read_thread(repo, task.id).find(msg_id)
     if found is None:
         raise fail("message_not_found", msg_id=msg_id)
@@ -492,13 +615,15 @@ def mark_read(
         problems: list[Problem] = []
         marks: dict[str, list[str]] = {}
         already: list[str] = []
+        opaque = [m for m in wanted if message_location(m) is None]
+        index = message_index(repo) if opaque else None
         for msg_id in wanted:
-            location = message_location(msg_id)
-            if location is None or not repo.has_task(location[0]):
+            task_id = locate(repo, msg_id, index)
+            if task_id is None:
                 problems.append(problem("message_not_found", msg_id=msg_id))
                 continue
-            thread = threads.get(location[0]) or read_thread(repo, location[0])
-            threads[location[0]] = thread
+            thread = threads.get(task_id) or read_thread(repo, task_id)
+            threads[task_id] = thread
             found = thread.find(msg_id)
             if found is None or found.delivery == "pending":
                 problems.append(problem("message_not_found", msg_id=msg_id))
@@ -508,7 +633,7 @@ def mark_read(
             if not refused and found.delivery == "read":
                 already.append(msg_id)
             elif not refused:
-                marks.setdefault(location[0], []).append(msg_id)
+                marks.setdefault(task_id, []).append(msg_id)
         if problems:
             raise TaskfsError(problems)
         if not marks:

@@ -51,9 +51,15 @@ def _waiting(box: Inbox) -> list[str]:
         lines.append(f"- claim {task.id}: {_short(task.envelope.objective)}{blocked}")
     for checked in box.questions[:SHOWN]:
         record = checked.record
+        relayed = (
+            f" (asked of {record.recipient}; you own the delegation chain: answer with "
+            f"--in-reply-to {record.msg_id})"
+            if record.msg_id in box.as_owner
+            else ""
+        )
         lines.append(
             f"- answer {record.msg_id} from {record.sender} on {record.task_id}: "
-            f"{_short(record.text)}"
+            f"{_short(record.text)}{relayed}"
         )
     for checked in box.results[:SHOWN]:
         record = checked.record

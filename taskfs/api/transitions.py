@@ -91,9 +91,11 @@ def stage_transition(
     reason: str | None = None,
     artifacts: Sequence[Artifact] = (),
     message: str | None = None,
+    owner: str | None = None,
 ) -> Staged:
     """Apply every rule of the edge and add its status file to `writer` (held by the caller),
     so that a message and the transition it makes are committed together or not at all.
+    `owner`: the delegation chain's owner, when it answers the open question (`Parties`).
 
     The task is read from the ledger cache, which under the lock is exactly what its files
     say; when anything is wrong with its files the full reader raises the named errors."""
@@ -103,7 +105,7 @@ def stage_transition(
         from taskfs.store.ledger import load_task  # names what is wrong with its files
 
         task = Summary.of(load_task(repo, task_id, strict=True))
-    parties = Parties(task.envelope.sender, task.envelope.recipient, task.holder)
+    parties = Parties(task.envelope.sender, task.envelope.recipient, task.holder, owner)
     current: State = task.state  # type: ignore[assignment]
     problems = check_transition(
         task_id, current, state, agent=agent, parties=parties, reason=reason

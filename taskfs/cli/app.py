@@ -65,6 +65,7 @@ def cli(lang: str | None) -> None:
 # The command modules register themselves on `cli` when imported.
 from taskfs.cli import (  # noqa: E402,F401
     agents,
+    bridge,
     commands,
     evidence,
     hosts,
@@ -72,4 +73,5 @@ from taskfs.cli import (  # noqa: E402,F401
     review,
     sync,
     watch,
+    wire,
 )

@@ -359,6 +359,7 @@ def keys_new(ctx: click.Context, runner: str | None, agent: str | None, as_json:
             path=result.public_path,
             privateKey=str(result.private_path),
             commit=result.commit,
+            interlinkId=result.interlink_id,
         )
         text = (
             f"{result.kind} key {result.name} ({result.key_id})\n"

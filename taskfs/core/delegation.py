@@ -12,6 +12,10 @@ Pure: the tasks, their states and what each parent was granted arrive as values.
 * A parent chain that comes back to a task already in it is `delegation_loop`; a parent that is
   not in the ledger (nor in the same submission) is `parent_not_found`, since ownership and
   tools cannot be checked against it.
+* Ping-pong is a loop of agents rather than of tasks: a child addressed to an agent that
+  already sent, received or held a task above it (B handing back to A, in a chain A started)
+  is `delegation_loop` too. The child's own sender is left out: an agent splitting its work
+  into sub-tasks for itself sends nothing back up the chain.
 """
 
 from __future__ import annotations
@@ -75,7 +79,7 @@ def check_child(
     parent = known.get(child.parent)
     if parent is None:
         return [problem("parent_not_found", field="parent", id=child.id, parent=child.parent)]
-    problems: list[Problem] = []
+    problems: list[Problem] = ping_pong(child, chain, known)
     depth = len(chain) - 1
     if depth > max_depth:
         problems.append(
@@ -102,6 +106,37 @@ def check_child(
                 problem("tool_not_held", field="toolsAllowed", tool=tool, parent=child.parent)
             )
     return problems
+
+
+def ping_pong(child: EnvelopeFacts, chain: list[str], known: Mapping[str, Known]) -> list[Problem]:
+    """`delegation_loop` when `child` goes back to an agent already above it in `chain` (the
+    child's id, then its ancestors, as `parent_chain` gives them)."""
+    target = child.recipient
+    if target is None or target == child.sender:
+        return []
+    ancestors = [(task_id, known[task_id]) for task_id in reversed(chain[1:]) if task_id in known]
+    above = {
+        agent
+        for _, task in ancestors
+        for agent in (task.envelope.sender, task.recipient, task.holder)
+        if agent is not None
+    }
+    if target not in above:
+        return []
+    hops = [
+        f"{task_id} ({task.envelope.sender} -> {task.recipient})" for task_id, task in ancestors
+    ]
+    hops.append(f"{child.id} ({child.sender} -> {target})")
+    return [
+        problem(
+            "delegation_loop",
+            field="to",
+            id=target,
+            agent=target,
+            chain=[task_id for task_id, _ in ancestors] + [child.id],
+            chain_text=" -> ".join(hops),
+        )
+    ]
 
 
 def _ownership(child: EnvelopeFacts, parent: Known) -> list[Problem]:

@@ -60,6 +60,9 @@ class Parties:
     sender: str | None
     recipient: str | None
     holder: str | None
+    # The owner of the delegation chain, named only when it answers the task's open question:
+    # it may then move the task from input_required back to working, and nothing else.
+    owner: str | None = None
 
     def includes(self, agent: str) -> bool:
         return agent in (self.sender, self.recipient, self.holder)
@@ -120,6 +123,8 @@ def _agent_refusal(
             return None
         return {"reason": f"only the agent holding it ({parties.holder!r}) may complete it"}
     if parties.includes(agent):
+        return None
+    if current == "input_required" and target == "working" and agent == parties.owner:
         return None
     named = ", ".join(repr(p) for p in _named(parties))
     return {"reason": f"only a party to the task may move it ({named})"}

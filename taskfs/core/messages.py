@@ -5,8 +5,15 @@ file.
 
 What is signed
 --------------
-A message's signature is `signing.sign(private, "interlink-v2", fields)` (see
-`taskfs.core.signing` for the byte layout) over these eight fields, in this order:
+Every message signed today carries interlink's signature (`sig`), over interlink's canonical
+bytes (`taskfs.core.wire`): the sender's and recipient's keys (`from_id`, `to_id`), `ts`, `kind`,
+`msg_id`, `text`, `status`, `task_id`, `in_reply_to`, each the exact value in the file. Exporting
+it never re-signs it, and any interlink implementation verifies it.
+
+Messages signed before interlink's encoding (they carry `key_id` and `signature`) keep verifying
+under taskfs's first encoding: their signature is
+`signing.sign(private, "interlink-v2", fields)` (see `taskfs.core.signing` for the byte
+layout) over these eight fields, in this order:
 
     text, task_id, status, in_reply_to, from, to, at, msg_id
 
@@ -37,9 +44,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from taskfs.core import signing
+from taskfs.core import signing, wire
 from taskfs.core.lifecycle import State
-from taskfs.core.names import parse_time
+from taskfs.core.names import MSG_ID_RE, parse_time
 from taskfs.core.records import MessageRecord
 from taskfs.errors import Problem, problem
 
@@ -62,12 +69,45 @@ def signed_fields(record: MessageRecord) -> list[tuple[str, str | None]]:
     return [(name, values[name]) for name in SIGNED_FIELDS]
 
 
-def signed(record: MessageRecord, pair: signing.KeyPair) -> MessageRecord:
-    """`record` carrying its sender's signature (built through validation, never copied)."""
+def signed(record: MessageRecord, pair: signing.KeyPair, to_public: bytes) -> MessageRecord:
+    """`record` carrying its sender's interlink signature, addressed to the key `to_public`
+    (built through validation, never copied). Its `ts` and `kind` must be set."""
+    data = record.to_document()
+    for name in ("key_id", "signature", "sig"):
+        data.pop(name, None)
+    data["from_id"] = wire.b64(pair.public)
+    data["to_id"] = wire.b64(to_public)
+    unsigned = MessageRecord.model_validate({**data, "sig": "A" * wire.SIG_LENGTH})
+    data["sig"] = wire.sign(pair.private, wire_message(unsigned)).sig
+    return MessageRecord.model_validate(data)
+
+
+def legacy_signed(record: MessageRecord, pair: signing.KeyPair) -> MessageRecord:
+    """`record` signed under taskfs's first encoding: what older messages carry. Nothing new is
+    signed so; this is here to make such messages (in tests, and to describe them)."""
     data = record.to_document()
     data["key_id"] = signing.key_id(pair.public)
     data["signature"] = signing.sign(pair.private, signing.MESSAGE_DOMAIN, signed_fields(record))
     return MessageRecord.model_validate(data)
+
+
+def wire_message(record: MessageRecord) -> wire.Message:
+    """The interlink `SignedMessage` a message signed with `sig` is, exactly as signed."""
+    if record.sig is None or record.from_id is None or record.to_id is None or record.ts is None:
+        raise ValueError("only a message with an interlink signature has a wire form")
+    return wire.Message(
+        sender=record.from_id,
+        recipient=record.to_id,
+        text=record.text,
+        ts=record.ts,
+        msg_id=record.msg_id,
+        kind=record.kind or "message",
+        task_id=record.task_id,
+        status=record.status,
+        in_reply_to=record.in_reply_to,
+        reply_to=None,
+        sig=record.sig,
+    )
 
 
 @dataclass(frozen=True)
@@ -81,7 +121,7 @@ class Trust:
 def authenticity(record: MessageRecord, trust: Trust) -> list[Problem]:
     """Whether the message is what its sender signed: `signature_invalid`, `message_unsigned`."""
     key = trust.public_keys.get(record.sender)
-    if record.signature is None:
+    if record.signature is None and record.sig is None:
         if key is not None:
             return [
                 problem(
@@ -101,9 +141,25 @@ def authenticity(record: MessageRecord, trust: Trust) -> list[Problem]:
         return []
     if key is None:
         return [_bad_signature(record, f"{record.sender!r} has no registered public key")]
+    if record.sig is not None:
+        return _wire_authenticity(record, key, trust)
     if record.key_id != signing.key_id(key):
         return [_bad_signature(record, f"it names key {record.key_id}, not {record.sender!r}'s")]
-    if not signing.verify(key, signing.MESSAGE_DOMAIN, signed_fields(record), record.signature):
+    signature = record.signature or ""
+    if not signing.verify(key, signing.MESSAGE_DOMAIN, signed_fields(record), signature):
+        return [_bad_signature(record, "the signature does not match the message")]
+    return []
+
+
+def _wire_authenticity(record: MessageRecord, key: bytes, trust: Trust) -> list[Problem]:
+    if record.from_id != wire.b64(key):
+        return [_bad_signature(record, f"it was signed by another key than {record.sender!r}'s")]
+    to_key = trust.public_keys.get(record.recipient)
+    if to_key is not None and record.to_id != wire.b64(to_key):
+        return [
+            _bad_signature(record, f"it is addressed to another key than {record.recipient!r}'s")
+        ]
+    if not wire_message(record).verified():
         return [_bad_signature(record, "the signature does not match the message")]
     return []
 
@@ -112,10 +168,19 @@ def _bad_signature(record: MessageRecord, reason: str) -> Problem:
     return problem("signature_invalid", msg_id=record.msg_id, reason=reason)
 
 
-def placement(record: MessageRecord, task_id: str, own_id: str, seen: set[str]) -> list[Problem]:
-    """`message_replayed` when the message is not the one its file's place says, or repeats an
-    id already seen in the task (a signed message copied under a new name keeps its old id)."""
-    if record.task_id != task_id or record.msg_id != own_id or record.msg_id in seen:
+def replay_key(record: MessageRecord) -> tuple[str, str]:
+    """What replay protection keys on: the sender (its key when signed so) and the msg_id."""
+    return (record.from_id or record.sender, record.msg_id)
+
+
+def placement(
+    record: MessageRecord, task_id: str | None, own_id: str, seen: set[tuple[str, str]]
+) -> list[Problem]:
+    """`message_replayed` when the message is not in its task's place, repeats a (sender,
+    msg_id) already seen, or (an older id, which names its file) lies under another name: a
+    signed message copied elsewhere keeps its old id."""
+    moved = MSG_ID_RE.fullmatch(record.msg_id) is not None and record.msg_id != own_id
+    if record.task_id != task_id or moved or replay_key(record) in seen:
         return [problem("message_replayed", msg_id=record.msg_id, file_id=own_id)]
     return []
 

@@ -15,7 +15,7 @@ clones, never changes, and names the one file that holds it.
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -29,9 +29,15 @@ from pydantic import (
     model_validator,
 )
 
-from taskfs.core import ids
+from taskfs.core import ids, wire
 from taskfs.core.lifecycle import State
-from taskfs.core.names import KEY_ID_RE, MAX_SESSION_LENGTH, MSG_ID_RE, STATUS_NAME_RE
+from taskfs.core.names import (
+    KEY_ID_RE,
+    MAX_SESSION_LENGTH,
+    MSG_ID_RE,
+    STATUS_NAME_RE,
+    format_time,
+)
 
 MessageStatus = Literal["update", "needs_input", "result", "failed", "canceled"]
 
@@ -59,8 +65,24 @@ def _agent(value: str) -> str:
 
 
 def _msg_id(value: str) -> str:
-    if not MSG_ID_RE.fullmatch(value):
-        raise ValueError("not a message id (<task>/<time>-<nonce>)")
+    # Opaque, as interlink has it (its own are 32 hex digits); taskfs's older ids are
+    # <task>/<time>-<nonce>. Printable ASCII without blanks keeps ids safe in commit trailers.
+    if not (MSG_ID_RE.fullmatch(value) or OPAQUE_MSG_ID_RE.fullmatch(value)):
+        raise ValueError("not a message id (1-128 printable ASCII characters, no blanks)")
+    return value
+
+
+def _interlink_id(value: str) -> str:
+    try:
+        wire.parse_id(value)
+    except wire.WireError as exc:
+        raise ValueError(str(exc)) from None
+    return value
+
+
+def _wire_sig(value: str) -> str:
+    if not WIRE_SIG_RE.fullmatch(value):
+        raise ValueError("not an interlink signature (86 characters of URL-safe base64)")
     return value
 
 
@@ -82,6 +104,10 @@ AgentText = Annotated[str, Strict(), AfterValidator(_agent)]
 StatusFileName = Annotated[str, Strict(), AfterValidator(_status_name)]
 MsgIdText = Annotated[str, Strict(), AfterValidator(_msg_id)]
 KeyIdText = Annotated[str, Strict(), AfterValidator(_key_id)]
+InterlinkIdText = Annotated[str, Strict(), AfterValidator(_interlink_id)]
+WireSigText = Annotated[str, Strict(), AfterValidator(_wire_sig)]
+OPAQUE_MSG_ID_RE = re.compile(r"[\x21-\x7e]{1,128}")
+WIRE_SIG_RE = re.compile(r"[A-Za-z0-9_-]{86}")
 
 
 class _Record(BaseModel):
@@ -358,14 +384,18 @@ def evidence_json_schema() -> dict[str, Any]:
 
 
 class MessageRecord(_Record):
-    """One message about a task (contract section 6), signed by its sender when it has a key.
+    """One message (contract section 6), about a task or, without `task_id`, conversation.
 
-    The signature covers text, task_id, status, in_reply_to, from, to, at and msg_id under the
-    domain `interlink-v2` (see `taskfs.core.messages`); `session` is an unsigned routing hint.
+    A message signed today carries interlink's signature (`sig`) over interlink's fields as
+    signed: `from_id`/`to_id` (the interlink ids of `from`/`to`, which are local names), `ts`,
+    `kind`, `msg_id`, `text`, `status`, `task_id`, `in_reply_to` (see `taskfs.core.wire`), so
+    it can be exported and verified by any interlink implementation without re-signing. Older
+    messages carry `key_id` and `signature` over taskfs's first encoding (see
+    `taskfs.core.messages`). `session` is an unsigned routing hint.
     """
 
-    msg_id: MsgIdText = Field(description="<task>/<file stem>: unique, stable, locatable.")
-    task_id: TaskIdText
+    msg_id: MsgIdText = Field(description="Opaque; unique per sender (older ids: <task>/<stem>).")
+    task_id: TaskIdText | None = Field(default=None, description="Absent for conversation.")
     sender: AgentText = Field(alias="from")
     recipient: AgentText = Field(alias="to")
     status: MessageStatus | None = Field(default=None, description="Absent for plain conversation.")
@@ -380,14 +410,41 @@ class MessageRecord(_Record):
     )
     key_id: KeyIdText | None = None
     signature: Annotated[str, Strict()] | None = None
+    from_id: InterlinkIdText | None = Field(default=None, description="The sender's key, signed.")
+    to_id: InterlinkIdText | None = Field(default=None, description="The recipient's key, signed.")
+    ts: Annotated[int, Strict(), Field(ge=0, le=wire.MAX_TS)] | None = Field(
+        default=None, description="Unix milliseconds, signed; `at` is the same moment."
+    )
+    kind: Literal["message"] | None = None
+    sig: WireSigText | None = Field(default=None, description="interlink's signature.")
 
     @model_validator(mode="after")
     def _signed_whole(self) -> MessageRecord:
         if (self.key_id is None) != (self.signature is None):
             raise ValueError("key_id and signature come together or not at all")
-        if not self.msg_id.startswith(self.task_id + "/"):
+        wired = (self.from_id, self.to_id, self.sig, self.ts, self.kind)
+        if self.sig is not None and None in wired:
+            raise ValueError("sig comes with from_id, to_id, ts and kind")
+        if self.sig is None and (self.from_id, self.to_id) != (None, None):
+            raise ValueError("from_id and to_id come with sig")
+        if self.sig is not None and self.signature is not None:
+            raise ValueError("a message carries one signature: sig or signature")
+        if MSG_ID_RE.fullmatch(self.msg_id) and (
+            self.task_id is None or not self.msg_id.startswith(self.task_id + "/")
+        ):
             raise ValueError("msg_id does not name the message's task")
+        if self.ts is not None and self.at != ms_time(self.ts):
+            raise ValueError("at is not the moment ts names")
         return self
+
+
+def ms_time(ts: int) -> str:
+    """`at` text of unix milliseconds; `ValueError` outside the calendar's range."""
+    try:
+        moment = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(milliseconds=ts)
+    except OverflowError:
+        raise ValueError("ts is beyond the calendar") from None
+    return format_time(moment)
 
 
 class ReadRecord(_Record):

@@ -59,8 +59,13 @@ class Session:
         return acting_agent(self._agent, required=False)
 
 
-def answer(call: Callable[[], dict[str, Any]]) -> CallToolResult:
-    """The tool result for one library call: its document, or its refusal as a tool error."""
+def answer(
+    call: Callable[[], dict[str, Any]], say: Callable[[dict[str, Any]], str] | None = None
+) -> CallToolResult:
+    """The tool result for one library call: its document, or its refusal as a tool error.
+    The text content is the document as JSON, or, with `say`, the line `say` makes of it (a
+    refusal then reads `refused: CODE: message`, one per error); the structured content is
+    always the document."""
     try:
         result = call()
         doc = views.document(bool(result.pop("ok", True)), **result)
@@ -69,11 +74,17 @@ def answer(call: Callable[[], dict[str, Any]]) -> CallToolResult:
     except Exception as exc:
         doc = views.refusal([problem("internal_error", reason=f"{type(exc).__name__}: {exc}")])
     text = json.dumps(doc, ensure_ascii=False)
+    if say is not None:
+        text = say(doc) if doc["ok"] else refused_text(doc)
     return CallToolResult(
         content=[TextContent(type="text", text=text)],
         structured_content=doc,
         is_error=not doc["ok"],
     )
+
+
+def refused_text(doc: dict[str, Any]) -> str:
+    return "\n".join(f"refused: {e['code']}: {e['message']}" for e in doc.get("errors", []))
 
 
 class Tools:

@@ -4,7 +4,11 @@ Two kinds of keys exist: an `agent` key signs that agent's messages, a `runner` 
 evidence a runner records. A private key lives in the key folder (`$TASKFS_KEY_DIR`, default
 `~/.config/taskfs/keys`) as `<kind>-<name>.pem`, readable by its owner only; it is never
 written inside a working tree, where every agent could read it. The public key is committed
-as `.taskfs/keys/<kind>/<name>.pub` so every clone can verify.
+as `.taskfs/keys/<kind>/<name>.pub` so every clone can verify, as the key's interlink id (43
+characters of URL-safe base64; the older `ed25519:` spelling keeps being read, and runner keys,
+which interlink never sees, keep it). The names are
+local petnames: the key is the identity. A peer's key admitted under a name (`admit`) is what
+interlink keeps in its peers.json: a message signed by it is taken as from that name.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from taskfs.core import ids, signing
+from taskfs.core import ids, signing, wire
 from taskfs.errors import fail
 from taskfs.store import fs
 from taskfs.store.git import Git
@@ -48,12 +52,67 @@ def create(root: Path, kind: KeyKind, name: str) -> tuple[signing.KeyPair, str]:
         # Another machine holds this name's private key: replacing its public key would
         # silently disown everything it signed.
         raise fail("key_exists", kind=kind, name=name, path=public_rel(kind, name))
-    pair = signing.generate_keypair()
+    return _save(root, kind, name, signing.generate_keypair())
+
+
+def import_seed(root: Path, name: str, seed: bytes) -> tuple[signing.KeyPair, str]:
+    """`name`'s agent key from an interlink secret key's seed: saved like a new key."""
+    _free(root, "agent", name)
+    public = wire.unb64(wire.public_id(seed), 32, "a public key")
+    try:
+        pair = signing.KeyPair(private=seed, public=public)
+    except signing.SigningError as exc:
+        raise fail("key_invalid", path="the seed file", reason=str(exc)) from None
+    if wire.small_order(pair.public):
+        raise fail("key_invalid", path="the seed file", reason="its public key is small-order")
+    return _save(root, "agent", name, pair)
+
+
+def admit(root: Path, name: str, public: bytes) -> str:
+    """A peer's public key written (not committed) under `name`: the path, repository-relative."""
+    if not ids.is_agent_name(name):
+        raise fail("invalid_agent", value=name)
+    rel = public_rel("agent", name)
+    if (root / rel).exists():
+        raise fail("key_exists", kind="agent", name=name, path=rel)
+    fs.replace(root / rel, (wire.b64(public) + "\n").encode())
+    return rel
+
+
+def _free(root: Path, kind: KeyKind, name: str) -> None:
+    if not ids.is_agent_name(name):
+        raise fail("invalid_agent", value=name)
+    private = private_path(kind, name)
+    if inside(private, root):
+        raise fail("key_unsafe", path=str(private))
+    if private.exists():
+        raise fail("key_exists", kind=kind, name=name, path=str(private))
+    if (root / public_rel(kind, name)).exists():
+        raise fail("key_exists", kind=kind, name=name, path=public_rel(kind, name))
+
+
+def _save(
+    root: Path, kind: KeyKind, name: str, pair: signing.KeyPair
+) -> tuple[signing.KeyPair, str]:
+    private = private_path(kind, name)
     private.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     fs.replace(private, signing.private_key_pem(pair.private), mode=0o600)
     rel = public_rel(kind, name)
-    fs.replace(root / rel, (signing.public_key_text(pair.public) + "\n").encode())
+    # An agent key is an interlink identity, written as its id; a runner key keeps the spelling
+    # the operator's trust list uses.
+    text = wire.b64(pair.public) if kind == "agent" else signing.public_key_text(pair.public)
+    fs.replace(root / rel, (text + "\n").encode())
     return pair, rel
+
+
+def parse_public(text: str) -> bytes:
+    """A committed public key: its interlink id, or the older `ed25519:` spelling."""
+    if text.startswith("ed25519:"):
+        return signing.parse_public_key(text)
+    try:
+        return wire.parse_id(text)
+    except wire.WireError as exc:
+        raise signing.SigningError(str(exc)) from None
 
 
 def load_private(kind: KeyKind, name: str) -> signing.KeyPair | None:
@@ -84,7 +143,7 @@ def public_keys(root: Path, kind: KeyKind) -> dict[str, bytes]:
         if entry.suffix != ".pub" or not ids.is_agent_name(name):
             continue
         try:
-            keys[name] = signing.parse_public_key(entry.read_text(encoding="utf-8").strip())
+            keys[name] = parse_public(entry.read_text(encoding="utf-8").strip())
         except (OSError, UnicodeDecodeError, signing.SigningError):
             continue
     return keys
@@ -105,7 +164,7 @@ def committed_public_keys(git: Git, kind: KeyKind) -> dict[str, bytes]:
             if not entry.endswith(".pub") or not ids.is_agent_name(name) or found is None:
                 continue
             try:
-                keys[name] = signing.parse_public_key(found[1].decode("utf-8").strip())
+                keys[name] = parse_public(found[1].decode("utf-8").strip())
             except (UnicodeDecodeError, signing.SigningError):
                 continue
     return keys

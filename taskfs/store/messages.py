@@ -1,12 +1,15 @@
 """Reading a task's messages and read marks, and telling committed files from pending ones.
 
 A message file is `tasks/<id>/messages/<stamp>-<nonce>.yaml`; a read mark is
-`tasks/<id>/reads/<stamp>-<nonce>.yaml`. A file that is not well formed is returned as a
-`file_invalid` problem beside what could be read, never skipped in silence.
+`tasks/<id>/reads/<stamp>-<nonce>.yaml`. A message about no task (interlink's plain
+conversation) is `.taskfs/conversations/<stamp>-<nonce>.yaml`: one file each, so that clones
+recording conversation at once merge without a conflict. A file that is not well formed is
+returned as a `file_invalid` problem beside what could be read, never skipped in silence.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
@@ -33,6 +36,40 @@ class Stored:
     def own_id(self) -> str:
         """The id its place gives it (which a well-behaved message also carries)."""
         return message_id(self.rel.split("/")[-3], self.name)
+
+
+CONVERSATIONS = ".taskfs/conversations"
+
+
+def conversation_rel(name: str) -> str:
+    return f"{CONVERSATIONS}/{name}"
+
+
+def load_conversations(
+    repo: Repository, pending: AbstractSet[str]
+) -> tuple[list[Stored], list[Problem]]:
+    """The messages about no task, in the order they were made, and those that are malformed."""
+    try:
+        names = sorted(
+            n for n in os.listdir(repo.root / CONVERSATIONS) if n.endswith(".yaml") and n[0] != "."
+        )
+    except (FileNotFoundError, NotADirectoryError):
+        return [], []
+    found: list[Stored] = []
+    problems: list[Problem] = []
+    for name in names:
+        rel = conversation_rel(name)
+        try:
+            record = _parse(repo, rel, name, MessageRecord)
+        except TaskfsError as exc:
+            problems += exc.problems
+            continue
+        assert isinstance(record, MessageRecord)
+        if record.task_id is not None:
+            problems.append(problem("file_invalid", path=rel, reason="it names a task"))
+            continue
+        found.append(Stored(name, rel, record, rel not in pending))
+    return found, problems
 
 
 def pending_paths(repo: Repository, task_id: str | None = None) -> set[str]:
@@ -102,6 +139,28 @@ def _parse(
         errors = exc.errors(include_url=False, include_input=False)
         where = ".".join(str(p) for p in errors[0]["loc"]) or "file"
         raise fail("file_invalid", path=rel, reason=f"{where}: {errors[0]['msg']}") from None
+
+
+def find_task_of(repo: Repository, msg_id: str) -> str | None:
+    """The task whose messages folder holds a message with this msg_id (the first, in task
+    order), found by what the files hold; None when none does."""
+    return message_index(repo).get(msg_id)
+
+
+def message_index(repo: Repository) -> dict[str, str]:
+    """msg_id -> the first task (in task order) whose messages folder holds it: one pass over
+    the message files, for callers that look up many ids."""
+    found: dict[str, str] = {}
+    for task_id in repo.task_ids():
+        for name in repo.list_dir(task_id, MESSAGES):
+            try:
+                value = read_yaml(repo, repo.task_rel(task_id, MESSAGES, name))
+            except TaskfsError:
+                continue
+            msg_id = value.get("msg_id") if isinstance(value, dict) else None
+            if isinstance(msg_id, str):
+                found.setdefault(msg_id, task_id)
+    return found
 
 
 def agent_keys(repo: Repository) -> dict[str, bytes]:

@@ -98,7 +98,7 @@ def forge(
     pair = keys.load_private("agent", sender)
     if sign:
         assert pair is not None
-        record = core.signed(record, pair)
+        record = core.legacy_signed(record, pair)
     path = repo / "tasks" / task / "messages" / name
     path.parent.mkdir(exist_ok=True)
     path.write_text(yamlio.dump(record.to_document()))

@@ -40,7 +40,7 @@ def codes(found: list[Any]) -> list[str]:
 
 def test_a_signed_message_verifies_and_the_fields_are_those_documented() -> None:
     base = record()
-    signed = messages.signed(base, KEY)
+    signed = messages.legacy_signed(base, KEY)
     assert signed.key_id == signing.key_id(KEY.public)
     assert messages.authenticity(signed, TRUST) == []
     assert [name for name, _ in messages.signed_fields(signed)] == [
@@ -72,7 +72,7 @@ def test_a_signed_message_verifies_and_the_fields_are_those_documented() -> None
     ids=["text", "status", "in_reply_to", "from", "to", "at"],
 )
 def test_changing_any_signed_field_breaks_the_signature(field: str, value: str) -> None:
-    document = messages.signed(record(), KEY).to_document()
+    document = messages.legacy_signed(record(), KEY).to_document()
     document[field] = value
     tampered = MessageRecord.model_validate(document)
     trust = messages.Trust({"builder": KEY.public, "planner": KEY.public}, require_signed=False)
@@ -80,15 +80,15 @@ def test_changing_any_signed_field_breaks_the_signature(field: str, value: str) 
 
 
 def test_the_session_hint_is_not_signed() -> None:
-    document = messages.signed(record(), KEY).to_document()
+    document = messages.legacy_signed(record(), KEY).to_document()
     document["session"] = "tab-2"
     assert messages.authenticity(MessageRecord.model_validate(document), TRUST) == []
 
 
 def test_a_signature_by_another_key_or_without_a_registered_key_is_invalid() -> None:
-    forged = messages.signed(record(), OTHER)
+    forged = messages.legacy_signed(record(), OTHER)
     assert codes(messages.authenticity(forged, TRUST)) == ["signature_invalid"]
-    unknown = messages.signed(record(**{"from": "stranger"}), OTHER)
+    unknown = messages.legacy_signed(record(**{"from": "stranger"}), OTHER)
     assert codes(messages.authenticity(unknown, TRUST)) == ["signature_invalid"]
 
 
@@ -122,7 +122,9 @@ def test_placement_refuses_copies() -> None:
     elsewhere = message_id("login", stamped_name(NOW + timedelta(seconds=5)))
     assert codes(messages.placement(message, "login", elsewhere, set())) == ["message_replayed"]
     assert codes(messages.placement(message, "other", own, set())) == ["message_replayed"]
-    assert codes(messages.placement(message, "login", own, {own})) == ["message_replayed"]
+    assert codes(messages.placement(message, "login", own, {("builder", own)})) == [
+        "message_replayed"
+    ]
 
 
 def test_the_addressee_is_the_agent_acting_on_it() -> None:
@@ -158,5 +160,5 @@ def test_any_text_round_trips_through_signing(text: str, status: str | None) -> 
         text.encode("utf-8")
     except UnicodeEncodeError:
         return
-    signed = messages.signed(record(text=text, status=status), KEY)
+    signed = messages.legacy_signed(record(text=text, status=status), KEY)
     assert messages.authenticity(MessageRecord.model_validate(signed.to_document()), TRUST) == []

@@ -10,14 +10,14 @@ import anyio
 from taskfs.api.submit import record_bytes
 from taskfs.core.names import format_time, message_id, stamped_name
 from taskfs.core.records import MessageRecord
-from tests.helpers import git, taskfs
+from tests.helpers import git, send, taskfs, write_envelope
 from tests.mcp.test_server import envelope, serve, server_env
 
 INTERLINK_TOOLS = {
     "send_message": ({"to", "text", "session", "task_id", "status", "in_reply_to"}, {"to", "text"}),
-    "cancel_task": ({"to", "task_id"}, {"to", "task_id"}),
+    "cancel_task": ({"to", "task_id", "reason"}, {"to", "task_id"}),
     "message_status": ({"msg_id"}, {"msg_id"}),
-    "conversation_history": ({"peer"}, {"peer"}),
+    "conversation_history": ({"peer", "limit"}, {"peer"}),
     "list_pending": (set(), set()),
 }
 
@@ -104,7 +104,8 @@ def test_a_sender_works_through_the_interlink_tools_alone(repo: Path, tmp_path: 
             routed = await planner.ok(
                 "send_message", to="builder", text="For tab 2.", session="tab-2"
             )
-            assert (routed["task_id"], routed["session"]) == ("login", "tab-2")
+            # Without task_id or status: interlink's plain message, about no task.
+            assert (routed["task_id"], routed["session"]) == (None, "tab-2")
             tab1 = await builder.ok("conversation_history", peer="planner")
             tab2 = await other_tab.ok("conversation_history", peer="planner")
             assert routed["msg_id"] not in [m["msg_id"] for m in tab1["messages"]]
@@ -127,13 +128,13 @@ def test_a_sender_works_through_the_interlink_tools_alone(repo: Path, tmp_path: 
             )
 
             history = await planner.ok("conversation_history", peer="builder")
-            rows = [(m["task_id"], m.get("status"), m["opening"]) for m in history["messages"]]
+            rows = [(m.get("task_id"), m.get("status"), m["opening"]) for m in history["messages"]]
             assert rows == [
                 ("login", None, True),
                 ("login", "update", False),
                 ("login", "needs_input", False),
                 ("login", None, False),
-                ("login", None, False),
+                (None, None, False),
                 ("docs", None, True),
                 ("docs", "update", False),
                 ("docs", "canceled", False),
@@ -160,9 +161,10 @@ def test_a_sender_works_through_the_interlink_tools_alone(repo: Path, tmp_path: 
             assert (await planner.ok("message_status", msg_id=written))["delivery"] == "pending"
             assert (await builder.ok("list_pending"))["messages"] == []
 
-            assert await planner.refused("send_message", to="stranger", text="Hello?") == [
-                "no_conversation"
-            ]
+            # A status is about a task: with none exchanged, taskfs does not guess one.
+            assert await planner.refused(
+                "send_message", to="stranger", text="Hello?", status="update"
+            ) == ["no_conversation"]
             assert await planner.refused("message_status", msg_id="login/nope") == [
                 "message_not_found"
             ]
@@ -172,3 +174,166 @@ def test_a_sender_works_through_the_interlink_tools_alone(repo: Path, tmp_path: 
     assert taskfs("deliver", "--json").json["ok"] is True
     assert git(repo, "status", "--porcelain", "--", "tasks") == ""
     assert taskfs("audit", "--json").json["ok"] is True
+
+
+def test_the_tools_read_and_answer_as_interlinks_do(repo: Path, tmp_path: Path) -> None:
+    for agent in ("planner", "builder"):
+        assert taskfs("keys", "new", "--agent", agent).code == 0
+    env = server_env(tmp_path)
+
+    async def walk() -> None:
+        async with serve(repo, "planner", env) as planner, serve(repo, "builder", env) as builder:
+            listed = (await planner.session.list_tools()).tools
+            for tool in listed:
+                if tool.name in INTERLINK_TOOLS:
+                    for name, schema in tool.input_schema.get("properties", {}).items():
+                        assert schema.get("description"), (tool.name, name)
+            described = {t.name: t.description or "" for t in listed}
+            assert "acceptance check" in described["send_message"]
+            assert "claims" in described["send_message"]
+
+            await planner.ok("send_message", to="builder", text=envelope(id="login"))
+            assert planner.text.startswith(
+                "queued for builder (msg_id login/envelope) [task login] — task opened"
+            )
+            # status "" is no status: a plain message, which claims nothing.
+            plain = await builder.ok(
+                "send_message", to="planner", text="Reading it.", status="", task_id="login"
+            )
+            assert (plain["status"], plain["transition"], plain["state"]) == (
+                None,
+                None,
+                "submitted",
+            )
+            assert builder.text == (
+                f"queued for planner (msg_id {plain['msg_id']}) [task login] — committed to git "
+                f"({plain['commit'][:12]})"
+            )
+            claimed = await builder.ok(
+                "send_message", to="planner", text="On it.", status="update", task_id="login"
+            )
+            assert builder.text.endswith(
+                "[task login · update] — committed to git "
+                f"({claimed['commit'][:12]}); the task moved submitted -> working"
+            )
+            # to "self" is one's own identity.
+            note = await planner.ok("send_message", to="self", text="Remember.", task_id="login")
+            assert (note["from"], note["to"]) == ("planner", "planner")
+            assert planner.text.startswith(f"queued for planner (msg_id {note['msg_id']})")
+
+            status = await planner.ok("message_status", msg_id=claimed["msg_id"])
+            assert status["state"] == "working"
+            assert planner.text == f"← builder [sent] (msg_id {claimed['msg_id']}): On it."
+            mine = await builder.ok("message_status", msg_id=claimed["msg_id"])
+            assert mine["msg_id"] == claimed["msg_id"]
+            assert builder.text == f"→ planner [sent] (msg_id {claimed['msg_id']}): On it."
+
+            for n in range(20):
+                await builder.ok("send_message", to="planner", text=f"step {n}", status="update")
+            everything = taskfs("conversation", "builder", "--agent", "planner", "--json")
+            assert everything.code == 0, everything.stdout
+            history = await planner.ok("conversation_history", peer="builder")
+            texts = [m["text"] for m in history["messages"]]
+            assert len(texts) == 20  # interlink's default limit: the latest twenty, newest last
+            assert texts[-1] == "step 19"
+            assert texts[0] == "step 0"  # the opening and the first two replies are older
+            assert len(everything.json["messages"]) == 22
+            lines = planner.text.splitlines()
+            assert len(lines) == 20
+            assert lines[-1].startswith("← builder [sent] (msg_id ")
+            assert lines[-1].endswith(": step 19")
+            two = await planner.ok("conversation_history", peer="builder", limit=2)
+            assert [m["text"] for m in two["messages"]] == ["step 18", "step 19"]
+            assert (await planner.ok("conversation_history", peer="builder", limit=0))[
+                "messages"
+            ] == []
+            assert planner.text == "no message history with builder"
+            assert await planner.refused("conversation_history", peer="builder", limit=-1) == [
+                "invalid_value"
+            ]
+
+            # The reason is the signed text of the cancel.
+            canceled = await planner.ok(
+                "cancel_task", to="builder", task_id="login", reason="Priorities changed."
+            )
+            assert canceled["transition"] == {"from": "working", "to": "canceled"}
+            assert planner.text == (
+                f"sent cancel for task 'login' to builder (msg_id {canceled['msg_id']}) — "
+                "cooperative: nothing was stopped by force"
+            )
+            row = (await builder.ok("message_status", msg_id=canceled["msg_id"]))["message"]
+            assert (row["text"], row["signed"], row["verified"]) == (
+                "Priorities changed.",
+                True,
+                True,
+            )
+
+            assert (await planner.ok("list_pending"))["messages"] == []
+            assert planner.text == "nothing pending; all sent messages were committed"
+            assert await planner.refused(
+                "send_message", to="stranger", text="Hello?", status="update"
+            ) == ["no_conversation"]
+            assert planner.text.startswith("refused: no_conversation: ")
+
+            # No task_id, no status, no envelope: a conversation message, signed, moving
+            # nothing; a reply to it is conversation too, and it has a status of its own.
+            said = await planner.ok("send_message", to="builder", text="Lunch?")
+            assert (said["task_id"], said["state"], said["signed"]) == (None, None, True)
+            assert planner.text == (
+                f"queued for builder (msg_id {said['msg_id']}) — committed to git "
+                f"({said['commit'][:12]})"
+            )
+            reply = await builder.ok(
+                "send_message", to="planner", text="Sure.", in_reply_to=said["msg_id"]
+            )
+            assert reply["task_id"] is None
+            seen = await builder.ok("message_status", msg_id=said["msg_id"])
+            assert (seen["task_id"], seen["state"], seen["verified"]) == (None, None, True)
+            assert builder.text == f"← planner [sent] (msg_id {said['msg_id']}): Lunch?"
+            last = await planner.ok("conversation_history", peer="builder", limit=2)
+            assert [m["text"] for m in last["messages"]] == ["Lunch?", "Sure."]
+            assert await planner.refused(
+                "send_message", to="builder", text="x", status="update", in_reply_to=said["msg_id"]
+            ) == ["invalid_value"]
+
+    anyio.run(walk)
+    assert taskfs("audit", "--json").json["ok"] is True
+
+
+def test_the_chains_owner_answers_a_relayed_question_through_send_message(
+    repo: Path, tmp_path: Path
+) -> None:
+    for task_id, parent, sender, to, files in [
+        ("root", None, "alice", "bob", ["src/**"]),
+        ("leaf", "root", "bob", "carol", ["src/auth/**"]),
+    ]:
+        made = taskfs(
+            "new",
+            str(
+                write_envelope(
+                    repo / f"{task_id}.yaml",
+                    id=task_id,
+                    parent=parent,
+                    filesAndInterfaces=files,
+                    **{"from": sender, "to": to},
+                )
+            ),
+            "--json",
+        )
+        assert made.code == 0, made.stdout
+        (repo / f"{task_id}.yaml").unlink()
+        assert taskfs("claim", task_id, "--agent", to).code == 0
+    question = send("leaf", "carol", "bob", "Which format?", status="needs_input")
+    env = server_env(tmp_path)
+
+    async def walk() -> None:
+        async with serve(repo, "alice", env) as alice:
+            box = await alice.ok("agent_inbox")
+            assert [(q["msg_id"], q["asOwner"]) for q in box["questions"]] == [(question, True)]
+            answered = await alice.ok(
+                "send_message", to="carol", text="JSON.", in_reply_to=question
+            )
+            assert answered["transition"] == {"from": "input_required", "to": "working"}
+
+    anyio.run(walk)
+    assert taskfs("show", "leaf", "--json").json["state"] == "working"

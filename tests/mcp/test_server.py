@@ -43,13 +43,18 @@ class Agent:
     def __init__(self, session: ClientSession, stray: list[Any]) -> None:
         self.session = session
         self.stray = stray
+        self.text = ""  # the text content of the last answer
 
     async def call(self, tool: str, **arguments: Any) -> dict[str, Any]:
         result = await self.session.call_tool(tool, arguments)
         assert isinstance(result, CallToolResult)
         doc = result.structured_content
         assert doc is not None
-        assert json.loads(result.content[0].text) == doc  # type: ignore[union-attr]
+        self.text = result.content[0].text  # type: ignore[union-attr]
+        if tool.startswith("agent_"):
+            assert json.loads(self.text) == doc
+        else:  # interlink's tools answer in its one-line text
+            assert not self.text.startswith("{"), self.text
         assert result.is_error is (not doc["ok"])
         return dict(doc)
 
@@ -118,7 +123,12 @@ def test_an_agent_walks_a_task_through_the_mcp_tools(
             listed = await planner.session.list_tools()
             names = {t.name for t in listed.tools}
             assert names >= AGENT_TOOLS
-            assert all(len(t.description or "") <= 80 for t in listed.tools)
+            # Short: every description costs context. interlink's tools also say in one
+            # sentence where taskfs's meaning differs from interlink's.
+            assert all(
+                len(t.description or "") <= (80 if t.name.startswith("agent_") else 200)
+                for t in listed.tools
+            )
 
             sent = await planner.ok(
                 "agent_send", envelope=envelope(toolsAllowed=["bash", "web"], id="login")

@@ -1,0 +1,106 @@
+"""`taskfs interlink bridge`: parse, run `taskfs.api.bridge`, report on stderr.
+
+SIGINT and SIGTERM end the bridge cleanly: at once while it waits on the bus, or, when a
+received message is between its commit and its ack, right after the ack.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from taskfs.api import agent_views as views
+from taskfs.cli.app import agent_option, json_option
+from taskfs.cli.output import act, acting_agent, open_repo
+from taskfs.cli.wire import interlink_group
+from taskfs.errors import fail
+
+if TYPE_CHECKING:
+    from taskfs.api.bridge import Bridge, Round
+
+
+class _Stop(Exception):
+    """Raised by the signal handler to leave a wait on the bus."""
+
+
+@interlink_group.command(name="bridge")
+@agent_option
+@click.option(
+    "--url",
+    "url",
+    metavar="URL",
+    help="The interlink bus (default: $INTERLINK_URL, else http://127.0.0.1:9440).",
+)
+@click.option(
+    "--session",
+    "session",
+    metavar="NAME",
+    default="taskfs",
+    show_default=True,
+    help="The bridge's session name: interlink agents reach it with session=NAME.",
+)
+@click.option(
+    "--once", is_flag=True, help="One round: post what is pending, receive until empty, exit."
+)
+@json_option
+def interlink_bridge(
+    agent: str | None, url: str | None, session: str, once: bool, as_json: bool
+) -> int:
+    """Carry your signed messages over interlink-bus, and record what arrives for you."""
+    from taskfs.api import bridge as api
+
+    def log(line: str) -> None:
+        sys.stderr.write(f"bridge: {line}\n")
+        sys.stderr.flush()
+
+    def call() -> api.Round:
+        if not session or "#" in session or not session.isprintable():
+            raise fail("usage", reason="--session: a name without '#'")
+        name = acting_agent(agent) or ""
+        carrier = api.Bridge(open_repo(), name, api.bus_url(url), log, session)
+        log(f"{carrier.agent} on {carrier.bus.url}: polling {carrier.me} and {carrier.route}")
+        return _until_stopped(carrier, api.ONCE_POLL_MS if once else api.POLL_MS, once=once)
+
+    def show(done: Any) -> tuple[dict[str, Any], str]:
+        from taskfs.cli.wire import line_view
+
+        rows = [
+            {**line_view(a.report), "acked": a.acked, "already": a.already} for a in done.arrivals
+        ]
+        doc = views.document(
+            not done.refused, posted=done.posted, received=rows, refused=len(done.refused)
+        )
+        text = f"posted {len(done.posted)}, received {len(rows)}, refused {len(done.refused)}"
+        return doc, text
+
+    return act(as_json, call, show)
+
+
+def _until_stopped(carrier: Bridge, poll_ms: int, *, once: bool) -> Round:
+    """One round, or rounds until SIGINT or SIGTERM; what they did, summed."""
+    from taskfs.api.bridge import Round
+
+    total = Round()
+
+    def stop(_signum: int, _frame: FrameType | None) -> None:
+        carrier.stopping = True
+        if not carrier.busy:
+            raise _Stop
+
+    saved = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        while not carrier.stopping:
+            carrier.round(poll_ms, into=total)
+            if once:
+                return total
+    except _Stop:
+        pass
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
+    carrier.log("stopped")
+    return total
