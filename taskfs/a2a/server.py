@@ -391,6 +391,9 @@ def serve(root: Path, agent: str, host: str, port: int) -> int:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
+        # Listening before the URL is printed: a client that connects at once waits in the
+        # backlog until uvicorn accepts, instead of being refused.
+        sock.listen(128)
     except OSError as exc:
         sock.close()
         raise fail("usage", reason=f"cannot listen on {host}:{port}: {exc.strerror}") from None

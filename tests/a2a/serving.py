@@ -14,7 +14,6 @@ import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import httpx
 from a2a.client import ClientCallContext, ClientConfig, create_client
@@ -65,25 +64,17 @@ def serving(
                 stream.close()
 
 
-def started(repo: Path, agent: str, env: Mapping[str, str] | None = None) -> Any:
-    """`taskfs a2a serve` run to its end (for the refusals before serving)."""
-    return subprocess.run(
-        [sys.executable, "-m", "taskfs", "a2a", "serve", "--agent", agent, *(env or {}).get("ARGS", "").split()],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        env={**os.environ, **{k: v for k, v in (env or {}).items() if k != "ARGS"}},
-        timeout=60,
-        check=False,
-    )
-
-
 @contextlib.asynccontextmanager
-async def client(url: str, token: str | None = None) -> AsyncIterator[Client]:
+async def client(
+    url: str, token: str | None = None, *, streaming: bool = True
+) -> AsyncIterator[Client]:
+    """a2a-sdk's client for the agent at `url`, resolved from its card; `streaming=False`
+    makes `send_message` a plain SendMessage."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     http = httpx.AsyncClient(headers=headers, timeout=60)
     try:
-        made = await create_client(url, client_config=ClientConfig(httpx_client=http))
+        config = ClientConfig(httpx_client=http, streaming=streaming)
+        made = await create_client(url, client_config=config)
         try:
             yield made
         finally:
