@@ -200,7 +200,8 @@ class Follower:
             await self._ensure_remote(client)
             while True:
                 if self.local_state() == "canceled" and self.remote_state not in mapping.TERMINAL:
-                    await client.cancel_task(pb.CancelTaskRequest(id=self.task_id))
+                    await self._cancel_remote(client)
+                    break
                 await self._read(client)
                 if self.remote_state in mapping.TERMINAL:
                     break
@@ -222,7 +223,27 @@ class Follower:
 
     async def _read(self, client: Client) -> None:
         """Apply the remote events after the cursor, until the remote task is finished or
-        waits for us."""
+        waits for us; a local cancel meanwhile is sent there."""
+        reader = asyncio.create_task(self._consume(client))
+        while not reader.done():
+            await asyncio.wait({reader}, timeout=POLL_SECONDS)
+            if not reader.done() and self.local_state() == "canceled":
+                reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await reader
+                await self._cancel_remote(client)
+                return
+        reader.result()
+
+    async def _cancel_remote(self, client: Client) -> None:
+        try:
+            task = await client.cancel_task(pb.CancelTaskRequest(id=self.task_id))
+        except a2a_errors.A2AError as exc:
+            raise remote_refusal(self.url, exc) from None
+        self.remote_state = mapping.FROM_A2A.get(task.status.state)
+        self.outcome.notes.append("canceled here: canceled there too")
+
+    async def _consume(self, client: Client) -> None:
         cursor = mirror.load_cursor(self.repo, self.task_id)
         context = (
             ClientCallContext(service_parameters={"Last-Event-ID": cursor}) if cursor else None
@@ -321,6 +342,7 @@ class Follower:
         while True:
             state = self.local_state()
             if state == "canceled":
+                await self._cancel_remote(client)
                 return
             if state not in ("input_required", "auth_required"):
                 break

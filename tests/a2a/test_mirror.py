@@ -263,3 +263,32 @@ def test_an_agent_that_is_not_there_is_a2a_failed(pair: tuple[Path, Path], tmp_p
     assert sent.code == 1
     assert sent.codes == ["a2a_failed"]
     assert cli(planner, "ls").json["tasks"] == []  # nothing was submitted here
+
+
+def test_a_cancel_here_is_a_cancel_there(pair: tuple[Path, Path], tmp_path: Path) -> None:
+    planner, builder = pair
+    source = str(envelope_file(tmp_path / "e.yaml", id="called-off"))
+    with serving(builder, "builder") as served:
+        args = ("a2a", "send", served.url, source, "--agent", "planner", "--json")
+        with background(planner, *args) as sender:
+            wait_for(lambda: cli(builder, "show", "called-off").code == 0, "the remote task")
+            assert cli(builder, "claim", "called-off", "--agent", "builder").code == 0
+            wait_for(lambda: state(planner, "called-off") == "working", "the mirrored claim")
+            called_off = cli(
+                planner,
+                "send",
+                "called-off",
+                "not needed",
+                "--agent",
+                "planner",
+                "--status",
+                "canceled",
+            )
+            assert called_off.code == 0, called_off.stderr
+            out, err = sender.communicate(timeout=120)
+        assert sender.returncode == 0, out + err
+    assert state(builder, "called-off") == "canceled"
+    report = json.loads(out)["tasks"][0]
+    assert (report["state"], report["remoteState"]) == ("canceled", "canceled")
+    history = cli(builder, "log", "called-off").json["history"]
+    assert history[-1]["by"] == "planner"
