@@ -418,3 +418,28 @@ def test_the_sdk_is_off_every_other_commands_start_up_path(repo: Path) -> None:
         [sys.executable, "-c", probe], cwd=repo, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_older_clients_use_the_0_3_method_names(repo: Path, tokens: Path) -> None:
+    with serving(repo, "builder") as served:
+        run(_opened(served.url, "for-old-clients"))
+        call = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tasks/get",
+            "params": {"id": "for-old-clients"},
+        }
+        headers = {"Authorization": f"Bearer {PLANNER}"}
+        answer = httpx.post(served.url, json=call, headers=headers, timeout=30).json()
+        refused = httpx.post(
+            served.url, json=call, headers={"Authorization": f"Bearer {MALLORY}"}, timeout=30
+        ).json()
+    assert answer["result"]["id"] == "for-old-clients"
+    assert answer["result"]["status"]["state"] == "submitted"
+    assert "agent_not_allowed" in json.dumps(refused["error"])
+
+
+async def _opened(url: str, task_id: str) -> None:
+    async with client(url, PLANNER, streaming=False) as planner:
+        got = [r async for r in planner.send_message(opening(envelope(id=task_id)))]
+    assert got[0].task.id == task_id
