@@ -1,8 +1,10 @@
 """A task's committed ledger entries as one ordered stream of events (for `taskfs a2a`).
 
 Every status file, message and evidence file of a task that a commit holds is one event, in
-the order the commits made them (oldest first). Inside one commit a message comes before the
-evidence and the transition it caused, so an answer precedes the `working` it brings back.
+the order they arrived on HEAD's first-parent line (oldest first; a file merged in arrives
+with its merge), so the order only ever grows at its end. Inside one commit a message comes
+before the evidence and the transition it caused, so an answer precedes the `working` it
+brings back.
 Files that no commit holds yet are not events: a follower must never see something that a
 crash could still take back.
 
@@ -68,18 +70,19 @@ def head(repo: Repository) -> str | None:
 
 
 def task_events(repo: Repository, task_id: str) -> TaskEvents:
+    at = repo.git.head()  # first: every file committed by then is in the tree read below
     task = queries.show(repo, task_id)
-    at = repo.git.head()
     thread = messages_api.read_thread(repo, task_id)
     links = {repo.task_rel(task_id, STATUS, link.name): link for link in task.chain.links}
     found_messages = {c.stored.rel: c for c in thread.messages if c.in_place}
     found_evidence = {item.rel: item for item in task.evidence or ()}
-    added = repo.git.added_files("HEAD", repo.task_rel(task_id)) if at else []
-    # `git log` lists each commit's files together, oldest commit first.
+    added = repo.git.arrivals(at, repo.task_rel(task_id)) if at else []
+    # Each commit's files come together, oldest commit first; a merge brings its files at its
+    # own place, so what was already streamed never gains an entry before it.
     first: dict[str, int] = {}
     ordered: list[tuple[int, int, str, str]] = []
     seen: set[str] = set()
-    for position, (commit, _author, rel) in enumerate(added):
+    for position, (commit, rel) in enumerate(added):
         first.setdefault(commit, position)
         kind = rel.rsplit("/", 2)[-2] if rel.count("/") >= 2 else ""
         if kind not in _RANK or rel in seen:
