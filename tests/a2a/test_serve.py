@@ -21,6 +21,7 @@ from a2a.types import a2a_pb2 as pb
 from a2a.utils import errors as a2a_errors
 from google.protobuf import json_format
 
+from taskfs.core import yamlio
 from tests.a2a.serving import client, resume_from, serving, write_tokens
 from tests.helpers import ENVELOPE, git, taskfs_process
 
@@ -440,6 +441,12 @@ def test_older_clients_use_the_0_3_method_names(repo: Path, tokens: Path) -> Non
 
 
 async def _opened(url: str, task_id: str) -> None:
+    """Opened from YAML in a text part, as a person would paste an envelope file."""
+    text = yamlio.dump(envelope(id=task_id))
+    request = pb.SendMessageRequest(
+        message=pb.Message(message_id="yaml", role=pb.ROLE_USER, parts=[pb.Part(text=text)])
+    )
     async with client(url, PLANNER, streaming=False) as planner:
-        got = [r async for r in planner.send_message(opening(envelope(id=task_id)))]
+        got = [r async for r in planner.send_message(request)]
     assert got[0].task.id == task_id
+    assert got[0].task.metadata["taskfs"]["from"] == "planner"
