@@ -36,7 +36,7 @@ def serve(agent: str | None, host: str, port: int) -> int:
 
         return run(repo.root, name, host, port)
     except TaskfsError as exc:
-        return refuse(False, exc.problems)
+        return _refused(False, exc)
 
 
 @a2a.command()
@@ -57,7 +57,7 @@ def send(url: str, file: str, agent: str | None, detach: bool, as_json: bool) ->
 
         outcomes = run_send(repo.root, name, url, file, data, detach=detach)
     except TaskfsError as exc:
-        return refuse(as_json, exc.problems)
+        return _refused(as_json, exc)
     return _report(outcomes, as_json)
 
 
@@ -74,7 +74,7 @@ def follow(task_ids: tuple[str, ...], agent: str | None, as_json: bool) -> int:
 
         outcomes = run_follow(repo.root, list(task_ids), name)
     except TaskfsError as exc:
-        return refuse(as_json, exc.problems)
+        return _refused(as_json, exc)
     return _report(outcomes, as_json)
 
 
@@ -94,3 +94,8 @@ def _report(outcomes: list[Any], as_json: bool) -> int:
             if o.evidence:
                 click.echo(f"  evidence: {o.evidence}")
     return 0 if ok else 1
+
+
+def _refused(as_json: bool, exc: TaskfsError) -> int:
+    refuse(as_json, exc.problems)
+    return 2 if "usage" in exc.codes else 1
