@@ -173,6 +173,18 @@ MESSAGES: dict[str, str] = {
     "traceback and please report it",
     "sandbox_unavailable": "the check cannot run in a sandbox here: {reason}; install bubblewrap "
     "(Debian: apt-get install bubblewrap) or choose --sandbox auto or off",
+    # A2A: the repository as an A2A agent, and tasks delegated to one (taskfs a2a)
+    "event_not_found": "task {id!r} has no ledger event {event!r}: resume from an event id its "
+    "stream sent (or leave Last-Event-ID out to start from the beginning)",
+    "token_invalid": "{reason}: send `Authorization: Bearer <token>` with a token the server's "
+    "A2A token file names",
+    "tokens_unsafe": "the A2A token file {path} is inside the repository's working tree, where "
+    "any agent can write; keep it outside (default ~/.config/taskfs/a2a.yaml, or set "
+    "TASKFS_A2A_TOKENS)",
+    "bind_refused": "no A2A tokens are configured ({path}), so taskfs a2a serve listens on "
+    "loopback only, not on {host}: configure tokens, or use --host 127.0.0.1",
+    "a2a_failed": "the A2A agent at {url} did not answer as A2A: {reason}",
+    "a2a_refused": "the A2A agent at {url} refused: {reason}",
 }
 
 

@@ -29,7 +29,7 @@ def listed_commands() -> list[str]:
 def documented_commands() -> set[str]:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     table = readme.split("## Commands", 1)[1].split("\n## ", 1)[0]
-    return set(re.findall(r"^\| `taskfs ([a-z-]+)", table, re.M))
+    return set(re.findall(r"^\| `taskfs ([a-z0-9-]+)", table, re.M))
 
 
 def test_every_command_in_help_is_in_the_readme_commands_table() -> None:

@@ -64,6 +64,7 @@ def cli(lang: str | None) -> None:
 
 # The command modules register themselves on `cli` when imported.
 from taskfs.cli import (  # noqa: E402,F401
+    a2a,
     agents,
     bridge,
     commands,

@@ -782,6 +782,35 @@ class Git:
         proc = self.run_raw("update-ref", "-m", message, "HEAD", new, old or self.zero)
         return proc.returncode == 0
 
+    def arrivals(self, revision: str, folder: str) -> list[tuple[str, str]]:
+        """(commit, path) of every file under `folder` in the order it arrived on the
+        first-parent line of `revision`, oldest first: a file merged in arrives with its merge.
+        As the line only grows, a file's place never changes, and a later file never comes
+        before an earlier one (the order `taskfs a2a` streams a task's entries in)."""
+        out = self.run(
+            "log",
+            "--first-parent",
+            "--diff-merges=first-parent",
+            "--reverse",
+            "--no-renames",
+            "--name-status",
+            "--diff-filter=A",
+            "--format=%x00%H",
+            "--end-of-options",
+            revision,
+            "--",
+            folder,
+        )
+        found: list[tuple[str, str]] = []
+        commit = ""
+        for line in out.splitlines():
+            if line.startswith("\0"):
+                commit = line[1:]
+            elif line.strip():
+                _status, _tab, path = line.partition("\t")
+                found.append((commit, path))
+        return found
+
 
 class ObjectReader:
     """One long-lived `git cat-file --batch` for all reads of a command; closed after use."""

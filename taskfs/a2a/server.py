@@ -1,0 +1,411 @@
+"""`taskfs a2a serve`: the repository as an A2A agent, on a2a-sdk's JSON-RPC server.
+
+The SDK parses the wire, checks the protocol version and streams server-sent events; this
+module's request handler turns each call into the `taskfs.api` call the command line makes,
+as the authenticated caller:
+
+- `SendMessage` without a task id opens a task from the envelope its data part carries
+  (`taskfs new`, `from` the caller, `to` this agent); with a task id it is a message in that
+  task (`taskfs send`), the answer to the open question when the task waits for input.
+- `GetTask` shows the task; `CancelTask` sends a `canceled` message.
+- `SendStreamingMessage` and `SubscribeToTask` stream the task's committed ledger events in
+  ledger order, each with the ledger's id as `metadata.eventId`. A client resumes by sending
+  the last id it received in the `Last-Event-ID` header (server-sent events' own name for
+  it): the stream starts with the task as it is, then every event after that one. A
+  `SendStreamingMessage` stream ends when the task is finished or waits for the caller
+  (input or auth required); a `SubscribeToTask` stream only when it is finished.
+
+A refusal is an A2A error whose data names taskfs's codes (`taskfs.a2a.mapping.a2a_error`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import sys
+from collections.abc import AsyncGenerator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from a2a.server.context import ServerCallContext
+from a2a.server.request_handlers.request_handler import RequestHandler
+from a2a.types import a2a_pb2 as pb
+from a2a.utils import errors as a2a_errors
+
+from taskfs import __version__
+from taskfs.a2a import mapping
+from taskfs.a2a.auth import ANONYMOUS, Tokens, is_loopback, load_tokens
+from taskfs.api import events, messages, submit
+from taskfs.api.messages import submitter
+from taskfs.core import yamlio
+from taskfs.errors import TaskfsError, fail, problem
+from taskfs.store.repository import Repository
+
+T = TypeVar("T")
+RESUME_HEADER = "last-event-id"
+ENVELOPE_EXTENSION = "urn:taskfs:a2a:envelope:v1"
+
+
+class LedgerHandler(RequestHandler):
+    """A2A's requests, answered from and written to the ledger at `root` as agent `agent`."""
+
+    def __init__(self, root: Path, agent: str, tokens: Tokens, poll: float = 0.2) -> None:
+        self.root = root
+        self.agent = agent
+        self.tokens = tokens
+        self.poll = poll
+        self._writes = asyncio.Lock()
+
+    # -- plumbing ---------------------------------------------------------------------
+
+    def _repo(self) -> Repository:
+        return Repository.open(self.root)
+
+    def _caller(self, context: ServerCallContext) -> str:
+        try:
+            return self.tokens.caller(_headers(context))
+        except TaskfsError as exc:
+            raise mapping.a2a_error(exc.problems) from None
+
+    async def _run(self, fn: Callable[[], T], *, cancel: bool = False, write: bool = False) -> T:
+        try:
+            if write:
+                async with self._writes:
+                    return await asyncio.to_thread(fn)
+            return await asyncio.to_thread(fn)
+        except TaskfsError as exc:
+            raise mapping.a2a_error(exc.problems, cancel=cancel) from None
+        except a2a_errors.A2AError:
+            raise
+        except Exception as exc:
+            found = problem("internal_error", reason=f"{type(exc).__name__}: {exc}")
+            raise mapping.a2a_error([found]) from None
+
+    def events_for(self, task_id: str, caller: str) -> events.TaskEvents:
+        """The task's events, for a caller who is a party to it."""
+        repo = self._repo()
+        found = events.task_events(repo, task_id)
+        task = found.task
+        parties = {submitter(task), task.envelope.recipient, task.holder} - {None}
+        if caller not in parties and not (caller == ANONYMOUS and not self.tokens.configured):
+            raise mapping.not_yours(task_id, caller)
+        return found
+
+    def snapshot(self, found: events.TaskEvents, history: int | None = None) -> pb.Task:
+        repo = self._repo()
+        contents = mapping.completion_contents(
+            found, lambda commit, location: events.artifact_content(repo, commit, location)
+        )
+        return mapping.to_task(found, contents, history)
+
+    # -- opening a task, or writing in one ----------------------------------------------
+
+    def _open(self, message: pb.Message, caller: str) -> str:
+        document = mapping.envelope_document(message)
+        if isinstance(document, str):
+            try:
+                value = yamlio.load(document.encode("utf-8", "surrogateescape"))
+            except yamlio.YamlError as exc:
+                raise fail("yaml_invalid", reason=exc.reason) from None
+            if not isinstance(value, dict):
+                raise fail("yaml_invalid", reason="the envelope is not a mapping")
+            document = value
+        if document.get("to") not in (None, self.agent):
+            raise fail("invalid_value", field="to", reason=f"this A2A agent is {self.agent!r}")
+        document["to"] = self.agent
+        if message.context_id and not document.get("contextID"):
+            document["contextID"] = message.context_id
+        acting: str | None = caller
+        if caller == ANONYMOUS and not self.tokens.configured:
+            acting = None  # loopback without tokens: the envelope's `from` names the sender
+        elif "from" not in document:
+            document["from"] = caller
+        source = submit.Source("a2a:SendMessage", json.dumps(document).encode())
+        done = submit.submit(self._repo(), [source], acting)
+        return done[0].id
+
+    def _write(self, message: pb.Message, caller: str) -> str:
+        """A message in an existing task: the answer to its open question when it waits for
+        one, plain conversation otherwise. Returns the message's id."""
+        found = self.events_for(message.task_id, caller)
+        text = mapping.message_text(message)
+        if not text.strip():
+            raise fail("invalid_value", field="parts", reason="send the message as a text part")
+        question = mapping.open_question(found)
+        sent = messages.send(self._repo(), message.task_id, caller, text, in_reply_to=question)
+        return sent.record.msg_id
+
+    async def _send(
+        self, params: pb.SendMessageRequest, context: ServerCallContext
+    ) -> tuple[str, str | None]:
+        caller = self._caller(context)
+        message = params.message
+        if message.task_id:
+            sent = await self._run(lambda: self._write(message, caller), write=True)
+            return message.task_id, sent
+        task_id = await self._run(lambda: self._open(message, caller), write=True)
+        return task_id, None
+
+    # -- the A2A methods -------------------------------------------------------------------
+
+    async def on_message_send(
+        self, params: pb.SendMessageRequest, context: ServerCallContext
+    ) -> pb.Task | pb.Message:
+        task_id, _sent = await self._send(params, context)
+        caller = self._caller(context)
+        found = await self._run(lambda: self.events_for(task_id, caller))
+        return await self._run(lambda: self.snapshot(found))
+
+    async def on_message_send_stream(
+        self, params: pb.SendMessageRequest, context: ServerCallContext
+    ) -> AsyncGenerator[Any]:
+        task_id, sent = await self._send(params, context)
+        after = _headers(context).get(RESUME_HEADER) or sent
+        async for event in self._follow(task_id, self._caller(context), after, until_turn=True):
+            yield event
+
+    async def on_subscribe_to_task(
+        self, params: pb.SubscribeToTaskRequest, context: ServerCallContext
+    ) -> AsyncGenerator[Any]:
+        caller = self._caller(context)
+        after = _headers(context).get(RESUME_HEADER) or None
+        async for event in self._follow(params.id, caller, after, until_turn=False):
+            yield event
+
+    async def on_get_task(self, params: pb.GetTaskRequest, context: ServerCallContext) -> pb.Task:
+        caller = self._caller(context)
+        found = await self._run(lambda: self.events_for(params.id, caller))
+        history = params.history_length if params.HasField("history_length") else None
+        return await self._run(lambda: self.snapshot(found, history))
+
+    async def on_cancel_task(
+        self, params: pb.CancelTaskRequest, context: ServerCallContext
+    ) -> pb.Task:
+        caller = self._caller(context)
+        await self._run(lambda: self.events_for(params.id, caller))
+        reason = ""
+        if params.HasField("metadata"):
+            reason = str(dict(params.metadata).get("reason") or "")
+        reason = reason or f"canceled by {caller} over A2A"
+
+        def cancel() -> None:
+            messages.send(self._repo(), params.id, caller, reason, status="canceled")
+
+        await self._run(cancel, cancel=True, write=True)
+        found = await self._run(lambda: self.events_for(params.id, caller))
+        return await self._run(lambda: self.snapshot(found))
+
+    async def on_list_tasks(
+        self, params: pb.ListTasksRequest, context: ServerCallContext
+    ) -> pb.ListTasksResponse:
+        self._caller(context)
+        raise a2a_errors.UnsupportedOperationError("ListTasks: use GetTask with a task id")
+
+    async def on_create_task_push_notification_config(
+        self, params: pb.TaskPushNotificationConfig, context: ServerCallContext
+    ) -> pb.TaskPushNotificationConfig:
+        raise a2a_errors.PushNotificationNotSupportedError
+
+    async def on_get_task_push_notification_config(
+        self, params: pb.GetTaskPushNotificationConfigRequest, context: ServerCallContext
+    ) -> pb.TaskPushNotificationConfig:
+        raise a2a_errors.PushNotificationNotSupportedError
+
+    async def on_list_task_push_notification_configs(
+        self, params: pb.ListTaskPushNotificationConfigsRequest, context: ServerCallContext
+    ) -> pb.ListTaskPushNotificationConfigsResponse:
+        raise a2a_errors.PushNotificationNotSupportedError
+
+    async def on_delete_task_push_notification_config(
+        self, params: pb.DeleteTaskPushNotificationConfigRequest, context: ServerCallContext
+    ) -> None:
+        raise a2a_errors.PushNotificationNotSupportedError
+
+    async def on_get_extended_agent_card(
+        self, params: pb.GetExtendedAgentCardRequest, context: ServerCallContext
+    ) -> pb.AgentCard:
+        raise a2a_errors.ExtendedAgentCardNotConfiguredError
+
+    # -- following the ledger ------------------------------------------------------------
+
+    async def _follow(
+        self, task_id: str, caller: str, after: str | None, *, until_turn: bool
+    ) -> AsyncGenerator[Any]:
+        """The task as it is, then each ledger event after `after` as it is committed."""
+        repo = self._repo()
+        seen: str | None = None
+        first = True
+        while True:
+            head = events.head(repo)
+            if first or head != seen:
+                read = _Read(self, task_id, caller, after, first)
+                batch = await self._run(read)
+                if batch.snapshot is not None:
+                    yield batch.snapshot
+                first = False
+                for item in batch.items:
+                    yield item
+                after = batch.last or after
+                seen = batch.found.head
+                state = batch.found.events[-1].state if batch.found.events else "submitted"
+                if state in mapping.TERMINAL or (until_turn and state in mapping.INTERRUPTED):
+                    return
+            await asyncio.sleep(self.poll)
+
+    def contents(self, fresh: tuple[events.LedgerEvent, ...]) -> dict[str, bytes | None]:
+        repo = self._repo()
+        out: dict[str, bytes | None] = {}
+        for event in fresh:
+            if event.status is not None:
+                for item in event.status.record.artifacts or ():
+                    out[item.location] = events.artifact_content(repo, event.commit, item.location)
+        return out
+
+
+@dataclass
+class _Batch:
+    found: events.TaskEvents
+    snapshot: pb.Task | None
+    items: list[mapping.Event]
+    last: str | None
+
+
+class _Read:
+    """One look at the ledger for a stream: what to send since `after`."""
+
+    def __init__(
+        self, handler: LedgerHandler, task_id: str, caller: str, after: str | None, first: bool
+    ) -> None:
+        self.handler, self.task_id, self.caller = handler, task_id, caller
+        self.after, self.first = after, first
+
+    def __call__(self) -> _Batch:
+        found = self.handler.events_for(self.task_id, self.caller)
+        fresh = found.after(self.after)
+        snapshot = self.handler.snapshot(found) if self.first else None
+        contents = self.handler.contents(fresh)
+        items = [item for event in fresh for item in mapping.stream_events(found, event, contents)]
+        return _Batch(found, snapshot, items, fresh[-1].id if fresh else None)
+
+
+def _headers(context: ServerCallContext) -> dict[str, str]:
+    headers = context.state.get("headers") or {}
+    return {str(k).lower(): str(v) for k, v in dict(headers).items()}
+
+
+# -- the card and the app ----------------------------------------------------------------
+
+
+def agent_card(agent: str, url: str, tokens: Tokens) -> pb.AgentCard:
+    from google.protobuf import struct_pb2
+
+    from taskfs.core.envelope import envelope_json_schema
+
+    schema = struct_pb2.Struct()
+    schema.update({"schema": json.loads(json.dumps(envelope_json_schema()))})
+    card = pb.AgentCard(
+        name=agent,
+        description=(
+            f"{agent}, a taskfs agent: send a task envelope (objective, outputFormat, "
+            "toolAndSourceGuidance, boundaries, filesAndInterfaces, acceptanceCheck, "
+            "contextID) as a data part; the task completes only with passing evidence of "
+            "its acceptance check, kept in git."
+        ),
+        version=__version__,
+        supported_interfaces=[
+            pb.AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")
+        ],
+        capabilities=pb.AgentCapabilities(
+            streaming=True,
+            extensions=[
+                pb.AgentExtension(
+                    uri=ENVELOPE_EXTENSION,
+                    description="A SendMessage that opens a task carries a taskfs envelope "
+                    "(this JSON Schema) as a data part. Stream events carry the ledger's id "
+                    "as metadata.eventId; resume with the header Last-Event-ID.",
+                    required=False,
+                    params=schema,
+                )
+            ],
+        ),
+        default_input_modes=[mapping.ENVELOPE_MEDIA_TYPE, "application/json", "text/plain"],
+        default_output_modes=["application/json", "text/plain"],
+        skills=[
+            pb.AgentSkill(
+                id="taskfs-envelope",
+                name="Delegated task with an acceptance check",
+                description=(
+                    "Opens a task from an envelope with the eight fields: objective, "
+                    "outputFormat, toolAndSourceGuidance, boundaries, filesAndInterfaces "
+                    "(a list), acceptanceCheck.passFailCommand, "
+                    "acceptanceCheck.endToEndVerification, contextID. `from` is the caller; "
+                    f"`to` is {agent}."
+                ),
+                tags=["taskfs", "envelope", "acceptance-check", "git"],
+                input_modes=[mapping.ENVELOPE_MEDIA_TYPE, "application/json"],
+                output_modes=["application/json", "text/plain"],
+            )
+        ],
+    )
+    if tokens.configured:
+        card.security_schemes["bearer"].CopyFrom(
+            pb.SecurityScheme(
+                http_auth_security_scheme=pb.HTTPAuthSecurityScheme(
+                    scheme="bearer", description="A token the operator mapped to your agent name"
+                )
+            )
+        )
+        requirement = pb.SecurityRequirement()
+        requirement.schemes["bearer"].CopyFrom(pb.StringList())
+        card.security_requirements.append(requirement)
+    return card
+
+
+def build_app(handler: LedgerHandler, card: pb.AgentCard) -> Any:
+    from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+    from starlette.applications import Starlette
+
+    routes = [
+        *create_agent_card_routes(card),
+        *create_jsonrpc_routes(handler, "/", enable_v0_3_compat=True),
+    ]
+    return Starlette(routes=routes)
+
+
+def serve(root: Path, agent: str, host: str, port: int) -> int:
+    """Serve until interrupted. Refusals before serving (tokens, host) are named errors."""
+    import uvicorn
+
+    tokens = load_tokens(root)
+    if not tokens.configured:
+        if not is_loopback(host):
+            raise fail("bind_refused", path=str(tokens.path), host=host)
+        sys.stderr.write(
+            f"taskfs a2a: no tokens configured ({tokens.path}): loopback only; callers "
+            "name themselves with the X-Taskfs-Agent header\n"
+        )
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        # Listening before the URL is printed: a client that connects at once waits in the
+        # backlog until uvicorn accepts, instead of being refused.
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise fail("usage", reason=f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{bound}/"
+    handler = LedgerHandler(root, agent, tokens)
+    app = build_app(handler, agent_card(agent, url, tokens))
+    sys.stdout.write(url + "\n")
+    sys.stdout.flush()
+    sys.stderr.write(f"taskfs a2a: serving agent {agent} at {url}\n")
+    sys.stderr.flush()
+    config = uvicorn.Config(app, log_level="warning", lifespan="off")
+    uvicorn.Server(config).run(sockets=[sock])
+    return 0

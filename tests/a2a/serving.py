@@ -1,0 +1,97 @@
+"""`taskfs a2a serve` as a subprocess on a free loopback port, and a2a-sdk's own client for it.
+
+The server is always killed (its whole process group) when the block ends, whatever happened.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+from a2a.client import ClientCallContext, ClientConfig, create_client
+from a2a.client.client import Client
+
+from taskfs.core import yamlio
+
+
+@dataclass
+class Served:
+    url: str
+    proc: subprocess.Popen[bytes]
+    stderr: list[str] = field(default_factory=list)
+
+    def kill(self) -> None:
+        """kill -9, the server and anything it started."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=30)
+
+
+@contextlib.contextmanager
+def serving(
+    repo: Path, agent: str, *, env: Mapping[str, str] | None = None, port: int = 0
+) -> Iterator[Served]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "taskfs", "a2a", "serve", "--agent", agent, "--port", str(port)],
+        cwd=repo,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **(env or {})},
+        start_new_session=True,
+    )
+    served = Served("", proc)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().decode().strip()  # the bound URL; EOF if it failed
+        if not line.startswith("http://"):
+            served.kill()
+            assert proc.stderr is not None
+            raise AssertionError(f"the server did not start: {proc.stderr.read().decode()}")
+        served.url = line
+        yield served
+    finally:
+        served.kill()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
+@contextlib.asynccontextmanager
+async def client(
+    url: str, token: str | None = None, *, streaming: bool = True
+) -> AsyncIterator[Client]:
+    """a2a-sdk's client for the agent at `url`, resolved from its card; `streaming=False`
+    makes `send_message` a plain SendMessage."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    http = httpx.AsyncClient(headers=headers, timeout=60)
+    try:
+        config = ClientConfig(httpx_client=http, streaming=streaming)
+        made = await create_client(url, client_config=config)
+        try:
+            yield made
+        finally:
+            await made.close()
+    finally:
+        await http.aclose()
+
+
+def resume_from(event_id: str) -> ClientCallContext:
+    return ClientCallContext(service_parameters={"Last-Event-ID": event_id})
+
+
+def write_tokens(path: Path, tokens: Mapping[str, str]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yamlio.dump({"tokens": dict(tokens)}))
+    return path
+
+
+def deadline(seconds: float = 60) -> float:
+    return time.monotonic() + seconds
