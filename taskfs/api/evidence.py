@@ -157,7 +157,11 @@ def check(
 ) -> Checked:
     """Run the task's acceptance check (in a fresh worktree of HEAD with `fresh`), write its
     evidence and commit it. A failing check is an answer, not an error: the task stays as it
-    was either way."""
+    was either way. The command is the one HEAD holds: a task folder holding a file no commit
+    holds is refused before anything runs (`ledger_file_uncommitted`)."""
+    from taskfs.store import loose
+
+    loose.refuse_loose(repo, task_id)
     task = load_task(repo, task_id)
     acceptance = task.envelope.acceptance_check
     limit = float(timeout or acceptance.timeout_seconds or repo.config.check_timeout_seconds)
@@ -332,9 +336,12 @@ def _write(
     author = record.by or (
         record.runner.name if isinstance(record, CheckEvidence) and record.runner else "taskfs"
     )
+    from taskfs.store import loose
+
     with repo.writing() as writer:
         if not repo.has_task(task_id):
             raise fail("task_not_found", id=task_id)
+        loose.refuse_loose(repo, task_id)  # evidence never builds on a loose file either
         writer.add(rel, record_bytes(document))
         commit = writer.commit(message, author)
     return rel, commit

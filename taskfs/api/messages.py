@@ -228,6 +228,9 @@ def _act(
 ) -> Sent:
     """Check a message entering the ledger, stage the transition it asks for, commit both.
     `new`: the file is to be written; otherwise it is already in the working tree."""
+    from taskfs.store import loose
+
+    loose.refuse_loose(repo, task.id)  # a message waiting for delivery is not loose
     record = item.record
     others = [c for c in thread.messages if c.stored.name != item.name]
     seen = {c.record.msg_id for c in others if c.in_place}

@@ -782,6 +782,59 @@ class Git:
         proc = self.run_raw("update-ref", "-m", message, "HEAD", new, old or self.zero)
         return proc.returncode == 0
 
+    # -- what no commit holds (decisions rest on HEAD: taskfs.store.loose) -----------------
+
+    def not_at_head(self, pathspecs: Sequence[str]) -> list[tuple[str, str]]:
+        """(kind, path) of every file under `pathspecs` whose working-tree or index content is
+        not what HEAD holds: `untracked` (ignored files included: taskfs would read them just
+        the same) or `changed` (edited, deleted, staged). `git diff HEAD` compares contents,
+        so a file only touched is not changed. Scoped by the caller: it costs a stat per
+        tracked file under the pathspecs."""
+        if not pathspecs:
+            return []
+        env = {"GIT_LITERAL_PATHSPECS": "1"}
+        found: list[tuple[str, str]] = []
+        if self.head_guess() is None:
+            listed = self.run_raw("ls-files", "-z", "--cached", "--", *pathspecs, env=env)
+            found += [("changed", p) for p in _nul_list(listed.stdout)]
+        else:
+            diff = self.run_raw(
+                "diff", "HEAD", "--name-only", "-z", "--no-renames", "--no-ext-diff",
+                "--", *pathspecs, env=env,
+            )  # fmt: skip
+            if diff.returncode != 0:
+                raise git_error(("diff",), diff)
+            found += [("changed", p) for p in _nul_list(diff.stdout)]
+        other = self.run_raw("ls-files", "-z", "--others", "--", *pathspecs, env=env)
+        if other.returncode != 0:
+            raise git_error(("ls-files",), other)
+        found += [("untracked", p) for p in _nul_list(other.stdout)]
+        return found
+
+    def head_files(self, pathspecs: Sequence[str]) -> dict[str, bytes]:
+        """The bytes HEAD holds of every file under `pathspecs`, by repository-relative path."""
+        if not pathspecs or self.head_guess() is None:
+            return {}
+        env = {"GIT_LITERAL_PATHSPECS": "1"}
+        listed = self.run_raw(
+            "ls-tree", "-r", "-z", "--full-tree", "HEAD", "--", *pathspecs, env=env
+        )
+        if listed.returncode != 0:
+            raise git_error(("ls-tree",), listed)
+        wanted: list[tuple[str, str]] = []
+        for line in _nul_list(listed.stdout):
+            meta, _tab, path = line.partition("\t")
+            mode, kind, oid = meta.split(" ")
+            if kind == "blob" and mode.startswith("100"):
+                wanted.append((path, oid))
+        out: dict[str, bytes] = {}
+        with self.reader() as reader:
+            for path, oid in wanted:
+                found = reader.read(oid)
+                if found is not None and found[0] == "blob":
+                    out[path] = found[1]
+        return out
+
 
 class ObjectReader:
     """One long-lived `git cat-file --batch` for all reads of a command; closed after use."""

@@ -3,7 +3,7 @@
 `summaries(repo)` answers, for every task, what the rules and listings need (`Summary`): the
 envelope's facts, the state, the holder, how many transitions were superseded, the problems
 the full reader found. It is what `load_task` would say, computed by `load_task` itself for any
-task whose files changed, and remembered in `<git dir>/taskfs/cache/ledger-v5` otherwise.
+task whose files changed, and remembered in `<git dir>/taskfs/cache/ledger-v6` otherwise.
 Whenever it is written, the answers of `ls --json` and `ready --json` are prepared beside it
 (`taskfs.store.prepared`, which also holds the identities both files are keyed by).
 
@@ -25,6 +25,14 @@ File times advance in coarse ticks, so a change in the same tick as the `stat` t
 could leave the key unchanged (git's "racily clean" problem). A row whose key is not older than
 its `stat` by a margin is checked again next time, cheaply: the status file names and the
 envelope's bytes are compared with what the row was built from.
+
+Decisions rest on committed files only (`taskfs.store.loose`): whenever rows are built, git
+is asked whether the tasks' folders hold files that HEAD does not (one call scoped to those
+folders), and such a task's row says what HEAD holds instead (`loose`). Whether a file is what
+HEAD holds can also change without the file changing, when HEAD moves (a commit, a reset): the
+cache remembers the commit its rows were settled against and the identity of git's files that
+say where HEAD is (`prepared.head_identity`); when those change, the task folders that differ
+between the two commits are asked again. The prepared answers carry the same identity.
 """
 
 from __future__ import annotations
@@ -47,7 +55,7 @@ if TYPE_CHECKING:
     from taskfs.store.ledger import Task
     from taskfs.store.repository import Repository
 
-FORMAT = 5
+FORMAT = 6
 
 
 class Summary(NamedTuple):
@@ -135,7 +143,8 @@ class Summary(NamedTuple):
 # The rows this process last read or wrote, by cache file, with the tasks folder's identity
 # when they were listed: a writer that read them under the lock updates them without reading
 # the file again.
-_last: dict[str, tuple[Mapping[str, _Row], tuple[FileKey, int], dict[str, Summary]]] = {}
+Head = tuple[tuple[FileKey, ...], "str | None"]  # where HEAD is (identity of git's files), commit
+_last: dict[str, tuple[Mapping[str, _Row], tuple[FileKey, int], Head, dict[str, Summary]]] = {}
 
 
 @dataclass
@@ -148,6 +157,7 @@ class _Row:
     overlaps: tuple[str, ...] = ()
     status_digest: bytes = b""  # of the status files' names and bytes
     shown: str | None = None  # its row in `ls` as JSON text; None: not listed
+    loose: bool = False  # its folder held files HEAD does not: the row is HEAD's
 
     @property
     def fingerprint(self) -> prepared.Fingerprint:
@@ -161,10 +171,11 @@ def summaries(repo: Repository, *, verify: Collection[str] = ()) -> dict[str, Su
     identities of two: a writer about to append to a task uses this, so that even a status
     file rewritten in place (which the key cannot see) is never built upon."""
     path = cache_path(repo)
-    old = _read(path, repo.tasks_rel)
+    old, head_was = _read(path, repo.tasks_rel)
     rows: dict[str, _Row] = {}
     margin = prepared.racy_margin()
     rebuilt: set[str] = set()  # tasks whose envelope may have changed
+    fresh: set[str] = set()  # tasks whose rows were built from their files now
     tasks_dir = str(repo.tasks_dir)
     stamp = time.time_ns()
     folder = (prepared.file_key(tasks_dir), stamp)
@@ -188,8 +199,12 @@ def summaries(repo: Repository, *, verify: Collection[str] = ()) -> dict[str, Su
             else:
                 built.overlaps = row.overlaps  # the same envelope overlaps the same tasks
             rows[task_id] = built
+            if not checked:  # a writer asks git about the task it writes to itself
+                fresh.add(task_id)
     finally:
         opened.close()
+    head = _head_now(repo, head_was)
+    _settle_loose(repo, rows, fresh | _moved(repo, head_was, head, rows))
     gone = set(old) - set(rows)
     if rebuilt or gone:
         _update_overlaps(rows, rebuilt, gone)
@@ -204,9 +219,9 @@ def summaries(repo: Repository, *, verify: Collection[str] = ()) -> dict[str, Su
         _remove(path)
         return summaries(repo)
     # A writer (`verify`) stores the rows once, with its own change (`remember`).
-    if not verify and (rows != old or not os.path.exists(prepared_path(repo))):
-        _store(repo, rows, folder, answer)
-    _last[path] = rows, folder, answer
+    if not verify and (rows != old or head != head_was or not os.path.exists(prepared_path(repo))):
+        _store(repo, rows, folder, head, answer)
+    _last[path] = rows, folder, head, answer
     return answer
 
 
@@ -217,12 +232,12 @@ def remember(repo: Repository, after: Summary) -> None:
     path = cache_path(repo)
     # The writer read the rows a moment ago, under the same lock: no need to read them again.
     if path in _last:
-        last, folder, tasks = _last[path]
+        last, folder, _head, tasks = _last[path]
         rows, tasks = dict(last), dict(tasks)
     else:
         stamp = time.time_ns()  # before the `stat`, as ages are measured (prepared.py)
         folder = (prepared.file_key(str(repo.tasks_dir)), stamp)
-        rows, tasks = _read(path, repo.tasks_rel), {}
+        rows, tasks = _read(path, repo.tasks_rel)[0], {}
     row = rows.get(after.id)
     if row is None or row.summary is None:
         return
@@ -243,12 +258,62 @@ def remember(repo: Repository, after: Summary) -> None:
         summary=summary,
         status_digest=status_digest,
         shown=_shown(summary),
+        loose=False,  # the writer found its folder clean, and committed what it added
     )
     if tasks:
         tasks[after.id] = Summary.from_row(summary, row.overlaps)
-    _store(repo, rows, folder, tasks or None)
+    # The writer's own commit moved HEAD; it changed nothing but the files it verified.
+    head = (prepared.head_identity(str(repo.git_dir)), repo.git.head_guess())
+    _store(repo, rows, folder, head, tasks or None)
     if tasks:
-        _last[path] = rows, folder, tasks
+        _last[path] = rows, folder, head, tasks
+
+
+def _head_now(repo: Repository, was: Head | None) -> Head:
+    identity = prepared.head_identity(str(repo.git_dir))
+    if was is not None and was[0] == identity:
+        return was
+    return identity, repo.git.head_guess()
+
+
+def _moved(repo: Repository, was: Head | None, now: Head, rows: Mapping[str, _Row]) -> set[str]:
+    """The tasks whose folders HEAD holds differently since the rows were settled."""
+    from taskfs.errors import TaskfsError
+
+    if was is not None and was[1] == now[1]:
+        return set()
+    if was is None or was[1] is None or now[1] is None:
+        return set(rows)
+    try:
+        changed = repo.git.changed_paths(was[1], now[1], repo.tasks_rel)
+    except TaskfsError:
+        return set(rows)  # the old commit is gone (a rewrite): ask about every task
+    prefix = repo.tasks_rel + "/"
+    return {p[len(prefix) :].split("/")[0] for p in changed if p.startswith(prefix)} & set(rows)
+
+
+def _settle_loose(repo: Repository, rows: dict[str, _Row], asked: set[str]) -> None:
+    """Ask git about the tasks in `asked`; a loose task's row says what HEAD holds, and one
+    that was loose and is no longer is read from its files again."""
+    from taskfs.store import loose
+
+    if not asked:
+        return
+    found = loose.loose(repo, asked)
+    heads = loose.at_head(repo, set(found))
+    for task_id in asked:
+        row = rows[task_id]
+        if task_id in found:
+            at_head = heads.get(task_id)
+            summary = None if at_head is None else at_head._replace(overlaps=()).to_row()
+            rows[task_id] = dataclasses.replace(
+                row, summary=summary, shown=_shown(summary), loose=True
+            )
+        elif row.loose:
+            folder = f"{repo.tasks_dir}/{task_id}"
+            rebuilt = _build(repo, task_id, folder, row.key, row.stamp)
+            rebuilt.overlaps = row.overlaps
+            rows[task_id] = rebuilt
 
 
 def _update_overlaps(rows: dict[str, _Row], rebuilt: set[str], gone: set[str]) -> None:
@@ -314,23 +379,24 @@ def _shown(summary: tuple[Any, ...] | None) -> str | None:
     return json.dumps(task.row(), ensure_ascii=False)
 
 
-def _read(path: str, tasks_rel: str) -> dict[str, _Row]:
+def _read(path: str, tasks_rel: str) -> tuple[dict[str, _Row], Head | None]:
     try:
         # loads(read()): marshal.load() reads a file in small pieces, six times slower.
         with open(path, "rb") as handle:
             data = marshal.loads(handle.read())
-        header, rows = data
+        header, rows, head = data
         if header != (FORMAT, __version__, tasks_rel):
-            return {}
+            return {}, None
         width = len(dataclasses.fields(_Row))
         if not all(type(fields) is tuple and len(fields) == width for fields in rows.values()):
-            return {}
+            return {}, None
         out = {task_id: _Row(*fields) for task_id, fields in rows.items()}
-        if all(_well_formed(task_id, row) for task_id, row in out.items()):
-            return out
+        well_formed_head = type(head) is tuple and len(head) == 2 and type(head[0]) is tuple
+        if well_formed_head and all(_well_formed(task_id, row) for task_id, row in out.items()):
+            return out, head
     except Exception:  # a cache that cannot be read is rebuilt, never trusted
-        return {}
-    return {}
+        return {}, None
+    return {}, None
 
 
 def _well_formed(task_id: object, row: _Row) -> bool:
@@ -345,6 +411,7 @@ def _well_formed(task_id: object, row: _Row) -> bool:
         and type(row.overlaps) is tuple
         and type(row.status_digest) is bytes
         and (row.shown is None or type(row.shown) is str)
+        and type(row.loose) is bool
         and (summary is None or (type(summary) is tuple and summary[0] == task_id))
     )
 
@@ -358,6 +425,7 @@ def _store(
     repo: Repository,
     rows: Mapping[str, _Row],
     folder: tuple[FileKey, int],
+    head: Head,
     tasks: Mapping[str, Summary] | None = None,
 ) -> None:
     """Write the rows, and the prepared answers of `ls` and `ready` derived from them."""
@@ -373,18 +441,21 @@ def _store(
                 row.overlaps,
                 row.status_digest,
                 row.shown,
+                row.loose,
             )
             for task_id, row in rows.items()
         },
+        head,
     )
     prepared.dump(cache_path(repo), data)
-    _prepare(repo, rows, folder, tasks)
+    _prepare(repo, rows, folder, head, tasks)
 
 
 def _prepare(
     repo: Repository,
     rows: Mapping[str, _Row],
     folder: tuple[FileKey, int],
+    head: Head,
     tasks: Mapping[str, Summary] | None,
 ) -> None:
     from taskfs.api.views import SCHEMA_VERSION
@@ -410,6 +481,7 @@ def _prepare(
         out.append((key, age, row.fingerprint, listed, ready.get(task_id, False)))
     prepared.write(
         prepared_path(repo),
+        head=head[0],
         tasks_rel=repo.tasks_rel,
         settings=settings,
         folder=(folder[0], folder[1] - newest(folder[0])),

@@ -2,7 +2,7 @@
 call most.
 
 Whenever the ledger cache (`taskfs.store.index`) is written, both documents are written beside
-it (`<git dir>/taskfs/cache/prepared-v1`), with the identities of everything they were derived
+it (`<git dir>/taskfs/cache/prepared-v2`), with the identities of everything they were derived
 from: the settings file, the tasks folder, and each task's `envelope.yaml` and `status/` (the
 cache's own keys, `Folder.key`). `answer` finds the checkout, reads that one file and checks the
 identities: two `stat` calls per task through an open handle on the tasks folder, nothing
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from typing import Any
 
-FORMAT = 1
+FORMAT = 2
 NAME = f"prepared-v{FORMAT}"
 RACY_MARGIN_NS = 2_000_000_000  # coarser than any file system's timestamps we know of
 CONFIG = ".taskfs/config.yaml"
@@ -114,6 +114,26 @@ def file_key(path: str) -> FileKey:
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+def head_identity(git_dir: str) -> tuple[FileKey, ...]:
+    """The identities of the files that say which commit HEAD is: `HEAD`, the branch's loose
+    ref and `packed-refs` (in a linked worktree, refs live in the common git dir)."""
+    common = git_dir
+    try:
+        with open(git_dir + "/commondir", encoding="utf-8") as handle:
+            common = os.path.normpath(os.path.join(git_dir, handle.read().strip()))
+    except OSError:
+        pass
+    keys = [file_key(git_dir + "/HEAD")]
+    try:
+        with open(git_dir + "/HEAD", encoding="utf-8") as handle:
+            text = handle.read().strip()
+    except OSError:
+        text = ""
+    if text.startswith("ref: "):
+        keys += [file_key(common + "/" + text[5:]), file_key(common + "/packed-refs")]
+    return tuple(keys)
+
+
 def _file_digest(path: str) -> bytes:
     import hashlib
 
@@ -186,10 +206,12 @@ def write(
     rows: Sequence[Row],
     states: Iterable[str],
     schema_version: int,
+    head: Sequence[FileKey] = (),
 ) -> None:
     """Store both documents and what they were derived from: `rows` are the tasks `ids`, in
     order. `settings` is the settings file's identity, age and digest of its bytes; `folder`
-    the tasks folder's identity and age."""
+    the tasks folder's identity and age; `head` the identity of git's files saying where HEAD
+    is (`head_identity`): whether a file is committed can change with HEAD alone."""
     margin = racy_margin()
     keys = []
     young = {}
@@ -222,6 +244,7 @@ def write(
             listed,
             ", ".join(text for _to, text in ready),
             ready,
+            tuple(head),
         ),
     )
 
@@ -266,6 +289,8 @@ def answer(command: str, options: dict[str, str], agent: str | None) -> str | No
         settled = _settled(root, data)
         if settled is None:
             return None
+        if head_identity(git_dir) != data[13]:
+            return None  # HEAD moved: which files are committed is for the cache to say again
         if settled:
             _settle(path, data, settled)
         return _document(data, command, options, agent)
@@ -293,6 +318,7 @@ def _settled(root: str, data: Any) -> dict[str, int] | None:
     folder_key = file_key(tasks_dir)
     if folder_key != folder[0] or youngest_trusted <= margin:
         return None
+
     if folder[1] <= margin:
         if task_ids(tasks_dir) != list(ids):
             return None
@@ -315,7 +341,7 @@ def _settled(root: str, data: Any) -> dict[str, int] | None:
 
 
 def _document(data: Any, command: str, options: dict[str, str], agent: str | None) -> str:
-    head, ls_all, ls_rows, ready_all, ready_rows = data[8:]
+    head, ls_all, ls_rows, ready_all, ready_rows = data[8:13]
     from taskfs.core.shown import listed, offered_to
 
     if command == "ready":
