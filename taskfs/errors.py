@@ -165,6 +165,8 @@ MESSAGES: dict[str, str] = {
     "usage": "{reason}",
     "internal_error": "taskfs hit an unexpected error ({reason}); set TASKFS_DEBUG=1 to see the "
     "traceback and please report it",
+    "work_uncommitted": "the passing evidence of task {id!r} was recorded while files it owns "
+    "were not committed{why_text}",
 }
 
 

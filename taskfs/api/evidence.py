@@ -32,7 +32,7 @@ from taskfs.core.records import (
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.runner.process import RunResult, StreamCapture, run_command
 from taskfs.store import keys
-from taskfs.store.fingerprint import owned_files
+from taskfs.store.fingerprint import owned_files, uncommitted_owned
 from taskfs.store.git import Git
 from taskfs.store.ledger import Task, load_evidence, load_task
 from taskfs.store.repository import EVIDENCE, Repository
@@ -42,6 +42,7 @@ LEDGER_FOLDERS_EXTRA = (".taskfs",)
 # Evidence files must stay below the 1 MiB limit of a ledger file; past this size the captured
 # output is left out (its size and digest stay) before the file is signed and written.
 _FIT_BYTES = 768 * 1024
+UNCOMMITTED_SHOWN = 20  # owned files named in evidence from a dirty tree
 _OMITTED = "[output left out: the evidence file would exceed the 1 MiB limit; see streams]"
 
 
@@ -213,6 +214,7 @@ def _run(
 ) -> dict[str, Any]:
     acceptance = task.envelope.acceptance_check
     before = fingerprint_now(repo, git, task)
+    dirty = uncommitted_owned(git, task.envelope.files_and_interfaces, _ledger_folders(repo))
     result = _execute("check", acceptance.pass_fail_command, git.root, limit, progress)
     after = fingerprint_now(repo, git, task)
     end_to_end: dict[str, Any] = {"description": acceptance.end_to_end_verification}
@@ -237,8 +239,18 @@ def _run(
         "startedAt": format_time(result.started_at),
         "commit": head,
         "ownedFiles": owned,
+        **_work_tree(dirty),
         "endToEnd": end_to_end,
     }
+
+
+def _work_tree(dirty: list[str]) -> dict[str, Any]:
+    """Whether the owned files were committed when the check started: only then can its
+    evidence complete the task (`work_uncommitted`)."""
+    if not dirty:
+        return {"workTree": "clean"}
+    shown = dirty[:UNCOMMITTED_SHOWN]
+    return {"workTree": "dirty", "uncommitted": {"count": len(dirty), "paths": shown}}
 
 
 def _execute(

@@ -811,6 +811,19 @@ class Git:
         found += [("untracked", p) for p in _nul_list(other.stdout)]
         return found
 
+    def uncommitted_files(self) -> list[str]:
+        """Every path whose working-tree content HEAD does not hold: tracked files edited,
+        deleted or staged, and untracked files git does not ignore (work not committed)."""
+        if self.head_guess() is None:
+            return self.worktree_files()
+        diff = self.run_raw("diff", "HEAD", "--name-only", "-z", "--no-renames", "--no-ext-diff")
+        if diff.returncode != 0:
+            raise git_error(("diff",), diff)
+        other = self.run_raw("ls-files", "-z", "--others", "--exclude-standard")
+        if other.returncode != 0:
+            raise git_error(("ls-files",), other)
+        return sorted(set(_nul_list(diff.stdout)) | set(_nul_list(other.stdout)))
+
     def head_files(self, pathspecs: Sequence[str]) -> dict[str, bytes]:
         """The bytes HEAD holds of every file under `pathspecs`, by repository-relative path."""
         if not pathspecs or self.head_guess() is None:

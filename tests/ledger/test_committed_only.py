@@ -57,7 +57,8 @@ def test_loose_completed_status_does_not_unblock_a_dependent(repo: Path) -> None
     assert _head_count(repo) == commits
     # The dependency's own folder is loose: nothing may be written on it.
     moved = taskfs("move", dep, "failed", "--agent", "builder", "--reason", "x", "--json")
-    assert moved.code == 1 and set(moved.codes) == {CODE}
+    assert moved.code == 1
+    assert set(moved.codes) == {CODE}
     assert any(str(p.relative_to(repo)) in moved.stdout for p in loose)
 
     # Once git holds the files (committed by plain git), HEAD says completed.
@@ -77,14 +78,16 @@ def test_edited_evidence_does_not_buy_a_completion(repo: Path) -> None:
     )
     commits = _head_count(repo)
     done = taskfs("complete", task, "--agent", "builder", "--json")
-    assert done.code == 1 and CODE in done.codes
+    assert done.code == 1
+    assert CODE in done.codes
     assert _head_count(repo) == commits
     # A copied-in evidence file that no commit holds fares no better.
     git(repo, "checkout", "--", str(evidence.relative_to(repo)))
     copy = evidence.with_name("29991231T235959000000Z-aaaaaaaa.yaml")
     copy.write_text(text.replace("verdict: fail", "verdict: pass"))
     done = taskfs("complete", task, "--agent", "builder", "--json")
-    assert done.code == 1 and CODE in done.codes
+    assert done.code == 1
+    assert CODE in done.codes
 
 
 def test_claim_on_a_folder_never_committed_is_refused(repo: Path) -> None:
@@ -92,7 +95,8 @@ def test_claim_on_a_folder_never_committed_is_refused(repo: Path) -> None:
     git(repo, "reset", "-q", "HEAD~1")  # its files stay, untracked
     commits = _head_count(repo)
     claimed = taskfs("claim", task, "--agent", "builder", "--json")
-    assert claimed.code == 1 and CODE in claimed.codes
+    assert claimed.code == 1
+    assert CODE in claimed.codes
     assert "tasks/ghost/envelope.yaml" in claimed.stdout
     assert _head_count(repo) == commits
     assert task not in [t["id"] for t in taskfs("ready", "--json").json["tasks"]]
@@ -100,7 +104,8 @@ def test_claim_on_a_folder_never_committed_is_refused(repo: Path) -> None:
     from tests.helpers import taskfs_process
 
     fast = taskfs_process("claim", task, "--agent", "builder", "--json", cwd=repo)
-    assert fast.code == 1 and CODE in fast.stdout
+    assert fast.code == 1
+    assert CODE in fast.stdout
 
 
 def test_envelope_edited_in_the_working_tree_is_not_built_upon(repo: Path) -> None:
@@ -108,7 +113,8 @@ def test_envelope_edited_in_the_working_tree_is_not_built_upon(repo: Path) -> No
     envelope = repo / "tasks" / task / "envelope.yaml"
     envelope.write_text(envelope.read_text().replace("to: bob", "to: mallory"))
     claimed = taskfs("claim", task, "--agent", "mallory", "--json")
-    assert claimed.code == 1 and CODE in claimed.codes
+    assert claimed.code == 1
+    assert CODE in claimed.codes
     ready = taskfs("ready", "--agent", "mallory", "--json")
     assert task not in [t["id"] for t in ready.json["tasks"]]
 
@@ -126,7 +132,8 @@ def test_check_runs_only_what_head_holds(repo: Path, fresh: bool) -> None:
     assert "true" in envelope.read_text()
     args = ["check", task, "--json", *(["--fresh"] if fresh else [])]
     ran = taskfs(*args)
-    assert ran.code == 1 and CODE in ran.codes
+    assert ran.code == 1
+    assert CODE in ran.codes
     assert not (repo / "tasks" / task / "evidence").exists()
 
 
@@ -137,9 +144,11 @@ def test_loose_status_file_blocks_move_and_message(repo: Path) -> None:
     first = sorted(status.iterdir())[-1]
     shutil.copy(first, status / first.name.replace("0002", "0003"))
     moved = taskfs("move", task, "input_required", "--agent", "builder", "--json")
-    assert moved.code == 1 and CODE in moved.codes
+    assert moved.code == 1
+    assert CODE in moved.codes
     sent = taskfs("send", task, "hi", "--agent", "builder", "--to", "planner", "--json")
-    assert sent.code == 1 and CODE in sent.codes
+    assert sent.code == 1
+    assert CODE in sent.codes
 
 
 def test_watcher_answers_no_check_on_a_loose_envelope(repo: Path) -> None:
