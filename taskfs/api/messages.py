@@ -282,7 +282,19 @@ def _act(
     return Sent(record, item.rel, commit, target or task.state, moved)
 
 
+# The agent name the watcher answers check requests under (taskfs.api.check_requests).
+WATCHER = "watcher"
+
+
 def _sender_problems(task: Task, record: MessageRecord, replied: Checked | None) -> list[Problem]:
+    if (
+        record.sender == WATCHER
+        and record.status is None
+        and replied is not None
+        and replied.record.status == "result"
+        and record.recipient == replied.record.sender
+    ):
+        return []  # the watcher says why it did not answer a check request: a note, no move
     parties = {submitter(task), task.envelope.recipient, task.chain.holder} - {None}
     invited = replied is not None and replied.record.recipient == record.sender
     if record.sender not in parties and not invited:

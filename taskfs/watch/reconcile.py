@@ -251,6 +251,7 @@ class Reconciler:
                 errors=_codes(outcome.problems),
                 request=request.source,
                 reason=reasons,
+                answered=outcome.answered,
             )
             return
         self.log(
@@ -260,6 +261,9 @@ class Reconciler:
             evidence=outcome.evidence,
             completed="yes" if outcome.completed else "no",
             errors=_codes(outcome.problems) or None,
+            reason=None
+            if outcome.completed or outcome.problems or outcome.verdict != "pass"
+            else "the runner policy leaves completing to the holder (complete: true allows it)",
         )
 
 
