@@ -316,10 +316,11 @@ def unanswered(root: Path) -> list[Path]:
 # -- a recipient asks for its result to be checked ----------------------------------------
 
 
-def _policy(tmp_path: Path, *commands: str) -> dict[str, str]:
-    """A runner policy outside the repository that allows exactly `commands`."""
+def _policy(tmp_path: Path, *commands: str, complete: bool = False) -> dict[str, str]:
+    """A runner policy outside the repository that allows exactly `commands` (and lets a
+    passing check complete the task with `complete`)."""
     path = tmp_path / "policy.yaml"
-    path.write_text(yamlio.dump({"allow": {"commands": list(commands)}}))
+    path.write_text(yamlio.dump({"allow": {"commands": list(commands)}, "complete": complete}))
     return {"TASKFS_POLICY": str(path)}
 
 
@@ -334,13 +335,15 @@ def test_a_result_message_leads_to_evidence_and_completion(repo: Path, tmp_path:
     task = submit(repo)
     assert taskfs("claim", task, "--agent", "builder").code == 0
     command = ENVELOPE["acceptanceCheck"]["passFailCommand"]
-    with watching(repo, env=_policy(tmp_path, command)) as watcher:
+    with watching(repo, env=_policy(tmp_path, command, complete=True)) as watcher:
         # The work is not done yet: the check fails, its evidence says why, the task stays.
         _ask_for_the_check(repo, task)
         watcher.wait_for("checked", task=task, verdict="fail")
         assert taskfs("show", task, "--json").json["state"] == "working"
         (repo / "src" / "auth").mkdir(parents=True)
         (repo / "src" / "auth" / "login.py").write_text("def login(p):\n    return bool(p)\n")
+        git(repo, "add", "src")
+        git(repo, "commit", "-q", "-m", "the work")  # only committed work completes
         _ask_for_the_check(repo, task)
         watcher.wait_for("checked", task=task, verdict="pass")
         poll(lambda: taskfs("show", task, "--json").json["state"] == "completed", "completion")
