@@ -123,13 +123,9 @@ def test_envelope_edited_in_the_working_tree_is_not_built_upon(repo: Path) -> No
 def test_check_runs_only_what_head_holds(repo: Path, fresh: bool) -> None:
     task = submit(repo, acceptanceCheck={"passFailCommand": "false", "endToEndVerification": "x"})
     envelope = repo / "tasks" / task / "envelope.yaml"
-    envelope.write_text(
-        envelope.read_text()
-        .replace("passFailCommand: 'false'", "passFailCommand: 'true'")
-        .replace('passFailCommand: "false"', 'passFailCommand: "true"')
-        .replace("passFailCommand: false", "passFailCommand: 'true'")
-    )
-    assert "true" in envelope.read_text()
+    text = envelope.read_text()
+    envelope.write_text(text.replace('passFailCommand: "false"', 'passFailCommand: "true"'))
+    assert envelope.read_text() != text
     args = ["check", task, "--json", *(["--fresh"] if fresh else [])]
     ran = taskfs(*args)
     assert ran.code == 1
@@ -151,13 +147,20 @@ def test_loose_status_file_blocks_move_and_message(repo: Path) -> None:
     assert CODE in sent.codes
 
 
-def test_watcher_answers_no_check_on_a_loose_envelope(repo: Path) -> None:
+def test_watcher_answers_no_check_on_a_loose_envelope(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("allow:\n  commands: ['true', 'false']\n")
+    monkeypatch.setenv("TASKFS_POLICY", str(policy))
     task = submit(repo, acceptanceCheck={"passFailCommand": "false", "endToEndVerification": "x"})
     assert taskfs("claim", task, "--agent", "builder").code == 0
     assert taskfs("send", task, "done", "--agent", "builder", "--status", "result").code == 0
     envelope = repo / "tasks" / task / "envelope.yaml"
-    envelope.write_text(envelope.read_text() + "x-note: edited by hand\n")
+    text = envelope.read_text()
+    envelope.write_text(text.replace('passFailCommand: "false"', 'passFailCommand: "true"'))
+    assert envelope.read_text() != text
     watched = taskfs("watch", "--once")
-    assert watched.code == 0
+    assert CODE in watched.stderr
     assert not (repo / "tasks" / task / "evidence").exists()
     assert taskfs("show", task, "--json").json["state"] == "working"
