@@ -140,12 +140,14 @@ def test_complete_needs_a_fresh_passing_check(repo: Path) -> None:
     ]
 
     (repo / "src" / "app.py").write_text("fixed\n")
+    commit_all(repo, "the fix")  # only committed work completes (issue 16)
     passed = check(task)
     assert passed.code == 0
     assert passed.json == {**passed.json, "ok": True, "verdict": "pass", "id": task}
     doc = evidence_of(repo, passed)
     assert doc["ownedFiles"]["count"] == 1
     assert doc["commit"] == git(repo, "rev-parse", "HEAD~1")
+    assert doc["workTree"] == "clean"
 
     (repo / "src" / "app.py").write_text("fixed, then changed again\n")
     assert taskfs("complete", task, "--agent", "builder", "--json").codes == ["evidence_stale"]
