@@ -171,7 +171,8 @@ def summaries(repo: Repository, *, verify: Collection[str] = ()) -> dict[str, Su
     identities of two: a writer about to append to a task uses this, so that even a status
     file rewritten in place (which the key cannot see) is never built upon."""
     path = cache_path(repo)
-    old, head_was = _read(path, repo.tasks_rel)
+    old, token = _read(path, repo.tasks_rel)
+    head_was = _read_head(repo, token)
     rows: dict[str, _Row] = {}
     margin = prepared.racy_margin()
     rebuilt: set[str] = set()  # tasks whose envelope may have changed
@@ -219,8 +220,11 @@ def summaries(repo: Repository, *, verify: Collection[str] = ()) -> dict[str, Su
         _remove(path)
         return summaries(repo)
     # A writer (`verify`) stores the rows once, with its own change (`remember`).
-    if not verify and (rows != old or head != head_was or not os.path.exists(prepared_path(repo))):
+    if not verify and (rows != old or not os.path.exists(prepared_path(repo))):
         _store(repo, rows, folder, head, answer)
+    elif not verify and head != head_was and token is not None:
+        # HEAD moved and no task changed: the rows and the prepared answers still hold.
+        prepared.dump(head_path(repo), (token, head))
     _last[path] = rows, folder, head, answer
     return answer
 
@@ -379,21 +383,38 @@ def _shown(summary: tuple[Any, ...] | None) -> str | None:
     return json.dumps(task.row(), ensure_ascii=False)
 
 
-def _read(path: str, tasks_rel: str) -> tuple[dict[str, _Row], Head | None]:
+def head_path(repo: Repository) -> str:
+    """Where HEAD stood when the rows were last settled, beside the token of the rows (and
+    of the prepared answers) it belongs to: a small file, rewritten alone when HEAD moves
+    without a task changing (a commit of code)."""
+    return os.path.join(repo.state_dir(), "cache", "head")
+
+
+def _read_head(repo: Repository, token: bytes | None) -> Head | None:
+    try:
+        with open(head_path(repo), "rb") as handle:
+            stored, head = marshal.loads(handle.read())
+        if token is not None and stored == token and type(head) is tuple and len(head) == 2:
+            return head
+    except Exception:  # unknown: every task is asked again, never trusted
+        return None
+    return None
+
+
+def _read(path: str, tasks_rel: str) -> tuple[dict[str, _Row], bytes | None]:
     try:
         # loads(read()): marshal.load() reads a file in small pieces, six times slower.
         with open(path, "rb") as handle:
             data = marshal.loads(handle.read())
-        header, rows, head = data
+        header, rows, token = data
         if header != (FORMAT, __version__, tasks_rel):
             return {}, None
         width = len(dataclasses.fields(_Row))
         if not all(type(fields) is tuple and len(fields) == width for fields in rows.values()):
             return {}, None
         out = {task_id: _Row(*fields) for task_id, fields in rows.items()}
-        well_formed_head = type(head) is tuple and len(head) == 2 and type(head[0]) is tuple
-        if well_formed_head and all(_well_formed(task_id, row) for task_id, row in out.items()):
-            return out, head
+        if type(token) is bytes and all(_well_formed(t, row) for t, row in out.items()):
+            return out, token
     except Exception:  # a cache that cannot be read is rebuilt, never trusted
         return {}, None
     return {}, None
@@ -428,7 +449,9 @@ def _store(
     head: Head,
     tasks: Mapping[str, Summary] | None = None,
 ) -> None:
-    """Write the rows, and the prepared answers of `ls` and `ready` derived from them."""
+    """Write the rows, and the prepared answers of `ls` and `ready` derived from them, under
+    a new token, and where HEAD stood (`head_path`)."""
+    token = os.urandom(8)
     data = (
         (FORMAT, __version__, repo.tasks_rel),
         {
@@ -445,17 +468,18 @@ def _store(
             )
             for task_id, row in rows.items()
         },
-        head,
+        token,
     )
     prepared.dump(cache_path(repo), data)
-    _prepare(repo, rows, folder, head, tasks)
+    _prepare(repo, rows, folder, token, tasks)
+    prepared.dump(head_path(repo), (token, head))
 
 
 def _prepare(
     repo: Repository,
     rows: Mapping[str, _Row],
     folder: tuple[FileKey, int],
-    head: Head,
+    token: bytes,
     tasks: Mapping[str, Summary] | None,
 ) -> None:
     from taskfs.api.views import SCHEMA_VERSION
@@ -481,7 +505,7 @@ def _prepare(
         out.append((key, age, row.fingerprint, listed, ready.get(task_id, False)))
     prepared.write(
         prepared_path(repo),
-        head=head[0],
+        token=token,
         tasks_rel=repo.tasks_rel,
         settings=settings,
         folder=(folder[0], folder[1] - newest(folder[0])),

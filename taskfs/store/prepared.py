@@ -114,6 +114,39 @@ def file_key(path: str) -> FileKey:
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+def _same_head(git_dir: str, token: bytes) -> bool:
+    """Whether HEAD stands where it stood when the answers with `token` were derived, or was
+    found since to have moved without changing any task (`taskfs.store.index`)."""
+    with open(f"{git_dir}/taskfs/cache/head", "rb") as handle:
+        stored, head = marshal.loads(handle.read())
+    return bool(stored == token and head[0] == head_identity(git_dir))
+
+
+def _moved_elsewhere(root: str, git_dir: str, data: Any) -> bool:
+    """Whether HEAD moved without changing the tasks folder (a commit of code): then the
+    answers still hold, and `cache/head` says so from now on. One `git diff --quiet`."""
+    path = f"{git_dir}/taskfs/cache/head"
+    with open(path, "rb") as handle:
+        token, (_identity, commit) = marshal.loads(handle.read())
+    if token != data[13] or commit is None:
+        return False
+    from pathlib import Path
+
+    from taskfs.store.git import Git
+
+    git = Git(Path(root))
+    identity = head_identity(git_dir)
+    now = git.head_guess()
+    if now is None:
+        return False
+    if now != commit:
+        proc = git.run_raw("diff", "--quiet", "--no-ext-diff", commit, now, "--", data[0][2])
+        if proc.returncode != 0:
+            return False
+    dump(path, (token, (identity, now)))
+    return True
+
+
 def head_identity(git_dir: str) -> tuple[FileKey, ...]:
     """The identities of the files that say which commit HEAD is: `HEAD`, the branch's loose
     ref and `packed-refs` (in a linked worktree, refs live in the common git dir)."""
@@ -206,12 +239,13 @@ def write(
     rows: Sequence[Row],
     states: Iterable[str],
     schema_version: int,
-    head: Sequence[FileKey] = (),
+    token: bytes = b"",
 ) -> None:
     """Store both documents and what they were derived from: `rows` are the tasks `ids`, in
     order. `settings` is the settings file's identity, age and digest of its bytes; `folder`
-    the tasks folder's identity and age; `head` the identity of git's files saying where HEAD
-    is (`head_identity`): whether a file is committed can change with HEAD alone."""
+    the tasks folder's identity and age; `token` names them together with the ledger cache's
+    rows and with `cache/head`, where HEAD stood when they were derived (whether a file is
+    committed can change with HEAD alone)."""
     margin = racy_margin()
     keys = []
     young = {}
@@ -244,7 +278,7 @@ def write(
             listed,
             ", ".join(text for _to, text in ready),
             ready,
-            tuple(head),
+            token,
         ),
     )
 
@@ -286,11 +320,11 @@ def answer(command: str, options: dict[str, str], agent: str | None) -> str | No
             return None
         if options.get("--state", "submitted") not in data[7]:
             return None  # the full path names the states there are
+        if not _same_head(git_dir, data[13]) and not _moved_elsewhere(root, git_dir, data):
+            return None  # HEAD moved: which files are committed is for the cache to say again
         settled = _settled(root, data)
         if settled is None:
             return None
-        if head_identity(git_dir) != data[13]:
-            return None  # HEAD moved: which files are committed is for the cache to say again
         if settled:
             _settle(path, data, settled)
         return _document(data, command, options, agent)

@@ -164,3 +164,22 @@ def test_watcher_answers_no_check_on_a_loose_envelope(
     assert CODE in watched.stderr
     assert not (repo / "tasks" / task / "evidence").exists()
     assert taskfs("show", task, "--json").json["state"] == "working"
+
+
+def test_prepared_answers_follow_head_and_survive_commits_of_code(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from taskfs.store import prepared
+
+    monkeypatch.setenv("TASKFS_RACY_MARGIN_MS", "0")
+    task = submit(repo, id="plain")
+    listed = taskfs("ls", "--json").stdout
+    # A commit that leaves the tasks folder alone keeps the prepared answer in use.
+    (repo / "code.py").write_text("x = 1\n")
+    git(repo, "add", "code.py")
+    git(repo, "commit", "-q", "-m", "code")
+    assert prepared.answer("ls", {}, None) == listed.rstrip("\n")
+    # HEAD moving the task's files out of every commit is seen without a file changing.
+    git(repo, "reset", "-q", "HEAD~2")
+    assert prepared.answer("ls", {}, None) is None
+    assert task not in [t["id"] for t in taskfs("ready", "--json").json["tasks"]]
