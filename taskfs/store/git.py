@@ -108,6 +108,7 @@ class Git:
             if commondir.is_file()
             else self.git_dir
         )
+        self.last_commit: tuple[str | None, str] | None = None  # (parent, commit) of ours
         sha256 = _object_format(self.common_dir) == "sha256"
         self._hash = hashlib.sha256 if sha256 else hashlib.sha1
         self.zero = "0" * self._hash().digest_size * 2
@@ -507,6 +508,8 @@ class Git:
             old = parent or self.zero
             proc = self.run_raw("update-ref", "-m", _first_line(message), "HEAD", commit, old)
             if proc.returncode == 0:
+                # What the ledger cache needs to know that this commit was the only change.
+                self.last_commit = (parent, commit)
                 return commit
             # Someone else's commit moved HEAD between our read and our swap (or the guess
             # from the files was wrong): build again on top of it. Any other failure is git's.

@@ -144,7 +144,8 @@ class Summary(NamedTuple):
 # when they were listed: a writer that read them under the lock updates them without reading
 # the file again.
 Head = tuple[tuple[FileKey, ...], "str | None"]  # where HEAD is (identity of git's files), commit
-_last: dict[str, tuple[Mapping[str, _Row], tuple[FileKey, int], Head, dict[str, Summary]]] = {}
+_Last = tuple[Mapping[str, "_Row"], tuple[FileKey, int], "Head | None", dict[str, Summary]]
+_last: dict[str, _Last] = {}
 
 
 @dataclass
@@ -235,13 +236,15 @@ def remember(repo: Repository, after: Summary) -> None:
     Only what a transition changes is new; the envelope, its digest and overlaps stay."""
     path = cache_path(repo)
     # The writer read the rows a moment ago, under the same lock: no need to read them again.
+    settled: Head | None
     if path in _last:
-        last, folder, _head, tasks = _last[path]
+        last, folder, settled, tasks = _last[path]
         rows, tasks = dict(last), dict(tasks)
     else:
         stamp = time.time_ns()  # before the `stat`, as ages are measured (prepared.py)
         folder = (prepared.file_key(str(repo.tasks_dir)), stamp)
-        rows, tasks = _read(path, repo.tasks_rel)[0], {}
+        rows, token = _read(path, repo.tasks_rel)
+        tasks, settled = {}, _read_head(repo, token)
     row = rows.get(after.id)
     if row is None or row.summary is None:
         return
@@ -266,8 +269,12 @@ def remember(repo: Repository, after: Summary) -> None:
     )
     if tasks:
         tasks[after.id] = Summary.from_row(summary, row.overlaps)
-    # The writer's own commit moved HEAD; it changed nothing but the files it verified.
-    head = (prepared.head_identity(str(repo.git_dir)), repo.git.head_guess())
+    # The writer's own commit moved HEAD, changing nothing but the files it verified: when it
+    # was built on the commit the rows were settled against, they hold for the new one too.
+    head = settled
+    ours = repo.git.last_commit
+    if settled is not None and ours is not None and ours[0] == settled[1]:
+        head = (prepared.head_identity(str(repo.git_dir)), ours[1])
     _store(repo, rows, folder, head, tasks or None)
     if tasks:
         _last[path] = rows, folder, head, tasks
@@ -446,7 +453,7 @@ def _store(
     repo: Repository,
     rows: Mapping[str, _Row],
     folder: tuple[FileKey, int],
-    head: Head,
+    head: Head | None,
     tasks: Mapping[str, Summary] | None = None,
 ) -> None:
     """Write the rows, and the prepared answers of `ls` and `ready` derived from them, under
@@ -472,7 +479,7 @@ def _store(
     )
     prepared.dump(cache_path(repo), data)
     _prepare(repo, rows, folder, token, tasks)
-    prepared.dump(head_path(repo), (token, head))
+    prepared.dump(head_path(repo), (token, head))  # None: unknown, every task is asked again
 
 
 def _prepare(

@@ -179,6 +179,12 @@ def test_prepared_answers_follow_head_and_survive_commits_of_code(
     git(repo, "add", "code.py")
     git(repo, "commit", "-q", "-m", "code")
     assert prepared.answer("ls", {}, None) == listed.rstrip("\n")
+    # A transition's own commit keeps the answers in use as well (the hot path: claim, ready).
+    other = submit(repo, id="other", filesAndInterfaces=["other/**"])
+    taskfs("ls", "--json")
+    assert taskfs("claim", other, "--agent", "builder").code == 0
+    assert prepared.answer("ready", {}, None) is not None
+    git(repo, "reset", "-q", "--hard", "HEAD~2")  # the claim and `other` go away
     # HEAD moving the task's files out of every commit is seen without a file changing.
     git(repo, "reset", "-q", "HEAD~2")
     assert prepared.answer("ls", {}, None) is None
