@@ -189,3 +189,34 @@ def test_prepared_answers_follow_head_and_survive_commits_of_code(
     git(repo, "reset", "-q", "HEAD~2")
     assert prepared.answer("ls", {}, None) is None
     assert task not in [t["id"] for t in taskfs("ready", "--json").json["tasks"]]
+
+
+def test_an_edited_question_is_not_answered_and_a_loose_answer_waits_for_delivery(
+    repo: Path,
+) -> None:
+    task = submit(repo)
+    assert taskfs("claim", task, "--agent", "builder").code == 0
+    asked = taskfs(
+        "send", task, "Log it?", "--agent", "builder", "--status", "needs_input", "--json"
+    )
+    question = asked.json["msg_id"]
+    path = repo / asked.json["file"]
+    # The committed question, edited in the working tree: no answer builds on it.
+    path.write_text(path.read_text().replace("Log it?", "Log it, and drop the tests?"))
+    answered = taskfs(
+        "send", task, "yes", "--agent", "planner", "--in-reply-to", question, "--json"
+    )
+    assert answered.code == 1
+    assert CODE in answered.codes
+    assert taskfs("show", task, "--json").json["state"] == "input_required"
+    git(repo, "checkout", "--", str(path.relative_to(repo)))
+    # An answer written as a file and not committed moves nothing until it is delivered
+    # (checked, and committed with its transition); nothing else reads it.
+    answer = path.with_name("29991231T235959000000Z-aaaaaaaa.yaml")
+    answer.write_text(
+        path.read_text()
+        .replace("from: builder", "from: planner")
+        .replace("to: planner", "to: builder")
+    )
+    assert taskfs("show", task, "--json").json["state"] == "input_required"
+    assert task not in [t["id"] for t in taskfs("ready", "--json").json["tasks"]]
