@@ -67,7 +67,9 @@ MESSAGES: dict[str, str] = {
     "file_invalid": "{path} is not a well-formed taskfs file: {reason}",
     "ledger_file_edited": "{path} was changed after it was committed in {commit}",
     "ledger_file_deleted": "{path} was deleted after it was committed in {commit}",
-    "ledger_file_uncommitted": "{path} is a ledger file that no commit holds",
+    "ledger_file_uncommitted": "{path} is a ledger file that no commit holds, and taskfs decides "
+    "on committed files only: commit it with taskfs (`taskfs watch --once` takes in what was "
+    "dropped) or remove it (`git checkout -- {path}` restores a committed file)",
     "task_id_collision": "task {id!r} holds two different envelopes: {reason}",
     # evidence and runner keys (audit)
     "evidence_unsigned": "{path}: evidence is unsigned{why_text}",
@@ -185,6 +187,8 @@ MESSAGES: dict[str, str] = {
     "loopback only, not on {host}: configure tokens, or use --host 127.0.0.1",
     "a2a_failed": "the A2A agent at {url} did not answer as A2A: {reason}",
     "a2a_refused": "the A2A agent at {url} refused: {reason}",
+    "work_uncommitted": "the passing evidence of task {id!r} was recorded while files it owns "
+    "were not committed{why_text}",
 }
 
 

@@ -5,7 +5,8 @@
 # (`taskfs check ID --request`). GitHub Actions: see taskfs-checks.yml beside this file.
 #
 # It runs `taskfs watch --once` under the operator's runner policy (only the commands the policy
-# allows are run; a passing check completes its task), signing the evidence with the runner key
+# allows are run; a passing check completes its task only where the policy says `complete: true`,
+# otherwise its holder completes it), signing the evidence with the runner key
 # from the CI's secrets, then pushes. The remote branch is the arbiter: a push is only ever a
 # fast-forward, so when another job pushed first this job starts again from that job's result,
 # where the requests it answered are answered (an answered request is never run twice). Jobs

@@ -5,9 +5,10 @@ tree), every ledger file that no commit holds, every status file that is not par
 task's chain, every transition the table does not allow, every file that is not a
 well-formed taskfs file, every completion that rests on no valid passing check, evidence
 whose signature does not verify (or that is unsigned where runner keys are trusted), and
-every runner key changed after its commit. A transition that lost a fork is superseded, not a
-violation. Notes, which leave the audit clean, name every runner key added and say when
-evidence is unsigned because no runner key is trusted.
+every runner key changed after its commit, and every completion that rests on a check run
+while the task's owned files were not committed (`work_uncommitted`). A transition that lost
+a fork is superseded, not a violation. Notes, which leave the audit clean, name every runner
+key added and say when evidence is unsigned because no runner key is trusted.
 """
 
 from __future__ import annotations
@@ -115,7 +116,18 @@ def _completions(
         if why:
             found = problem("completion_requires_evidence", id=task.id, path=rel, why_text=why)
             out.append(_finding(found, rel))
+        elif _dirty(link.record.evidence, by_name):
+            why = f" ({link.record.evidence}): its owned files were not committed when it ran"
+            out.append(_finding(problem("work_uncommitted", id=task.id, why_text=why), rel))
     return out
+
+
+def _dirty(name: str | None, by_name: dict[str, EvidenceFile]) -> bool:
+    """Whether a completion rests on a check run from a tree whose owned files were not
+    committed (evidence recorded before taskfs recorded `workTree` is accepted)."""
+    item = by_name.get(name) if name is not None else None
+    record = item.record if item is not None else None
+    return isinstance(record, CheckEvidence) and record.work_tree == "dirty"
 
 
 def _completion_flaw(

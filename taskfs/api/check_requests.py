@@ -2,10 +2,13 @@
 
 The watcher asks `pending_check_requests` what waits, and hands each request to
 `run_requested_check`, which runs the task's acceptance check only when the operator's runner
-policy allows its command (`taskfs.core.policy`), has the evidence written and committed, and
-completes the task through `transitions.transition` when the check passed. A check that failed
-leaves the task `working`; its evidence says why. A command the policy does not allow is not
-run: the outcome names `check_not_allowed` and why, and a person runs `taskfs check` by hand.
+policy allows its command (`taskfs.core.policy`) and has the evidence written and committed.
+Completing stays the holder's act: only a policy with `complete: true` has a passing check
+complete the task (through `transitions.transition`, on the holder's behalf). A check that
+failed leaves the task `working`; its evidence says why. A command the policy does not allow
+is not run: the watcher answers the request with a message to its sender saying why
+(`check_not_allowed`), committed, so the request is declined once and never again, across
+restarts too; a person runs `taskfs check` by hand.
 
 A request is a verified `result` message of a `working` task (`taskfs send --status result`,
 `taskfs check --request`, the MCP tools) that is still waiting for review: no transition and no
@@ -55,6 +58,7 @@ class CheckOutcome:
     evidence: str | None = None
     completed: bool = False
     problems: tuple[Problem, ...] = ()
+    answered: str | None = None  # the message that told the sender why, when one was sent
 
 
 RecordEvidence = Callable[[Repository, str], Evidence]
@@ -112,9 +116,10 @@ def run_requested_check(
     decision = decide(policy, command, task.envelope.sender)
     if not decision.allowed:
         found = problem("check_not_allowed", id=task.id, command=command, reason=decision.reason)
-        return CheckOutcome(request, ran=False, problems=(found,))
+        answered = _tell_sender(repo, request, found)
+        return CheckOutcome(request, ran=False, problems=(found,), answered=answered)
     evidence = record(repo, task.id)
-    if evidence.verdict != "pass":
+    if evidence.verdict != "pass" or not policy.complete:
         return CheckOutcome(request, ran=True, verdict=evidence.verdict, evidence=evidence.path)
     try:
         # The completion rests on the newest passing evidence (the gate finds it).
@@ -124,3 +129,27 @@ def run_requested_check(
             request, ran=True, verdict="pass", evidence=evidence.path, problems=exc.problems
         )
     return CheckOutcome(request, ran=True, verdict="pass", evidence=evidence.path, completed=True)
+
+
+def _tell_sender(repo: Repository, request: CheckRequest, found: Problem) -> str | None:
+    """Answer a declined request with a message to its sender; its id, or None when the
+    message could not be written (the watcher's log still says why)."""
+    from taskfs.api.messages import WATCHER, send
+
+    text = (
+        f"taskfs watch did not run the acceptance check of {request.task_id}: {found.message}. "
+        f"Run `taskfs check {request.task_id}` where the command may run, then "
+        f"`taskfs complete {request.task_id}`."
+    )
+    try:
+        sent = send(
+            repo,
+            request.task_id,
+            WATCHER,
+            text,
+            in_reply_to=request.key,
+            to=request.requested_by,
+        )
+    except TaskfsError:
+        return None
+    return sent.record.msg_id

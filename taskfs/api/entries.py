@@ -35,6 +35,8 @@ class EvidenceRow:
     stderr: str = ""
     commit: str = ""
     problem: str = ""
+    # Owned files not committed when the check ran: such evidence completes nothing.
+    uncommitted: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -138,6 +140,7 @@ def evidence_row(task_id: str, rel: str, data: bytes | None) -> EvidenceRow:
             stdout=record.stdout,
             stderr=record.stderr,
             commit=record.commit,
+            uncommitted=_uncommitted(record),
         )
     return EvidenceRow(
         path=rel,
@@ -148,6 +151,13 @@ def evidence_row(task_id: str, rel: str, data: bytes | None) -> EvidenceRow:
         stdout=record.note,
         commit=record.commit or "",
     )
+
+
+def _uncommitted(record: CheckEvidence) -> tuple[str, ...]:
+    if record.work_tree != "dirty":
+        return ()
+    files = record.uncommitted
+    return files.paths if files is not None and files.paths else ("(owned files)",)
 
 
 def message_row(task_id: str, rel: str, data: bytes | None) -> MessageRow:

@@ -35,7 +35,7 @@ from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.runner.process import RunResult, StreamCapture, capture_stream, run_command
 from taskfs.runner.sandbox import Sandbox
 from taskfs.store import keys
-from taskfs.store.fingerprint import owned_files
+from taskfs.store.fingerprint import owned_files, uncommitted_owned
 from taskfs.store.git import Git
 from taskfs.store.ledger import Task, load_evidence, load_task
 from taskfs.store.repository import EVIDENCE, Repository
@@ -49,6 +49,7 @@ LEDGER_FOLDERS_EXTRA = (".taskfs",)
 # Evidence files must stay below the 1 MiB limit of a ledger file; past this size the captured
 # output is left out (its size and digest stay) before the file is signed and written.
 _FIT_BYTES = 768 * 1024
+UNCOMMITTED_SHOWN = 20  # owned files named in evidence from a dirty tree
 _OMITTED = "[output left out: the evidence file would exceed the 1 MiB limit; see streams]"
 
 
@@ -169,12 +170,19 @@ def check(
     """Run the task's acceptance check (in a fresh worktree of HEAD with `fresh`), write its
     evidence and commit it. A failing check is an answer, not an error: the task stays as it
     was either way. `sandbox` (auto, on, off) and `network` say where the command runs
-    (`taskfs.api.sandboxing`; None: the operator's or the repository's default)."""
+    (`taskfs.api.sandboxing`; None: the operator's or the repository's default). The command is
+    the one HEAD holds: a task folder holding a file no commit holds is refused before anything
+    runs (`ledger_file_uncommitted`)."""
     from taskfs.api.sandboxing import place
+    from taskfs.store import loose
 
     if timeout is not None and not (0 < timeout <= MAX_TIMEOUT_SECONDS):  # NaN fails too
         reason = f"{timeout!r} is not more than 0 and at most {MAX_TIMEOUT_SECONDS} seconds"
         raise fail("invalid_value", field="timeout", reason=reason)
+    # Under the writers' lock: a file another taskfs process has written and is committing
+    # right now (a `result` message the watcher reacts to) is in flight, not loose.
+    with repo.writing():
+        loose.refuse_loose(repo, task_id)
     task = load_task(repo, task_id)
     placement = place(repo, repo.git, mode=sandbox, network=network, environ=dict(os.environ))
     acceptance = task.envelope.acceptance_check
@@ -246,6 +254,7 @@ def _run(
 ) -> dict[str, Any]:
     acceptance = task.envelope.acceptance_check
     before = fingerprint_now(repo, git, task)
+    dirty = uncommitted_owned(git, task.envelope.files_and_interfaces, _ledger_folders(repo))
     box = where.sandbox
     result = _execute("check", acceptance.pass_fail_command, git.root, limit, progress, box=box)
     after = fingerprint_now(repo, git, task)
@@ -273,8 +282,18 @@ def _run(
         "startedAt": format_time(result.started_at),
         "commit": head,
         "ownedFiles": owned,
+        **_work_tree(dirty),
         "endToEnd": end_to_end,
     }
+
+
+def _work_tree(dirty: list[str]) -> dict[str, Any]:
+    """Whether the owned files were committed when the check started: only then can its
+    evidence complete the task (`work_uncommitted`)."""
+    if not dirty:
+        return {"workTree": "clean"}
+    shown = dirty[:UNCOMMITTED_SHOWN]
+    return {"workTree": "dirty", "uncommitted": {"count": len(dirty), "paths": shown}}
 
 
 def _execute(
@@ -383,9 +402,12 @@ def _write(
     author = record.by or (
         record.runner.name if isinstance(record, CheckEvidence) and record.runner else "taskfs"
     )
+    from taskfs.store import loose
+
     with repo.writing() as writer:
         if not repo.has_task(task_id):
             raise fail("task_not_found", id=task_id)
+        loose.refuse_loose(repo, task_id)  # evidence never builds on a loose file either
         writer.add(rel, record_bytes(document))
         commit = writer.commit(message, author)
     return rel, commit

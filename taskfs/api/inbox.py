@@ -124,6 +124,8 @@ def waits_for_review(repo: Repository, task: Task, thread: Thread, checked: Chec
     result, and neither a transition nor an evidence file has come after it."""
     if checked.record.status != "result" or task.state != "working":
         return False
+    if _watcher_answered(thread, checked):
+        return False
     results = [c for c in thread.messages if c.ok and c.record.status == "result"]
     if results[-1] is not checked:
         return False
@@ -136,3 +138,16 @@ def waits_for_review(repo: Repository, task: Task, thread: Thread, checked: Chec
         if STAMPED_NAME_RE.fullmatch(name) and name > checked.stored.name
     ]
     return not later
+
+
+def _watcher_answered(thread: Thread, checked: Checked) -> bool:
+    """Whether the watcher already said, in a committed message, why it did not check this
+    result (taskfs.api.check_requests): a request it declined is declined once."""
+    from taskfs.api.messages import WATCHER
+
+    return any(
+        c.record.sender == WATCHER
+        and c.record.in_reply_to == checked.record.msg_id
+        and c.delivery != "pending"
+        for c in thread.messages
+    )

@@ -298,6 +298,9 @@ def _act(
 ) -> Sent:
     """Check a message entering the ledger, stage the transition it asks for, commit both.
     `new`: the file is to be written; otherwise it is already in the working tree."""
+    from taskfs.store import loose
+
+    loose.refuse_loose(repo, task.id)  # a message waiting for delivery is not loose
     record = item.record
     target, staged = stage_message(repo, writer, task, thread, item, now=now)
     if new:
@@ -386,9 +389,21 @@ def _answering_owner(
     return owner if owner is not None and owner == record.sender else None
 
 
+# The agent name the watcher answers check requests under (taskfs.api.check_requests).
+WATCHER = "watcher"
+
+
 def _sender_problems(
     task: Task, record: MessageRecord, replied: Checked | None, owner: str | None = None
 ) -> list[Problem]:
+    if (
+        record.sender == WATCHER
+        and record.status is None
+        and replied is not None
+        and replied.record.status == "result"
+        and record.recipient == replied.record.sender
+    ):
+        return []  # the watcher says why it did not answer a check request: a note, no move
     parties = {submitter(task), task.envelope.recipient, task.chain.holder, owner} - {None}
     invited = replied is not None and replied.record.recipient == record.sender
     if record.sender not in parties and not invited:

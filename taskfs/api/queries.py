@@ -25,6 +25,7 @@ from taskfs.store.repository import (
     read_input,
 )
 from taskfs.store.snapshot import load_all
+from taskfs.watch import paths as watch_paths
 
 
 def show(repo: Repository, task_id: str) -> Task:
@@ -61,7 +62,7 @@ def _validate_named(paths: Sequence[str]) -> Iterator[FileReport]:
         path = Path(label)
         if path.is_dir():
             for found in sorted(path.rglob("*.yaml")):
-                if not found.name.endswith(".refused.yaml"):
+                if not watch_paths.is_report([found.name]):
                     yield _validate_file(str(found))
         else:
             yield _validate_file(label)
@@ -84,7 +85,7 @@ def validate_ledger(repo: Repository) -> Validation:
         rel = f"{repo.tasks_rel}/{entry.name}"
         if entry.is_dir():
             reports += _validate_task_dir(repo, entry.name)
-        elif entry.name == ".gitkeep" or entry.name.endswith(".refused.yaml"):
+        elif entry.name == ".gitkeep" or watch_paths.is_report([entry.name]):
             continue
         elif entry.name.endswith(".yaml"):
             reports.append(_validate_file(str(repo.root / rel)))

@@ -101,6 +101,7 @@ def stage_transition(
     say; when anything is wrong with its files the full reader raises the named errors."""
     tasks = summaries(repo, verify=(task_id,))
     task = tasks.get(task_id)
+    tasks = _committed(repo, task_id, state, task, tasks)
     if task is None or task.problems or not task.length:
         from taskfs.store.ledger import load_task  # names what is wrong with its files
 
@@ -154,6 +155,29 @@ def stage_transition(
         length=task.length + 1,
     )
     return Staged(current, rel, after)
+
+
+def _committed(
+    repo: Repository,
+    task_id: str,
+    state: State,
+    task: Summary | None,
+    tasks: dict[str, Summary],
+) -> dict[str, Summary]:
+    """Refuse to build on a task folder holding a file no commit holds, and read the other
+    tasks a claim's gates consult (its dependencies and rivals) as HEAD holds them: the
+    working tree may say anything (taskfs.store.loose)."""
+    from taskfs.store import loose
+
+    others: list[str] = []
+    if task is not None and task.state == "submitted" and state == "working":
+        others = [*task.envelope.depends_on, *task.overlaps]
+    found = loose.loose(repo, [task_id, *others])
+    if task_id in found:
+        raise TaskfsError(loose.refusals(repo, {task_id: found[task_id]}))
+    if not found:
+        return tasks
+    return loose.committed_view(repo, tasks, found)
 
 
 def _name_current(found: Problem, by: str | None, current: State) -> Problem:

@@ -130,12 +130,15 @@ class EvidenceFile:
         return self.rel.rsplit("/", 1)[-1]
 
 
+Refusal = Literal["completion_requires_evidence", "evidence_stale", "work_uncommitted"]
+
+
 @dataclass(frozen=True)
 class Decision:
     """The evidence a completion rests on, or the refusal code and why."""
 
     rests_on: str | None
-    code: Literal["completion_requires_evidence", "evidence_stale"] | None = None
+    code: Refusal | None = None
     why: str = ""
 
 
@@ -158,6 +161,8 @@ def decide(evidence: Sequence[EvidenceFile], command: str, now: str, trust: Trus
     ]
     if matching:
         newest, record = matching[-1]
+        if record.verdict == "pass" and record.work_tree == "dirty":
+            return Decision(None, "work_uncommitted", _uncommitted(newest.rel, record))
         if record.verdict == "pass":
             return Decision(newest.rel)
         return Decision(
@@ -169,6 +174,14 @@ def decide(evidence: Sequence[EvidenceFile], command: str, now: str, trust: Trus
     if passes:
         return Decision(None, "evidence_stale", f" ({passes[-1].rel}); run `taskfs check` again")
     return Decision(None, "completion_requires_evidence", _why_none(evidence, command, trust))
+
+
+def _uncommitted(rel: str, record: CheckEvidence) -> str:
+    listed = record.uncommitted.paths if record.uncommitted is not None else ()
+    count = record.uncommitted.count if record.uncommitted is not None else len(listed)
+    more = f" and {count - len(listed)} more" if count > len(listed) else ""
+    files = ", ".join(listed) + more if listed else "the files it owns"
+    return f" ({rel}): commit {files}, then run `taskfs check` again"
 
 
 def _why_none(evidence: Sequence[EvidenceFile], command: str, trust: Trust) -> str:

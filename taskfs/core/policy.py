@@ -11,6 +11,7 @@ allow:
     - pytest -q tests/*      # pytest -q and one plain word such as tests/test_login.py
     - pytest -q **           # pytest -q and any plain words after it
   senders: [planner, lead]   # optional: and only for tasks whose envelope is from one of these
+complete: false              # optional: true lets a passing check complete the task
 ```
 
 A pattern without wildcards allows exactly that command (surrounding white space aside), shell
@@ -21,6 +22,10 @@ could make the shell run something the pattern never named. Within a word, `*` a
 any characters (`/` included) and `[...]` a class; a word that is exactly `**` matches any
 number of words. `senders` narrows the commands, never widens them: an envelope's `from` is
 whatever the writer of the file typed, so it cannot be what grants a command.
+
+Completing stays the holder's act: a passing check the watcher ran records evidence, and the
+holder runs `taskfs complete`. Only `complete: true` lets the watcher complete the task on the
+holder's behalf (through the same gates: the evidence must pass on committed work).
 """
 
 from __future__ import annotations
@@ -86,6 +91,11 @@ class RunnerPolicy(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     allow: Allow = Field(default_factory=Allow)
+    complete: Annotated[bool, Strict()] = Field(
+        default=False,
+        description="Whether a passing check the watcher ran completes the task (on behalf of "
+        "its holder); otherwise the holder completes it.",
+    )
 
 
 NOTHING = RunnerPolicy()

@@ -283,6 +283,13 @@ class OwnedFiles(_Record):
     )
 
 
+class UncommittedFiles(_Record):
+    """Owned files whose working-tree content HEAD did not hold when the check started."""
+
+    count: Count = Field(description="How many owned files were not committed.")
+    paths: tuple[Text, ...] = Field(description="The first of them (at most 20), sorted.")
+
+
 class RunnerId(_Record):
     name: AgentText = Field(description="The runner key's name (.taskfs/keys/runner/<name>.pub).")
     key_id: Annotated[str, Strict(), Field(pattern=r"^[0-9a-f]{16}$")] = Field(alias="keyId")
@@ -304,6 +311,8 @@ _CHECK_ORDER = (
     "by",
     "host",
     "ownedFiles",
+    "workTree",
+    "uncommitted",
     "limits",
     "endToEnd",
     "streams",
@@ -322,6 +331,16 @@ class CheckEvidence(_RunFields):
     started_at: UtcTime = Field(alias="startedAt")
     commit: CommitId = Field(description="HEAD when the check started.")
     owned_files: OwnedFiles = Field(alias="ownedFiles")
+    work_tree: Literal["clean", "dirty"] | None = Field(
+        default=None,
+        alias="workTree",
+        description="Whether the owned files were all committed (HEAD held them as they were) "
+        "when the check started; evidence from a dirty tree never completes a task. Absent "
+        "from evidence recorded before taskfs recorded it.",
+    )
+    uncommitted: UncommittedFiles | None = Field(
+        default=None, description="With workTree dirty: the owned files HEAD did not hold."
+    )
     end_to_end: EndToEnd = Field(alias="endToEnd")
     fresh: Literal[True] | None = Field(
         default=None, description="Run in a fresh checkout of `commit` (a temporary worktree)."

@@ -168,6 +168,9 @@ def _evidence(row: EvidenceRow, with_task: bool) -> str:
         f"commit {code(row.commit[:12])}" if row.commit else "",
         text(_when(row.at)),
         text(row.problem),
+        "⚠️ work_uncommitted: " + ", ".join(code(p) for p in row.uncommitted)
+        if row.uncommitted
+        else "",
     ]
     who = f"{code(row.task)} " if with_task else ""
     head = f"{mark} {who}**{row.verdict}** {code(row.command or '(no command)')}"

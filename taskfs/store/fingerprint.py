@@ -28,6 +28,20 @@ def owned_files(git: Git, entries: Sequence[str], ledger: Sequence[str]) -> Fing
     return fingerprint(_hashed(git, patterns, skip))
 
 
+def uncommitted_owned(git: Git, entries: Sequence[str], ledger: Sequence[str]) -> list[str]:
+    """The files the path `entries` match whose working-tree content HEAD does not hold (the
+    ledger folders left out, as in `owned_files`)."""
+    patterns = [e for e in map(globs.parse_entry, entries) if e.kind == "path"]
+    if not patterns:
+        return []
+    skip = tuple(folder.rstrip("/") + "/" for folder in ledger)
+    return [
+        path
+        for path in git.uncommitted_files()
+        if not path.startswith(skip) and any(globs.matches(p, path) for p in patterns)
+    ]
+
+
 def _hashed(
     git: Git, patterns: Sequence[globs.Entry], skip: tuple[str, ...]
 ) -> Iterator[tuple[bytes, FileKind, str]]:

@@ -108,6 +108,7 @@ class Git:
             if commondir.is_file()
             else self.git_dir
         )
+        self.last_commit: tuple[str | None, str] | None = None  # (parent, commit) of ours
         sha256 = _object_format(self.common_dir) == "sha256"
         self._hash = hashlib.sha256 if sha256 else hashlib.sha1
         self.zero = "0" * self._hash().digest_size * 2
@@ -507,6 +508,8 @@ class Git:
             old = parent or self.zero
             proc = self.run_raw("update-ref", "-m", _first_line(message), "HEAD", commit, old)
             if proc.returncode == 0:
+                # What the ledger cache needs to know that this commit was the only change.
+                self.last_commit = (parent, commit)
                 return commit
             # Someone else's commit moved HEAD between our read and our swap (or the guess
             # from the files was wrong): build again on top of it. Any other failure is git's.
@@ -810,6 +813,72 @@ class Git:
                 _status, _tab, path = line.partition("\t")
                 found.append((commit, path))
         return found
+
+    # -- what no commit holds (decisions rest on HEAD: taskfs.store.loose) -----------------
+
+    def not_at_head(self, pathspecs: Sequence[str]) -> list[tuple[str, str]]:
+        """(kind, path) of every file under `pathspecs` whose working-tree or index content is
+        not what HEAD holds: `untracked` (ignored files included: taskfs would read them just
+        the same) or `changed` (edited, deleted, staged). `git diff HEAD` compares contents,
+        so a file only touched is not changed. Scoped by the caller: it costs a stat per
+        tracked file under the pathspecs."""
+        if not pathspecs:
+            return []
+        env = {"GIT_LITERAL_PATHSPECS": "1"}
+        found: list[tuple[str, str]] = []
+        if self.head_guess() is None:
+            listed = self.run_raw("ls-files", "-z", "--cached", "--", *pathspecs, env=env)
+            found += [("changed", p) for p in _nul_list(listed.stdout)]
+        else:
+            diff = self.run_raw(
+                "diff", "HEAD", "--name-only", "-z", "--no-renames", "--no-ext-diff",
+                "--", *pathspecs, env=env,
+            )  # fmt: skip
+            if diff.returncode != 0:
+                raise git_error(("diff",), diff)
+            found += [("changed", p) for p in _nul_list(diff.stdout)]
+        other = self.run_raw("ls-files", "-z", "--others", "--", *pathspecs, env=env)
+        if other.returncode != 0:
+            raise git_error(("ls-files",), other)
+        found += [("untracked", p) for p in _nul_list(other.stdout)]
+        return found
+
+    def uncommitted_files(self) -> list[str]:
+        """Every path whose working-tree content HEAD does not hold: tracked files edited,
+        deleted or staged, and untracked files git does not ignore (work not committed)."""
+        if self.head_guess() is None:
+            return self.worktree_files()
+        diff = self.run_raw("diff", "HEAD", "--name-only", "-z", "--no-renames", "--no-ext-diff")
+        if diff.returncode != 0:
+            raise git_error(("diff",), diff)
+        other = self.run_raw("ls-files", "-z", "--others", "--exclude-standard")
+        if other.returncode != 0:
+            raise git_error(("ls-files",), other)
+        return sorted(set(_nul_list(diff.stdout)) | set(_nul_list(other.stdout)))
+
+    def head_files(self, pathspecs: Sequence[str]) -> dict[str, bytes]:
+        """The bytes HEAD holds of every file under `pathspecs`, by repository-relative path."""
+        if not pathspecs or self.head_guess() is None:
+            return {}
+        env = {"GIT_LITERAL_PATHSPECS": "1"}
+        listed = self.run_raw(
+            "ls-tree", "-r", "-z", "--full-tree", "HEAD", "--", *pathspecs, env=env
+        )
+        if listed.returncode != 0:
+            raise git_error(("ls-tree",), listed)
+        wanted: list[tuple[str, str]] = []
+        for line in _nul_list(listed.stdout):
+            meta, _tab, path = line.partition("\t")
+            mode, kind, oid = meta.split(" ")
+            if kind == "blob" and mode.startswith("100"):
+                wanted.append((path, oid))
+        out: dict[str, bytes] = {}
+        with self.reader() as reader:
+            for path, oid in wanted:
+                found = reader.read(oid)
+                if found is not None and found[0] == "blob":
+                    out[path] = found[1]
+        return out
 
 
 class ObjectReader:

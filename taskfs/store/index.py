@@ -3,7 +3,7 @@
 `summaries(repo)` answers, for every task, what the rules and listings need (`Summary`): the
 envelope's facts, the state, the holder, how many transitions were superseded, the problems
 the full reader found. It is what `load_task` would say, computed by `load_task` itself for any
-task whose files changed, and remembered in `<git dir>/taskfs/cache/ledger-v5` otherwise.
+task whose files changed, and remembered in `<git dir>/taskfs/cache/ledger-v6` otherwise.
 Whenever it is written, the answers of `ls --json` and `ready --json` are prepared beside it
 (`taskfs.store.prepared`, which also holds the identities both files are keyed by).
 
@@ -25,6 +25,14 @@ File times advance in coarse ticks, so a change in the same tick as the `stat` t
 could leave the key unchanged (git's "racily clean" problem). A row whose key is not older than
 its `stat` by a margin is checked again next time, cheaply: the status file names and the
 envelope's bytes are compared with what the row was built from.
+
+Decisions rest on committed files only (`taskfs.store.loose`): whenever rows are built, git
+is asked whether the tasks' folders hold files that HEAD does not (one call scoped to those
+folders), and such a task's row says what HEAD holds instead (`loose`). Whether a file is what
+HEAD holds can also change without the file changing, when HEAD moves (a commit, a reset): the
+cache remembers the commit its rows were settled against and the identity of git's files that
+say where HEAD is (`prepared.head_identity`); when those change, the task folders that differ
+between the two commits are asked again. The prepared answers carry the same identity.
 """
 
 from __future__ import annotations
@@ -47,7 +55,7 @@ if TYPE_CHECKING:
     from taskfs.store.ledger import Task
     from taskfs.store.repository import Repository
 
-FORMAT = 5
+FORMAT = 6
 
 
 class Summary(NamedTuple):
@@ -135,7 +143,9 @@ class Summary(NamedTuple):
 # The rows this process last read or wrote, by cache file, with the tasks folder's identity
 # when they were listed: a writer that read them under the lock updates them without reading
 # the file again.
-_last: dict[str, tuple[Mapping[str, _Row], tuple[FileKey, int], dict[str, Summary]]] = {}
+Head = tuple[tuple[FileKey, ...], "str | None"]  # where HEAD is (identity of git's files), commit
+_Last = tuple[Mapping[str, "_Row"], tuple[FileKey, int], "Head | None", dict[str, Summary]]
+_last: dict[str, _Last] = {}
 
 
 @dataclass
@@ -148,6 +158,7 @@ class _Row:
     overlaps: tuple[str, ...] = ()
     status_digest: bytes = b""  # of the status files' names and bytes
     shown: str | None = None  # its row in `ls` as JSON text; None: not listed
+    loose: bool = False  # its folder held files HEAD does not: the row is HEAD's
 
     @property
     def fingerprint(self) -> prepared.Fingerprint:
@@ -161,10 +172,12 @@ def summaries(repo: Repository, *, verify: Collection[str] = ()) -> dict[str, Su
     identities of two: a writer about to append to a task uses this, so that even a status
     file rewritten in place (which the key cannot see) is never built upon."""
     path = cache_path(repo)
-    old = _read(path, repo.tasks_rel)
+    old, token = _read(path, repo.tasks_rel)
+    head_was = _read_head(repo, token)
     rows: dict[str, _Row] = {}
     margin = prepared.racy_margin()
     rebuilt: set[str] = set()  # tasks whose envelope may have changed
+    fresh: set[str] = set()  # tasks whose rows were built from their files now
     tasks_dir = str(repo.tasks_dir)
     stamp = time.time_ns()
     folder = (prepared.file_key(tasks_dir), stamp)
@@ -188,8 +201,12 @@ def summaries(repo: Repository, *, verify: Collection[str] = ()) -> dict[str, Su
             else:
                 built.overlaps = row.overlaps  # the same envelope overlaps the same tasks
             rows[task_id] = built
+            if not checked:  # a writer asks git about the task it writes to itself
+                fresh.add(task_id)
     finally:
         opened.close()
+    head = _head_now(repo, head_was)
+    _settle_loose(repo, rows, fresh | _moved(repo, head_was, head, rows))
     gone = set(old) - set(rows)
     if rebuilt or gone:
         _update_overlaps(rows, rebuilt, gone)
@@ -205,8 +222,11 @@ def summaries(repo: Repository, *, verify: Collection[str] = ()) -> dict[str, Su
         return summaries(repo)
     # A writer (`verify`) stores the rows once, with its own change (`remember`).
     if not verify and (rows != old or not os.path.exists(prepared_path(repo))):
-        _store(repo, rows, folder, answer)
-    _last[path] = rows, folder, answer
+        _store(repo, rows, folder, head, answer)
+    elif not verify and head != head_was and token is not None:
+        # HEAD moved and no task changed: the rows and the prepared answers still hold.
+        prepared.dump(head_path(repo), (token, head))
+    _last[path] = rows, folder, head, answer
     return answer
 
 
@@ -216,13 +236,15 @@ def remember(repo: Repository, after: Summary) -> None:
     Only what a transition changes is new; the envelope, its digest and overlaps stay."""
     path = cache_path(repo)
     # The writer read the rows a moment ago, under the same lock: no need to read them again.
+    settled: Head | None
     if path in _last:
-        last, folder, tasks = _last[path]
+        last, folder, settled, tasks = _last[path]
         rows, tasks = dict(last), dict(tasks)
     else:
         stamp = time.time_ns()  # before the `stat`, as ages are measured (prepared.py)
         folder = (prepared.file_key(str(repo.tasks_dir)), stamp)
-        rows, tasks = _read(path, repo.tasks_rel), {}
+        rows, token = _read(path, repo.tasks_rel)
+        tasks, settled = {}, _read_head(repo, token)
     row = rows.get(after.id)
     if row is None or row.summary is None:
         return
@@ -243,12 +265,66 @@ def remember(repo: Repository, after: Summary) -> None:
         summary=summary,
         status_digest=status_digest,
         shown=_shown(summary),
+        loose=False,  # the writer found its folder clean, and committed what it added
     )
     if tasks:
         tasks[after.id] = Summary.from_row(summary, row.overlaps)
-    _store(repo, rows, folder, tasks or None)
+    # The writer's own commit moved HEAD, changing nothing but the files it verified: when it
+    # was built on the commit the rows were settled against, they hold for the new one too.
+    head = settled
+    ours = repo.git.last_commit
+    if settled is not None and ours is not None and ours[0] == settled[1]:
+        head = (prepared.head_identity(str(repo.git_dir)), ours[1])
+    _store(repo, rows, folder, head, tasks or None)
     if tasks:
-        _last[path] = rows, folder, tasks
+        _last[path] = rows, folder, head, tasks
+
+
+def _head_now(repo: Repository, was: Head | None) -> Head:
+    identity = prepared.head_identity(str(repo.git_dir))
+    if was is not None and was[0] == identity:
+        return was
+    return identity, repo.git.head_guess()
+
+
+def _moved(repo: Repository, was: Head | None, now: Head, rows: Mapping[str, _Row]) -> set[str]:
+    """The tasks whose folders HEAD holds differently since the rows were settled."""
+    from taskfs.errors import TaskfsError
+
+    if was is not None and was[1] == now[1]:
+        return set()
+    if was is None or was[1] is None or now[1] is None:
+        return set(rows)
+    try:
+        changed = repo.git.changed_paths(was[1], now[1], repo.tasks_rel)
+    except TaskfsError:
+        return set(rows)  # the old commit is gone (a rewrite): ask about every task
+    prefix = repo.tasks_rel + "/"
+    return {p[len(prefix) :].split("/")[0] for p in changed if p.startswith(prefix)} & set(rows)
+
+
+def _settle_loose(repo: Repository, rows: dict[str, _Row], asked: set[str]) -> None:
+    """Ask git about the tasks in `asked`; a loose task's row says what HEAD holds, and one
+    that was loose and is no longer is read from its files again."""
+    from taskfs.store import loose
+
+    if not asked:
+        return
+    found = loose.loose(repo, asked)
+    heads = loose.at_head(repo, set(found))
+    for task_id in asked:
+        row = rows[task_id]
+        if task_id in found:
+            at_head = heads.get(task_id)
+            summary = None if at_head is None else at_head._replace(overlaps=()).to_row()
+            rows[task_id] = dataclasses.replace(
+                row, summary=summary, shown=_shown(summary), loose=True
+            )
+        elif row.loose:
+            folder = f"{repo.tasks_dir}/{task_id}"
+            rebuilt = _build(repo, task_id, folder, row.key, row.stamp)
+            rebuilt.overlaps = row.overlaps
+            rows[task_id] = rebuilt
 
 
 def _update_overlaps(rows: dict[str, _Row], rebuilt: set[str], gone: set[str]) -> None:
@@ -314,23 +390,41 @@ def _shown(summary: tuple[Any, ...] | None) -> str | None:
     return json.dumps(task.row(), ensure_ascii=False)
 
 
-def _read(path: str, tasks_rel: str) -> dict[str, _Row]:
+def head_path(repo: Repository) -> str:
+    """Where HEAD stood when the rows were last settled, beside the token of the rows (and
+    of the prepared answers) it belongs to: a small file, rewritten alone when HEAD moves
+    without a task changing (a commit of code)."""
+    return os.path.join(repo.state_dir(), "cache", "head")
+
+
+def _read_head(repo: Repository, token: bytes | None) -> Head | None:
+    try:
+        with open(head_path(repo), "rb") as handle:
+            stored, head = marshal.loads(handle.read())
+        if token is not None and stored == token and type(head) is tuple and len(head) == 2:
+            return head
+    except Exception:  # unknown: every task is asked again, never trusted
+        return None
+    return None
+
+
+def _read(path: str, tasks_rel: str) -> tuple[dict[str, _Row], bytes | None]:
     try:
         # loads(read()): marshal.load() reads a file in small pieces, six times slower.
         with open(path, "rb") as handle:
             data = marshal.loads(handle.read())
-        header, rows = data
+        header, rows, token = data
         if header != (FORMAT, __version__, tasks_rel):
-            return {}
+            return {}, None
         width = len(dataclasses.fields(_Row))
         if not all(type(fields) is tuple and len(fields) == width for fields in rows.values()):
-            return {}
+            return {}, None
         out = {task_id: _Row(*fields) for task_id, fields in rows.items()}
-        if all(_well_formed(task_id, row) for task_id, row in out.items()):
-            return out
+        if type(token) is bytes and all(_well_formed(t, row) for t, row in out.items()):
+            return out, token
     except Exception:  # a cache that cannot be read is rebuilt, never trusted
-        return {}
-    return {}
+        return {}, None
+    return {}, None
 
 
 def _well_formed(task_id: object, row: _Row) -> bool:
@@ -345,6 +439,7 @@ def _well_formed(task_id: object, row: _Row) -> bool:
         and type(row.overlaps) is tuple
         and type(row.status_digest) is bytes
         and (row.shown is None or type(row.shown) is str)
+        and type(row.loose) is bool
         and (summary is None or (type(summary) is tuple and summary[0] == task_id))
     )
 
@@ -358,9 +453,12 @@ def _store(
     repo: Repository,
     rows: Mapping[str, _Row],
     folder: tuple[FileKey, int],
+    head: Head | None,
     tasks: Mapping[str, Summary] | None = None,
 ) -> None:
-    """Write the rows, and the prepared answers of `ls` and `ready` derived from them."""
+    """Write the rows, and the prepared answers of `ls` and `ready` derived from them, under
+    a new token, and where HEAD stood (`head_path`)."""
+    token = os.urandom(8)
     data = (
         (FORMAT, __version__, repo.tasks_rel),
         {
@@ -373,18 +471,22 @@ def _store(
                 row.overlaps,
                 row.status_digest,
                 row.shown,
+                row.loose,
             )
             for task_id, row in rows.items()
         },
+        token,
     )
     prepared.dump(cache_path(repo), data)
-    _prepare(repo, rows, folder, tasks)
+    _prepare(repo, rows, folder, token, tasks)
+    prepared.dump(head_path(repo), (token, head))  # None: unknown, every task is asked again
 
 
 def _prepare(
     repo: Repository,
     rows: Mapping[str, _Row],
     folder: tuple[FileKey, int],
+    token: bytes,
     tasks: Mapping[str, Summary] | None,
 ) -> None:
     from taskfs.api.views import SCHEMA_VERSION
@@ -410,6 +512,7 @@ def _prepare(
         out.append((key, age, row.fingerprint, listed, ready.get(task_id, False)))
     prepared.write(
         prepared_path(repo),
+        token=token,
         tasks_rel=repo.tasks_rel,
         settings=settings,
         folder=(folder[0], folder[1] - newest(folder[0])),

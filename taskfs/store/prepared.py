@@ -2,7 +2,7 @@
 call most.
 
 Whenever the ledger cache (`taskfs.store.index`) is written, both documents are written beside
-it (`<git dir>/taskfs/cache/prepared-v1`), with the identities of everything they were derived
+it (`<git dir>/taskfs/cache/prepared-v2`), with the identities of everything they were derived
 from: the settings file, the tasks folder, and each task's `envelope.yaml` and `status/` (the
 cache's own keys, `Folder.key`). `answer` finds the checkout, reads that one file and checks the
 identities: two `stat` calls per task through an open handle on the tasks folder, nothing
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from typing import Any
 
-FORMAT = 1
+FORMAT = 2
 NAME = f"prepared-v{FORMAT}"
 RACY_MARGIN_NS = 2_000_000_000  # coarser than any file system's timestamps we know of
 CONFIG = ".taskfs/config.yaml"
@@ -114,6 +114,59 @@ def file_key(path: str) -> FileKey:
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+def _same_head(git_dir: str, token: bytes) -> bool:
+    """Whether HEAD stands where it stood when the answers with `token` were derived, or was
+    found since to have moved without changing any task (`taskfs.store.index`)."""
+    with open(f"{git_dir}/taskfs/cache/head", "rb") as handle:
+        stored, head = marshal.loads(handle.read())
+    return bool(stored == token and head[0] == head_identity(git_dir))
+
+
+def _moved_elsewhere(root: str, git_dir: str, data: Any) -> bool:
+    """Whether HEAD moved without changing the tasks folder (a commit of code): then the
+    answers still hold, and `cache/head` says so from now on. One `git diff --quiet`."""
+    path = f"{git_dir}/taskfs/cache/head"
+    with open(path, "rb") as handle:
+        token, (_identity, commit) = marshal.loads(handle.read())
+    if token != data[13] or commit is None:
+        return False
+    from pathlib import Path
+
+    from taskfs.store.git import Git
+
+    git = Git(Path(root))
+    identity = head_identity(git_dir)
+    now = git.head_guess()
+    if now is None:
+        return False
+    if now != commit:
+        proc = git.run_raw("diff", "--quiet", "--no-ext-diff", commit, now, "--", data[0][2])
+        if proc.returncode != 0:
+            return False
+    dump(path, (token, (identity, now)))
+    return True
+
+
+def head_identity(git_dir: str) -> tuple[FileKey, ...]:
+    """The identities of the files that say which commit HEAD is: `HEAD`, the branch's loose
+    ref and `packed-refs` (in a linked worktree, refs live in the common git dir)."""
+    common = git_dir
+    try:
+        with open(git_dir + "/commondir", encoding="utf-8") as handle:
+            common = os.path.normpath(os.path.join(git_dir, handle.read().strip()))
+    except OSError:
+        pass
+    keys = [file_key(git_dir + "/HEAD")]
+    try:
+        with open(git_dir + "/HEAD", encoding="utf-8") as handle:
+            text = handle.read().strip()
+    except OSError:
+        text = ""
+    if text.startswith("ref: "):
+        keys += [file_key(common + "/" + text[5:]), file_key(common + "/packed-refs")]
+    return tuple(keys)
+
+
 def _file_digest(path: str) -> bytes:
     import hashlib
 
@@ -186,10 +239,13 @@ def write(
     rows: Sequence[Row],
     states: Iterable[str],
     schema_version: int,
+    token: bytes = b"",
 ) -> None:
     """Store both documents and what they were derived from: `rows` are the tasks `ids`, in
     order. `settings` is the settings file's identity, age and digest of its bytes; `folder`
-    the tasks folder's identity and age."""
+    the tasks folder's identity and age; `token` names them together with the ledger cache's
+    rows and with `cache/head`, where HEAD stood when they were derived (whether a file is
+    committed can change with HEAD alone)."""
     margin = racy_margin()
     keys = []
     young = {}
@@ -222,6 +278,7 @@ def write(
             listed,
             ", ".join(text for _to, text in ready),
             ready,
+            token,
         ),
     )
 
@@ -263,6 +320,8 @@ def answer(command: str, options: dict[str, str], agent: str | None) -> str | No
             return None
         if options.get("--state", "submitted") not in data[7]:
             return None  # the full path names the states there are
+        if not _same_head(git_dir, data[13]) and not _moved_elsewhere(root, git_dir, data):
+            return None  # HEAD moved: which files are committed is for the cache to say again
         settled = _settled(root, data)
         if settled is None:
             return None
@@ -293,6 +352,7 @@ def _settled(root: str, data: Any) -> dict[str, int] | None:
     folder_key = file_key(tasks_dir)
     if folder_key != folder[0] or youngest_trusted <= margin:
         return None
+
     if folder[1] <= margin:
         if task_ids(tasks_dir) != list(ids):
             return None
@@ -315,7 +375,7 @@ def _settled(root: str, data: Any) -> dict[str, int] | None:
 
 
 def _document(data: Any, command: str, options: dict[str, str], agent: str | None) -> str:
-    head, ls_all, ls_rows, ready_all, ready_rows = data[8:]
+    head, ls_all, ls_rows, ready_all, ready_rows = data[8:13]
     from taskfs.core.shown import listed, offered_to
 
     if command == "ready":

@@ -13,6 +13,7 @@ by file so that the others still go in.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -166,7 +167,15 @@ class Reconciler:
             report = report_rel(rel)
             at = format_time(datetime.now(timezone.utc))
             data = report_bytes(rel, taken.sha256, taken.problems, at)
-            fs.replace(self.repo.root / report, data)
+            try:
+                fs.replace(self.repo.root / report, data)
+            except OSError as exc:
+                # Something that is not a report stands in its place: say so and go on.
+                self._failed += 1
+                reason = f"the refusal report cannot be written: {exc.strerror or exc}"
+                self.log("refused", path=rel, errors=_codes(taken.problems), reason=reason)
+                return
+            self._remove_legacy_report(rel)
             if taken.sha256 is not None:
                 self._refused[rel] = (look, taken.sha256)
             self.log("refused", path=rel, errors=_codes(taken.problems), report=report)
@@ -201,15 +210,27 @@ class Reconciler:
 
     def _remove_report(self, rel: str) -> None:
         report = self.repo.root / report_rel(rel)
-        if report.exists():
+        if report.is_file():
             report.unlink(missing_ok=True)
             self.log("report-removed", path=report_rel(rel), reason="submitted")
+        self._remove_legacy_report(rel)
+
+    def _remove_legacy_report(self, rel: str) -> None:
+        """A report of the older spelling beside `rel` (only a file: a task folder may bear
+        that name)."""
+        path = PurePosixPath(rel)
+        legacy = str(path.with_name(paths.legacy_report_name(path.name)))
+        target = self.repo.root / legacy
+        if target.is_file() and not target.is_symlink():
+            target.unlink(missing_ok=True)
+            self.log("report-removed", path=legacy, reason="replaced")
 
     def _clear_orphans(self, reports: Iterable[str]) -> None:
         for report in sorted(reports):
             drop = self.repo.root / drop_rel(report)
             if not drop.exists() and not drop.is_symlink():
-                (self.repo.root / report).unlink(missing_ok=True)
+                with contextlib.suppress(IsADirectoryError, PermissionError):
+                    (self.repo.root / report).unlink(missing_ok=True)
                 self.log("report-removed", path=report, reason="its file is gone")
 
     # -- check requests ------------------------------------------------------------------
@@ -251,6 +272,7 @@ class Reconciler:
                 errors=_codes(outcome.problems),
                 request=request.source,
                 reason=reasons,
+                answered=outcome.answered,
             )
             return
         self.log(
@@ -260,6 +282,9 @@ class Reconciler:
             evidence=outcome.evidence,
             completed="yes" if outcome.completed else "no",
             errors=_codes(outcome.problems) or None,
+            reason=None
+            if outcome.completed or outcome.problems or outcome.verdict != "pass"
+            else "the runner policy leaves completing to the holder (complete: true allows it)",
         )
 
 

@@ -33,7 +33,7 @@ def scan(repo: Repository, known_tasks: set[str]) -> Found:
     for entry in entries:
         name = entry.name
         if name.startswith("."):
-            if name.endswith(".tmp") and paths.REPORT_SUFFIX + "." in name:
+            if name.endswith(".tmp") and paths.REPORT_SUFFIX + "." in name:  # fs.replace's
                 found.leftovers.append(Path(entry.path))
             continue
         if entry.is_dir(follow_symlinks=False):

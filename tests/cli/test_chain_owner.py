@@ -185,6 +185,6 @@ def test_the_watcher_refuses_a_dropped_ping_pong_envelope_too(repo: Path) -> Non
         **{"from": "bob", "to": "alice"},
     )
     taskfs("watch", "--once")
-    report = (repo / "tasks" / "back.refused.yaml").read_text()
+    report = (repo / "tasks" / "back+refused.yaml").read_text()
     assert "delegation_loop" in report
     assert not (repo / "tasks" / "back" / "envelope.yaml").exists()

@@ -140,12 +140,14 @@ def test_complete_needs_a_fresh_passing_check(repo: Path) -> None:
     ]
 
     (repo / "src" / "app.py").write_text("fixed\n")
+    commit_all(repo, "the fix")  # only committed work completes (issue 16)
     passed = check(task)
     assert passed.code == 0
     assert passed.json == {**passed.json, "ok": True, "verdict": "pass", "id": task}
     doc = evidence_of(repo, passed)
     assert doc["ownedFiles"]["count"] == 1
     assert doc["commit"] == git(repo, "rev-parse", "HEAD~1")
+    assert doc["workTree"] == "clean"
 
     (repo / "src" / "app.py").write_text("fixed, then changed again\n")
     assert taskfs("complete", task, "--agent", "builder", "--json").codes == ["evidence_stale"]
@@ -709,7 +711,14 @@ def test_validate_names_malformed_evidence_files(repo: Path) -> None:
     assert "notes.txt" in bad
     ok = [f["path"] for f in result.json["files"] if f["ok"]]
     assert good.relative_to(repo).as_posix() in ok
-    # A task with a malformed evidence file still completes on its valid one.
+    # A task with a malformed evidence file still completes on its valid one (once a commit
+    # holds them all: a file no commit holds is never built upon, issue 16).
+    assert (
+        taskfs("complete", task, "--agent", "builder", "--json").codes
+        == ["ledger_file_uncommitted"] * 4
+    )
+    git(repo, "add", "tasks")
+    git(repo, "commit", "-q", "-m", "malformed evidence")
     assert taskfs("complete", task, "--agent", "builder", "--json").code == 0
 
 

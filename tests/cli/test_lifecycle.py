@@ -176,7 +176,8 @@ def test_garbage_status_file_blocks_transitions_and_is_named(repo: Path) -> None
     head = git(repo, "rev-parse", "HEAD")
     result = taskfs("move", task, "input_required", "--agent", "builder", "--json")
     assert result.code == 1
-    assert "file_invalid" in result.codes
+    # Those bytes are no commit's: nothing is built on them (issue 16).
+    assert "ledger_file_uncommitted" in result.codes
     assert git(repo, "rev-parse", "HEAD") == head
     findings = taskfs("audit", "--json").json["findings"]
     assert {(f["code"], f["path"]) for f in findings} >= {

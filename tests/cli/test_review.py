@@ -43,6 +43,8 @@ def branch(repo: Path) -> Path:
     (repo / "src" / "auth" / "login.py").write_text(
         "def login(password):\n    return bool(password)\n"
     )
+    git(repo, "add", "src")
+    git(repo, "commit", "-q", "-m", "the fix")  # only committed work completes (issue 16)
     check("login-fix")
     done = taskfs(
         "complete", "login-fix", "--agent", "builder", "--artifact", "fix=src/auth/login.py"
@@ -59,7 +61,7 @@ def test_review_names_every_change_of_the_branch_and_fails_on_a_broken_rule(bran
     assert result.code == 1, result.stderr
     out = result.stdout
     assert out.startswith("## taskfs review of `main..HEAD`")
-    assert "5 commits: 2 tasks added, 4 transitions, 1 acceptance run, 0 messages." in out
+    assert "6 commits: 2 tasks added, 4 transitions, 1 acceptance run, 0 messages." in out
     assert "#### `login-fix` (now completed), by planner" in out
     assert "#### `signup-fix` (now submitted), by planner" in out
     assert "| `login-fix` | (new) → submitted | planner |" in out
@@ -73,7 +75,7 @@ def test_review_names_every_change_of_the_branch_and_fails_on_a_broken_rule(bran
 
     doc = taskfs("review", "main..HEAD", "--json").json
     assert doc["ok"] is False
-    assert doc["range"]["commits"] == 5
+    assert doc["range"]["commits"] == 6
     assert [t["id"] for t in doc["tasks"]] == ["login-fix", "signup-fix"]
     assert [(t["task"], t["from"], t["state"]) for t in doc["transitions"]] == [
         ("login-fix", None, "submitted"),
@@ -95,7 +97,7 @@ def test_review_names_every_change_of_the_branch_and_fails_on_a_broken_rule(bran
 def test_the_default_range_is_the_branch_against_main(branch: Path) -> None:
     explicit = taskfs("review", "main..HEAD", "--json").json
     default = taskfs("review", "--json").json
-    assert default["range"]["commits"] == 5
+    assert default["range"]["commits"] == 6
     assert default["tasks"] == explicit["tasks"]
     assert default["transitions"] == explicit["transitions"]
 

@@ -41,7 +41,7 @@ def envelope_text(n: int, **changes: object) -> str:
 
 
 def report_codes(path: Path) -> list[str]:
-    report = path.with_name(path.name.removesuffix(".yaml") + ".refused.yaml")
+    report = path.with_name(path.name.removesuffix(".yaml") + "+refused.yaml")
     value = yamlio.load(report.read_bytes())
     assert isinstance(value, dict)
     return sorted(e["code"] for e in value["errors"])
@@ -85,15 +85,15 @@ def test_an_invalid_envelope_gets_a_report_and_fixing_it_is_picked_up(repo: Path
             handle.flush()
             handle.write("from: planner\n")
         (refused,) = watcher.wait_for("refused")
-        assert refused["report"] == "tasks/bad.refused.yaml"
+        assert refused["report"] == "tasks/bad+refused.yaml"
         assert report_codes(bad) == ALL_MISSING
         assert sorted(refused["errors"].split(",")) == ALL_MISSING
         head = git(repo, "rev-parse", "HEAD")
         drop(bad, envelope_text(1, id="fixed"))
         watcher.wait_for("submitted", path="tasks/bad.yaml")
-        watcher.wait_for("report-removed", path="tasks/bad.refused.yaml")
+        watcher.wait_for("report-removed", path="tasks/bad+refused.yaml")
         assert watcher.stop() == 0
-    assert not bad.with_name("bad.refused.yaml").exists()
+    assert not bad.with_name("bad+refused.yaml").exists()
     assert task_ids(repo) == ["fixed"]
     assert git(repo, "rev-list", "--count", f"{head}..HEAD") == "1"
 
@@ -106,7 +106,7 @@ def test_a_conflicting_envelope_is_refused_even_from_before_the_start(repo: Path
         watcher.wait_for("refused", path="tasks/clash.yaml")
         assert watcher.stop() == 0
     assert report_codes(clash) == ["ownership_conflict"]
-    report = yamlio.load(clash.with_name("clash.refused.yaml").read_bytes())
+    report = yamlio.load(clash.with_name("clash+refused.yaml").read_bytes())
     assert report["errors"][0]["other"] == holder
     assert report["errors"][0]["witness"] == "src/auth/login.py"
     assert task_ids(repo) == ["holder"]
@@ -133,7 +133,7 @@ def test_once_handles_a_backlog_and_exits(repo: Path) -> None:
     assert len(ids) == 7
     assert {"t0", "t1", "t2", "t3", "t4", "placed"} <= set(ids)
     assert sorted(p.name for p in tasks.iterdir() if p.is_file()) == sorted(
-        [".gitkeep", ".t9.yaml.swp", "bad.yaml", "bad.refused.yaml"]
+        [".gitkeep", ".t9.yaml.swp", "bad.yaml", "bad+refused.yaml"]
     )
     findings = taskfs("audit", "--json").json["findings"]
     assert sorted((f["code"], f["path"]) for f in findings) == [
@@ -166,7 +166,7 @@ def test_editor_temporary_files_are_ignored(repo: Path) -> None:
     for name in (".fix.yaml.swp", "fix.yaml~", ".#fix.yaml", "#fix.yaml#"):
         assert os.path.lexists(tasks / name)
         assert name not in log
-    assert [p.name for p in tasks.glob("*.refused.yaml")] == []
+    assert [p.name for p in tasks.glob("*+refused.yaml")] == []
     assert task_ids(repo) == ["fix"]
 
 
@@ -263,7 +263,7 @@ def outcome(root: Path) -> dict[str, object]:
     refused = {
         p.name: report_codes(p)
         for p in (root / "tasks").glob("f*.yaml")
-        if not p.name.endswith(".refused.yaml")
+        if not p.name.endswith("+refused.yaml")
     }
     files = sorted(p.name for p in (root / "tasks").iterdir() if p.is_file())
     audit = taskfs("audit", "--json", cwd=root).json
@@ -308,18 +308,19 @@ def unanswered(root: Path) -> list[Path]:
     return [
         p
         for p in (root / "tasks").glob("*.yaml")
-        if not p.name.endswith(".refused.yaml")
-        and not p.with_name(p.name.removesuffix(".yaml") + ".refused.yaml").exists()
+        if not p.name.endswith("+refused.yaml")
+        and not p.with_name(p.name.removesuffix(".yaml") + "+refused.yaml").exists()
     ]
 
 
 # -- a recipient asks for its result to be checked ----------------------------------------
 
 
-def _policy(tmp_path: Path, *commands: str) -> dict[str, str]:
-    """A runner policy outside the repository that allows exactly `commands`."""
+def _policy(tmp_path: Path, *commands: str, complete: bool = False) -> dict[str, str]:
+    """A runner policy outside the repository that allows exactly `commands` (and lets a
+    passing check complete the task with `complete`)."""
     path = tmp_path / "policy.yaml"
-    path.write_text(yamlio.dump({"allow": {"commands": list(commands)}}))
+    path.write_text(yamlio.dump({"allow": {"commands": list(commands)}, "complete": complete}))
     return {"TASKFS_POLICY": str(path)}
 
 
@@ -334,13 +335,15 @@ def test_a_result_message_leads_to_evidence_and_completion(repo: Path, tmp_path:
     task = submit(repo)
     assert taskfs("claim", task, "--agent", "builder").code == 0
     command = ENVELOPE["acceptanceCheck"]["passFailCommand"]
-    with watching(repo, env=_policy(tmp_path, command)) as watcher:
+    with watching(repo, env=_policy(tmp_path, command, complete=True)) as watcher:
         # The work is not done yet: the check fails, its evidence says why, the task stays.
         _ask_for_the_check(repo, task)
         watcher.wait_for("checked", task=task, verdict="fail")
         assert taskfs("show", task, "--json").json["state"] == "working"
         (repo / "src" / "auth").mkdir(parents=True)
         (repo / "src" / "auth" / "login.py").write_text("def login(p):\n    return bool(p)\n")
+        git(repo, "add", "src")
+        git(repo, "commit", "-q", "-m", "the work")  # only committed work completes
         _ask_for_the_check(repo, task)
         watcher.wait_for("checked", task=task, verdict="pass")
         poll(lambda: taskfs("show", task, "--json").json["state"] == "completed", "completion")

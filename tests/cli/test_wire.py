@@ -124,7 +124,8 @@ def test_the_inbound_gate_names_each_refusal_and_takes_the_rest_in_one_commit(
         peer_says(builder, text="no such task", task_id="nope"),
         good,
         good,
-        peer_says(builder, text="just chatting"),
+        # A millisecond later than `good`: a conversation is ordered by time.
+        peer_says(builder, text="just chatting", ts=now_ms() + 1),
     ]
     head = git(repo, "rev-parse", "HEAD")
     code, doc = import_lines(*lines)

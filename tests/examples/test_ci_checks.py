@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 SCRIPT = ROOT / "examples" / "ci" / "taskfs-checks.sh"
 WORKFLOW = ROOT / "examples" / "ci" / "taskfs-checks.yml"
 BIN = Path(sys.executable).parent
-POLICY = "allow:\n  commands:\n    - test -f *\n"
+# The fleet completes what passes: the policy says so (without it, the holder completes).
+POLICY = "allow:\n  commands:\n    - test -f *\ncomplete: true\n"
 
 
 def test_the_workflow_runs_the_script_with_the_secrets_it_needs() -> None:

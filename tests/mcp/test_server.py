@@ -170,6 +170,11 @@ def test_an_agent_walks_a_task_through_the_mcp_tools(
 
             (repo / "src" / "auth").mkdir(parents=True)
             (repo / "src" / "auth" / "login.py").write_text("def login(p):\n    return bool(p)\n")
+            # Checked before the work is committed: the pass completes nothing (issue 16).
+            await builder.ok("agent_check", task_id="login", text="done?")
+            assert await builder.refused("agent_complete", task_id="login") == ["work_uncommitted"]
+            git(repo, "add", "src")
+            git(repo, "commit", "-q", "-m", "the work")
             checked = await builder.ok("agent_check", task_id="login", text="done")
             assert checked["checkRequested"] is True
             assert (checked["verdict"], checked["state"]) == ("pass", "working")
@@ -193,6 +198,7 @@ def test_an_agent_walks_a_task_through_the_mcp_tools(
                 "update",
                 "result",
                 "result",
+                "result",
             ]
             assert all(m["verified"] for m in history["messages"])
 
@@ -212,8 +218,8 @@ def test_an_agent_walks_a_task_through_the_mcp_tools(
                 "transition_not_allowed"
             ]
             inbox = await planner.ok("agent_inbox", mark_read=True)
-            # the question, the update, and the two results (a failing check, then a passing one)
-            assert inbox["counts"]["unread"] == 4
+            # the question, the update, and three results (failing, on uncommitted work, passing)
+            assert inbox["counts"]["unread"] == 5
             assert (await planner.ok("agent_inbox"))["counts"]["unread"] == 0
 
     anyio.run(walk)

@@ -64,14 +64,20 @@ def test_a_status_file_edited_in_place_is_seen_by_writers(repo: Path) -> None:
     os.utime(newest, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     result = taskfs("move", task, "input_required", "--agent", "builder", "--json")
     assert result.code == 1
-    assert result.codes == ["file_invalid"]
+    # No commit holds those bytes: nothing is built on them (issue 16).
+    assert result.codes == ["ledger_file_uncommitted"]
 
 
-def test_a_hand_edited_envelope_is_seen(repo: Path) -> None:
+def test_a_hand_edited_envelope_is_seen_once_committed(repo: Path) -> None:
     task = submit(repo)
     before = listed(repo)
     envelope = repo / "tasks" / task / "envelope.yaml"
     envelope.write_text(envelope.read_text().replace("auth-hardening", "other-context"))
+    # Listings say what HEAD holds (issue 16: decisions rest on committed files only) ...
+    assert listed(repo) == before
+    assert cached(repo) == fresh(repo)
+    # ... and follow HEAD when the edit is committed, though the file did not change.
+    git(repo, "commit", "-q", "-am", "edited by hand")
     assert listed(repo) != before
     assert cached(repo) == fresh(repo)
 
@@ -131,7 +137,7 @@ def test_young_files_are_checked_by_their_bytes_until_they_are_old_enough(
     status.write_text(status.read_text().replace("state: working", "state: wurking"))
     os.utime(status, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert prepared.answer("ls", {}, None) is None
-    assert listed(repo) != before
+    assert listed(repo) == before  # the bytes no commit holds are not the ledger (issue 16)
     assert cached(repo) == fresh(repo)
 
 

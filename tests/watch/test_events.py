@@ -64,7 +64,7 @@ def test_a_folder_moved_or_made_in_the_tasks_folder_wakes_it() -> None:
         FileModifiedEvent(str(TASKS / "fix.yaml~")),
         FileCreatedEvent(str(TASKS / "4913")),
         FileCreatedEvent(str(TASKS / ".#fix.yaml")),
-        FileCreatedEvent(str(TASKS / "fix.refused.yaml")),
+        FileCreatedEvent(str(TASKS / "fix+refused.yaml")),
         FileCreatedEvent(str(TASKS / "t1" / "status" / "0002-working-abcdefgh.yaml")),
         FileCreatedEvent(str(TASKS / "t1" / "evidence" / "x.yaml")),
         FileCreatedEvent(str(TASKS / "t1" / ".envelope.yaml.x1y2.tmp")),

@@ -33,10 +33,10 @@ def test_editor_temporaries_are_not_drops_nor_hints(name: str) -> None:
     ("parts", "drop"),
     [
         (["fix.yaml"], True),
-        (["fix.refused.yaml"], False),
+        (["fix+refused.yaml"], False),
         (["t1", "envelope.yaml"], True),
         ([".hidden", "envelope.yaml"], False),
-        (["t1", "envelope.refused.yaml"], False),
+        (["t1", "envelope+refused.yaml"], False),
         (["t1", "status", "0001-submitted-abcdefgh.yaml"], False),
         (["t1", "other.yaml"], False),
     ],
@@ -51,14 +51,14 @@ def test_hints_are_drops_folders_and_messages_only() -> None:
     assert paths.is_hint(["t1", "messages", "20250101T000000.000000Z-abcdefgh.yaml"], False)
     assert not paths.is_hint(["t1", "status", "0002-working-abcdefgh.yaml"], False)
     assert not paths.is_hint(["t1", "evidence", "x.yaml"], False)
-    assert not paths.is_hint(["fix.refused.yaml"], False)
+    assert not paths.is_hint(["fix+refused.yaml"], False)
     assert not paths.is_hint([], False)
 
 
 def test_report_names() -> None:
-    assert report_rel("tasks/fix.yaml") == "tasks/fix.refused.yaml"
-    assert report_rel("tasks/t1/envelope.yaml") == "tasks/t1/envelope.refused.yaml"
-    assert drop_rel("tasks/t1/envelope.refused.yaml") == "tasks/t1/envelope.yaml"
+    assert report_rel("tasks/fix.yaml") == "tasks/fix+refused.yaml"
+    assert report_rel("tasks/t1/envelope.yaml") == "tasks/t1/envelope+refused.yaml"
+    assert drop_rel("tasks/t1/envelope+refused.yaml") == "tasks/t1/envelope.yaml"
 
 
 @given(st.from_regex(r"[a-z0-9][a-z0-9._-]{0,20}", fullmatch=True))

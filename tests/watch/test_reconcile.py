@@ -73,7 +73,7 @@ def task_ids(root: Path) -> list[str]:
 
 def report(path: Path) -> dict[str, object]:
     value = yamlio.load(
-        path.with_name(path.name.removesuffix(".yaml") + ".refused.yaml").read_bytes()
+        path.with_name(path.name.removesuffix(".yaml") + "+refused.yaml").read_bytes()
     )
     assert isinstance(value, dict)
     return value
@@ -115,7 +115,7 @@ def test_a_file_is_read_only_after_two_looks_that_agree(repo: Path) -> None:
     run.clock.now += 0.1
     assert run.look().waiting == ()
     assert task_ids(repo) == ["slow"]
-    assert not drop.with_name("slow.refused.yaml").exists()
+    assert not drop.with_name("slow+refused.yaml").exists()
 
 
 def test_an_invalid_drop_gets_a_report_naming_every_error(repo: Path) -> None:
@@ -146,12 +146,12 @@ def test_a_refused_file_is_not_judged_again_until_it_changes(repo: Path) -> None
     drop.write_text("objective: only this\n")
     run = Pass(repo)
     run.settled()
-    first = drop.with_name("bad.refused.yaml").read_bytes()
+    first = drop.with_name("bad+refused.yaml").read_bytes()
     run.clock.now += SETTLE
     run.look()
     again = Pass(repo)  # a restarted watcher recognises its report by the file's sha256
     again.settled()
-    assert drop.with_name("bad.refused.yaml").read_bytes() == first
+    assert drop.with_name("bad+refused.yaml").read_bytes() == first
     assert run.actions().count("refused") == 1
     assert "refused" not in again.actions()
 
@@ -170,7 +170,7 @@ def test_fixing_a_refused_file_submits_it_and_removes_the_report(repo: Path) -> 
     run.clock.now += SETTLE
     run.settled()
     assert not drop.exists()
-    assert not drop.with_name("bad.refused.yaml").exists()
+    assert not drop.with_name("bad+refused.yaml").exists()
     assert task_ids(repo) == ["fixed"]
 
 
@@ -181,7 +181,7 @@ def test_a_report_whose_file_is_gone_is_removed(repo: Path) -> None:
     run.settled()
     drop.unlink()
     run.look()
-    assert not drop.with_name("bad.refused.yaml").exists()
+    assert not drop.with_name("bad+refused.yaml").exists()
     assert "report-removed" in run.actions()
 
 
@@ -278,7 +278,7 @@ def test_an_envelope_in_place_that_names_another_id_is_refused(repo: Path) -> No
     drop = envelope(folder / "envelope.yaml", 1, id="original")
     Pass(repo).settled()
     assert codes(drop) == ["task_id_mismatch"]
-    assert (folder / "envelope.refused.yaml").exists()
+    assert (folder / "envelope+refused.yaml").exists()
     assert task_ids(repo) == []
 
 
@@ -315,7 +315,7 @@ def test_a_link_is_refused_not_followed(repo: Path, tmp_path: Path) -> None:
     os.symlink(secret, repo / "tasks" / "link.yaml")
     Pass(repo).settled()
     assert codes(repo / "tasks" / "link.yaml") == ["file_unreadable"]
-    assert "secret objective" not in (repo / "tasks" / "link.refused.yaml").read_text()
+    assert "secret objective" not in (repo / "tasks" / "link+refused.yaml").read_text()
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
