@@ -81,6 +81,12 @@ class Config(BaseModel):
     nudge: NudgeConfig = Field(
         default_factory=NudgeConfig, description="The progress nudge shown to agents."
     )
+    require_signed_transitions: Annotated[bool, Strict()] = Field(
+        default=False,
+        alias="requireSignedTransitions",
+        description="Refuse to write a status file its agent did not sign, and have audit name "
+        "every unsigned one. When false, only agents that have a registered key must sign.",
+    )
 
     def to_document(self) -> dict[str, Any]:
         return self.model_dump(by_alias=True, mode="json")

@@ -76,6 +76,15 @@ def scrubbed_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 @dataclass(frozen=True)
+class Author:
+    """The commit that made a change, and who it names as its author."""
+
+    commit: str
+    name: str
+    email: str
+
+
+@dataclass(frozen=True)
 class Identity:
     name: str
     email: str
@@ -258,6 +267,44 @@ class Git:
             elif line.strip():
                 status, _tab, path = line.partition("\t")
                 found.append((commit, author, status.strip()[:1], path))
+        return found
+
+    def file_additions(
+        self, folders: Sequence[str], revisions: Sequence[str] = ("HEAD",)
+    ) -> dict[str, Author]:
+        """The commit that added each file under `folders` in the history of `revisions` (the
+        latest one, when a file was added again), with that commit's author. A file a merge
+        brought together is credited to the commit on its side branch that added it."""
+        if not revisions or self.head() is None:
+            return {}
+        out = self.run_raw(
+            "log",
+            "--no-renames",
+            "--diff-filter=A",
+            "--name-only",
+            "-z",
+            "--format=%x01%H%x00%an%x00%ae",
+            "--end-of-options",
+            *revisions,
+            "--",
+            *folders,
+            env={"GIT_LITERAL_PATHSPECS": "1"},
+        )
+        if out.returncode != 0:
+            raise git_error(("log",), out)
+        found: dict[str, Author] = {}
+        fields = out.stdout.decode("utf-8", "surrogateescape").split("\0")
+        author = Author("", "", "")
+        i = 0
+        while i < len(fields):
+            field = fields[i].lstrip("\n")
+            if field.startswith("\x01") and i + 2 < len(fields):
+                author = Author(field[1:], fields[i + 1], fields[i + 2])
+                i += 3
+                continue
+            if field and author.commit:
+                found.setdefault(field, author)
+            i += 1
         return found
 
     def worktree_files(self) -> list[str]:

@@ -9,29 +9,27 @@ as `.taskfs/keys/<kind>/<name>.pub` so every clone can verify.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
-from typing import Literal
 
 from taskfs.core import ids, signing
 from taskfs.errors import fail
-from taskfs.store import fs
-from taskfs.store.git import Git
+from taskfs.store import fs, keypaths
+from taskfs.store.git import Git, ObjectReader
+from taskfs.store.keypaths import KEY_DIR_ENV, private_name
 from taskfs.store.operator import inside, operator_path, read_yaml
 
-KeyKind = Literal["agent", "runner"]
-PUBLIC_DIR = ".taskfs/keys"
+KeyKind = keypaths.KeyKind
+PUBLIC_DIR = keypaths.PUBLIC_DIR
+public_rel = keypaths.public_rel
 
 
 def key_dir() -> Path:
-    return operator_path("TASKFS_KEY_DIR", "keys")
+    return operator_path(KEY_DIR_ENV, "keys")
 
 
 def private_path(kind: KeyKind, name: str) -> Path:
-    return key_dir() / f"{kind}-{name}.pem"
-
-
-def public_rel(kind: KeyKind, name: str) -> str:
-    return f"{PUBLIC_DIR}/{kind}/{name}.pub"
+    return key_dir() / private_name(kind, name)
 
 
 def create(root: Path, kind: KeyKind, name: str) -> tuple[signing.KeyPair, str]:
@@ -69,6 +67,15 @@ def load_private(kind: KeyKind, name: str) -> signing.KeyPair | None:
         return signing.load_private_key_pem(data)
     except signing.SigningError as exc:
         raise fail("key_invalid", path=str(path), reason=str(exc)) from None
+
+
+def public_key(root: Path, kind: KeyKind, name: str) -> bytes | None:
+    """The well-formed public key of `name` in the working tree; None when there is none."""
+    try:
+        text = (root / public_rel(kind, name)).read_text(encoding="utf-8").strip()
+        return signing.parse_public_key(text)
+    except (OSError, UnicodeDecodeError, signing.SigningError):
+        return None
 
 
 def public_keys(root: Path, kind: KeyKind) -> dict[str, bytes]:
@@ -109,6 +116,35 @@ def committed_public_keys(git: Git, kind: KeyKind) -> dict[str, bytes]:
             except (UnicodeDecodeError, signing.SigningError):
                 continue
     return keys
+
+
+class KeysAt:
+    """Public keys as given commits hold them: what a signature made in a commit is checked
+    against (the key that stood then, not today's, which a later commit may have replaced).
+    Reads go through the caller's `git cat-file` reader and are remembered per blob."""
+
+    def __init__(
+        self, reader: ObjectReader, kind: KeyKind, names: Collection[str] | None = None
+    ) -> None:
+        self._reader = reader
+        self._kind = kind
+        self._names = names  # the only names that ever had a key, when the caller knows them
+        self._parsed: dict[bytes, bytes | None] = {}
+
+    def key(self, commit: str, name: str) -> bytes | None:
+        """The well-formed public key of `name` that `commit` holds; None when it holds none."""
+        if not ids.is_agent_name(name) or (self._names is not None and name not in self._names):
+            return None
+        found = self._reader.read(f"{commit}:{public_rel(self._kind, name)}")
+        if found is None or found[0] != "blob":
+            return None
+        data = found[1]
+        if data not in self._parsed:
+            try:
+                self._parsed[data] = signing.parse_public_key(data.decode("utf-8").strip())
+            except (UnicodeDecodeError, signing.SigningError):
+                self._parsed[data] = None
+        return self._parsed[data]
 
 
 TRUST_LIST_ENV = "TASKFS_TRUSTED_RUNNERS"

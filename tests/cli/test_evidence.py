@@ -20,7 +20,7 @@ import pytest
 
 from taskfs.core import yamlio
 from taskfs.core.names import stamped_name
-from tests.helpers import Result, git, submit, taskfs
+from tests.helpers import Result, commit_as, git, submit, taskfs
 
 VERIFY = "Open the app and see it work."
 
@@ -722,7 +722,7 @@ def test_audit_names_a_completion_without_evidence(repo: Path) -> None:
         f"task: {task}\nstate: completed\nby: builder\nat: '2026-01-01T00:00:00Z'\n"
         f"prev: {last.name}\n"
     )
-    commit_all(repo, "sneak")
+    commit_as(repo, "builder", "sneak")
     assert state(task) == "completed"
     findings = taskfs("audit", "--json").json["findings"]
     assert [(f["code"], f["path"]) for f in findings] == [
