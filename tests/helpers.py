@@ -141,15 +141,19 @@ def send(
     return str(result.json["msg_id"])
 
 
-def commit_as(repo: Path, agent: str, message: str, *paths: str) -> str:
+def commit_as(
+    repo: Path, agent: str, message: str, *paths: str, email: str | None = None
+) -> str:
     """Commit `paths` (everything when none) with plain git, authored as taskfs authors an
-    agent's commits (`NAME <NAME@taskfs>`): what a forger who knows the convention does."""
+    agent's commits (`NAME <NAME@taskfs>`, or `email`): what a forger who knows the convention
+    does."""
+    email = email or f"{agent}@taskfs"
     env = {
         **os.environ,
         "GIT_AUTHOR_NAME": agent,
-        "GIT_AUTHOR_EMAIL": f"{agent}@taskfs",
+        "GIT_AUTHOR_EMAIL": email,
         "GIT_COMMITTER_NAME": agent,
-        "GIT_COMMITTER_EMAIL": f"{agent}@taskfs",
+        "GIT_COMMITTER_EMAIL": email,
     }
     add = ["git", "add", "--", *paths] if paths else ["git", "add", "-A"]
     subprocess.run(add, cwd=repo, env=env, check=True, capture_output=True)
