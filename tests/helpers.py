@@ -141,9 +141,7 @@ def send(
     return str(result.json["msg_id"])
 
 
-def commit_as(
-    repo: Path, agent: str, message: str, *paths: str, email: str | None = None
-) -> str:
+def commit_as(repo: Path, agent: str, message: str, *paths: str, email: str | None = None) -> str:
     """Commit `paths` (everything when none) with plain git, authored as taskfs authors an
     agent's commits (`NAME <NAME@taskfs>`, or `email`): what a forger who knows the convention
     does."""
