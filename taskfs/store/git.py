@@ -742,6 +742,21 @@ class Git:
         )
         return sorted({line for line in out.splitlines() if line})
 
+    def added_between(self, a: str, b: str, folder: str) -> list[str]:
+        """Paths under `folder` added by a commit that one of `a` and `b` holds and the other
+        does not (the symmetric difference `a...b`)."""
+        out = self.run(
+            "log",
+            "--no-renames",
+            "--diff-filter=A",
+            "--name-only",
+            "--format=",
+            f"{a}...{b}",
+            "--",
+            folder,
+        )
+        return sorted({line for line in out.splitlines() if line})
+
     def changed_paths(self, old: str, new: str, folder: str) -> list[str]:
         out = self.run("diff", "--name-only", "--no-renames", old, new, "--", folder)
         return out.splitlines()
