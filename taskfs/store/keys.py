@@ -9,15 +9,17 @@ as `.taskfs/keys/<kind>/<name>.pub` so every clone can verify.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection
 from pathlib import Path
+from typing import Any
 
 from taskfs.core import ids, signing
 from taskfs.errors import fail
 from taskfs.store import fs, keypaths
 from taskfs.store.git import Git, ObjectReader
 from taskfs.store.keypaths import KEY_DIR_ENV, private_name
-from taskfs.store.operator import inside, operator_path, read_yaml
+from taskfs.store.operator import inside, operator_path
 
 KeyKind = keypaths.KeyKind
 PUBLIC_DIR = keypaths.PUBLIC_DIR
@@ -148,6 +150,7 @@ class KeysAt:
 
 
 TRUST_LIST_ENV = "TASKFS_TRUSTED_RUNNERS"
+_MISSING = object()
 
 
 def trust_list_path() -> Path:
@@ -156,10 +159,13 @@ def trust_list_path() -> Path:
 
 def operator_trusted_runners(root: Path) -> dict[str, bytes] | None:
     """The runner keys the operator trusts (`runners: {name: ed25519:...}`), kept outside every
-    repository; None when there is no such file."""
+    repository; None when there is no such file at the default place. Fails closed: a list
+    inside the working tree, one that $TASKFS_TRUSTED_RUNNERS names but that does not exist,
+    and one that cannot be read are `trust_list_unsafe` (never "no list, so trust the keys the
+    repository holds", which anyone who can commit can add to)."""
     path = trust_list_path()
-    value = read_yaml(path, root, unsafe="trust_list_unsafe", invalid="config_invalid")
-    if value is None and not path.exists():
+    value = _read_trust_list(path, root)
+    if value is _MISSING:
         return None
     runners = value.get("runners") if isinstance(value, dict) else None
     if not isinstance(value, dict) or set(value) - {"runners"} or not isinstance(runners, dict):
@@ -174,3 +180,26 @@ def operator_trusted_runners(root: Path) -> dict[str, bytes] | None:
         except signing.SigningError as exc:
             raise fail("config_invalid", path=str(path), reason=f"{name}: {exc}") from None
     return keys
+
+
+def _read_trust_list(path: Path, root: Path) -> Any:
+    """What the trust list holds; `_MISSING` when there is none at the default place."""
+    from taskfs.core import yamlio
+
+    if inside(path, root):
+        reason = "it is inside the repository's working tree, where any agent can write"
+        raise fail("trust_list_unsafe", path=str(path), reason=reason)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        if os.environ.get(TRUST_LIST_ENV):
+            reason = f"{TRUST_LIST_ENV} names it, but it does not exist"
+            raise fail("trust_list_unsafe", path=str(path), reason=reason) from None
+        return _MISSING
+    except OSError as exc:
+        reason = f"it cannot be read ({exc.strerror or exc})"
+        raise fail("trust_list_unsafe", path=str(path), reason=reason) from None
+    try:
+        return yamlio.load(data)
+    except yamlio.YamlError as exc:
+        raise fail("config_invalid", path=str(path), reason=exc.reason) from None
