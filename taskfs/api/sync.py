@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from taskfs.api import authority, transitions
 from taskfs.api.forks import Lost
@@ -329,10 +330,26 @@ def _edits(
         assert data is not None
         edits[rel(old)] = (rel(new), data)
     for name, record in plan.new_prev.items():
-        edits[rel(name)] = (rel(name), record_bytes(record.to_document()))
+        edits[rel(name)] = (rel(name), record_bytes(_resigned(record.to_document())))
     for name in plan.dropped:
         edits[rel(name)] = None
     return edits
+
+
+def _resigned(document: dict[str, Any]) -> dict[str, Any]:
+    """A signed transition whose `prev` settling changed, signed again by its agent when this
+    machine holds the key (it made the transition here, unpublished); else left unsigned,
+    which audit names where the agent has a key, rather than carrying a signature that no
+    longer verifies."""
+    if "sig" not in document:
+        return document
+    from taskfs.core.transition_signing import sign_document
+    from taskfs.store import keys
+
+    pair = keys.load_private("agent", str(document["by"]))
+    if pair is None:
+        return {k: v for k, v in document.items() if k != "sig"}
+    return sign_document(document, pair.private)
 
 
 def _demotions(task_id: str, plan: forks.Settlement) -> list[Demoted]:

@@ -564,3 +564,25 @@ def test_concurrent_siblings_still_settle_as_a_fork(
     for where in (a, b):
         audit = taskfs("audit", "--json", cwd=where)
         assert audit.json["findings"] == [], audit.stdout
+
+
+def test_a_signed_transition_settling_repoints_is_signed_again(
+    remote: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = clones(remote, "a", "b")
+    task = new_task(a, to=None)
+    sync(a)
+    sync(b)
+    assert taskfs("keys", "new", "--agent", "bob", "--json", cwd=b).code == 0
+    fixed_nonces(monkeypatch, {a: "mmmmmmmm", b: "00000000"})
+    assert taskfs("claim", task, "--agent", "alice", cwd=a).code == 0
+    assert taskfs("claim", task, "--agent", "bob", cwd=b).code == 0
+    assert taskfs("move", task, "input_required", "--agent", "bob", cwd=b).code == 0
+    sync(a)
+    result = sync(b)
+    assert len(result["demoted"]) == 1  # type: ignore[arg-type]
+    folder = b / "tasks" / task / "status"
+    moved = next(p for p in folder.iterdir() if "input_required" in p.name)
+    assert "sig: ed25519:" in moved.read_text()
+    audit = taskfs("audit", "--json", cwd=b)
+    assert audit.json["findings"] == [], audit.stdout
