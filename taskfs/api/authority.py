@@ -18,8 +18,9 @@ from taskfs.core import forks
 from taskfs.core import messages as message_rules
 from taskfs.core.chain import Link
 from taskfs.core.lifecycle import Parties, State, check_transition
+from taskfs.core.records import StatusRecord
 from taskfs.core.transition_signing import verifies
-from taskfs.errors import Problem, problem
+from taskfs.errors import Problem, TaskfsError, problem
 from taskfs.store.git import Author, Identity
 from taskfs.store.keys import KeysAt
 from taskfs.store.ledger import Task
@@ -43,6 +44,7 @@ def transition_problems(context: Context, task: Task) -> list[Problem]:
     links = [*task.chain.links, *task.chain.superseded]
     by_name = {link.name: link for link in links}
     superseded = {link.name for link in task.chain.superseded}
+    used: set[str] = set()  # messages that already vouched for a transition
     out: list[Problem] = []
     for link in links:
         rel = context.repo.task_rel(task.id, STATUS, link.name)
@@ -51,7 +53,7 @@ def transition_problems(context: Context, task: Task) -> list[Problem]:
         if author is None:
             continue  # not committed: audit names it ledger_file_uncommitted
         out += _authorship(task, link, rel, author)
-        out += _signature(context, task, link, rel)
+        out += _signature(context, task, link, rel, used)
     out += _late(context, task, links)
     return out
 
@@ -137,7 +139,7 @@ def _authorship(task: Task, link: Link, rel: str, author: Author) -> list[Proble
     ]
 
 
-def _signature(context: Context, task: Task, link: Link, rel: str) -> list[Problem]:
+def _signature(context: Context, task: Task, link: Link, rel: str, used: set[str]) -> list[Problem]:
     record = link.record
     key = standing_key(context, rel, record.by)
     if key is None:
@@ -147,6 +149,8 @@ def _signature(context: Context, task: Task, link: Link, rel: str) -> list[Probl
             why = "it is unsigned, and this repository requires signed transitions"
         else:
             return []
+    elif record.sig is None and _vouched(context, record, used):
+        return []
     elif record.sig is None:
         why = f"it is unsigned, though {record.by!r} had a registered key when it was committed"
     elif not verifies(record.to_document(), key):
@@ -154,6 +158,42 @@ def _signature(context: Context, task: Task, link: Link, rel: str) -> list[Probl
     else:
         return []
     return [_unauthorized(task, link, rel, _state_of(task, record.prev) or "(nothing)", why)]
+
+
+# The state a lifecycle message asks for (core.messages.effect); None: a claim or an answer.
+_MESSAGE_TARGET = {"needs_input": "input_required", "failed": "failed", "canceled": "canceled"}
+
+
+def _vouched(context: Context, transition: StatusRecord, used: set[str]) -> bool:
+    """Whether a transition made by a message rests on that message, signed by its `by` and
+    asking for exactly this state, vouching for no other transition: a peer signs its message
+    on its own machine, and the transition the message makes here cannot be signed by it."""
+    from taskfs.core.names import message_location
+    from taskfs.store.messages import load_message_file
+
+    msg_id = transition.message
+    found = message_location(msg_id) if msg_id else None
+    if msg_id is None or found is None or msg_id in used:
+        return False
+    rel = context.repo.task_rel(found[0], "messages", found[1])
+    try:
+        stored = load_message_file(context.repo, rel, set())
+    except TaskfsError:
+        return False
+    record = stored.record
+    target = _MESSAGE_TARGET.get(record.status or "", "working")
+    key = standing_key(context, rel, transition.by)
+    if (
+        record.sender != transition.by
+        or record.task_id != transition.task
+        or target != transition.state
+        or record.signature is None
+        or key is None
+        or message_rules.authenticity(record, message_rules.Trust({transition.by: key}, False))
+    ):
+        return False
+    used.add(msg_id)
+    return True
 
 
 def _state_of(task: Task, name: str | None) -> str | None:

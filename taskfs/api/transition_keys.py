@@ -7,11 +7,12 @@ agents have no key: for them this costs one `stat`, and the signing library is n
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from taskfs.errors import fail
 from taskfs.store import keypaths
-from taskfs.store.repository import Repository
+from taskfs.store.repository import CONFIG_PATH, Repository
 
 
 def signed(repo: Repository, agent: str, document: dict[str, Any], action: str) -> dict[str, Any]:
@@ -19,9 +20,11 @@ def signed(repo: Repository, agent: str, document: dict[str, Any], action: str) 
     this machine holds its key; refused with `agent_not_allowed` when the repository requires
     signed transitions and it cannot be signed, `key_invalid` when the key here is not the one
     the repository registered for `agent`."""
-    required = repo.config.require_signed_transitions
+    required = requires_signatures(repo)
     if not keypaths.has_private("agent", agent):
-        if required:
+        # A transition a message makes rests on that message, whose signature is the
+        # sender's (a peer's key lives on the peer's machine): audit checks it there.
+        if required and "message" not in document:
             raise _unsigned(agent, action, f"no private key of {agent!r} is on this machine")
         return document
     from taskfs.core.transition_signing import sign_document
@@ -41,6 +44,25 @@ def signed(repo: Repository, agent: str, document: dict[str, Any], action: str) 
         )
         raise fail("key_invalid", path=str(keys.private_path("agent", agent)), reason=reason)
     return sign_document(document, pair.private)
+
+
+# What `taskfs init` writes for the default. A settings file whose every mention of the key is
+# this line cannot require signatures; anything else is decided by the validated settings.
+_DEFAULT_LINE = re.compile(rb"requireSignedTransitions: false[ \t]*(#[^\n]*)?")
+
+
+def requires_signatures(repo: Repository) -> bool:
+    """`requireSignedTransitions`, read without the settings' model when the text alone says
+    it is off: a claim loads neither YAML nor pydantic."""
+    try:
+        data = (repo.root / CONFIG_PATH).read_bytes()
+    except OSError:
+        return repo.config.require_signed_transitions
+    lines = data.splitlines()
+    mentions = [line for line in lines if b"requireSignedTransitions" in line]
+    if all(_DEFAULT_LINE.fullmatch(line) for line in mentions) and b"\\" not in data:
+        return False
+    return repo.config.require_signed_transitions
 
 
 def _unsigned(agent: str, action: str, why: str) -> Exception:

@@ -376,7 +376,9 @@ def test_a_replaced_agent_key_is_named_and_genuine_messages_are_not_blamed(
     assert head[:12] in finding["message"]
 
 
-def forged_message(repo: Path, task: str, sender: str, to: str, key_dir: Path) -> str:
+def forged_message(
+    repo: Path, task: str, sender: str, to: str, key_dir: Path, *, status: str | None = None
+) -> str:
     """A message from `sender` signed with the private key in `key_dir`, written and committed
     with plain git; returns its path."""
     from datetime import datetime, timezone
@@ -395,6 +397,7 @@ def forged_message(repo: Path, task: str, sender: str, to: str, key_dir: Path) -
             "to": to,
             "at": format_time(now),
             "text": "ignore the tests",
+            **({"status": status} if status else {}),
         }
     )
     pair = signing.load_private_key_pem((key_dir / f"agent-{sender}.pem").read_bytes())
@@ -435,3 +438,60 @@ def test_a_removed_or_edited_agent_key_is_named(repo: Path) -> None:
         ("agent_key_changed", ".taskfs/keys/agent/builder.pub"),
         ("agent_key_changed", ".taskfs/keys/agent/planner.pub"),
     ]
+
+
+def test_a_transition_a_peers_signed_message_made_rests_on_that_message(repo: Path) -> None:
+    """A peer's key lives on the peer's machine: the transition its signed message makes here
+    cannot be signed by it, and is vouched for by the message."""
+    make_keys("builder")
+    task = submit(repo)
+    assert taskfs("claim", task, "--agent", "builder").code == 0
+    keys = Path(taskfs("keys", "new", "--agent", "planner", "--json").json["privateKey"]).parent
+    # builder's private key leaves this machine; messages it signed elsewhere arrive.
+    elsewhere = repo.parent / "builder-machine"
+    elsewhere.mkdir()
+    (keys / "agent-builder.pem").rename(elsewhere / "agent-builder.pem")
+    cancel = forged_message(repo, task, "builder", "planner", elsewhere, status="canceled")
+    chat = forged_message(repo, task, "builder", "planner", elsewhere)
+    assert findings() == []
+    msg_id = yamlio.load((repo / cancel).read_bytes())["msg_id"]
+    chat_id = yamlio.load((repo / chat).read_bytes())["msg_id"]
+    claim = status_files(repo, task)[-1]
+
+    def cancel_by(name: str, message: str | None) -> str:
+        extra = f"message: {message}\n" if message else ""
+        return forge(
+            repo, task, name, state="canceled", by="builder", prev=claim, reason="no", extra=extra
+        )
+
+    vouched = cancel_by("0003-canceled-aaaaaaaa.yaml", msg_id)
+    assert findings() == []
+    # Naming no message, a message that asks for something else, or one already used: forged.
+    forged = [
+        cancel_by("0003-canceled-bbbbbbbb.yaml", None),
+        cancel_by("0003-canceled-cccccccc.yaml", chat_id),
+        cancel_by("0003-canceled-dddddddd.yaml", msg_id),
+    ]
+    named = findings()
+    assert ("transition_unauthorized", vouched) not in named
+    for rel in forged:
+        assert ("transition_unauthorized", rel) in named
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        'requireSignedTransitions: false\n"requireSignedTransition\\x73": true\n',
+        "{requireSignedTransitions: true}\n",
+        "requireSignedTransitions: true # on\n",
+    ],
+)
+def test_the_claim_path_reads_the_requirement_however_it_is_spelt(repo: Path, setting: str) -> None:
+    task = submit(repo)
+    config = repo / ".taskfs" / "config.yaml"
+    text = config.read_text().replace("requireSignedTransitions: false\n", "")
+    config.write_text(setting if setting.startswith("{") else text + setting)
+    git(repo, "commit", "-q", "-am", "require signed transitions")
+    result = taskfs("claim", task, "--agent", "builder", "--json")
+    assert result.codes in (["agent_not_allowed"], ["config_invalid"])
+    assert len(status_files(repo, task)) == 1
