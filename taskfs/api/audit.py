@@ -62,18 +62,21 @@ def audit(repo: Repository) -> Audit:
         ]
     findings += [_finding(p, str(p.data.get("id", ""))) for p in validation.problems]
     trust = evidence_api.trust_root(repo)
-    evidence_findings, notes = _evidence(repo, trust)
+    tasks = load_all(repo)
+    evidence_findings, notes = _evidence(repo, trust, tasks)
     findings += evidence_findings
     key_findings, key_notes = _runner_keys(repo, trust)
     findings += key_findings
     notes += key_notes
     agent_history = repo.git.path_history(f"{PUBLIC_DIR}/agent")
     findings += _agent_keys(repo, agent_history)
-    findings += _authority(repo, agent_history)
+    findings += _authority(repo, agent_history, tasks)
     return Audit(_sorted(findings), _sorted(notes))
 
 
-def _authority(repo: Repository, agent_history: list[tuple[str, str, str, str]]) -> list[Finding]:
+def _authority(
+    repo: Repository, agent_history: list[tuple[str, str, str, str]], tasks: dict[str, Task]
+) -> list[Finding]:
     """Transitions their `by` could not make or did not write, and messages or transitions
     whose signatures do not hold under the keys that stood when they were committed."""
     names = {path.rsplit("/", 1)[-1].removesuffix(".pub") for *_rest, path in agent_history}
@@ -86,7 +89,7 @@ def _authority(repo: Repository, agent_history: list[tuple[str, str, str, str]])
             KeysAt(reader, "agent", names),
             repo.config.require_signed_transitions,
         )
-        for task in load_all(repo).values():
+        for task in tasks.values():
             found += authority.transition_problems(context, task)
             if repo.list_dir(task.id, MESSAGES):
                 found += authority.message_problems(context, task.id)
@@ -116,11 +119,13 @@ def _sorted(found: list[Finding]) -> tuple[Finding, ...]:
     return tuple(sorted(unique.values(), key=lambda f: (f.path, f.code)))
 
 
-def _evidence(repo: Repository, trust: Trust) -> tuple[list[Finding], list[Finding]]:
+def _evidence(
+    repo: Repository, trust: Trust, tasks: dict[str, Task]
+) -> tuple[list[Finding], list[Finding]]:
     """Evidence whose signature does not count, and completions that rest on no valid run."""
     findings: list[Finding] = []
     unsigned = 0
-    for task in load_all(repo).values():
+    for task in tasks.values():
         files, _unreadable = load_evidence(repo, task.id, trust)
         runs = [item for item in files if isinstance(item.record, CheckEvidence)]
         unsigned += sum(1 for item in runs if item.signature == "unsigned")
