@@ -3,14 +3,19 @@ through a clean filter, in the user's time zone (issue 16)."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
+
+import pytest
 
 from tests.helpers import git, submit, taskfs, taskfs_process
 
 
 def ssh_signing(repo: Path, tmp_path: Path) -> Path:
     """Have `repo`'s git sign commits with a fresh ssh key; returns the allowed-signers file."""
+    if shutil.which("ssh-keygen") is None:
+        pytest.skip("ssh-keygen is not installed (apt-get install openssh-client)")
     key = tmp_path / "signing-key"
     subprocess.run(
         ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "test", "-f", str(key)],
