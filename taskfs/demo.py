@@ -114,6 +114,10 @@ def _delegation(repo: Path) -> None:
     taskfs("init", "--agent", "planner")
     say("A runner key: the evidence `taskfs check` records is signed with it.")
     taskfs("keys", "new", "--runner", "demo-ci")
+    # The operator trusts that key in a list outside the repository (the demo's own folder):
+    # a named trust list that is missing fails closed.
+    public = (repo / ".taskfs" / "keys" / "runner" / "demo-ci.pub").read_text().strip()
+    Path(os.environ["TASKFS_TRUSTED_RUNNERS"]).write_text(f"runners:\n  demo-ci: {public}\n")
     say("planner writes down what it wants, and how to tell it is done.")
     (repo / "request.yaml").write_text(ENVELOPE)
     click.echo(ENVELOPE.rstrip())

@@ -118,9 +118,9 @@ MESSAGES: dict[str, str] = {
     "key_invalid": "{path} is not a usable key: {reason}",
     "key_unsafe": "{path} is inside the repository's working tree; private keys must live "
     "outside it (set TASKFS_KEY_DIR)",
-    "trust_list_unsafe": "the runner trust list {path} is inside the repository's working "
-    "tree, where any agent can write; keep it outside (default "
-    "~/.config/taskfs/trusted-runners.yaml)",
+    "trust_list_unsafe": "the runner trust list {path} cannot be relied on: {reason}; keep a "
+    "readable one outside the working tree (default ~/.config/taskfs/trusted-runners.yaml), or "
+    "unset TASKFS_TRUSTED_RUNNERS",
     # messages (contract section 6)
     "signature_invalid": "message {msg_id!r}: its signature does not verify ({reason})",
     "message_misaddressed": "message {msg_id!r} is addressed to {to!r}, not {agent!r}",
@@ -189,6 +189,15 @@ MESSAGES: dict[str, str] = {
     "a2a_refused": "the A2A agent at {url} refused: {reason}",
     "work_uncommitted": "the passing evidence of task {id!r} was recorded while files it owns "
     "were not committed{why_text}",
+    # audit: authority, authorship and agent keys (contract section 11)
+    "transition_unauthorized": "{path}: {by!r} could not move task {id!r} from {from_state} to "
+    "{to_state}: {reason}; find out who wrote it (git log -- {path})",
+    "author_mismatch": "{path} says it is by {by!r}, but {commit} that added it was authored by "
+    "{author}; taskfs commits each transition as its agent ({expected}), so someone else wrote "
+    "it: find out who",
+    "agent_key_changed": "agent key {path} was {change} in {commit} after it was first committed; "
+    "signatures are checked against the key that stood when each file was committed: find out "
+    "who changed it",
 }
 
 

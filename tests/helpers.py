@@ -139,3 +139,23 @@ def send(
     result = taskfs(*args, cwd=cwd)
     assert result.code == 0, result.stdout + result.stderr
     return str(result.json["msg_id"])
+
+
+def commit_as(repo: Path, agent: str, message: str, *paths: str, email: str | None = None) -> str:
+    """Commit `paths` (everything when none) with plain git, authored as taskfs authors an
+    agent's commits (`NAME <NAME@taskfs>`, or `email`): what a forger who knows the convention
+    does."""
+    email = email or f"{agent}@taskfs"
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": agent,
+        "GIT_AUTHOR_EMAIL": email,
+        "GIT_COMMITTER_NAME": agent,
+        "GIT_COMMITTER_EMAIL": email,
+    }
+    add = ["git", "add", "--", *paths] if paths else ["git", "add", "-A"]
+    subprocess.run(add, cwd=repo, env=env, check=True, capture_output=True)
+    subprocess.run(
+        ["git", "commit", "-q", "-m", message], cwd=repo, env=env, check=True, capture_output=True
+    )
+    return git(repo, "rev-parse", "HEAD")

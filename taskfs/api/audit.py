@@ -7,22 +7,26 @@ well-formed taskfs file, every completion that rests on no valid passing check, 
 whose signature does not verify (or that is unsigned where runner keys are trusted), and
 every runner key changed after its commit, and every completion that rests on a check run
 while the task's owned files were not committed (`work_uncommitted`). A transition that lost
-a fork is superseded, not a violation. Notes, which leave the audit clean, name every runner
-key added and say when evidence is unsigned because no runner key is trusted.
+a fork is superseded, not a violation. Authority (`taskfs.api.authority`): every transition its
+`by` could not make, did not author, or did not sign where it had a key; every sibling written
+after the transition it forks; every message whose signature fails under the key of its
+commit; every agent key changed. Notes, which leave the audit clean, name every runner key
+added and say when evidence is unsigned because no runner key is trusted.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from taskfs.api import authority, queries
 from taskfs.api import evidence as evidence_api
-from taskfs.api import queries
 from taskfs.core.evidence import EvidenceFile, Trust
 from taskfs.core.records import CheckEvidence
 from taskfs.errors import Problem, problem
-from taskfs.store.keys import PUBLIC_DIR
+from taskfs.store import keys
+from taskfs.store.keys import PUBLIC_DIR, KeysAt
 from taskfs.store.ledger import Task, load_evidence
-from taskfs.store.repository import STATUS, Repository
+from taskfs.store.repository import MESSAGES, STATUS, Repository
 from taskfs.store.snapshot import load_all
 
 
@@ -53,15 +57,62 @@ def audit(repo: Repository) -> Audit:
     findings += _worktree(repo)
     validation = queries.validate_ledger(repo)
     for report in validation.files:
-        findings += [_finding(p, report.path) for p in report.problems]
+        # A message's signature is checked below against the key of its commit, not today's.
+        findings += [
+            _finding(p, report.path) for p in report.problems if p.code != "signature_invalid"
+        ]
     findings += [_finding(p, str(p.data.get("id", ""))) for p in validation.problems]
     trust = evidence_api.trust_root(repo)
-    evidence_findings, notes = _evidence(repo, trust)
+    tasks = load_all(repo)
+    evidence_findings, notes = _evidence(repo, trust, tasks)
     findings += evidence_findings
     key_findings, key_notes = _runner_keys(repo, trust)
     findings += key_findings
     notes += key_notes
+    agent_history = repo.git.path_history(f"{PUBLIC_DIR}/agent")
+    findings += _agent_keys(repo, agent_history)
+    findings += _authority(repo, agent_history, tasks)
     return Audit(_sorted(findings), _sorted(notes))
+
+
+def _authority(
+    repo: Repository, agent_history: list[tuple[str, str, str, str]], tasks: dict[str, Task]
+) -> list[Finding]:
+    """Transitions their `by` could not make or did not write, and messages or transitions
+    whose signatures do not hold under the keys that stood when they were committed."""
+    names = {path.rsplit("/", 1)[-1].removesuffix(".pub") for *_rest, path in agent_history}
+    names |= set(keys.public_keys(repo.root, "agent"))
+    found: list[Problem] = []
+    with repo.git.reader() as reader:
+        context = authority.Context(
+            repo,
+            repo.git.file_additions([repo.tasks_rel]),
+            KeysAt(reader, "agent", names),
+            repo.config.require_signed_transitions,
+        )
+        for task in tasks.values():
+            found += authority.transition_problems(context, task)
+            if repo.list_dir(task.id, MESSAGES):
+                found += authority.message_problems(context, task.id)
+    return [_finding(p, str(p.data.get("path", ""))) for p in found]
+
+
+def _agent_keys(repo: Repository, history: list[tuple[str, str, str, str]]) -> list[Finding]:
+    """Agent keys decide which messages and transitions verify: name every change."""
+    findings: list[Finding] = []
+    for commit, _author, status, path in history:
+        if status != "A":
+            change = "deleted" if status == "D" else "edited"
+            found = problem("agent_key_changed", path=path, commit=commit[:12], change=change)
+            findings.append(_finding(found, path))
+    for status, path in repo.git.worktree_changes(f"{PUBLIC_DIR}/agent"):
+        if status != "??" and "A" not in status:
+            change = "deleted" if "D" in status else "edited"
+            found = problem(
+                "agent_key_changed", path=path, commit="HEAD (not yet committed)", change=change
+            )
+            findings.append(_finding(found, path))
+    return findings
 
 
 def _sorted(found: list[Finding]) -> tuple[Finding, ...]:
@@ -69,11 +120,13 @@ def _sorted(found: list[Finding]) -> tuple[Finding, ...]:
     return tuple(sorted(unique.values(), key=lambda f: (f.path, f.code)))
 
 
-def _evidence(repo: Repository, trust: Trust) -> tuple[list[Finding], list[Finding]]:
+def _evidence(
+    repo: Repository, trust: Trust, tasks: dict[str, Task]
+) -> tuple[list[Finding], list[Finding]]:
     """Evidence whose signature does not count, and completions that rest on no valid run."""
     findings: list[Finding] = []
     unsigned = 0
-    for task in load_all(repo).values():
+    for task in tasks.values():
         files, _unreadable = load_evidence(repo, task.id, trust)
         runs = [item for item in files if isinstance(item.record, CheckEvidence)]
         unsigned += sum(1 for item in runs if item.signature == "unsigned")

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 
-from taskfs.api import rules
+from taskfs.api import rules, transition_keys
 from taskfs.core import ids, yamlio
 from taskfs.core.config import CONFIG_PATH, Config
 from taskfs.core.envelope import Envelope, envelope_json_schema, validate_envelope
@@ -164,7 +164,10 @@ def write_new_tasks(
             writer.add(repo.task_rel(task_id, ENVELOPE), envelope_bytes(repo, envelope))
         name = status_name(1, "submitted")
         record = StatusRecord(task=task_id, state="submitted", by=actor, at=format_time(now))
-        writer.add(repo.task_rel(task_id, STATUS, name), record_bytes(record.to_document()))
+        document = transition_keys.signed(
+            repo, actor, record.to_document(), f"submit task {task_id!r}"
+        )
+        writer.add(repo.task_rel(task_id, STATUS, name), record_bytes(document))
     message = _new_message([e.id or "" for e in batch], actor, trailers)
     return writer.commit(message, actor, when=now)
 

@@ -18,8 +18,9 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
-from taskfs.api import transitions
+from taskfs.api import authority, transitions
 from taskfs.api.forks import Lost
 from taskfs.api.submit import record_bytes
 from taskfs.core import forks
@@ -237,6 +238,9 @@ def _integrate(
         if operation is not None:
             raise fail("sync_in_progress", operation=operation)
         head = git.head()
+        late = late_transitions(repo, head, fetched)
+        if late:
+            raise TaskfsError(late)
         step = _settle(repo, head, fetched, withdraw)
         merged, step.kind = _merge(repo, upstream, step.head, fetched, agent)
         step.head = merged
@@ -279,6 +283,41 @@ def _settle(repo: Repository, head: str | None, fetched: str | None, withdraw: s
     return step
 
 
+def late_transitions(repo: Repository, ours: str | None, theirs: str | None) -> list[Problem]:
+    """Status files one side added after the transition they fork, which their commit already
+    held (`forks.late_siblings`): illegal transitions, not forks; a sync that would merge or
+    push one stops. Only what the two sides do not share yet is looked at."""
+    if ours is None or theirs is None or ours == theirs:
+        return []
+    git = repo.git
+    new: dict[str, set[str]] = {}
+    for path in git.added_between(ours, theirs, repo.tasks_rel):
+        found = _status_path(repo, path)
+        if found:
+            new.setdefault(found[0], set()).add(found[1])
+    problems: list[Problem] = []
+    with git.reader() as reader:
+        sides = (LedgerAt(repo, reader, ours), LedgerAt(repo, reader, theirs))
+        for task_id, names in sorted(new.items()):
+            links = {link.name: link for side in sides for link in side.links(task_id)}
+            prevs = [link.record.prev for link in links.values()]
+            if len(prevs) == len(set(prevs)):
+                continue  # no two transitions follow the same one: nothing forks
+            folder = repo.task_rel(task_id, STATUS)
+            added = git.file_additions([folder], (ours, theirs))
+            commit_of = {
+                name: added[rel].commit
+                for name in links
+                if (rel := repo.task_rel(task_id, STATUS, name)) in added
+            }
+            states = {link.name: link.record.state for link in links.values()}
+            for loss in forks.late_siblings(links.values(), commit_of, git.is_ancestor):
+                if loss.link.name in names:
+                    before = states.get(loss.link.record.prev or "")
+                    problems.append(authority.late_problem(repo, task_id, loss, before))
+    return problems
+
+
 def _edits(
     repo: Repository, ours: LedgerAt, task_id: str, plan: forks.Settlement
 ) -> dict[str, tuple[str, bytes] | None]:
@@ -291,10 +330,26 @@ def _edits(
         assert data is not None
         edits[rel(old)] = (rel(new), data)
     for name, record in plan.new_prev.items():
-        edits[rel(name)] = (rel(name), record_bytes(record.to_document()))
+        edits[rel(name)] = (rel(name), record_bytes(_resigned(record.to_document())))
     for name in plan.dropped:
         edits[rel(name)] = None
     return edits
+
+
+def _resigned(document: dict[str, Any]) -> dict[str, Any]:
+    """A signed transition whose `prev` settling changed, signed again by its agent when this
+    machine holds the key (it made the transition here, unpublished); else left unsigned,
+    which audit names where the agent has a key, rather than carrying a signature that no
+    longer verifies."""
+    if "sig" not in document:
+        return document
+    from taskfs.core.transition_signing import sign_document
+    from taskfs.store import keys
+
+    pair = keys.load_private("agent", str(document["by"]))
+    if pair is None:
+        return {k: v for k, v in document.items() if k != "sig"}
+    return sign_document(document, pair.private)
 
 
 def _demotions(task_id: str, plan: forks.Settlement) -> list[Demoted]:

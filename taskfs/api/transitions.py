@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from taskfs.api import rules
+from taskfs.api import rules, transition_keys
 from taskfs.core import readiness
 from taskfs.core.lifecycle import Parties, State, check_transition, is_state
 from taskfs.core.names import format_time, status_name
@@ -138,6 +138,7 @@ def stage_transition(
         artifacts=[{"name": a.name, "location": a.location} for a in artifacts],
         message=message,
     )
+    document = transition_keys.signed(repo, agent, document, _describe_action(task_id, state))
     name = status_name(task.length + 1, state)
     rel = repo.task_rel(task_id, STATUS, name)
     text = status_text(document)
@@ -178,6 +179,11 @@ def _committed(
     if not found:
         return tasks
     return loose.committed_view(repo, tasks, found)
+
+
+def _describe_action(task_id: str, state: State) -> str:
+    verb = {"working": "claim", "completed": "complete", "rejected": "refuse"}.get(state)
+    return f"{verb} task {task_id!r}" if verb else f"move task {task_id!r} to {state}"
 
 
 def _name_current(found: Problem, by: str | None, current: State) -> Problem:

@@ -109,6 +109,12 @@ class Config(BaseModel):
     check: CheckConfig = Field(
         default_factory=CheckConfig, description="Where acceptance commands run."
     )
+    require_signed_transitions: Annotated[bool, Strict()] = Field(
+        default=False,
+        alias="requireSignedTransitions",
+        description="Refuse to write a status file its agent did not sign, and have audit name "
+        "every unsigned one. When false, only agents that have a registered key must sign.",
+    )
 
     def to_document(self) -> dict[str, Any]:
         return self.model_dump(by_alias=True, mode="json")

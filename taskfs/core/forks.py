@@ -13,7 +13,7 @@ unpublished history only. Pure: the random draw can be passed in.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from taskfs.core.chain import Chain, Link, fork_key
@@ -55,6 +55,39 @@ def losses(chain: Chain) -> list[Loss]:
         while prev in by_name:
             prev = by_name[prev].record.prev
         out.append(Loss(link, chain.winner_after(prev)))
+    return out
+
+
+def late_siblings(
+    links: Iterable[Link],
+    commit_of: Mapping[str, str],
+    precedes: Callable[[str, str], bool],
+) -> list[Loss]:
+    """Siblings that were not concurrent: each link whose commit already held a sibling (the
+    same `prev`), with that sibling as `winner`. Such a link was written by someone who could
+    see the task had moved on; it is an illegal transition, never a fork to settle by the
+    nonce rule. `commit_of` names the commit that added each file (links it does not name are
+    left out); `precedes(a, b)` says whether commit `a` is in the history of commit `b`. Two
+    siblings added by one commit were not concurrent either: the one the nonce rule would pick
+    stands, the others are late."""
+    groups: dict[str | None, list[Link]] = {}
+    for link in links:
+        if link.name in commit_of:
+            groups.setdefault(link.record.prev, []).append(link)
+    out: list[Loss] = []
+    for siblings in groups.values():
+        if len(siblings) < 2:
+            continue
+        siblings.sort(key=fork_key)
+        for late in siblings:
+            for earlier in siblings:
+                if earlier is late:
+                    continue
+                a, b = commit_of[earlier.name], commit_of[late.name]
+                same = a == b and fork_key(earlier) < fork_key(late)
+                if same or (a != b and precedes(a, b)):
+                    out.append(Loss(late, earlier))
+                    break
     return out
 
 

@@ -139,6 +139,11 @@ class StatusRecord(_Record):
     message: MsgIdText | None = Field(
         default=None, description="The message that made this transition (contract section 6)."
     )
+    sig: Annotated[str, Strict()] | None = Field(
+        default=None,
+        description="The Ed25519 signature of `by` over the other fields "
+        "(taskfs.core.transition_signing), where `by` has a key.",
+    )
 
 
 # -- evidence ---------------------------------------------------------------------------------

@@ -53,6 +53,9 @@ _WORDS = {
 _NOT_A_NUMBER = re.compile(r"[g-su-wyG-SU-WY]")
 # What `names.format_time` writes; [0-9], not \d, which matches any script's digits.
 _TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z")
+# What `signing.sign` writes (a signed transition's `sig`): PyYAML writes it plain, since
+# `ed25519:` starts with a letter and its colon is followed by no space.
+_SIG = re.compile(r"ed25519:[A-Za-z0-9+/]{86}==")
 
 
 def status_text(document: Mapping[str, Any]) -> str | None:
@@ -64,7 +67,7 @@ def status_text(document: Mapping[str, Any]) -> str | None:
             return None
         if key == "at" and _TIME.fullmatch(value):
             lines.append(f"{key}: '{value}'")  # a timestamp to YAML: quoted to stay a string
-        elif _plain(value):
+        elif _plain(value) or (key == "sig" and _SIG.fullmatch(value)):
             lines.append(f"{key}: {value}")
         else:
             return None

@@ -49,7 +49,7 @@ _KEEP_GIT_VARS = frozenset(
     }
 )
 # A tree edit: a file's new content, None to remove it, or the edits of a subtree.
-Nested = dict[str, "bytes | Nested | None"]
+Nested = dict[str, "bytes | Stored | Nested | None"]
 FILE_MODE = "100644"
 TREE_MODE = "40000"
 # How long a command that writes the index waits for another git process's `index.lock` (an
@@ -73,6 +73,22 @@ def scrubbed_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     if extra:
         env.update(extra)
     return env
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A file's blob that git already wrote (through the file's clean filter): taken as is."""
+
+    oid: str
+
+
+@dataclass(frozen=True)
+class Author:
+    """The commit that made a change, and who it names as its author."""
+
+    commit: str
+    name: str
+    email: str
 
 
 @dataclass(frozen=True)
@@ -261,6 +277,44 @@ class Git:
                 found.append((commit, author, status.strip()[:1], path))
         return found
 
+    def file_additions(
+        self, folders: Sequence[str], revisions: Sequence[str] = ("HEAD",)
+    ) -> dict[str, Author]:
+        """The commit that added each file under `folders` in the history of `revisions` (the
+        latest one, when a file was added again), with that commit's author. A file a merge
+        brought together is credited to the commit on its side branch that added it."""
+        if not revisions or self.head() is None:
+            return {}
+        out = self.run_raw(
+            "log",
+            "--no-renames",
+            "--diff-filter=A",
+            "--name-only",
+            "-z",
+            "--format=%x01%H%x00%an%x00%ae",
+            "--end-of-options",
+            *revisions,
+            "--",
+            *folders,
+            env={"GIT_LITERAL_PATHSPECS": "1"},
+        )
+        if out.returncode != 0:
+            raise git_error(("log",), out)
+        found: dict[str, Author] = {}
+        fields = out.stdout.decode("utf-8", "surrogateescape").split("\0")
+        author = Author("", "", "")
+        i = 0
+        while i < len(fields):
+            field = fields[i].lstrip("\n")
+            if field.startswith("\x01") and i + 2 < len(fields):
+                author = Author(field[1:], fields[i + 1], fields[i + 2])
+                i += 3
+                continue
+            if field and author.commit:
+                found.setdefault(field, author)
+            i += 1
+        return found
+
     def worktree_files(self) -> list[str]:
         """Every tracked file and every untracked file git does not ignore, as paths relative
         to the working tree (tracked files deleted from the tree included), sorted, once each."""
@@ -330,7 +384,9 @@ class Git:
                 for role in ("AUTHOR", "COMMITTER")
                 for part, value in (("NAME", ident.name), ("EMAIL", ident.email))
             }
-            commit = self.run("commit-tree", tree, *parents, input=b"merge\n", env=who)
+            commit = self.run(
+                "commit-tree", "--no-gpg-sign", tree, *parents, input=b"merge\n", env=who
+            )
             return self.commit_paths(commit)
         out = self.run_raw(
             "diff", "--cached", "--name-only", "--no-renames", "-z", "--no-ext-diff", env=env
@@ -487,18 +543,45 @@ class Git:
         stays as it was. Returns the new commit id. Raises `TaskfsError` (git_failed) when HEAD
         moved under us too often, which only concurrent non-taskfs commits can cause.
         """
-        contents: dict[str, bytes | None] = {p: (self.root / p).read_bytes() for p in paths}
-        contents.update(dict.fromkeys(removed))
+        raw = {p: (self.root / p).read_bytes() for p in paths}
+        # The blob `git add` writes is the file through its clean filter (.gitattributes), if
+        # one applies. When it wrote the raw bytes' blob, that is the blob; otherwise the
+        # index says which it wrote, and the commit takes the same, so `git status` is clean.
+        oids = {
+            p: self._hash(b"blob %d\0" % len(data) + data).hexdigest() for p, data in raw.items()
+        }
+        known = {p for p, oid in oids.items() if self._loose(oid)}
         if paths:
             args = ("add", "--force", "--", *paths)
             proc = self.run_index(*args, env={"GIT_LITERAL_PATHSPECS": "1"})
             if proc.returncode != 0:
                 raise git_error(args, proc)
+        contents: dict[str, bytes | Stored | None] = dict(raw)
+        unsure = [p for p, oid in oids.items() if p in known or not self._loose(oid)]
+        contents.update({p: Stored(oid) for p, oid in self._index_blobs(unsure).items()})
+        contents.update(dict.fromkeys(removed))
         if removed:
             args = ("update-index", "--force-remove", "--", *removed)
             proc = self.run_index(*args)
             if proc.returncode != 0:
                 raise git_error(args, proc)
+        try:
+            return self._commit_onto_head(contents, message, author, when)
+        except TaskfsError:
+            # Nothing was committed (signing failed, say): the index goes back to HEAD's for
+            # these paths, so no half-made change stays staged.
+            self.run_index(
+                "reset", "-q", "--", *paths, *removed, env={"GIT_LITERAL_PATHSPECS": "1"}
+            )
+            raise
+
+    def _commit_onto_head(
+        self,
+        contents: dict[str, bytes | Stored | None],
+        message: str,
+        author: Identity,
+        when: datetime | None,
+    ) -> str:
         parent = self.head_guess()
         while True:
             with self.reader() as reader:
@@ -533,7 +616,9 @@ class Git:
             if change is None:
                 entries.pop(raw, None)
                 continue
-            if isinstance(change, bytes):
+            if isinstance(change, Stored):
+                mode, oid = FILE_MODE, change.oid
+            elif isinstance(change, bytes):
                 mode, oid = FILE_MODE, self.write_object("blob", change)
             else:
                 sub_base = old[-size:].hex() if old and old_mode == TREE_MODE else None
@@ -551,6 +636,24 @@ class Git:
             body = b"".join(entries.values())  # the base's order, which git made
         return self.write_object("tree", body)
 
+    def _loose(self, oid: str) -> bool:
+        return (self.common_dir / "objects" / oid[:2] / oid[2:]).exists()
+
+    def _index_blobs(self, paths: Sequence[str]) -> dict[str, str]:
+        """The blob the index holds for each of `paths` (that it holds)."""
+        if not paths:
+            return {}
+        out = self.run_raw(
+            "ls-files", "--stage", "-z", "--", *paths, env={"GIT_LITERAL_PATHSPECS": "1"}
+        )
+        if out.returncode != 0:
+            raise git_error(("ls-files",), out)
+        found: dict[str, str] = {}
+        for row in _nul_list(out.stdout):
+            info, _tab, path = row.partition("\t")
+            found[path] = info.split()[1]
+        return found
+
     @cached_property
     def empty_tree(self) -> str:
         return self.write_object("tree", b"")
@@ -564,11 +667,39 @@ class Git:
         when: datetime | None = None,
     ) -> str:
         moment = when or datetime.now(timezone.utc)
-        stamp = f"{int(moment.timestamp())} +0000"
+        # The user's own offset, as plain git writes it (TZ respected): the instant is the same.
+        stamp = f"{int(moment.timestamp())} {moment.astimezone().strftime('%z') or '+0000'}"
+        if self.signs_commits:
+            return self._signed_commit(tree, parents, message, author, stamp)
         ident = f"{_clean(author.name)} <{_clean(author.email)}> {stamp}"
         lines = [f"tree {tree}", *(f"parent {p}" for p in parents)]
         lines += [f"author {ident}", f"committer {ident}", "", message.rstrip("\n"), ""]
         return self.write_object("commit", "\n".join(lines).encode())
+
+    @cached_property
+    def signs_commits(self) -> bool:
+        """Whether the user's git signs commits (`commit.gpgSign`): branch protection may
+        refuse ledger commits that are not signed."""
+        proc = self.run_raw("config", "--type=bool", "--get", "commit.gpgsign")
+        return proc.returncode == 0 and proc.stdout.strip() == b"true"
+
+    def _signed_commit(
+        self, tree: str, parents: Sequence[str], message: str, author: Identity, stamp: str
+    ) -> str:
+        """The commit made by `git commit-tree`, which signs it as the user's git is set up to
+        (`user.signingKey`, `gpg.format` openpgp, ssh or x509)."""
+        who = {
+            f"GIT_{role}_{part}": value
+            for role in ("AUTHOR", "COMMITTER")
+            for part, value in (
+                ("NAME", _clean(author.name)),
+                ("EMAIL", _clean(author.email)),
+                ("DATE", stamp),
+            )
+        }
+        args = ["commit-tree", tree, *(arg for p in parents for arg in ("-p", p)), "-S"]
+        text = message.rstrip("\n") + "\n"
+        return self.run(*args, input=text.encode(), env=who)
 
     def write_object(self, kind: str, body: bytes) -> str:
         """Store a loose object the way git does; returns its id."""
@@ -693,6 +824,21 @@ class Git:
             head,
             "--not",
             "--remotes",
+            "--",
+            folder,
+        )
+        return sorted({line for line in out.splitlines() if line})
+
+    def added_between(self, a: str, b: str, folder: str) -> list[str]:
+        """Paths under `folder` added by a commit that one of `a` and `b` holds and the other
+        does not (the symmetric difference `a...b`)."""
+        out = self.run(
+            "log",
+            "--no-renames",
+            "--diff-filter=A",
+            "--name-only",
+            "--format=",
+            f"{a}...{b}",
             "--",
             folder,
         )
@@ -969,7 +1115,7 @@ def _tree_entries(body: bytes, digest_size: int) -> dict[bytes, bytes]:
     return out
 
 
-def _nest(contents: Mapping[str, bytes | None]) -> Nested:
+def _nest(contents: Mapping[str, bytes | Stored | None]) -> Nested:
     root: Nested = {}
     for path, data in contents.items():
         *dirs, leaf = path.split("/")

@@ -13,29 +13,29 @@ interlink keeps in its peers.json: a message signed by it is taken as from that 
 
 from __future__ import annotations
 
+import os
+from collections.abc import Collection
 from pathlib import Path
-from typing import Literal
+from typing import Any
 
 from taskfs.core import ids, signing, wire
 from taskfs.errors import fail
-from taskfs.store import fs
-from taskfs.store.git import Git
-from taskfs.store.operator import inside, operator_path, read_yaml
+from taskfs.store import fs, keypaths
+from taskfs.store.git import Git, ObjectReader
+from taskfs.store.keypaths import KEY_DIR_ENV, private_name
+from taskfs.store.operator import inside, operator_path
 
-KeyKind = Literal["agent", "runner"]
-PUBLIC_DIR = ".taskfs/keys"
+KeyKind = keypaths.KeyKind
+PUBLIC_DIR = keypaths.PUBLIC_DIR
+public_rel = keypaths.public_rel
 
 
 def key_dir() -> Path:
-    return operator_path("TASKFS_KEY_DIR", "keys")
+    return operator_path(KEY_DIR_ENV, "keys")
 
 
 def private_path(kind: KeyKind, name: str) -> Path:
-    return key_dir() / f"{kind}-{name}.pem"
-
-
-def public_rel(kind: KeyKind, name: str) -> str:
-    return f"{PUBLIC_DIR}/{kind}/{name}.pub"
+    return key_dir() / private_name(kind, name)
 
 
 def create(root: Path, kind: KeyKind, name: str) -> tuple[signing.KeyPair, str]:
@@ -130,6 +130,15 @@ def load_private(kind: KeyKind, name: str) -> signing.KeyPair | None:
         raise fail("key_invalid", path=str(path), reason=str(exc)) from None
 
 
+def public_key(root: Path, kind: KeyKind, name: str) -> bytes | None:
+    """The well-formed public key of `name` in the working tree; None when there is none."""
+    try:
+        text = (root / public_rel(kind, name)).read_text(encoding="utf-8").strip()
+        return parse_public(text)
+    except (OSError, UnicodeDecodeError, signing.SigningError):
+        return None
+
+
 def public_keys(root: Path, kind: KeyKind) -> dict[str, bytes]:
     """Every well-formed public key of `kind` committed in the repository, by name."""
     folder = root / PUBLIC_DIR / kind
@@ -170,7 +179,37 @@ def committed_public_keys(git: Git, kind: KeyKind) -> dict[str, bytes]:
     return keys
 
 
+class KeysAt:
+    """Public keys as given commits hold them: what a signature made in a commit is checked
+    against (the key that stood then, not today's, which a later commit may have replaced).
+    Reads go through the caller's `git cat-file` reader and are remembered per blob."""
+
+    def __init__(
+        self, reader: ObjectReader, kind: KeyKind, names: Collection[str] | None = None
+    ) -> None:
+        self._reader = reader
+        self._kind = kind
+        self._names = names  # the only names that ever had a key, when the caller knows them
+        self._parsed: dict[bytes, bytes | None] = {}
+
+    def key(self, commit: str, name: str) -> bytes | None:
+        """The well-formed public key of `name` that `commit` holds; None when it holds none."""
+        if not ids.is_agent_name(name) or (self._names is not None and name not in self._names):
+            return None
+        found = self._reader.read(f"{commit}:{public_rel(self._kind, name)}")
+        if found is None or found[0] != "blob":
+            return None
+        data = found[1]
+        if data not in self._parsed:
+            try:
+                self._parsed[data] = parse_public(data.decode("utf-8").strip())
+            except (UnicodeDecodeError, signing.SigningError):
+                self._parsed[data] = None
+        return self._parsed[data]
+
+
 TRUST_LIST_ENV = "TASKFS_TRUSTED_RUNNERS"
+_MISSING = object()
 
 
 def trust_list_path() -> Path:
@@ -179,10 +218,13 @@ def trust_list_path() -> Path:
 
 def operator_trusted_runners(root: Path) -> dict[str, bytes] | None:
     """The runner keys the operator trusts (`runners: {name: ed25519:...}`), kept outside every
-    repository; None when there is no such file."""
+    repository; None when there is no such file at the default place. Fails closed: a list
+    inside the working tree, one that $TASKFS_TRUSTED_RUNNERS names but that does not exist,
+    and one that cannot be read are `trust_list_unsafe` (never "no list, so trust the keys the
+    repository holds", which anyone who can commit can add to)."""
     path = trust_list_path()
-    value = read_yaml(path, root, unsafe="trust_list_unsafe", invalid="config_invalid")
-    if value is None and not path.exists():
+    value = _read_trust_list(path, root)
+    if value is _MISSING:
         return None
     runners = value.get("runners") if isinstance(value, dict) else None
     if not isinstance(value, dict) or set(value) - {"runners"} or not isinstance(runners, dict):
@@ -197,3 +239,26 @@ def operator_trusted_runners(root: Path) -> dict[str, bytes] | None:
         except signing.SigningError as exc:
             raise fail("config_invalid", path=str(path), reason=f"{name}: {exc}") from None
     return keys
+
+
+def _read_trust_list(path: Path, root: Path) -> Any:
+    """What the trust list holds; `_MISSING` when there is none at the default place."""
+    from taskfs.core import yamlio
+
+    if inside(path, root):
+        reason = "it is inside the repository's working tree, where any agent can write"
+        raise fail("trust_list_unsafe", path=str(path), reason=reason)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        if os.environ.get(TRUST_LIST_ENV):
+            reason = f"{TRUST_LIST_ENV} names it, but it does not exist"
+            raise fail("trust_list_unsafe", path=str(path), reason=reason) from None
+        return _MISSING
+    except OSError as exc:
+        reason = f"it cannot be read ({exc.strerror or exc})"
+        raise fail("trust_list_unsafe", path=str(path), reason=reason) from None
+    try:
+        return yamlio.load(data)
+    except yamlio.YamlError as exc:
+        raise fail("config_invalid", path=str(path), reason=exc.reason) from None

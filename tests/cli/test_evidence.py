@@ -20,7 +20,7 @@ import pytest
 
 from taskfs.core import yamlio
 from taskfs.core.names import stamped_name
-from tests.helpers import Result, git, submit, taskfs
+from tests.helpers import Result, commit_as, git, submit, taskfs
 
 VERIFY = "Open the app and see it work."
 
@@ -492,6 +492,33 @@ def test_a_trust_list_inside_the_repository_is_refused(
     assert check(task).codes == ["trust_list_unsafe"]
 
 
+@pytest.mark.parametrize("kind", ["missing", "dangling link", "a folder", "unreadable"])
+def test_a_named_trust_list_that_cannot_be_read_fails_closed(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """Never "no list, so trust the keys the repository holds": anyone who can commit can add
+    a runner key there and sign their own passing evidence."""
+    new_runner("mallory")
+    task = make_task(repo, "true")
+    named = tmp_path / "operator" / "trusted-runners.yaml"
+    named.parent.mkdir()
+    if kind == "dangling link":
+        named.symlink_to(tmp_path / "nowhere.yaml")
+    elif kind == "a folder":
+        named.mkdir()
+    elif kind == "unreadable":
+        if os.geteuid() == 0:
+            pytest.skip("root reads any file")
+        named.write_text("runners: {}\n")
+        named.chmod(0)
+    monkeypatch.setenv("TASKFS_TRUSTED_RUNNERS", str(named))
+    head = git(repo, "rev-parse", "HEAD")
+    assert check(task).codes == ["trust_list_unsafe"]
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert taskfs("complete", task, "--agent", "builder", "--json").codes == ["trust_list_unsafe"]
+    assert taskfs("audit", "--json").codes == ["trust_list_unsafe"]
+
+
 def test_a_changed_runner_key_is_a_finding(repo: Path) -> None:
     new_runner("ci")
     new_runner("other")
@@ -731,7 +758,7 @@ def test_audit_names_a_completion_without_evidence(repo: Path) -> None:
         f"task: {task}\nstate: completed\nby: builder\nat: '2026-01-01T00:00:00Z'\n"
         f"prev: {last.name}\n"
     )
-    commit_all(repo, "sneak")
+    commit_as(repo, "builder", "sneak")
     assert state(task) == "completed"
     findings = taskfs("audit", "--json").json["findings"]
     assert [(f["code"], f["path"]) for f in findings] == [

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from taskfs.core.lifecycle import STATES, TRANSITIONS
-from tests.helpers import git, submit, taskfs, taskfs_process
+from tests.helpers import commit_as, git, submit, taskfs, taskfs_process
 
 # How to bring a freshly submitted task into each state, as (command, args...) steps.
 ROUTES: dict[str, list[list[str]]] = {
@@ -194,8 +194,12 @@ def test_audit_names_an_edit_committed_later(repo: Path) -> None:
     git(repo, "commit", "-q", "-am", "tidy up")
     result = taskfs("audit", "--json")
     assert result.code == 1
+    # The edit is named; so is what it now claims: a submission by someone who did not send
+    # the task, in a commit authored by planner.
     assert [(f["code"], f["path"]) for f in result.json["findings"]] == [
-        ("ledger_file_edited", f"tasks/{task}/status/{first.name}")
+        ("author_mismatch", f"tasks/{task}/status/{first.name}"),
+        ("ledger_file_edited", f"tasks/{task}/status/{first.name}"),
+        ("transition_unauthorized", f"tasks/{task}/status/{first.name}"),
     ]
 
 
@@ -221,8 +225,7 @@ def test_audit_names_a_transition_the_table_does_not_allow(repo: Path) -> None:
         f"task: {task}\nstate: working\nby: builder\nat: '2026-01-01T00:00:00Z'\n"
         f"prev: {last.name}\n"
     )
-    git(repo, "add", str(forged))
-    git(repo, "commit", "-q", "-m", "sneak")
+    commit_as(repo, "builder", "sneak", str(forged))
     findings = taskfs("audit", "--json").json["findings"]
     assert [(f["code"], f["path"]) for f in findings] == [
         ("transition_not_allowed", f"tasks/{task}/status/{forged.name}")

@@ -495,3 +495,94 @@ def test_claim_sync_withdraws_a_claim_that_lost_the_push_race(
     assert state_of(b, task) == ("working", "alice")
     assert git(b, "status", "--porcelain") == ""
     assert taskfs("audit", "--json", cwd=b).json["ok"] is True
+
+
+# -- a fork is only a fork when it was concurrent ----------------------------------------
+
+
+def test_a_sibling_written_after_the_claim_it_forks_is_refused_by_sync_and_named_by_audit(
+    remote: Path,
+) -> None:
+    from tests.helpers import commit_as
+
+    a, bob, mallory = clones(remote, "a", "bob", "mallory")
+    task = new_task(a, to="bob")
+    sync(a)
+    sync(bob)
+    claimed = taskfs("claim", task, "--agent", "bob", "--sync", "--json", cwd=bob)
+    assert claimed.code == 0, claimed.stdout
+    sync(mallory)
+    assert state_of(mallory, task) == ("working", "bob")
+    # Mallory's clone already holds bob's claim, and writes a sibling of it by hand whose
+    # nonce sorts first: the nonce rule alone would let it overturn the claim.
+    folder = mallory / "tasks" / task / "status"
+    first = sorted(p.name for p in folder.iterdir())[0]
+    late = folder / "0002-canceled-00000000.yaml"
+    late.write_text(
+        f"task: {task}\nstate: canceled\nby: planner\nat: '2026-01-01T00:00:00.000000Z'\n"
+        f"prev: {first}\n"
+    )
+    rel = f"tasks/{task}/status/{late.name}"
+    commit_as(mallory, "planner", "cancel", rel)
+    # taskfs sync will not publish it...
+    before = snapshot(mallory)
+    remote_head = git(remote, "rev-parse", "main")
+    refused = taskfs("sync", "--json", cwd=mallory)
+    assert refused.code == 1
+    assert refused.codes == ["transition_not_allowed"]
+    assert refused.json["errors"][0]["path"] == rel
+    assert snapshot(mallory) == before
+    assert git(remote, "rev-parse", "main") == remote_head
+    # ...audit names it where it stands...
+    audit = taskfs("audit", "--json", cwd=mallory).json
+    assert [(f["code"], f["path"]) for f in audit["findings"]] == [("transition_not_allowed", rel)]
+    # ...and once pushed with plain git, bob's sync refuses to merge it.
+    git(mallory, "push", "-q", "origin", "main")
+    before = snapshot(bob)
+    refused = taskfs("sync", "--json", cwd=bob)
+    assert refused.code == 1
+    assert refused.codes == ["transition_not_allowed"]
+    assert refused.json["errors"][0]["path"] == rel
+    assert snapshot(bob) == before
+    assert state_of(bob, task) == ("working", "bob")
+
+
+def test_concurrent_siblings_still_settle_as_a_fork(
+    remote: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = clones(remote, "a", "b")
+    task = new_task(a, to=None)
+    sync(a)
+    sync(b)
+    fixed_nonces(monkeypatch, {a: "mmmmmmmm", b: "00000000"})
+    assert taskfs("claim", task, "--agent", "agent-a", cwd=a).code == 0
+    assert taskfs("claim", task, "--agent", "agent-b", cwd=b).code == 0
+    sync(a)
+    sync(b)
+    sync(a)
+    assert state_of(a, task) == state_of(b, task) == ("working", "agent-a")
+    for where in (a, b):
+        audit = taskfs("audit", "--json", cwd=where)
+        assert audit.json["findings"] == [], audit.stdout
+
+
+def test_a_signed_transition_settling_repoints_is_signed_again(
+    remote: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = clones(remote, "a", "b")
+    task = new_task(a, to=None)
+    sync(a)
+    sync(b)
+    assert taskfs("keys", "new", "--agent", "bob", "--json", cwd=b).code == 0
+    fixed_nonces(monkeypatch, {a: "mmmmmmmm", b: "00000000"})
+    assert taskfs("claim", task, "--agent", "alice", cwd=a).code == 0
+    assert taskfs("claim", task, "--agent", "bob", cwd=b).code == 0
+    assert taskfs("move", task, "input_required", "--agent", "bob", cwd=b).code == 0
+    sync(a)
+    result = sync(b)
+    assert len(result["demoted"]) == 1  # type: ignore[arg-type]
+    folder = b / "tasks" / task / "status"
+    moved = next(p for p in folder.iterdir() if "input_required" in p.name)
+    assert "sig: ed25519:" in moved.read_text()
+    audit = taskfs("audit", "--json", cwd=b)
+    assert audit.json["findings"] == [], audit.stdout

@@ -71,3 +71,45 @@ def test_nothing_to_settle_without_a_published_sibling() -> None:
     theirs = [root()]
     mine = [link("0002-working-00000000.yaml", "working", "us", ROOT)]
     assert not settle(theirs, mine)
+
+
+# -- siblings that were not concurrent (core/forks.late_siblings) -----------------------------
+
+
+@given(
+    nonce_a=nonces,
+    nonce_b=nonces,
+    relation=st.sampled_from(["concurrent", "a before b", "b before a", "one commit"]),
+)
+def test_only_a_sibling_whose_commit_held_the_other_is_late(
+    nonce_a: str, nonce_b: str, relation: str
+) -> None:
+    from taskfs.core.forks import late_siblings
+
+    a = link(f"0002-working-{nonce_a}.yaml", "working", "alice", ROOT)
+    b = link(f"0002-canceled-{nonce_b}.yaml", "canceled", "bob", ROOT)
+    commits = {
+        "concurrent": ("ca", "cb"),
+        "a before b": ("ca", "cb"),
+        "b before a": ("ca", "cb"),
+        "one commit": ("c", "c"),
+    }[relation]
+    history = {"a before b": {("ca", "cb")}, "b before a": {("cb", "ca")}}.get(relation, set())
+    commit_of = {ROOT: "c0", a.name: commits[0], b.name: commits[1]}
+
+    def precedes(x: str, y: str) -> bool:
+        return x in (y, "c0") or (x, y) in history
+
+    late = {
+        (loss.link.name, loss.winner.name if loss.winner else None)
+        for loss in late_siblings([root(), a, b], commit_of, precedes)
+    }
+    if relation == "concurrent":
+        assert late == set()  # a real fork: the nonce rule settles it
+    elif relation == "a before b":
+        assert late == {(b.name, a.name)}  # whatever the nonces say
+    elif relation == "b before a":
+        assert late == {(a.name, b.name)}
+    else:
+        first, second = sorted([a, b], key=fork_key)
+        assert late == {(second.name, first.name)}

@@ -144,3 +144,31 @@ def test_a_time_in_other_scripts_digits_is_left_to_the_yaml_library() -> None:
     # Found by the property test above: `\d` matches any script's digits, YAML's [0-9] only.
     document = {"at": "0000-00-00T00:00:0\u0660.000000Z"}
     assert status_text(document) is None
+
+
+def test_a_signed_claim_is_written_without_the_yaml_library() -> None:
+    import os
+
+    from taskfs.core import signing
+    from taskfs.core.transition_signing import sign_document, verifies
+
+    pair = signing.generate_keypair()
+    for _ in range(200):  # signatures differ in which base64 characters they hold
+        fields = {**CASES[1], "by": f"b{os.urandom(3).hex()}"}
+        document = sign_document(status_document(**fields), pair.private)
+        assert list(document)[-1] == "sig"
+        text = status_text(document)
+        assert text is not None
+        assert text == yamlio.dump(document)
+        assert StatusRecord.model_validate(yamlio.load(text.encode())).to_document() == document
+        assert verifies(document, pair.public)
+        assert not verifies({**document, "state": "canceled"}, pair.public)
+
+
+@given(st.text(alphabet="ed25519:ABCxyz+/=0 -", max_size=100))
+def test_any_sig_text_is_written_as_the_yaml_library_would_or_left_to_it(value: str) -> None:
+    document = {"task": "t1", "sig": value}
+    text = status_text(document)
+    if text is not None:
+        assert text == yamlio.dump(document)
+        assert yamlio.load(text.encode()) == document

@@ -1,0 +1,25 @@
+"""Where keys live, without the cryptography: the hot write paths ask only whether a private key
+exists (one `stat`) before they load anything that signs."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from taskfs.store.operator import operator_path
+
+KeyKind = Literal["agent", "runner"]
+PUBLIC_DIR = ".taskfs/keys"
+KEY_DIR_ENV = "TASKFS_KEY_DIR"
+
+
+def private_name(kind: KeyKind, name: str) -> str:
+    return f"{kind}-{name}.pem"
+
+
+def public_rel(kind: KeyKind, name: str) -> str:
+    return f"{PUBLIC_DIR}/{kind}/{name}.pub"
+
+
+def has_private(kind: KeyKind, name: str) -> bool:
+    """Whether this machine holds a private key for `name` (not whether it is usable)."""
+    return (operator_path(KEY_DIR_ENV, "keys") / private_name(kind, name)).exists()

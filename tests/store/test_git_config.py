@@ -1,0 +1,96 @@
+"""Ledger commits made the way the user's git is set up: signed when it signs commits, clean
+through a clean filter, in the user's time zone (issue 16)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import git, submit, taskfs, taskfs_process
+
+
+def ssh_signing(repo: Path, tmp_path: Path) -> Path:
+    """Have `repo`'s git sign commits with a fresh ssh key; returns the allowed-signers file."""
+    if shutil.which("ssh-keygen") is None:
+        pytest.skip("ssh-keygen is not installed (apt-get install openssh-client)")
+    key = tmp_path / "signing-key"
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "test", "-f", str(key)],
+        check=True,
+        capture_output=True,
+    )
+    allowed = tmp_path / "allowed-signers"
+    allowed.write_text(f'* namespaces="git" {(tmp_path / "signing-key.pub").read_text()}')
+    git(repo, "config", "commit.gpgSign", "true")
+    git(repo, "config", "gpg.format", "ssh")
+    git(repo, "config", "user.signingKey", str(key))
+    git(repo, "config", "gpg.ssh.allowedSignersFile", str(allowed))
+    return allowed
+
+
+def test_ledger_commits_are_signed_when_the_users_git_signs_commits(
+    repo: Path, tmp_path: Path
+) -> None:
+    ssh_signing(repo, tmp_path)
+    task = submit(repo)
+    assert taskfs("claim", task, "--agent", "builder").code == 0
+    assert taskfs("move", task, "canceled", "--agent", "planner").code == 0
+    for rev in ("HEAD", "HEAD~1", "HEAD~2"):
+        subprocess.run(["git", "verify-commit", rev], cwd=repo, check=True, capture_output=True)
+    assert git(repo, "log", "-1", "--format=%G? %an %ae") == "G planner planner@taskfs"
+    assert git(repo, "status", "--porcelain") == ""
+    assert taskfs("audit", "--json").json["ok"] is True
+
+
+def test_a_signing_failure_is_named_and_commits_nothing(repo: Path, tmp_path: Path) -> None:
+    ssh_signing(repo, tmp_path)
+    git(repo, "config", "user.signingKey", str(tmp_path / "no-such-key"))
+    head = git(repo, "rev-parse", "HEAD")
+    result = taskfs("new", str(tmp_path / "none.yaml"), "--json")
+    assert result.code == 1  # (the file does not exist: a usage problem, nothing signed)
+    from tests.helpers import write_envelope
+
+    path = write_envelope(tmp_path / "task.yaml")
+    result = taskfs("new", str(path), "--json")
+    assert result.code == 1
+    assert result.codes == ["git_failed"]
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_ledger_commits_through_a_clean_filter_leave_git_status_clean(repo: Path) -> None:
+    (repo / ".gitattributes").write_text("tasks/*/*/*.yaml filter=stamp\n")
+    git(repo, "config", "filter.stamp.clean", "cat; echo '# cleaned'")
+    git(repo, "config", "filter.stamp.smudge", "cat")
+    git(repo, "add", ".gitattributes")
+    git(repo, "commit", "-q", "-m", "a clean filter on the ledger")
+    task = submit(repo)
+    assert taskfs("claim", task, "--agent", "builder").code == 0
+    assert git(repo, "status", "--porcelain") == ""
+    # The commit holds what git add wrote: the file through its filter.
+    status = git(repo, "ls-tree", "-r", "--name-only", "HEAD", f"tasks/{task}/status").split()
+    assert git(repo, "show", f"HEAD:{status[-1]}").endswith("# cleaned")
+    assert taskfs("show", task, "--json").json["state"] == "working"
+
+
+def test_ledger_commits_keep_the_users_time_zone(repo: Path) -> None:
+    # A POSIX TZ string, so no time zone database is needed: UTC+05:30.
+    env = {"TZ": "XST-05:30"}
+    from tests.helpers import write_envelope
+
+    path = write_envelope(repo.parent / "task.yaml")
+    result = taskfs_process("new", str(path), "--json", cwd=repo, env=env)
+    assert result.code == 0, result.stderr
+    assert git(repo, "log", "-1", "--format=%ad", "--date=format:%z") == "+0530"
+    assert git(repo, "log", "-1", "--format=%cd", "--date=format:%z") == "+0530"
+    plain = subprocess.run(
+        ["git", "commit", "-q", "--allow-empty", "-m", "plain"],
+        cwd=repo,
+        env={**__import__("os").environ, **env},
+        check=True,
+    )
+    assert plain.returncode == 0
+    assert git(repo, "log", "-1", "--format=%ad", "--date=format:%z") == "+0530"
