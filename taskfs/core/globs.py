@@ -86,6 +86,7 @@ __all__ = [
     "matches",
     "overlap",
     "parse_entry",
+    "reaches_below",
 ]
 
 K = TypeVar("K")
@@ -1034,6 +1035,33 @@ def covers(outer: Entry, inner: Entry) -> bool:
         return _uncovered(outer, inner) is None
     except CoverUndecided:
         return False  # not shown to be inside: the cautious answer for a delegation
+
+
+def reaches_below(entry: Entry, folder: str) -> bool:
+    """Whether the path glob can match a path below `folder` (a literal path such as `tasks`
+    or `.git`), where a segment written as a bare `*` or `**` is not taken to match one of the
+    folder's names: `tasks/**`, `t*/x`, `**/.git/**` and `.taskfs/*` reach below their folders;
+    `**`, `*/x` and `**/*.py` do not (they own everything else). Matching `folder` itself is not
+    reaching below it (`.git*` stays allowed).
+
+    Linear in the folder's depth times the glob's items."""
+    if entry.kind != "path":
+        return False
+    items = _compile(entry.text).items
+    positions = _closure(items, [0])  # a `**` matching no segment
+    for name in folder.split("/"):
+        nxt = [
+            p + 1
+            for p in positions
+            if p < len(items)
+            and isinstance(item := items[p], _Seg)
+            and item.text != "*"
+            and item.match(name)
+        ]
+        positions = _closure(items, nxt)
+        if not positions:
+            return False
+    return any(p < len(items) for p in positions)
 
 
 # ---------------------------------------------------------------------------------------------
