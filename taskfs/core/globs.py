@@ -55,7 +55,8 @@ the whole of `overlap` is O(na * nb) states: a few thousand at the limits. `cove
 which is coNP-hard for globs with `*` and `?`; it runs the subset construction lazily with
 antichain pruning (a set of outer states holding one already met for the same inner state is
 dropped), which keeps the common shapes (`*a???*` against `*a???`) linear, and stops after
-`COVER_BUDGET` nodes, each O(states) work: past the budget it answers "not shown to be inside"
+`COVER_BUDGET` steps (nodes, moves followed, antichain comparisons), each O(states) work:
+past the budget it answers "not shown to be inside"
 (`covers` is False), the cautious answer for a delegation. `WORK` counts the states both
 searches take, for tests to bound.
 """
@@ -117,7 +118,7 @@ MAX_ENTRY_LENGTH = 512  # characters of the entry as written
 MAX_SEGMENTS = 32  # segments, after normalisation
 MAX_WILDCARDS = 16  # each `*`, `?`, `[...]` and `**` counts one
 MAX_PATTERN_LENGTH = 64  # characters of the segments that hold a wildcard, together
-COVER_BUDGET = 5000  # nodes `covers` explores before it answers "not shown to be inside"
+COVER_BUDGET = 1_000_000  # steps `covers` takes before it answers "not shown to be inside"
 
 
 @dataclass
@@ -125,7 +126,7 @@ class Work:
     """What the searches did in this process, for tests and benchmarks to bound."""
 
     meet_states: int = 0  # states of the segment-meeting search taken from its queue
-    cover_states: int = 0  # nodes of the containment search expanded
+    cover_states: int = 0  # steps of the containment search (see `_search_uncovered`)
 
 
 WORK = Work()
@@ -760,17 +761,24 @@ _Cover = tuple[int, _V, int]  # (inner state, validity, the set of outer states 
 
 
 def _uncovered(outer: Entry, inner: Entry, budget: int | None = None) -> str | None:
+    spent = [0]
+    try:
+        return _search_uncovered(outer, inner, COVER_BUDGET if budget is None else budget, spent)
+    finally:
+        WORK.cover_states += spent[0]
+
+
+def _search_uncovered(outer: Entry, inner: Entry, limit: int, spent: list[int]) -> str | None:
     """A valid path `inner` matches and `outer` does not, or None when `outer` covers `inner`.
 
     Breadth-first over (one state of inner's automaton, validity, the set of outer's states):
     the subset construction, run lazily and pruned by antichains (a node whose set of outer
     states holds the set of one already met, for the same inner state and validity, cannot
     lead to a counterexample that one does not). Inclusion is hard in general (coNP for
-    globs), so the search is bounded: after `budget` nodes it raises `CoverUndecided`.
-    Each node costs O(states of outer + states of inner) steps over at most as many
-    character classes as the two automata have distinct moves, plus three.
+    globs), so the search is bounded: it counts its steps in `spent` (a node taken, each move
+    of an outer state followed, each set compared in an antichain) and past `limit` raises
+    `CoverUndecided`. Everything else a step does is O(states of both automata).
     """
-    limit = COVER_BUDGET if budget is None else budget
     o, i = _nfa(outer.text), _nfa(inner.text)
     alphabet = _alphabet(o.charsets + i.charsets, "." + INTERFACE_PREFIX, slash=True)
     o_moves, i_moves = _nfa_moves(o, alphabet), _nfa_moves(i, alphabet)
@@ -782,6 +790,9 @@ def _uncovered(outer: Entry, inner: Entry, budget: int | None = None) -> str | N
     def fresh(node: _Cover) -> bool:
         key, outer_states = (node[0], node[1]), node[2]
         sets = kept.setdefault(key, [])
+        spent[0] += 1 + len(sets)
+        if spent[0] > limit:
+            raise CoverUndecided
         if any(not (old & ~outer_states) for old in sets):
             return False
         sets[:] = [old for old in sets if outer_states & ~old]
@@ -794,19 +805,17 @@ def _uncovered(outer: Entry, inner: Entry, budget: int | None = None) -> str | N
         node = (s, _v_start(True), start_outer)
         if fresh(node):
             queue.append(node)
-    expanded = 0
     while queue:
         node = queue.popleft()
         if node[2] not in kept[(node[0], node[1])]:
             continue  # a smaller set of outer states was met since: that node does its work
-        expanded += 1
-        WORK.cover_states += 1
-        if expanded > limit:
-            raise CoverUndecided
         s, v, outer_states = node
         if s == i.accept and v[0] == _NAME and not outer_states >> o.accept & 1:
             return _trace(parent, node)
         outer_moves = [move for q in _bits(outer_states) for move in o_moves[q]]
+        spent[0] += 1 + len(outer_moves)
+        if spent[0] > limit:
+            raise CoverUndecided
         splits = {mask for mask, _t in i_moves[s]}
         splits.update(mask for mask, _t in outer_moves)
         splits.update(fixed)
