@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from taskfs.api import collisions, messages, rules
+from taskfs.api import collisions, envelope_rules, messages, rules
 from taskfs.api.submit import FileReport, Source, parse_source
 from taskfs.core import readiness
 from taskfs.core.evidence import NO_TRUST
@@ -98,7 +98,15 @@ def validate_ledger(repo: Repository) -> Validation:
     open_envelopes = [t.envelope for t in readiness.open_tasks(tasks)]
     parents = readiness.parent_map(t.envelope for t in tasks.values())
     overlaps = rules.ownership_conflicts(open_envelopes, [], graph, parents)
-    problems = (*overlaps, *collisions.id_collisions(repo))
+    envelopes = [t.envelope for t in tasks.values()]
+    folders = envelope_rules.ledger_folders(repo.tasks_rel)
+    problems = (
+        *overlaps,
+        *collisions.id_collisions(repo),
+        *(p for e in envelopes for p in envelope_rules.ledger_entries(e, folders)),
+        *envelope_rules.parent_problems(envelopes),
+        *envelope_rules.ledger_cycles(graph),
+    )
     return Validation(tuple(_relative(repo, r) for r in reports), problems)
 
 

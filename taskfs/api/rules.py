@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from taskfs.api import envelope_rules
 from taskfs.core import globs
 from taskfs.core.delegation import Known, check_child
 from taskfs.core.facts import EnvelopeFacts, TaskFacts
@@ -34,8 +35,14 @@ def check_new_tasks(repo: Repository, batch: Sequence[EnvelopeFacts]) -> None:
     may depend on, and be delegated from, each other."""
     admission = Admission(repo, summaries(repo), pending=batch)
     problems: list[Problem] = []
+    on_named_cycle: set[str] = set()  # a cycle is named once, not once by each of its tasks
     for envelope in batch:
-        problems += admission.problems(envelope)
+        for found in admission.problems(envelope):
+            if found.code == "dependency_cycle" and envelope.id is not None:
+                if envelope.id in on_named_cycle:
+                    continue
+                on_named_cycle.update(find_cycle(admission.graph, envelope.id) or ())
+            problems.append(found)
         admission.admit(envelope)
     if problems:
         raise TaskfsError(problems)
@@ -69,6 +76,11 @@ class Admission:
         for task in open_tasks(tasks):
             self._add(task.envelope)
         self._ledger: list[CapabilityLedger | None] = []  # read once, when a child needs it
+        self._folders = envelope_rules.ledger_folders(repo.tasks_rel)
+
+    @property
+    def graph(self) -> Mapping[str, Iterable[str]]:
+        return self._graph
 
     def problems(self, envelope: EnvelopeFacts) -> list[Problem]:
         """Every reason `envelope` may not join the open tasks admitted so far."""
@@ -83,6 +95,7 @@ class Admission:
         try:
             return (
                 _cycle(self._graph, task_id)
+                + envelope_rules.ledger_entries(envelope, self._folders)
                 + self._delegation(envelope)
                 + _conflicts(envelope, self._index, self._graph, self._parents, set())
             )
@@ -135,15 +148,7 @@ def _cycle(graph: Mapping[str, Iterable[str]], task_id: str) -> list[Problem]:
     cycle = find_cycle(graph, task_id)
     if cycle is None:
         return []
-    return [
-        problem(
-            "dependency_cycle",
-            field="dependsOn",
-            id=task_id,
-            cycle=cycle,
-            cycle_text=" -> ".join(cycle),
-        )
-    ]
+    return [envelope_rules.cycle_problem(task_id, cycle)]
 
 
 def ownership_conflicts(

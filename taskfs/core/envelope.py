@@ -35,6 +35,14 @@ def _not_blank(value: str) -> str:
     return value
 
 
+def _no_nul(value: str) -> str:
+    if "\x00" in value:
+        raise PydanticCustomError(
+            "nul", "contains a NUL character, which no shell command can hold: remove it"
+        )
+    return value
+
+
 def _task_id(value: str) -> str:
     if not ids.is_task_id(value):
         raise PydanticCustomError("task_id", "not a task id")
@@ -76,6 +84,7 @@ def _unique_entries(values: tuple[str, ...]) -> tuple[str, ...]:
 Text = Annotated[
     str, Strict(), AfterValidator(_not_blank), Field(json_schema_extra={"pattern": r"\S"})
 ]
+Command = Annotated[Text, AfterValidator(_no_nul)]
 TaskId = Annotated[str, Strict(), AfterValidator(_task_id)]
 AgentName = Annotated[str, Strict(), AfterValidator(_agent)]
 EntryText = Annotated[str, Strict(), AfterValidator(_entry)]
@@ -86,7 +95,7 @@ class _Model(BaseModel):
 
 
 class AcceptanceCheck(_Model):
-    pass_fail_command: Text = Field(
+    pass_fail_command: Command = Field(
         alias="passFailCommand",
         description="A shell command run from the repository root; exit status 0 is a pass.",
     )
@@ -101,7 +110,7 @@ class AcceptanceCheck(_Model):
         le=MAX_TIMEOUT_SECONDS,
         description="The check's time limit; the repository default when absent.",
     )
-    end_to_end_command: Text | None = Field(
+    end_to_end_command: Command | None = Field(
         default=None,
         alias="endToEndCommand",
         description="A shell command that performs endToEndVerification; `taskfs check` runs it "

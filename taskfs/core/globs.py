@@ -34,6 +34,31 @@ matches and the outer does not. `OwnershipIndex` keeps entries in a trie on thei
 literal segments and walks the trie with the query glob's automaton, so a query only meets the
 entries that could share its leading directories; entries given as text are placed without
 being parsed, and parsed when a query first meets them.
+
+Limits, and the bounds they give. An entry is refused (`EntryError`, which validation reports
+as `files_and_interfaces_invalid`) when it holds a control character (NUL, newline, ...), or
+when it is past one of these limits, checked before any search (`MAX_*` below):
+
+* at most 512 characters as written (checked first, before anything else is done with it);
+* at most 32 segments;
+* at most 16 wildcards, each `*`, `?`, `[...]` and `**` counting one;
+* at most 64 characters in the segments that hold a wildcard, together.
+
+Matching a name against a segment pattern is greedy with a return to the last `*`: at most
+len(pattern) * len(name) steps (never a backtracking regex). Matching a path walks a set of
+at most 33 item positions per segment. `overlap` runs its item programme over at most
+33 * 33 * 2 pairs of positions; each pair of segment patterns meets in a Dijkstra search over
+(position a, position b, validity) whose states number at most (na + 1) * (nb + 1) * 48, where
+na + nb <= 128 by the last limit (a literal segment is only matched, never searched), and from
+each state it tries one character per class that the state cannot tell apart (at most 64), so
+the whole of `overlap` is O(na * nb) states: a few thousand at the limits. `covers` is inclusion,
+which is coNP-hard for globs with `*` and `?`; it runs the subset construction lazily with
+antichain pruning (a set of outer states holding one already met for the same inner state is
+dropped), which keeps the common shapes (`*a???*` against `*a???`) linear, and stops after
+`COVER_BUDGET` steps (nodes, moves followed, antichain comparisons), each O(states) work:
+past the budget it answers "not shown to be inside"
+(`covers` is False), the cautious answer for a delegation. `WORK` counts the states both
+searches take, for tests to bound.
 """
 
 from __future__ import annotations
@@ -47,7 +72,23 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Generic, Literal, TypeAlias, TypeVar
 
-__all__ = ["Entry", "EntryError", "OwnershipIndex", "covers", "matches", "overlap", "parse_entry"]
+__all__ = [
+    "COVER_BUDGET",
+    "MAX_ENTRY_LENGTH",
+    "MAX_PATTERN_LENGTH",
+    "MAX_SEGMENTS",
+    "MAX_WILDCARDS",
+    "WORK",
+    "CoverUndecided",
+    "Entry",
+    "EntryError",
+    "OwnershipIndex",
+    "covers",
+    "matches",
+    "overlap",
+    "parse_entry",
+    "reaches_below",
+]
 
 K = TypeVar("K")
 
@@ -69,6 +110,26 @@ class Entry:
     raw: str
     kind: Literal["path", "interface"]
     text: str
+
+
+# Limits on a path glob (see the module docstring for what they bound). Documented in the
+# README beside the glob rules; an entry past one is refused when it is parsed.
+MAX_ENTRY_LENGTH = 512  # characters of the entry as written
+MAX_SEGMENTS = 32  # segments, after normalisation
+MAX_WILDCARDS = 16  # each `*`, `?`, `[...]` and `**` counts one
+MAX_PATTERN_LENGTH = 64  # characters of the segments that hold a wildcard, together
+COVER_BUDGET = 1_000_000  # steps `covers` takes before it answers "not shown to be inside"
+
+
+@dataclass
+class Work:
+    """What the searches did in this process, for tests and benchmarks to bound."""
+
+    meet_states: int = 0  # states of the segment-meeting search taken from its queue
+    cover_states: int = 0  # steps of the containment search (see `_search_uncovered`)
+
+
+WORK = Work()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -103,15 +164,6 @@ class _CharSet:
         if self.negated or len(self.ranges) != 1 or self.ranges[0][0] != self.ranges[0][1]:
             return None
         return chr(self.ranges[0][0])
-
-    def regex(self) -> str:
-        single = self.single()
-        if single is not None:
-            return re.escape(single)
-        body = "".join(
-            f"\\U{lo:08x}" if lo == hi else f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in self.ranges
-        )
-        return f"[^{body}]" if self.negated else f"[{body}]"
 
 
 def _charset(pairs: Iterable[tuple[int, int]], negated: bool) -> _CharSet:
@@ -262,10 +314,6 @@ class _Seg:
             closure.append(frozenset({i}) | (closure[-1] if self.toks[i][0] else frozenset()))
         return tuple(reversed(closure))
 
-    @cached_property
-    def regex(self) -> re.Pattern[str]:
-        return re.compile("".join("[^/]*" if star else cs.regex() for star, cs in self.toks))
-
     def match(self, name: str) -> bool:
         """Whether the segment pattern matches `name`, a name without '/'."""
         if self.literal is not None:
@@ -276,7 +324,31 @@ class _Seg:
                 and name.startswith(self.head)
                 and name.endswith(self.tail)
             )
-        return self.regex.fullmatch(name) is not None
+        return _wild_match(self.toks, name)
+
+
+def _wild_match(toks: tuple[_Tok, ...], name: str) -> bool:
+    """Greedy matching with a return to the last `*`: O(len(toks) * len(name)) steps.
+
+    Every other token takes exactly one character, so when a later part fails it is enough to
+    let the last `*` take one more character (a backtracking regex is exponential here)."""
+    p = s = 0
+    star_p, star_s = -1, 0
+    while s < len(name):
+        if p < len(toks) and toks[p][0]:
+            star_p, star_s = p, s
+            p += 1
+        elif p < len(toks) and name[s] in toks[p][1]:
+            p += 1
+            s += 1
+        elif star_p >= 0:
+            star_s += 1
+            p, s = star_p + 1, star_s
+        else:
+            return False
+    while p < len(toks) and toks[p][0]:
+        p += 1
+    return p == len(toks)
 
 
 class _Globstar:
@@ -369,17 +441,35 @@ def _literal_run(singles: list[str | None]) -> str:
 _ANY_SEG = _segment("*")
 
 
-def _advance(seg: _Seg, pos: int, ch: str) -> Iterator[int]:
-    for p in seg.closure[pos]:
-        if p < len(seg.toks):
-            star, chars = seg.toks[p]
-            if star:
-                yield p
-            elif ch in chars:
-                yield p + 1
-
-
 _Meet = tuple[int, int, _V]
+_Moves = tuple[tuple[tuple[int, int], ...], ...]  # per position: (alphabet bitmask, target)
+
+
+def _seg_moves(seg: _Seg, alphabet: tuple[str, ...]) -> _Moves:
+    """For each position of the pattern, its moves: the characters of the alphabet (as a
+    bitmask over its indices) on which it may go to a target position, `*`s matching nothing
+    folded in."""
+    full = (1 << len(alphabet)) - 1
+    masks = [
+        full if star else sum(1 << k for k, ch in enumerate(alphabet) if ch in chars)
+        for star, chars in seg.toks
+    ]
+    return tuple(
+        tuple(
+            (masks[p], p if seg.toks[p][0] else p + 1)
+            for p in sorted(seg.closure[pos])
+            if p < len(seg.toks)
+        )
+        for pos in range(len(seg.toks) + 1)
+    )
+
+
+def _cells(allowed: int, masks: Iterable[int]) -> list[int]:
+    """The characters of `allowed` cut into the classes that no mask tells apart."""
+    cells = [allowed] if allowed else []
+    for mask in masks:
+        cells = [c for cell in cells for c in (cell & mask, cell & ~mask) if c]
+    return cells
 
 
 def _seg_meet(a: _Seg, b: _Seg, first: bool) -> str | None:
@@ -398,10 +488,20 @@ def _seg_meet(a: _Seg, b: _Seg, first: bool) -> str | None:
 
 @lru_cache(maxsize=65536)
 def _meet_patterns(text_a: str, text_b: str, first: bool) -> str | None:
-    """Cheapest name in both languages: Dijkstra over (position a, position b, validity)."""
+    """Cheapest name in both languages: Dijkstra over (position a, position b, validity).
+
+    At most (len a + 1) * (len b + 1) * 48 states (48 bounds the validity automaton's states:
+    4 name states times 12 prefix states, and only the first 10 characters of the first segment
+    use the prefix). From each state only one character per class of characters that the state's
+    moves and the validity step cannot tell apart is tried, the plainest of the class (the
+    alphabet is sorted plainest first): at most 64 classes, so the work is O(len a * len b).
+    """
     a, b = _segment(text_a), _segment(text_b)
     specials = "." + (INTERFACE_PREFIX if first else "")
     alphabet = _alphabet([cs for _, cs in a.toks + b.toks], specials, slash=False)
+    moves_a, moves_b = _seg_moves(a, alphabet), _seg_moves(b, alphabet)
+    dot = 1 << alphabet.index(".")
+    prefix_bits = [1 << alphabet.index(ch) if first else 0 for ch in INTERFACE_PREFIX]
     start: _Meet = (0, 0, _v_start(first))
     best = {start: 0}
     parent: dict[_Meet, tuple[_Meet, str]] = {}
@@ -413,22 +513,50 @@ def _meet_patterns(text_a: str, text_b: str, first: bool) -> str | None:
         if state in done:
             continue
         done.add(state)
+        WORK.meet_states += 1
         i, j, v = state
         if len(a.toks) in a.closure[i] and len(b.toks) in b.closure[j] and v[0] == _NAME:
             return _trace(parent, state)
-        for ch in alphabet:
+        ma, mb = moves_a[i], moves_b[j]
+        splits = [m for m, _t in ma] + [m for m, _t in mb] + [dot]
+        if v[1] < len(INTERFACE_PREFIX):
+            splits.append(prefix_bits[v[1]])
+        for bit in _representatives(_union(ma) & _union(mb), splits):
+            ch = alphabet[bit]
             v2 = _v_step(v, ch)
             if v2 is None:
                 continue
             step = cost + _char_cost(v, ch)
-            for i2 in _advance(a, i, ch):
-                for j2 in _advance(b, j, ch):
-                    nxt = (i2, j2, v2)
-                    if step < best.get(nxt, step + 1):
-                        best[nxt] = step
-                        parent[nxt] = (state, ch)
-                        heapq.heappush(heap, (step, next(order), nxt))
+            for i2, j2 in _targets(ma, mb, bit):
+                nxt = (i2, j2, v2)
+                if step < best.get(nxt, step + 1):
+                    best[nxt] = step
+                    parent[nxt] = (state, ch)
+                    heapq.heappush(heap, (step, next(order), nxt))
     return None
+
+
+def _union(moves: Iterable[tuple[int, int]]) -> int:
+    out = 0
+    for mask, _target in moves:
+        out |= mask
+    return out
+
+
+def _representatives(allowed: int, splits: Iterable[int]) -> list[int]:
+    """One character (its alphabet index) per class of `allowed` that no split tells apart:
+    the lowest index, the plainest, since the alphabet is sorted plainest first."""
+    return sorted((c & -c).bit_length() - 1 for c in _cells(allowed, splits))
+
+
+def _targets(
+    ma: tuple[tuple[int, int], ...], mb: tuple[tuple[int, int], ...], bit: int
+) -> Iterator[tuple[int, int]]:
+    for mask_a, i2 in ma:
+        if mask_a >> bit & 1:
+            for mask_b, j2 in mb:
+                if mask_b >> bit & 1:
+                    yield i2, j2
 
 
 _S = TypeVar("_S")
@@ -594,43 +722,114 @@ def _reach(eps: list[list[int]], start: int) -> set[int]:
     return seen
 
 
-def _nfa_step(nfa: _Nfa, state: int, ch: str) -> Iterator[int]:
-    for chars, target in nfa.moves[state]:
-        if (ch in chars) if chars is not None else ch == "/":
-            yield from nfa.closure[target]
+def _nfa_moves(nfa: _Nfa, alphabet: tuple[str, ...]) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """Each state's moves as (alphabet bitmask, bitmask of the states it reaches, closed)."""
+    slash = 1 << alphabet.index("/")
+
+    def mask(chars: _CharSet | None) -> int:
+        if chars is None:
+            return slash
+        return sum(1 << k for k, ch in enumerate(alphabet) if ch != "/" and ch in chars)
+
+    masks = {chars: mask(chars) for row in nfa.moves for chars, _ in row}
+    closed = [sum(1 << t for t in nfa.closure[s]) for s in range(len(nfa.moves))]
+    return tuple(
+        tuple((masks[chars], closed[target]) for chars, target in row) for row in nfa.moves
+    )
 
 
-_Cover = tuple[int, _V, frozenset[int]]
+def _bits(mask: int) -> Iterator[int]:
+    while mask:
+        low = mask & -mask
+        yield low.bit_length() - 1
+        mask ^= low
 
 
-def _uncovered(outer: Entry, inner: Entry) -> str | None:
+def _step_set(moves: Iterable[tuple[int, int]], bit: int) -> int:
+    out = 0
+    for mask, targets in moves:
+        if mask >> bit & 1:
+            out |= targets
+    return out
+
+
+class CoverUndecided(Exception):
+    """`covers` met a pair whose containment it could not decide within `COVER_BUDGET`."""
+
+
+_Cover = tuple[int, _V, int]  # (inner state, validity, the set of outer states as a bitmask)
+
+
+def _uncovered(outer: Entry, inner: Entry, budget: int | None = None) -> str | None:
+    spent = [0]
+    try:
+        return _search_uncovered(outer, inner, COVER_BUDGET if budget is None else budget, spent)
+    finally:
+        WORK.cover_states += spent[0]
+
+
+def _search_uncovered(outer: Entry, inner: Entry, limit: int, spent: list[int]) -> str | None:
     """A valid path `inner` matches and `outer` does not, or None when `outer` covers `inner`.
 
-    Breadth-first over (one state of inner's automaton, validity, the set of outer's states).
+    Breadth-first over (one state of inner's automaton, validity, the set of outer's states):
+    the subset construction, run lazily and pruned by antichains (a node whose set of outer
+    states holds the set of one already met, for the same inner state and validity, cannot
+    lead to a counterexample that one does not). Inclusion is hard in general (coNP for
+    globs), so the search is bounded: it counts its steps in `spent` (a node taken, each move
+    of an outer state followed, each set compared in an antichain) and past `limit` raises
+    `CoverUndecided`. Everything else a step does is O(states of both automata).
     """
     o, i = _nfa(outer.text), _nfa(inner.text)
     alphabet = _alphabet(o.charsets + i.charsets, "." + INTERFACE_PREFIX, slash=True)
+    o_moves, i_moves = _nfa_moves(o, alphabet), _nfa_moves(i, alphabet)
+    fixed = [1 << alphabet.index("/"), 1 << alphabet.index(".")]
+    prefix_bits = [1 << alphabet.index(ch) for ch in INTERFACE_PREFIX]
     parent: dict[_Cover, tuple[_Cover, str]] = {}
-    seen: set[_Cover] = set()
+    kept: dict[tuple[int, _V], list[int]] = {}  # the antichains: minimal outer sets met
+
+    def fresh(node: _Cover) -> bool:
+        key, outer_states = (node[0], node[1]), node[2]
+        sets = kept.setdefault(key, [])
+        spent[0] += 1 + len(sets)
+        if spent[0] > limit:
+            raise CoverUndecided
+        if any(not (old & ~outer_states) for old in sets):
+            return False
+        sets[:] = [old for old in sets if outer_states & ~old]
+        sets.append(outer_states)
+        return True
+
     queue: deque[_Cover] = deque()
+    start_outer = sum(1 << q for q in o.closure[0])
     for s in sorted(i.closure[0]):
-        node = (s, _v_start(True), o.closure[0])
-        seen.add(node)
-        queue.append(node)
+        node = (s, _v_start(True), start_outer)
+        if fresh(node):
+            queue.append(node)
     while queue:
         node = queue.popleft()
+        if node[2] not in kept[(node[0], node[1])]:
+            continue  # a smaller set of outer states was met since: that node does its work
         s, v, outer_states = node
-        if s == i.accept and v[0] == _NAME and o.accept not in outer_states:
+        if s == i.accept and v[0] == _NAME and not outer_states >> o.accept & 1:
             return _trace(parent, node)
-        for ch in alphabet:
+        outer_moves = [move for q in _bits(outer_states) for move in o_moves[q]]
+        spent[0] += 1 + len(outer_moves)
+        if spent[0] > limit:
+            raise CoverUndecided
+        splits = {mask for mask, _t in i_moves[s]}
+        splits.update(mask for mask, _t in outer_moves)
+        splits.update(fixed)
+        if v[1] < len(INTERFACE_PREFIX):
+            splits.add(prefix_bits[v[1]])
+        for bit in _representatives(_union(i_moves[s]), sorted(splits)):
+            ch = alphabet[bit]
             v2 = _v_step(v, ch)
             if v2 is None:
                 continue
-            outer2 = frozenset(t for q in outer_states for t in _nfa_step(o, q, ch))
-            for t in sorted(set(_nfa_step(i, s, ch))):
+            outer2 = _step_set(outer_moves, bit)
+            for t in _bits(_step_set(i_moves[s], bit)):
                 nxt = (t, v2, outer2)
-                if nxt not in seen:
-                    seen.add(nxt)
+                if nxt not in parent and fresh(nxt):
                     parent[nxt] = (node, ch)
                     queue.append(nxt)
     return None
@@ -700,6 +899,58 @@ def _check_matchable(pattern: _Pattern) -> None:
         )
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _check_control(raw: str) -> None:
+    control = _CONTROL.search(raw)
+    if control is not None:
+        raise EntryError(
+            f"it contains the control character U+{ord(control.group()):04X} "
+            "(a NUL, newline or the like): paths and interface names are printable text"
+        )
+
+
+def _check_limits(text: str) -> None:
+    """Refuse a normalised path glob past the documented limits, before it is compiled."""
+    segments = text.split("/")
+    if len(segments) > MAX_SEGMENTS:
+        raise EntryError(
+            f"it has {len(segments)} segments, over the limit of {MAX_SEGMENTS}: "
+            "own a folder higher up (dir/**)"
+        )
+    wild = [seg for seg in segments if _WILDCARD.search(seg) is not None]
+    count = sum(1 if seg == "**" else _wildcards(seg) for seg in wild)
+    if count > MAX_WILDCARDS:
+        raise EntryError(
+            f"it has {count} wildcards (* ? [...] **), over the limit of {MAX_WILDCARDS}: "
+            "list a few simpler entries instead"
+        )
+    length = sum(len(seg) for seg in wild)
+    if length > MAX_PATTERN_LENGTH:
+        raise EntryError(
+            f"its segments with wildcards have {length} characters together, over the limit "
+            f"of {MAX_PATTERN_LENGTH}: write the long names out as literal segments"
+        )
+
+
+def _wildcards(seg: str) -> int:
+    """The `*`, `?` and `[...]` of a segment (a '[' without its ']' counts as a class)."""
+    count = i = 0
+    while i < len(seg):
+        ch = seg[i]
+        if ch == "[":  # as `_parse_class` reads it: [!]...] and []...] hold the first ]
+            j = i + 1 + seg.startswith("!", i + 1)
+            j += seg.startswith("]", j)
+            close = seg.find("]", j)
+            count += 1
+            i = len(seg) if close < 0 else close + 1
+            continue
+        count += ch in "*?"
+        i += 1
+    return count
+
+
 def _parse_interface(raw: str) -> Entry:
     name = raw[len(INTERFACE_PREFIX) :]
     if not name.strip():
@@ -722,13 +973,22 @@ def parse_entry(raw: object) -> Entry:
 
 @lru_cache(maxsize=65536)
 def _parse_text(raw: str) -> Entry:
+    if len(raw) > MAX_ENTRY_LENGTH:  # first, so that no work is spent on a huge entry
+        raise EntryError(
+            f"it is {len(raw)} characters long, over the limit of {MAX_ENTRY_LENGTH}: "
+            "own a folder (dir/**) or a shorter glob"
+        )
     if not raw.strip():
         raise EntryError("the entry is empty: write a path glob or interface:<name>")
     if raw.startswith(INTERFACE_PREFIX):
-        return _parse_interface(raw)
+        entry = _parse_interface(raw)
+        _check_control(raw)
+        return entry
     if raw != raw.strip():
         raise EntryError("it starts or ends with white space: remove it")
+    _check_control(raw)
     text = _normalise_path(raw)
+    _check_limits(text)
     _check_matchable(_compile(text))
     return Entry(raw=raw, kind="path", text=text)
 
@@ -780,7 +1040,37 @@ def covers(outer: Entry, inner: Entry) -> bool:
     literal = _compile(inner.text).literal
     if literal is not None:
         return _match_segments(_compile(outer.text).items, literal.split("/"))
-    return _uncovered(outer, inner) is None
+    try:
+        return _uncovered(outer, inner) is None
+    except CoverUndecided:
+        return False  # not shown to be inside: the cautious answer for a delegation
+
+
+def reaches_below(entry: Entry, folder: str) -> bool:
+    """Whether the path glob can match a path below `folder` (a literal path such as `tasks`
+    or `.git`), where a segment written as a bare `*` or `**` is not taken to match one of the
+    folder's names: `tasks/**`, `t*/x`, `**/.git/**` and `.taskfs/*` reach below their folders;
+    `**`, `*/x` and `**/*.py` do not (they own everything else). Matching `folder` itself is not
+    reaching below it (`.git*` stays allowed).
+
+    Linear in the folder's depth times the glob's items."""
+    if entry.kind != "path":
+        return False
+    items = _compile(entry.text).items
+    positions = _closure(items, [0])  # a `**` matching no segment
+    for name in folder.split("/"):
+        nxt = [
+            p + 1
+            for p in positions
+            if p < len(items)
+            and isinstance(item := items[p], _Seg)
+            and item.text != "*"
+            and item.match(name)
+        ]
+        positions = _closure(items, nxt)
+        if not positions:
+            return False
+    return any(p < len(items) for p in positions)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -252,7 +252,9 @@ def serve(agent: str | None, session: str | None = None) -> int:
         _refuse(exc.problems)
         return 1
     routed = session or os.environ.get("TASKFS_SESSION") or None
-    build(Session(name, Path.cwd(), routed)).server.run("stdio")
+    from taskfs.mcp import wire
+
+    wire.run(build(Session(name, Path.cwd(), routed)).server)  # every line gets an answer
     return 0
 
 
