@@ -252,9 +252,9 @@ def serve(agent: str | None, session: str | None = None) -> int:
         _refuse(exc.problems)
         return 1
     routed = session or os.environ.get("TASKFS_SESSION") or None
-    from taskfs.mcp import wire
+    from taskfs.mcp import framing
 
-    wire.run(build(Session(name, Path.cwd(), routed)).server)  # every line gets an answer
+    framing.run(build(Session(name, Path.cwd(), routed)).server)  # every line gets an answer
     return 0
 
 
