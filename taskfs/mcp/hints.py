@@ -17,6 +17,9 @@ from taskfs.errors import Problem
 
 # A command-line step -> the tool (or argument) that does the same here.
 COMMANDS: tuple[tuple[str, str], ...] = (
+    (r'taskfs send \S+ --status failed "why" \(the text is the reason\)', "agent_fail(reason)"),
+    (r'taskfs send \S+ --status canceled "why" \(the text is the reason\)', "agent_cancel(reason)"),
+    (r'--reason "why"', "reason"),
     (r"taskfs send (?:\S+ )?--in-reply-to \S+", "agent_answer"),
     (r"taskfs send (?:\S+ )?--status needs_input", "agent_ask"),
     (r"taskfs send (?:\S+ )?--status result", "agent_check"),
@@ -26,6 +29,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     (r"taskfs (?:ls|ready|inbox)(?: --\S+(?: \S+)?)*", "agent_inbox"),
     (r"taskfs show(?: [A-Za-z0-9][\w.-]*)?", "agent_status"),
     (r"taskfs (?:log|messages)(?: [A-Za-z0-9][\w.-]*)?", "agent_history"),
+    (r"taskfs lint", "agent_status"),
     (r"taskfs bind(?: [A-Za-z0-9][\w.-]*)?", "agent_bind"),
     (r"taskfs refuse(?: [A-Za-z0-9][\w.-]*)?", "agent_refuse"),
     (r"taskfs send(?: [A-Za-z0-9][\w.-]*)?", "agent_update"),

@@ -32,6 +32,7 @@ from taskfs import __version__
 from taskfs.api import agent_views as views
 from taskfs.api import capabilities, evidence, messages, queries, submit, transitions
 from taskfs.api import inbox as inbox_api
+from taskfs.api.suggest import explain
 from taskfs.cli.output import acting_agent
 from taskfs.errors import Problem, TaskfsError, problem
 from taskfs.mcp import hints
@@ -76,7 +77,7 @@ def answer(
         result = call()
         doc = views.document(bool(result.pop("ok", True)), **result)
     except TaskfsError as exc:
-        doc = views.refusal(hints.for_tools(exc.problems, tool))
+        doc = views.refusal(hints.for_tools(tuple(explain(exc.problems)), tool))
     except Exception as exc:
         doc = views.refusal([problem("internal_error", reason=f"{type(exc).__name__}: {exc}")])
     text = json.dumps(doc, ensure_ascii=False)
@@ -176,7 +177,15 @@ def register_agent_tools(tools: Tools) -> None:
         return answer(call)
 
     def agent_claim(task_id: TaskId) -> CallToolResult:
-        return answer(lambda: move(task_id, "working"))
+        def call() -> dict[str, Any]:
+            from taskfs.api import claiming
+
+            result = claiming.claim(s.repo(), task_id, s.agent())
+            if isinstance(result, claiming.Held):
+                return {"id": result.id, "state": result.state, "already": True}
+            return _moved(result)
+
+        return answer(call)
 
     def agent_ask(task_id: TaskId, text: Text) -> CallToolResult:
         return answer(lambda: say(task_id, text, status="needs_input"))
