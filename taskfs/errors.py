@@ -122,7 +122,7 @@ MESSAGES: dict[str, str] = {
     "~/.config/taskfs/trusted-runners.yaml)",
     # messages (contract section 6)
     "signature_invalid": "message {msg_id!r}: its signature does not verify ({reason})",
-    "message_misaddressed": "message {msg_id!r} is addressed to {to!r}, not {agent!r}",
+    "message_misaddressed": "message{msg_text} is addressed to {to!r}, not {agent!r}",
     "message_expired": "message {msg_id!r} was written at {at}, outside the accepted window "
     "(24 hours back, 60 seconds ahead of {now})",
     "message_replayed": "message {msg_id!r} (found as {file_id!r}) is a copy: its id is already "

@@ -412,11 +412,8 @@ def _sender_problems(
         ]
     expected = counterpart(task, record.sender)
     if record.status in LIFECYCLE_STATUSES and expected and record.recipient != expected:
-        return [
-            problem(
-                "message_misaddressed", msg_id=record.msg_id, to=record.recipient, agent=expected
-            )
-        ]
+        # The message is not stored: name the party it must go to, not its id.
+        return [problem("message_misaddressed", to=record.recipient, agent=expected, task=task.id)]
     return []
 
 

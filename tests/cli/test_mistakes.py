@@ -152,6 +152,11 @@ MISTAKES: dict[str, Mistake] = {
     "complete-before-checking": Mistake(
         cli("complete", "t-work", "--agent", "builder"), 1, ("taskfs check",)
     ),
+    "result-sent-to-the-wrong-party": Mistake(
+        cli("send", "t-work", "Done.", "--agent", "builder", "--status", "result", "--to", "rev"),
+        1,
+        ("message is addressed to 'rev', not 'planner'",),
+    ),
     "weak-contract-submitted": Mistake(
         weak_envelope, 0, ("warning[check_cannot_fail]", "warning[objective_too_short]")
     ),
