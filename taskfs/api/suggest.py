@@ -51,6 +51,13 @@ def explain(problems: Sequence[Problem], start: Path | None = None) -> list[Prob
         data = {k: v for k, v in found.data.items() if k != "id"}
         near_text = f" (did you mean {near!r}?)"
         out.append(
-            problem("task_not_found", id=wanted, suggestion=near, near_text=near_text, **data)
+            problem(
+                "task_not_found",
+                field=found.field,
+                id=wanted,
+                suggestion=near,
+                near_text=near_text,
+                **data,
+            )
         )
     return out
