@@ -68,8 +68,9 @@ def new(files: tuple[str, ...], agent: str | None, as_json: bool) -> int:
         if problems:
             raise TaskfsError(problems)
         repo = open_repo()
+        warnings = _lint_submitted(repo, sources)
         done = submit.submit(repo, sources, acting_agent(agent, required=False))
-        warned.extend(_lint_submitted(repo, [r.id for r in done]))
+        warned.extend(warnings)
         return done
 
     warned: list[Problem] = []
@@ -85,12 +86,12 @@ def new(files: tuple[str, ...], agent: str | None, as_json: bool) -> int:
     return act(as_json, call, show)
 
 
-def _lint_submitted(repo: Any, task_ids: list[str]) -> list[Problem]:
+def _lint_submitted(repo: Any, sources: list[Any]) -> list[Problem]:
     from taskfs.api import lint as lint_api
 
     try:
-        return list(lint_api.lint(repo, task_ids).warnings)
-    except Exception:  # the tasks are submitted: a lint that cannot run loses nothing
+        return list(lint_api.lint_sources(repo, sources))
+    except Exception:  # a lint that cannot run must not stop a submission
         return []
 
 
