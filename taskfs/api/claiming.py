@@ -8,7 +8,6 @@ from dataclasses import dataclass
 
 from taskfs.api import transitions
 from taskfs.errors import TaskfsError
-from taskfs.store.ledger import load_task
 from taskfs.store.repository import Repository
 
 HELD = ("working", "input_required", "auth_required")
@@ -29,6 +28,9 @@ def claim(repo: Repository, task_id: str, agent: str) -> transitions.Moved | Hel
     except TaskfsError as exc:
         if exc.codes != ["transition_not_allowed"]:
             raise
+        # Only on a refusal: the claim's fast path never loads the full reader (pydantic).
+        from taskfs.store.ledger import load_task
+
         task = load_task(repo, task_id)
         if task.state in HELD and task.holder == agent:
             return Held(task.id, task.state, agent)
