@@ -45,10 +45,11 @@ MESSAGES: dict[str, str] = {
     "ownership_conflict": "{entry!r} overlaps {other_entry!r} of open task {other!r} (both "
     "match {witness!r}); make one task depend on the other or narrow the entries",
     # lifecycle (contract section 3)
-    "task_not_found": "no task {id!r}",
+    "task_not_found": "no task {id!r}{near_text}; `taskfs ls` lists the tasks",
     "agent_not_allowed": "agent {agent!r} may not {action_text}: {reason}",
-    "transition_not_allowed": "task {id!r} cannot go from {from_state} to {to_state}{why_text}",
-    "reason_required": "moving task {id!r} to {to_state} needs a --reason",
+    "transition_not_allowed": "task {id!r} cannot go from {from_state} to {to_state}{why_text}; "
+    "allowed from {from_state}: {next_states}",
+    "reason_required": "moving task {id!r} to {to_state} needs a reason: {how}",
     "dependencies_unresolved": "task {id!r} depends on tasks that are not completed: "
     "{pending_text}",
     "completion_requires_evidence": "task {id!r} has no recorded passing acceptance "
@@ -123,13 +124,14 @@ MESSAGES: dict[str, str] = {
     "unset TASKFS_TRUSTED_RUNNERS",
     # messages (contract section 6)
     "signature_invalid": "message {msg_id!r}: its signature does not verify ({reason})",
-    "message_misaddressed": "message {msg_id!r} is addressed to {to!r}, not {agent!r}",
+    "message_misaddressed": "message{msg_text} is addressed to {to!r}, not {agent!r}",
     "message_expired": "message {msg_id!r} was written at {at}, outside the accepted window "
     "(24 hours back, 60 seconds ahead of {now})",
     "message_replayed": "message {msg_id!r} (found as {file_id!r}) is a copy: its id is already "
     "seen in the task or names another file",
     "message_unsigned": "message {msg_id!r} is unsigned: {reason}",
-    "message_not_found": "no message {msg_id!r}{why_text}",
+    "message_not_found": "no message {msg_id!r}{why_text}; `taskfs messages TASK` lists a task's "
+    "messages",
     "no_conversation": "no task_id, and no earlier message between {agent!r} and {peer!r} to "
     "continue: name the task, or send an envelope to open one",
     "sender_unknown": "message {msg_id!r} comes from key {key!r}, which no committed key "

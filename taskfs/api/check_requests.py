@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from taskfs.api import transitions
+from taskfs.core.lifecycle import next_states
 from taskfs.core.policy import RunnerPolicy, decide
 from taskfs.errors import Problem, TaskfsError, problem
 from taskfs.store.index import summaries
@@ -110,6 +111,7 @@ def run_requested_check(
             from_state=task.state,
             to_state="completed",
             why_text=" (only a working task's result is checked)",
+            next_states=next_states(task.state),
         )
         return CheckOutcome(request, ran=False, problems=(found,))
     command = task.envelope.acceptance_check.pass_fail_command

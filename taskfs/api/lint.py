@@ -76,3 +76,16 @@ def _lint_all(
         for w in rules.lint_envelope(envelope, subject=subject, contexts=known, settings=settings)
     ]
     return Linted(tuple(warnings), tuple(errors), len(subjects))
+
+
+def lint_sources(repo: Repository, sources: Sequence[Source]) -> tuple[Problem, ...]:
+    """The warnings about envelopes about to be submitted (`new`), read from their bytes: run
+    before the submission, so that `new` adds no time after its files are written."""
+    tasks = load_all(repo)
+    contexts = {t.id: t.envelope.context_id for t in tasks.values()}
+    subjects = []
+    for source in sources:
+        envelope, _problems = parse_source(source)
+        if envelope is not None:
+            subjects.append((envelope.id or source.label, envelope))
+    return _lint_all(subjects, [], contexts, repo.config.lint.settings()).warnings

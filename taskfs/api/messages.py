@@ -182,6 +182,7 @@ def send(
         task = load_task(repo, task_id, strict=True)
         thread = read_thread(repo, task_id, pending=_NOT_ASKED)
         name = stamped_name(now)
+        in_reply_to = replying_to(task, thread, agent, status, in_reply_to)
         replied = thread.find(in_reply_to) if in_reply_to else None
         recipient = to or _default_recipient(task, agent, replied)
         record = new_record(
@@ -370,10 +371,18 @@ def stage_message(
                 owner=owner,
             )
         except TaskfsError as exc:
-            problems += exc.problems
+            problems += [_reason_is_text(p, record) for p in exc.problems]
     if problems:
         raise TaskfsError(problems)
     return target, staged
+
+
+def _reason_is_text(found: Problem, record: MessageRecord) -> Problem:
+    """A message's text is its transition's reason: say so, not `--reason`."""
+    if found.code != "reason_required":
+        return found
+    how = f'taskfs send {record.task_id} --status {record.status} "why" (the text is the reason)'
+    return problem("reason_required", **{**found.data, "how": how})
 
 
 def _answering_owner(
@@ -418,11 +427,8 @@ def _sender_problems(
         ]
     expected = counterpart(task, record.sender)
     if record.status in LIFECYCLE_STATUSES and expected and record.recipient != expected:
-        return [
-            problem(
-                "message_misaddressed", msg_id=record.msg_id, to=record.recipient, agent=expected
-            )
-        ]
+        # The message is not stored: name the party it must go to, not its id.
+        return [problem("message_misaddressed", to=record.recipient, agent=expected, task=task.id)]
     return []
 
 
@@ -662,3 +668,37 @@ def mark_read(
         trailers = "".join(f"Taskfs-Task: {task_id}\n" for task_id in marks)
         commit = writer.commit(f"{subject}\n\n{trailers}Taskfs-Agent: {agent}\n", agent, when=now)
     return Marked(marked, tuple(already), commit)
+
+
+def replying_to(
+    task: Task, thread: Thread, agent: str, status: str | None, given: str | None
+) -> str | None:
+    """The msg_id a new message answers. `given` may be the id, a unique prefix of it, the
+    file stem it is stored under, or `last` (the latest message to `agent`). A plain message
+    without one, from the agent the task's open question was put to, answers that question:
+    there is only ever one open per task."""
+    if given is None:
+        if status is not None or task.state != "input_required":
+            return None
+        head = task.chain.head
+        asked = thread.find(head.record.message) if head and head.record.message else None
+        return asked.record.msg_id if asked and asked.record.recipient == agent else None
+    token = given.strip()
+    if not token or thread.find(token) is not None:
+        return token
+    placed = [c for c in thread.messages if c.in_place]
+    if token.lower() == "last":
+        mine = [c for c in placed if c.record.recipient == agent]
+        return mine[-1].record.msg_id if mine else given
+    found = {
+        c.record.msg_id
+        for c in placed
+        if c.record.msg_id.startswith(token) or c.stored.name.rsplit(".", 1)[0] == token
+    }
+    if len(found) > 1:
+        raise fail(
+            "message_not_found",
+            msg_id=given,
+            why_text=f" (the prefix fits {len(found)} messages: give more of the id)",
+        )
+    return found.pop() if found else given

@@ -75,14 +75,9 @@ def resolve(repo: Repository, spec: str | None) -> tuple[str, str, str]:
     git = repo.git
     if spec is None or not spec.strip():
         base = git.default_base()
-        if base is None:
-            raise fail(
-                "range_invalid",
-                range="(default)",
-                reason="the branch has no upstream and there is no main or master branch; "
-                "name a range such as main..HEAD",
-            )
-        return f"{base}..HEAD", base[:12], "HEAD"
+        if base is not None and base != git.head():
+            return f"{base}..HEAD", base[:12], "HEAD"
+        return _recent_ledger_range(repo)
     if spec.startswith("-"):
         raise fail("range_invalid", range=spec, reason="a range cannot start with '-'")
     left, dots, right = re.split(r"(\.\.\.?)", spec, maxsplit=1) if ".." in spec else [spec, "", ""]
@@ -211,3 +206,27 @@ def _warnings(
             task.envelope, subject=task.id, contexts=contexts, settings=settings
         )
     ]
+
+
+RECENT_LEDGER_COMMITS = 20
+
+
+def _recent_ledger_range(repo: Repository) -> tuple[str, str, str]:
+    """On the branch it would be compared with (main itself, nothing ahead of its base), the
+    last commits that touched the ledger: a review of those is what a reader there wants."""
+    proc = repo.git.run_raw(
+        "rev-list", f"--max-count={RECENT_LEDGER_COMMITS}", "HEAD", "--", repo.tasks_rel
+    )
+    recent = proc.stdout.decode().split() if proc.returncode == 0 else []
+    if not recent:
+        raise fail(
+            "range_invalid",
+            range="(default)",
+            reason="HEAD is not ahead of an upstream, main or master, and no commit touches the "
+            "ledger; name a range such as HEAD~5..HEAD",
+        )
+    parent = repo.git.verify(f"{recent[-1]}^{{commit}}")
+    label = f"the last {len(recent)} ledger commits"
+    if parent is None:  # they go back to the first commit: all of history
+        return "HEAD", label, "HEAD"
+    return f"{parent}..HEAD", label, "HEAD"

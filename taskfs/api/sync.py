@@ -24,6 +24,7 @@ from taskfs.api import authority, transitions
 from taskfs.api.forks import Lost
 from taskfs.api.submit import record_bytes
 from taskfs.core import forks
+from taskfs.core.lifecycle import next_states
 from taskfs.core.names import STATUS_NAME_RE
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import fs
@@ -194,6 +195,7 @@ def _lost_claim(task_id: str, lost: Lost) -> Problem:
         id=task_id,
         from_state="submitted",
         to_state="working",
+        next_states=next_states("submitted"),
         by=lost.winner_by,
         winner_file=lost.winner_file,
         lost_race=True,

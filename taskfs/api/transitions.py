@@ -50,7 +50,11 @@ def transition(
     now: datetime | None = None,
 ) -> Moved:
     if not is_state(target):
-        raise fail("usage", reason=f"{target!r} is not a state")
+        from taskfs.core.synonyms import meant
+
+        guess = meant(target)
+        hint = f": did you mean {guess!r}?" if guess else ""
+        raise fail("usage", reason=f"{target!r} is not a state{hint}")
     state: State = target  # type: ignore[assignment]
     with repo.writing() as writer:
         now = now or datetime.now(timezone.utc)

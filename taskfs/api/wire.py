@@ -330,7 +330,13 @@ def _gate(
         return _refused(number, msg_id, "signature_invalid", msg_id=msg_id, reason=reason)
     if message.recipient != own:
         return _refused(
-            number, msg_id, "message_misaddressed", msg_id=msg_id, to=message.recipient, agent=own
+            number,
+            msg_id,
+            "message_misaddressed",
+            msg_id=msg_id,
+            msg_text=f" {msg_id!r}",
+            to=message.recipient,
+            agent=own,
         )
     if message.kind != "message":
         reason = (

@@ -133,17 +133,25 @@ def inbox(agent: str | None, session: str | None, mark_read: bool, as_json: bool
     from taskfs.api import inbox as api
     from taskfs.api import messages as messages_api
 
+    held: list[str] = []
+
     def call() -> Any:
         me = acting_agent(agent) or ""
         repo = open_repo()
         box = api.inbox(repo, me, session=session or None)
+        if not as_json:
+            from taskfs.api.resume import held_lines
+
+            held.extend(held_lines(repo, box))
         if mark_read and box.unread:
             messages_api.mark_read(repo, me, [c.record.msg_id for c in box.unread])
         return box
 
     def show(box: Any) -> tuple[dict[str, Any], str]:
+        from taskfs.api.resume import unread_lines
+
         doc = views.document(True, **views.inbox(box))
-        lines = [box.badge]
+        lines = [box.badge, *held]
         lines += [f"  claim   {t.id}  from {t.envelope.sender or '-'}" for t in box.to_claim]
         lines += [f"  answer  {c.record.msg_id}  from {c.record.sender}" for c in box.questions]
         lines += [f"  review  {c.record.msg_id}  from {c.record.sender}" for c in box.results]
@@ -152,6 +160,7 @@ def inbox(agent: str | None, session: str | None, mark_read: bool, as_json: bool
             for c in box.refused
         ]
         lines += [f"  lost    {lost.text()}" for lost in box.superseded]
+        lines += unread_lines(box)
         return doc, "\n".join(lines)
 
     return act(as_json, call, show)
@@ -224,8 +233,9 @@ def bind(task_id: str, agent: str | None, as_json: bool) -> int:
     type=click.Choice(("claude", "codex")),
     help="Run as that host's session-start hook: read its JSON on stdin, never fail.",
 )
+@click.option("--mcp", is_flag=True, help="Name the MCP tools (agent_*) instead of commands.")
 @json_option
-def prime(agent: str | None, hook: str | None, as_json: bool) -> int:
+def prime(agent: str | None, hook: str | None, mcp: bool, as_json: bool) -> int:
     """A short text telling an agent how to work with taskfs here (for start-up hooks)."""
     from taskfs.api import prime as api
 
@@ -237,7 +247,9 @@ def prime(agent: str | None, hook: str | None, as_json: bool) -> int:
     def show(text: str) -> tuple[dict[str, Any], str]:
         return views.document(True, text=text), text.rstrip("\n")
 
-    return act(as_json, lambda: api.prime(open_repo(), acting_agent(agent, required=False)), show)
+    return act(
+        as_json, lambda: api.prime(open_repo(), acting_agent(agent, required=False), mcp=mcp), show
+    )
 
 
 @cli.command()

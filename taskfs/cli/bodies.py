@@ -57,3 +57,18 @@ def transition(
         ),
         render.moved,
     )
+
+
+def claim(task_id: str, agent: str | None, as_json: bool) -> int:
+    """`claim`: submitted -> working; a task the agent already holds is said so, exit 0."""
+    from taskfs.api import claiming
+
+    def show(result: Any) -> tuple[dict[str, Any], str]:
+        if isinstance(result, claiming.Held):
+            doc = render.document(True, id=result.id, state=result.state, already=True)
+            return doc, f"{result.id}: already yours ({result.state}); nothing changed"
+        return render.moved(result)
+
+    return act(
+        as_json, lambda: claiming.claim(open_repo(), task_id, acting_agent(agent) or ""), show
+    )

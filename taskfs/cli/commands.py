@@ -11,6 +11,7 @@ import click
 from taskfs.cli import bodies, render
 from taskfs.cli.app import agent_option, cli, json_option
 from taskfs.cli.output import act, acting_agent, open_repo
+from taskfs.cli.states import StateChoice
 from taskfs.core.lifecycle import STATES
 from taskfs.errors import Problem
 
@@ -66,9 +67,32 @@ def new(files: tuple[str, ...], agent: str | None, as_json: bool) -> int:
                 problems += exc.problems
         if problems:
             raise TaskfsError(problems)
-        return submit.submit(open_repo(), sources, acting_agent(agent, required=False))
+        repo = open_repo()
+        warnings = _lint_submitted(repo, sources)
+        done = submit.submit(repo, sources, acting_agent(agent, required=False))
+        warned.extend(warnings)
+        return done
 
-    return act(as_json, call, lambda r: render.submitted(r, single=len(files) == 1))
+    warned: list[Problem] = []
+
+    def show(results: list[submit.Submitted]) -> tuple[dict[str, Any], str]:
+        # What was submitted is never edited: its weak points are said now, not at review.
+        doc, text = render.submitted(results, single=len(files) == 1)
+        doc["warnings"] = [w.to_json() for w in warned]
+        for w in warned if not as_json else ():
+            sys.stderr.write(f"{w.data.get('subject')}: warning[{w.code}] {w.message}\n")
+        return doc, text
+
+    return act(as_json, call, show)
+
+
+def _lint_submitted(repo: Any, sources: list[Any]) -> list[Problem]:
+    from taskfs.api import lint as lint_api
+
+    try:
+        return list(lint_api.lint_sources(repo, sources))
+    except Exception:  # a lint that cannot run must not stop a submission
+        return []
 
 
 @cli.command()
@@ -147,12 +171,12 @@ def claim(task_id: str, agent: str | None, push: bool, as_json: bool) -> int:
         from taskfs.cli.sync import claim_synced
 
         return claim_synced(task_id, agent, as_json)
-    return bodies.transition(task_id, "working", agent, None, as_json)
+    return bodies.claim(task_id, agent, as_json)
 
 
 @cli.command()
 @click.argument("task_id")
-@click.argument("state", type=click.Choice(STATES))
+@click.argument("state", type=StateChoice(), metavar="STATE")
 @agent_option
 @click.option("--reason", help="Why (required for failed and rejected).")
 @json_option

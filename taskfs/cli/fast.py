@@ -55,7 +55,7 @@ def run(args: Sequence[str]) -> int | None:
         return bodies.ls(values.get("--state"), values.get("--to"), values.get("--context"), True)
     if command == "ready":
         return bodies.ready(agent, True)
-    return bodies.transition(arguments[0], "working", agent, None, as_json)
+    return bodies.claim(arguments[0], agent, as_json)
 
 
 def _prepared(command: str, values: dict[str, str], agent: str | None) -> str | None:

@@ -129,8 +129,9 @@ def _due_reminder(root: Path, agent: str) -> str | None:
 
 def prime_hook(host: str, agent: str | None, stdin: TextIO, stdout: TextIO) -> int:
     """`taskfs prime --hook HOST`: the prime text for a session starting in a taskfs
-    repository (plain text: both hosts add a SessionStart hook's output to the context, so
-    `host` changes nothing yet)."""
+    repository (plain text: both hosts add a SessionStart hook's output to the context). The
+    hook is installed by `taskfs setup`, which registers `taskfs mcp` with the same host, so
+    the text names the MCP tools."""
 
     def run() -> None:
         place = _where(_event(stdin), agent)
@@ -139,6 +140,6 @@ def prime_hook(host: str, agent: str | None, stdin: TextIO, stdout: TextIO) -> i
         from taskfs.api import prime
         from taskfs.store.repository import Repository
 
-        stdout.write(prime.prime(Repository.open(place[0]), place[1]))
+        stdout.write(prime.prime(Repository.open(place[0]), place[1], mcp=True))
 
     return _guarded(run)

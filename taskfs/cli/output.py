@@ -51,6 +51,9 @@ def act(as_json: bool, call: Callable[[], T], show: Renderer[T]) -> int:
 
 
 def refuse(as_json: bool, problems: Sequence[Problem]) -> int:
+    from taskfs.api.suggest import explain
+
+    problems = explain(problems)
     if as_json:
         from taskfs.api.views import refusal
 

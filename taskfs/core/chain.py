@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from taskfs.core.lifecycle import TRANSITIONS, State
+from taskfs.core.lifecycle import TRANSITIONS, State, next_states
 from taskfs.core.names import STATUS_NAME_RE
 from taskfs.core.records import StatusRecord
 from taskfs.errors import Problem, problem
@@ -128,6 +128,7 @@ def _edge_problems(task_id: str, chain: list[Link]) -> list[Problem]:
                     path=link.name,
                     from_state=previous or "(nothing)",
                     to_state=state,
+                    next_states=next_states(previous) if previous else "submitted",
                 )
             )
         match = STATUS_NAME_RE.fullmatch(link.name)

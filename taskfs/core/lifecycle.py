@@ -91,6 +91,7 @@ def check_transition(
                 from_state=current,
                 to_state=target,
                 why_text=why,
+                next_states=next_states(current),
             )
         ]
     problems: list[Problem] = []
@@ -107,7 +108,9 @@ def check_transition(
             )
         )
     if target in REASON_REQUIRED and not (reason and reason.strip()):
-        problems.append(problem("reason_required", id=task_id, to_state=target))
+        problems.append(
+            problem("reason_required", id=task_id, to_state=target, how='--reason "why"')
+        )
     return problems
 
 
@@ -145,3 +148,9 @@ def _describe(task_id: str, target: State) -> str:
 
 # The `status` a task message may carry (contract section 6); none is plain conversation.
 MESSAGE_STATUSES = ("update", "needs_input", "result", "failed", "canceled")
+
+
+def next_states(current: str) -> str:
+    """The states `current` may go to, as a refusal names them ("none" from a terminal one)."""
+    out = TRANSITIONS.get(current, frozenset())  # type: ignore[call-overload]
+    return ", ".join(s for s in STATES if s in out) or "none"

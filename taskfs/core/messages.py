@@ -188,7 +188,15 @@ def placement(
 def addressed(record: MessageRecord, agent: str) -> list[Problem]:
     if record.recipient == agent:
         return []
-    return [problem("message_misaddressed", msg_id=record.msg_id, to=record.recipient, agent=agent)]
+    return [
+        problem(
+            "message_misaddressed",
+            msg_id=record.msg_id,
+            msg_text=f" {record.msg_id!r}",
+            to=record.recipient,
+            agent=agent,
+        )
+    ]
 
 
 def freshness(record: MessageRecord, now: datetime) -> list[Problem]:

@@ -9,7 +9,7 @@ absent one, and `to: "self"` names one's own identity.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from mcp.types import CallToolResult
 from pydantic import Field
@@ -46,10 +46,10 @@ TaskId = Annotated[
     ),
 ]
 Status = Annotated[
-    str | None,
+    Literal["update", "needs_input", "result", "failed", "canceled", ""] | None,
     Field(
-        description='"update", "needs_input", "result", "failed" or "canceled"; omit (or "") '
-        "for a plain message or an answer."
+        description="needs_input asks (the task waits); result asks for the acceptance check; "
+        "omit for a plain message or an answer."
     ),
 ]
 InReplyTo = Annotated[
@@ -104,7 +104,7 @@ def register_interlink_tools(tools: Tools) -> None:
             )
             return views.sent_or_opened(result)
 
-        return answer(call, say.sent)
+        return answer(call, say.sent, tool="send_message")
 
     def cancel_task(
         to: Annotated[str, Field(description="The peer running the task, by its agent name.")],

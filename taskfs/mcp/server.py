@@ -22,17 +22,21 @@ import os
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent
+from pydantic import Field
 
 from taskfs import __version__
 from taskfs.api import agent_views as views
 from taskfs.api import capabilities, evidence, messages, queries, submit, transitions
 from taskfs.api import inbox as inbox_api
+from taskfs.api.suggest import explain
 from taskfs.cli.output import acting_agent
 from taskfs.errors import Problem, TaskfsError, problem
+from taskfs.mcp import hints
+from taskfs.mcp.schema import slim
 from taskfs.store.repository import Repository
 
 INSTRUCTIONS = (
@@ -60,7 +64,10 @@ class Session:
 
 
 def answer(
-    call: Callable[[], dict[str, Any]], say: Callable[[dict[str, Any]], str] | None = None
+    call: Callable[[], dict[str, Any]],
+    say: Callable[[dict[str, Any]], str] | None = None,
+    *,
+    tool: str = "",
 ) -> CallToolResult:
     """The tool result for one library call: its document, or its refusal as a tool error.
     The text content is the document as JSON, or, with `say`, the line `say` makes of it (a
@@ -70,7 +77,7 @@ def answer(
         result = call()
         doc = views.document(bool(result.pop("ok", True)), **result)
     except TaskfsError as exc:
-        doc = views.refusal(exc.problems)
+        doc = views.refusal(hints.for_tools(tuple(explain(exc.problems)), tool))
     except Exception as exc:
         doc = views.refusal([problem("internal_error", reason=f"{type(exc).__name__}: {exc}")])
     text = json.dumps(doc, ensure_ascii=False)
@@ -84,7 +91,10 @@ def answer(
 
 
 def refused_text(doc: dict[str, Any]) -> str:
-    return "\n".join(f"refused: {e['code']}: {e['message']}" for e in doc.get("errors", []))
+    return "\n".join(
+        f"refused: {e['code']}: {e['message']}" + (f" (-> {e['tool']})" if "tool" in e else "")
+        for e in doc.get("errors", [])
+    )
 
 
 class Tools:
@@ -96,10 +106,35 @@ class Tools:
 
     def add(self, fn: Callable[..., CallToolResult], description: str) -> None:
         self.server.add_tool(fn, name=fn.__name__, description=description)
+        listed = self.server._tool_manager.get_tool(fn.__name__)
+        if listed is not None:  # what tools/list shows; arguments are still validated in full
+            listed.parameters = slim(listed.parameters)
 
 
 def _moved(result: transitions.Moved) -> dict[str, Any]:
     return {"id": result.id, "state": result.state, "commit": result.commit}
+
+
+TaskId = Annotated[str, Field(description="The task's id (agent_inbox lists yours).")]
+Text = Annotated[str, Field(description="The message text, signed and committed.")]
+Reason = Annotated[str, Field(description="Why, in a sentence; recorded with the transition.")]
+
+SEND = (
+    "Delegate a task. `envelope` is YAML; required keys: objective, outputFormat, "
+    "toolAndSourceGuidance, boundaries, filesAndInterfaces, acceptanceCheck.passFailCommand, "
+    "acceptanceCheck.endToEndVerification, contextID. filesAndInterfaces lists the path globs "
+    "(or interface:NAME) the recipient owns; passFailCommand is a shell command, exit 0 = "
+    "pass. Optional: to, id, dependsOn, parent, toolsAllowed."
+)
+CHECK = (
+    "Report your result and check it: sends `text` as the task's `result` message (the same "
+    "as the CLI's `send --status result`), then runs the acceptance command here and records "
+    "the evidence. ok/verdict say pass or fail. Completes nothing: on pass, call agent_complete."
+)
+COMPLETE = (
+    "Complete your working task (-> completed). Needs passing evidence from agent_check on "
+    "the current files; refused otherwise."
+)
 
 
 def register_agent_tools(tools: Tools) -> None:
@@ -109,18 +144,29 @@ def register_agent_tools(tools: Tools) -> None:
         sent = messages.send(s.repo(), task_id, s.agent(), text, **options)
         return views.sent(sent)
 
-    def move(task_id: str, state: str, reason: str | None = None) -> dict[str, Any]:
-        return _moved(transitions.transition(s.repo(), task_id, state, s.agent(), reason=reason))
+    def move(
+        task_id: str, state: str, reason: str | None = None, artifacts: Any = ()
+    ) -> dict[str, Any]:
+        moved = transitions.transition(
+            s.repo(), task_id, state, s.agent(), reason=reason, artifacts=artifacts
+        )
+        return _moved(moved)
 
-    def agent_send(envelope: str) -> CallToolResult:
+    def agent_send(
+        envelope: Annotated[str, Field(description="The envelope, as YAML text.")],
+    ) -> CallToolResult:
         def call() -> dict[str, Any]:
             source = submit.Source("agent_send", envelope.encode("utf-8", "surrogateescape"))
             done = submit.submit(s.repo(), [source], s.agent())
             return {"id": done[0].id, "state": done[0].state}
 
-        return answer(call)
+        return answer(call, tool="agent_send")
 
-    def agent_inbox(mark_read: bool = False) -> CallToolResult:
+    def agent_inbox(
+        mark_read: Annotated[
+            bool, Field(description="Mark the unread messages shown as read.")
+        ] = False,
+    ) -> CallToolResult:
         def call() -> dict[str, Any]:
             repo, agent = s.repo(), s.agent()
             box = inbox_api.inbox(repo, agent, session=s.session_name)
@@ -130,21 +176,45 @@ def register_agent_tools(tools: Tools) -> None:
 
         return answer(call)
 
-    def agent_claim(task_id: str) -> CallToolResult:
-        return answer(lambda: move(task_id, "working"))
+    def agent_claim(task_id: TaskId) -> CallToolResult:
+        def call() -> dict[str, Any]:
+            from taskfs.api import claiming
 
-    def agent_ask(task_id: str, text: str) -> CallToolResult:
+            result = claiming.claim(s.repo(), task_id, s.agent())
+            if isinstance(result, claiming.Held):
+                return {"id": result.id, "state": result.state, "already": True}
+            return _moved(result)
+
+        return answer(call)
+
+    def agent_ask(task_id: TaskId, text: Text) -> CallToolResult:
         return answer(lambda: say(task_id, text, status="needs_input"))
 
-    def agent_answer(task_id: str, in_reply_to: str, text: str) -> CallToolResult:
+    def agent_answer(
+        task_id: TaskId,
+        in_reply_to: Annotated[
+            str, Field(description="The question's msg_id (a unique prefix, or 'last').")
+        ],
+        text: Text,
+    ) -> CallToolResult:
         return answer(lambda: say(task_id, text, in_reply_to=in_reply_to))
 
     def agent_update(
-        task_id: str, text: str, in_reply_to: str | None = None, to: str | None = None
+        task_id: TaskId,
+        text: Text,
+        in_reply_to: Annotated[
+            str | None, Field(description="The msg_id this replies to, if any.")
+        ] = None,
+        to: Annotated[
+            str | None, Field(description="Recipient; default: the task's other party.")
+        ] = None,
     ) -> CallToolResult:
         return answer(lambda: say(task_id, text, status="update", in_reply_to=in_reply_to, to=to))
 
-    def agent_check(task_id: str, text: str) -> CallToolResult:
+    def agent_check(
+        task_id: TaskId,
+        text: Annotated[str, Field(description="Your result: what you did, where it is.")],
+    ) -> CallToolResult:
         # The `result` message records the claim of a result (and asks a watcher for the check);
         # the check then runs here, so the agent learns the verdict in the same call.
         def call() -> dict[str, Any]:
@@ -159,26 +229,41 @@ def register_agent_tools(tools: Tools) -> None:
 
         return answer(call)
 
-    def agent_complete(task_id: str) -> CallToolResult:
-        return answer(lambda: move(task_id, "completed"))
+    def agent_complete(
+        task_id: TaskId,
+        artifacts: Annotated[
+            dict[str, str] | None,
+            Field(description="What you produced: name -> location (path or URL)."),
+        ] = None,
+    ) -> CallToolResult:
+        def call() -> dict[str, Any]:
+            from taskfs.core.records import Artifact
 
-    def agent_refuse(task_id: str, reason: str) -> CallToolResult:
+            made = [Artifact(name=k, location=v) for k, v in (artifacts or {}).items()]
+            return move(task_id, "completed", artifacts=made)
+
+        return answer(call)
+
+    def agent_refuse(task_id: TaskId, reason: Reason) -> CallToolResult:
         return answer(lambda: move(task_id, "rejected", reason))
 
-    def agent_fail(task_id: str, reason: str) -> CallToolResult:
+    def agent_fail(task_id: TaskId, reason: Reason) -> CallToolResult:
         return answer(lambda: say(task_id, reason, status="failed"))
 
-    def agent_cancel(task_id: str, reason: str = "") -> CallToolResult:
+    def agent_cancel(
+        task_id: TaskId,
+        reason: Annotated[str, Field(description="Why, shown to the worker.")] = "",
+    ) -> CallToolResult:
         return answer(lambda: say(task_id, reason, status="canceled"))
 
-    def agent_status(task_id: str) -> CallToolResult:
+    def agent_status(task_id: TaskId) -> CallToolResult:
         def call() -> dict[str, Any]:
             task = queries.show(s.repo(), task_id)
             return {**views.summary(task), "envelope": task.envelope.to_document()}
 
         return answer(call)
 
-    def agent_history(task_id: str) -> CallToolResult:
+    def agent_history(task_id: TaskId) -> CallToolResult:
         def call() -> dict[str, Any]:
             repo = s.repo()
             task = queries.show(repo, task_id)
@@ -192,23 +277,26 @@ def register_agent_tools(tools: Tools) -> None:
 
         return answer(call)
 
-    def agent_bind(task_id: str) -> CallToolResult:
+    def agent_bind(task_id: TaskId) -> CallToolResult:
         return answer(lambda: views.bound(capabilities.bind(s.repo(), task_id, s.agent())))
 
-    tools.add(agent_send, "Send a task: a YAML envelope (objective, filesAndInterfaces, ...).")
-    tools.add(agent_inbox, "What waits for you: tasks to claim, questions, results, unread.")
-    tools.add(agent_claim, "Claim a task addressed to you (submitted -> working).")
-    tools.add(agent_ask, "Ask the task's sender a question (working -> input_required).")
-    tools.add(agent_answer, "Answer a question by its msg_id (input_required -> working).")
-    tools.add(agent_update, "Send a progress note or reply about a task; moves nothing.")
-    tools.add(agent_check, "Report your result and run the acceptance check; says pass or fail.")
-    tools.add(agent_complete, "Complete your task; refused without passing check evidence.")
-    tools.add(agent_refuse, "Refuse a task addressed to you (submitted -> rejected).")
-    tools.add(agent_fail, "Give up on a task, saying why (-> failed).")
-    tools.add(agent_cancel, "Cancel a task (-> canceled); cooperative: stops nothing by force.")
-    tools.add(agent_status, "A task's state, parties and envelope.")
-    tools.add(agent_history, "A task's transitions and messages.")
-    tools.add(agent_bind, "Your tools for a task: toolsAllowed within the capability ledger.")
+    for fn, description in (
+        (agent_send, SEND),
+        (agent_inbox, "Start here: tasks you hold, questions to answer, results, unread."),
+        (agent_claim, "Claim a task addressed to you (submitted -> working)."),
+        (agent_ask, "Ask the task's sender a question (working -> input_required)."),
+        (agent_answer, "Answer a question by its msg_id (input_required -> working)."),
+        (agent_update, "Send a progress note or reply about a task; moves nothing."),
+        (agent_check, CHECK),
+        (agent_complete, COMPLETE),
+        (agent_refuse, "Refuse a task addressed to you (submitted -> rejected)."),
+        (agent_fail, "Give up on your task, saying why (-> failed)."),
+        (agent_cancel, "Cancel a task you sent (-> canceled); the worker is asked to stop."),
+        (agent_status, "A task's state, parties and envelope."),
+        (agent_history, "A task's transitions and messages (with their msg_ids)."),
+        (agent_bind, "Your tools for a task: toolsAllowed within the capability ledger."),
+    ):
+        tools.add(fn, description)
 
 
 def _history(task: Any) -> list[dict[str, Any]]:

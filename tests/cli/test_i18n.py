@@ -95,7 +95,9 @@ def test_lang_then_taskfs_lang_then_the_locale_choose_the_language(
     result = taskfs(*args, "show", "nope", "--json")
     assert result.codes == ["task_not_found"]
     [error] = result.json["errors"]
-    expected = {"en": "no task 'nope'", "tr": in_turkish(error)}[language]
+    expected = {"en": "no task 'nope'; `taskfs ls` lists the tasks", "tr": in_turkish(error)}[
+        language
+    ]
     assert error["message"] == expected
 
 
@@ -104,7 +106,7 @@ def test_a_lang_chosen_for_one_command_is_not_kept_for_the_next(repo: Path) -> N
         "message"
     ] == in_turkish({"code": "task_not_found", "id": "nope"})
     after = taskfs("claim", "nope", "--agent", "b", "--json").json["errors"][0]
-    assert after["message"] == "no task 'nope'"
+    assert after["message"] == "no task 'nope'; `taskfs ls` lists the tasks"
 
 
 def test_a_real_process_speaks_turkish_on_stderr_and_clean_json_on_stdout(repo: Path) -> None:

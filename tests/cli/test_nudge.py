@@ -129,7 +129,7 @@ def test_codex_runs_the_same_nudge_and_the_start_up_text(repo: Path) -> None:
     code, out, _err = run_hook(commands["SessionStart"], start, repo)
     assert code == 0
     assert "You are agent 'builder'" in out
-    assert "taskfs claim ID" in out
+    assert "agent_check(task_id, text)" in out  # the hook's host has the MCP tools
 
 
 def test_the_hooks_stay_silent_and_never_fail_the_host(repo: Path, tmp_path: Path) -> None:

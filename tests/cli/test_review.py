@@ -166,12 +166,35 @@ def test_a_range_git_does_not_know_is_refused(repo: Path, tmp_path: Path, spec: 
     assert not out.exists()  # an option smuggled in as a range never reaches git
 
 
-def test_without_main_or_an_upstream_a_range_must_be_named(repo: Path) -> None:
+def test_without_main_or_an_upstream_the_last_ledger_commits_are_reviewed(repo: Path) -> None:
     git(repo, "branch", "-m", "main", "trunk")
+    task = submit(repo)
     result = taskfs("review", "--json")
-    assert result.code == 1
-    assert result.codes == ["range_invalid"]
+    assert result.code == 0, result.stdout
+    assert [t["id"] for t in result.json["tasks"]] == [task]
+    assert "ledger commits" in result.json["range"]["base"]
     assert taskfs("review", "trunk", "--json").code == 0
+
+
+def test_on_main_itself_review_picks_the_last_ledger_commits(repo: Path) -> None:
+    task = submit(repo)
+    assert taskfs("claim", task, "--agent", "builder").code == 0
+    result = taskfs("review", "--json")  # main..HEAD would be empty here
+    assert result.code == 0, result.stdout
+    assert [t["id"] for t in result.json["tasks"]] == [task]
+    assert len(result.json["transitions"]) == 2
+
+
+def test_with_no_ledger_commit_to_review_a_range_must_be_named(tmp_path: Path) -> None:
+    bare = tmp_path / "plain"
+    bare.mkdir()
+    git(bare, "init", "-q", "-b", "trunk")
+    (bare / "README").write_text("x\n")
+    git(bare, "add", "README")
+    git(bare, "commit", "-q", "-m", "first")
+    result = taskfs("review", "--json", cwd=bare)
+    assert result.codes == ["range_invalid"]
+    assert "HEAD~5..HEAD" in result.json["errors"][0]["message"]
 
 
 def test_untrusted_text_cannot_break_the_markdown(repo: Path) -> None:
