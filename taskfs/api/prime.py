@@ -6,6 +6,7 @@ for it (at most a few items of each kind), and the commands it needs.
 
 from __future__ import annotations
 
+from taskfs.api import stale
 from taskfs.api.inbox import Inbox, inbox
 from taskfs.store.repository import Repository
 
@@ -40,6 +41,7 @@ def prime(repo: Repository, agent: str | None) -> str:
         box = inbox(repo, agent)
         lines.append(f"You are agent {agent!r}. Inbox: {box.badge}.")
         lines += _waiting(box)
+        lines += stale.report_lines(repo, agent)
     lines += ["", GUIDE.format(tasks=repo.tasks_rel)]
     return "\n".join(lines).rstrip("\n") + "\n"
 

@@ -72,6 +72,7 @@ from taskfs.cli import (  # noqa: E402,F401
     hosts,
     ownership,
     review,
+    stuck,
     sync,
     watch,
     wire,

@@ -132,7 +132,8 @@ def nudge(agent: str | None, hook: str | None, as_json: bool) -> int:
         return nudge_hook(hook, agent, sys.stdin, sys.stdout)
     from taskfs.api import nudge as api
 
-    def show(found: Any) -> tuple[dict[str, Any], str]:
+    def show(answer: tuple[Any, Any]) -> tuple[dict[str, Any], str]:
+        found, stale = answer
         tasks = [
             {
                 "id": q.task_id,
@@ -154,6 +155,18 @@ def nudge(agent: str | None, hook: str | None, as_json: bool) -> int:
             + ("due now" if q.overdue(found.now) else f"due at {format_time(q.due)}")
             for q in found.tasks
         ]
-        return doc, "\n".join(lines) or f"{found.agent} holds no working task"
+        text = "\n".join(lines) or f"{found.agent} holds no working task"
+        doc["stale"] = [s.to_json() for s in stale]
+        if stale:
+            text += "\nstale:\n" + "\n".join(f"  {s.line()}" for s in stale)
+        return doc, text
 
-    return act(as_json, lambda: api.nudge(open_repo(), acting_agent(agent) or ""), show)
+    def call() -> Any:
+        from taskfs.api import stale
+
+        repo = open_repo()
+        found = api.nudge(repo, acting_agent(agent) or "")
+        # Held work gone quiet for hours, everyone's: a sender sees what to hand on.
+        return found, stale.stale_holders(repo)
+
+    return act(as_json, call, show)

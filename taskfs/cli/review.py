@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -170,7 +170,13 @@ def board(target: str, as_json: bool) -> int:
         repo = open_repo()
         rows = reports.all_reports(repo)
         generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-        page = board_html.page(rows, title=repo.root.name, generated=generated)
+        page = board_html.page(
+            rows,
+            title=repo.root.name,
+            generated=generated,
+            flags=_lint_flags(repo, rows),
+            stale=_stale_lines(repo),
+        )
         if target == "-":
             sys.stdout.write(page)
         else:
@@ -187,9 +193,34 @@ def board(target: str, as_json: bool) -> int:
     return act(as_json, call, show)
 
 
+def _lint_flags(repo: Any, rows: Sequence[Any]) -> dict[str, list[Any]]:
+    """The lint warnings of each open task, for its card."""
+    from taskfs.core import lint as rules
+    from taskfs.core.lifecycle import TERMINAL
+
+    contexts = {row.id: row.task.envelope.context_id for row in rows}
+    settings = repo.config.lint.settings()
+    return {
+        row.id: rules.lint_envelope(
+            row.task.envelope, subject=row.id, contexts=contexts, settings=settings
+        )
+        for row in rows
+        if row.task.state not in TERMINAL
+    }
+
+
+def _stale_lines(repo: Any) -> dict[str, str]:
+    from taskfs.api import stale
+
+    return {s.id: s.line() for s in stale.stale_holders(repo)}
+
+
 def _write(path: Path, data: bytes) -> None:
     from taskfs.store import fs
 
+    if not path.parent.is_dir():
+        # A folder that is not there is a typo more often than a wish: say so, make nothing.
+        raise fail("file_unwritable", path=str(path), reason="no such folder")
     try:
         fs.replace(path, data, mode=0o644)
     except OSError as exc:
