@@ -35,6 +35,7 @@ class EvidenceRow:
     stderr: str = ""
     commit: str = ""
     problem: str = ""
+    fresh: bool = False  # run in a fresh checkout of `commit` (`check --fresh`)
 
     @property
     def passed(self) -> bool:
@@ -66,6 +67,7 @@ class MessageRow:
     at: str = ""
     in_reply_to: str = ""
     problem: str = ""
+    msg_id: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -138,6 +140,7 @@ def evidence_row(task_id: str, rel: str, data: bytes | None) -> EvidenceRow:
             stdout=record.stdout,
             stderr=record.stderr,
             commit=record.commit,
+            fresh=bool(record.fresh),
         )
     return EvidenceRow(
         path=rel,
@@ -168,6 +171,7 @@ def message_row(task_id: str, rel: str, data: bytes | None) -> MessageRow:
         text=record.text,
         at=record.at,
         in_reply_to=record.in_reply_to or "",
+        msg_id=record.msg_id,
     )
 
 
