@@ -86,6 +86,8 @@ def _report(report: Any) -> tuple[dict[str, Any], str]:
         changed=report.changed,
         files=files,
         backups=str(report.backups),
+        command=report.command,
+        notes=list(report.notes),
     )
     return doc, _report_text(report)
 
@@ -100,7 +102,8 @@ _VERBS = {
 
 
 def _report_text(report: Any) -> str:
-    lines = []
+    lines = [] if report.removing else [f"the host runs {report.command}"]
+    lines += [note if note.startswith("warning:") else f"note: {note}" for note in report.notes]
     for change in report.files:
         verb = _VERBS[change.action][1 if report.dry_run else 0]
         if report.dry_run and change.content is not None and change.action != "unchanged":
