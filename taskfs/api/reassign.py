@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from taskfs import i18n
 from taskfs.api import rules
 from taskfs.api.submit import envelope_bytes, fresh_id, record_bytes
 from taskfs.api.transitions import stage_transition
@@ -56,7 +57,7 @@ def reassign(
                 "agent_not_allowed",
                 agent=agent,
                 action="reassign",
-                action_text=f"reassign task {task_id!r}",
+                action_text=i18n.say("reassign task {id!r}", id=task_id),
                 reason=f"only its sender ({sender or 'none named'}) may hand it to someone else",
             )
         if task.state in TERMINAL:
@@ -65,7 +66,10 @@ def reassign(
                 id=task_id,
                 from_state=task.state,
                 to_state="canceled",
-                why_text=f" ({task.state} is final: submit a new task instead of reassigning)",
+                why_text=i18n.say(
+                    " ({state} is final: submit a new task instead of reassigning)",
+                    state=task.state,
+                ),
             )
         if repo.config.require_signed_messages:
             from taskfs.store.messages import agent_keys

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from taskfs import i18n
 from taskfs.core import hostconfig
 from taskfs.core.hostconfig import ConfigError, Format, Host, Part, Wanted
 from taskfs.errors import fail
@@ -135,9 +136,12 @@ def setup(
     command, notes = running_taskfs()
     if host == "codex" and scope == "project" and not remove:
         notes.append(
-            "Codex loads a project's .codex/config.toml only when the project is trusted: "
-            "answer yes when Codex asks on its first start here, or add "
-            f'[projects."{base}"] trust_level = "trusted" to ~/.codex/config.toml'
+            i18n.say(
+                "note: Codex loads a project's .codex/config.toml only when the project is "
+                "trusted: answer yes when Codex asks on its first start here, or add "
+                '[projects."{root}"] trust_level = "trusted" to ~/.codex/config.toml',
+                root=base,
+            )
         )
     files = [
         _undo(t, store) if remove else _plan(t, Wanted(host, agent, command))
@@ -165,9 +169,11 @@ def running_taskfs() -> tuple[str, list[str]]:
     if found:
         return os.path.abspath(found), []
     return "taskfs", [
-        "warning: taskfs is not on PATH and no taskfs executable was found beside this Python, "
-        "so the host cannot start it: install taskfs where the host runs "
-        "(e.g. pipx install taskfs) or put its folder on the host's PATH"
+        i18n.say(
+            "warning: taskfs is not on PATH and no taskfs executable was found beside this "
+            "Python, so the host cannot start it: install taskfs where the host runs (e.g. "
+            "pipx install taskfs) or put its folder on the host's PATH"
+        )
     ]
 
 

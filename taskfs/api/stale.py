@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from taskfs import i18n
 from taskfs.api import entries
 from taskfs.core.names import parse_time
 from taskfs.errors import TaskfsError
@@ -33,12 +34,18 @@ class Stale:
 
     @property
     def quiet_text(self) -> str:
-        return f"{round(self.hours)} h" if self.hours >= 1 else f"{round(self.hours * 60)} min"
+        if self.hours >= 1:
+            return i18n.say("{hours} h", hours=round(self.hours))
+        return i18n.say("{minutes} min", minutes=round(self.hours * 60))
 
     def line(self) -> str:
-        return (
-            f"{self.id} held by {self.holder} ({self.state}) for {self.quiet_text} with no "
-            "transition, message or commit touching its files"
+        return i18n.say(
+            "{id} held by {holder} ({state}) for {quiet} with no transition, message or commit "
+            "touching its files",
+            id=self.id,
+            holder=self.holder,
+            state=self.state,
+            quiet=self.quiet_text,
         )
 
     def to_json(self) -> dict[str, object]:
@@ -107,11 +114,21 @@ def report_lines(repo: Repository, agent: str, *, limit: int = 5) -> list[str]:
     lines = []
     for found in stale_holders(repo):
         if found.sender == agent:
-            lines.append(f"- stale: {found.line()}; hand it on: taskfs reassign {found.id} --to B")
+            lines.append(
+                i18n.say(
+                    "- stale: {line}; hand it on: taskfs reassign {id} --to B",
+                    line=found.line(),
+                    id=found.id,
+                )
+            )
         elif found.holder == agent:
             lines.append(
-                f"- stale: you hold {found.id} quiet for {found.quiet_text}; report progress "
-                f"(taskfs send {found.id} --status update ...) or give it up (--status failed)"
+                i18n.say(
+                    "- stale: you hold {id} quiet for {quiet}; report progress (taskfs send {id} "
+                    "--status update ...) or give it up (--status failed)",
+                    id=found.id,
+                    quiet=found.quiet_text,
+                )
             )
         if len(lines) >= limit:
             break

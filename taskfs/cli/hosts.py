@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from taskfs import i18n
 from taskfs.api import agent_views as views
 from taskfs.cli.app import agent_option, cli, json_option
 from taskfs.cli.output import act, acting_agent, open_repo
@@ -102,8 +103,8 @@ _VERBS = {
 
 
 def _report_text(report: Any) -> str:
-    lines = [] if report.removing else [f"the host runs {report.command}"]
-    lines += [note if note.startswith("warning:") else f"note: {note}" for note in report.notes]
+    lines = [] if report.removing else [i18n.say("the host runs {command}", command=report.command)]
+    lines += report.notes
     for change in report.files:
         verb = _VERBS[change.action][1 if report.dry_run else 0]
         if report.dry_run and change.content is not None and change.action != "unchanged":
@@ -114,7 +115,9 @@ def _report_text(report: Any) -> str:
         lines.append(f"{change.target.shown}: {verb}")
         lines += [f"  {c}" for c in change.changes]
     if not report.changed:
-        lines.append("nothing to change" if not report.removing else "nothing to remove")
+        lines.append(
+            i18n.say("nothing to change") if not report.removing else i18n.say("nothing to remove")
+        )
     return "\n".join(lines)
 
 
@@ -154,14 +157,20 @@ def nudge(agent: str | None, hook: str | None, as_json: bool) -> int:
             reminder=found.reminder,
         )
         lines = [
-            f"{q.task_id}: quiet since {format_time(q.last)}, reminder "
-            + ("due now" if q.overdue(found.now) else f"due at {format_time(q.due)}")
+            i18n.say(
+                "{id}: quiet since {since}, reminder ", id=q.task_id, since=format_time(q.last)
+            )
+            + (
+                i18n.say("due now")
+                if q.overdue(found.now)
+                else i18n.say("due at {at}", at=format_time(q.due))
+            )
             for q in found.tasks
         ]
-        text = "\n".join(lines) or f"{found.agent} holds no working task"
+        text = "\n".join(lines) or i18n.say("{agent} holds no working task", agent=found.agent)
         doc["stale"] = [s.to_json() for s in stale]
         if stale:
-            text += "\nstale:\n" + "\n".join(f"  {s.line()}" for s in stale)
+            text += "\n" + i18n.say("stale:") + "\n" + "\n".join(f"  {s.line()}" for s in stale)
         return doc, text
 
     def call() -> Any:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
@@ -11,6 +13,7 @@ from typing import Any
 
 import click
 
+from taskfs import i18n
 from taskfs.cli import render
 from taskfs.cli.app import cli, json_option
 from taskfs.cli.output import act, open_repo
@@ -187,7 +190,11 @@ def board(target: str, as_json: bool) -> int:
         return {"path": target, "tasks": len(rows), "columns": columns}
 
     def show(result: dict[str, Any]) -> Shown:
-        text = "" if target == "-" else f"wrote {target}: {result['tasks']} tasks"
+        text = (
+            ""
+            if target == "-"
+            else i18n.say("wrote {path}: {count} tasks", path=target, count=result["tasks"])
+        )
         return render.document(True, **result), text
 
     return act(as_json, call, show)
@@ -220,7 +227,7 @@ def _write(path: Path, data: bytes) -> None:
 
     if not path.parent.is_dir():
         # A folder that is not there is a typo more often than a wish: say so, make nothing.
-        raise fail("file_unwritable", path=str(path), reason="no such folder")
+        raise fail("file_unwritable", path=str(path), reason=os.strerror(errno.ENOENT))
     try:
         fs.replace(path, data, mode=0o644)
     except OSError as exc:

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from taskfs import i18n
 from taskfs.cli import render
 from taskfs.cli.app import agent_option, cli, json_option
 from taskfs.cli.output import act, acting_agent, open_repo
@@ -31,6 +32,11 @@ def reassign(task_id: str, to: str, agent: str | None, reason: str | None, as_js
         doc = render.document(
             True, id=done.id, state="canceled", newId=done.new_id, to=done.to, commit=done.commit
         )
-        return doc, f"{done.id}: canceled; {done.new_id}: submitted to {done.to}"
+        return doc, i18n.say(
+            "{id}: canceled; {new_id}: submitted to {to}",
+            id=done.id,
+            new_id=done.new_id,
+            to=done.to,
+        )
 
     return act(as_json, call, show)
