@@ -76,6 +76,8 @@ def click_messages() -> list[str]:
     found: list[str] = []
     for path in sorted(Path(click.__file__).parent.glob("*.py")):
         found += _literal_calls(path.read_text(encoding="utf-8"), ("_", "ngettext"))
+    # Passed to `_` through a variable: `_(extra["required"])` in an option's help.
+    found.append("required")
     return list(dict.fromkeys(found))
 
 

@@ -337,9 +337,12 @@ def evidence_add(
             verdictSource=result.record.verdict_source,
             commit=result.commit,
         )
-        text = (
-            f"{result.evidence}: {result.record.verdict} from {result.record.verdict_source} "
-            "(recorded judgement: it does not count as the acceptance check)"
+        text = i18n.say(
+            "{evidence}: {verdict} from {source} (recorded judgement: it does not count as the "
+            "acceptance check)",
+            evidence=result.evidence,
+            verdict=result.record.verdict,
+            source=result.record.verdict_source,
         )
         return doc, text
 

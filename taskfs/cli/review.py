@@ -57,8 +57,13 @@ def lint(targets: tuple[str, ...], strict: bool, as_json: bool) -> int:
             for w in result.warnings
         ]
         lines += render.problems_text(result.errors)
-        summary = f"{result.checked} contracts checked, {len(result.warnings)} warnings"
-        lines.append(summary + (f", {len(result.errors)} errors" if result.errors else ""))
+        summary = i18n.say(
+            "{checked} contracts checked, {warnings} warnings",
+            checked=result.checked,
+            warnings=len(result.warnings),
+        )
+        errors = i18n.say(", {count} errors", count=len(result.errors)) if result.errors else ""
+        lines.append(summary + errors)
         return doc, "\n".join(lines)
 
     return act(as_json, call, show)

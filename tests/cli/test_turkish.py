@@ -250,11 +250,20 @@ def test_refusals_and_summary_lines_are_turkish(repo: Path, tmp_path: Path) -> N
     said.append("\n".join(tr("setup", "codex").splitlines()[-1:]))
     said.append(tr("reassign", task, "--to", "helper", "--agent", "planner"))
     said.append(tr("reassign", task, "--to", "helper", "--agent", "planner"))
+    said.append(tr("owners", "src/auth/login.py", "README.md"))
+    said.append(tr("lint"))
+    said.append(tr("guard", "--agent", "builder"))
+    said.append(tr("keys", "ls"))
+    said.append(tr("send", task, "still on it", "--agent", "planner", "--to", "helper"))
+    judged = ["--agent", "planner", "--verdict", "pass", "--source", "ayse", "--note", "iyi"]
+    said.append(tr("evidence", "add", task, *judged))
     # Not `log` or `show`: they show the ledger's own text (reasons, commands), which is data
     # and never changes with the language.
     text = "\n".join(said)
     assert "dosya denetlendi" in text
     assert "helper ajanına submitted" in text
+    assert "sözleşme denetlendi" in text
+    assert "hazırlanmış değişiklikler" in text
     assert english_words(text) == [], "\n".join(english_words(text))
 
 
