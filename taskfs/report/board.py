@@ -27,6 +27,7 @@ def e(value: object) -> str:
 
 # The states that end a task badly: their card says why, from the last transition's reason.
 ENDED_BADLY = ("failed", "canceled", "rejected")
+REASSIGNED_FROM = "x-reassignedFrom"  # taskfs.api.reassign
 
 
 def page(
@@ -42,6 +43,10 @@ def page(
     contexts = sorted({r.task.envelope.context_id for r in reports})
     agents = sorted({a for r in reports for a in _agents(r)})
     notes = _Notes(flags or {}, stale or {})
+    for r in reports:  # a reassigned task links to the task that took its work over
+        source = r.task.envelope.extensions.get(REASSIGNED_FROM)
+        if isinstance(source, str):
+            notes.successors[source] = r.id
     columns = "\n".join(
         _column(state, [r for r in reports if r.task.state == state], notes) for state in STATES
     )
@@ -70,6 +75,7 @@ class _Notes:
     def __init__(self, flags: Mapping[str, Sequence[Problem]], stale: Mapping[str, str]) -> None:
         self.flags = flags
         self.stale = stale
+        self.successors: dict[str, str] = {}
 
 
 def _column(state: str, reports: Sequence[TaskReport], notes: _Notes) -> str:
@@ -100,6 +106,12 @@ def _card(report: TaskReport, notes: _Notes) -> str:
         facts.append(("held by", e(task.chain.holder)))
     if report.dependencies:
         facts.append(("depends on", " ".join(_dependency(d, s) for d, s in report.dependencies)))
+    source = env.extensions.get(REASSIGNED_FROM)
+    if isinstance(source, str):
+        facts.append(("reassigned from", f'<a href="#task-{e(source)}">{e(source)}</a>'))
+    if task.id in notes.successors:
+        successor = notes.successors[task.id]
+        facts.append(("reassigned to", f'<a href="#task-{e(successor)}">{e(successor)}</a>'))
     if env.parent:
         facts.append(("delegated from", f'<a href="#task-{e(env.parent)}">{e(env.parent)}</a>'))
     if report.children:

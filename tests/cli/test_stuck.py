@@ -86,6 +86,12 @@ def test_reassign_cancels_and_resubmits_the_same_contract_linked_both_ways(repo:
     assert new_env["to"] == "helper"
     assert new_env["x-reassignedFrom"] == task
     assert new_env == {**old_env, "id": new, "to": "helper", "x-reassignedFrom": task}
+    # The board links the two cards both ways.
+    page = repo.parent / "board.html"
+    assert taskfs("board", "--html", str(page)).code == 0
+    board = page.read_text()
+    assert f'<dt>reassigned to</dt><dd><a href="#task-{new}">{new}</a></dd>' in board
+    assert f'<dt>reassigned from</dt><dd><a href="#task-{task}">{task}</a></dd>' in board
     # One commit holds both; the new holder can claim the files the old task owned.
     assert git(repo, "show", "--name-only", "--format=", "HEAD").count("\n") == 2
     assert taskfs("claim", new, "--agent", "helper").code == 0
