@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taskfs.errors import MESSAGES
-from taskfs.i18n import DOMAIN, LOCALE_DIR
+from taskfs.i18n import CLICK, DOMAIN, HELP, LOCALE_DIR, TEXT
 
 TEMPLATE = Path(LOCALE_DIR) / f"{DOMAIN}.pot"
 WIDTH = 79
@@ -46,14 +46,67 @@ class PoError(ValueError):
 
 
 def pot_text(messages: Mapping[str, str] = MESSAGES) -> str:
-    """The template: every named error's English message, its code as the context."""
+    """The template: every named error's English message, its code as the context; then the
+    command line's help (`help:command`), click's own messages (`click:usage`) and the lines
+    for people that the sources pass to `i18n.say` (`text:summary`)."""
     header = "".join(f"{key}: {value}\n" for key, value in HEADER.items())
     entries = [Entry(None, "", header, comment="# Messages of taskfs's named errors.")]
     entries += [
         Entry(code, template, "", comment="#, python-brace-format")
         for code, template in messages.items()
     ]
+    entries += [Entry(HELP, text, "") for text in help_texts()]
+    entries += [Entry(CLICK, text, "") for text in click_messages()]
+    entries += [Entry(TEXT, text, "", comment="#, python-brace-format") for text in said()]
     return write_po(entries)
+
+
+def help_texts() -> list[str]:
+    """The help of every command and option, in English."""
+    from taskfs.cli.app import cli
+    from taskfs.cli.localize import english_help
+
+    return english_help(cli)
+
+
+def click_messages() -> list[str]:
+    """The messages click passes to gettext (`_(...)`, `ngettext(...)`), in its own order."""
+    import click
+
+    found: list[str] = []
+    for path in sorted(Path(click.__file__).parent.glob("*.py")):
+        found += _literal_calls(path.read_text(encoding="utf-8"), ("_", "ngettext"))
+    # Passed to `_` through a variable: `_(extra["required"])` in an option's help.
+    found.append("required")
+    return list(dict.fromkeys(found))
+
+
+def said() -> list[str]:
+    """The English of every `i18n.say("...")` in taskfs's sources."""
+    found: list[str] = []
+    for path in sorted(Path(__file__).parent.rglob("*.py")):
+        found += _literal_calls(path.read_text(encoding="utf-8"), ("i18n.say",))
+    return list(dict.fromkeys(found))
+
+
+def _literal_calls(source: str, names: tuple[str, ...]) -> list[str]:
+    found: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name):
+            name = func.id
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            name = f"{func.value.id}.{func.attr}"
+        else:
+            continue
+        if name not in names:
+            continue
+        for arg in node.args[: 2 if name == "ngettext" else 1]:
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and arg.value:
+                found.append(arg.value)
+    return found
 
 
 def write_po(entries: list[Entry]) -> str:

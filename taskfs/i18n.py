@@ -20,6 +20,12 @@ LOCALE_DIR = os.path.join(os.path.dirname(__file__), "locale")
 LOCALE_VARIABLES = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")
 SOURCE_LANGUAGES = ("en", "C", "POSIX")
 
+# The contexts of the entries that are not error messages (an error's context is its code,
+# which never holds a colon): command-line help, click's own messages, lines for people.
+HELP = "help:command"
+CLICK = "click:usage"
+TEXT = "text:summary"
+
 _chosen: str | None = None  # what --lang named
 _catalogs: dict[tuple[str, ...], NullTranslations] = {}
 
@@ -71,6 +77,27 @@ def translate(code: str, template: str) -> str:
         catalog = _catalogs[wanted] = _load(wanted)
     # The code is the entry's context: two codes sharing a template keep their own translation.
     return catalog.pgettext(code, template)
+
+
+def text(context: str, english: str) -> str:
+    """`english` (a help text, one of click's messages, a summary line) in the chosen language."""
+    wanted = languages()
+    if not wanted or not english:
+        return english
+    catalog = _catalogs.get(wanted)
+    if catalog is None:
+        catalog = _catalogs[wanted] = _load(wanted)
+    return catalog.pgettext(context, english)
+
+
+def say(english: str, /, **values: object) -> str:
+    """A line for people (a summary, a hint) in the chosen language, its `{names}` filled from
+    `values`; a translation that cannot be filled gives way to the English. `python -m
+    taskfs.catalogs` finds the calls of `say` in the sources: pass the English as a literal."""
+    try:
+        return text(TEXT, english).format(**values)
+    except (KeyError, IndexError, ValueError, AttributeError):
+        return english.format(**values)
 
 
 def _load(wanted: tuple[str, ...]) -> NullTranslations:

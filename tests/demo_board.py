@@ -58,6 +58,9 @@ EXTRA: dict[str, dict[str, Any]] = {
 }
 
 
+REJECTED_REASON = "French needs a translator; nobody here speaks it well enough."
+
+
 def _base(task_id: str) -> dict[str, Any]:
     return {
         "id": task_id,
@@ -109,7 +112,7 @@ def build() -> Path:
             "--agent",
             "builder",
             "--reason",
-            "French needs a translator; nobody here speaks it well enough.",
+            REJECTED_REASON,
         )
         _taskfs("claim", "release-notes", "--agent", "writer")
         _taskfs(

@@ -131,6 +131,12 @@ def test_shell_completion_completes_commands(tmp_path: Path) -> None:
         cwd=tmp_path,
         env={"_TASKFS_COMPLETE": "bash_complete", "COMP_WORDS": "taskfs re", "COMP_CWORD": "1"},
     )
-    assert answer.stdout.split() == ["plain,read", "plain,ready", "plain,refuse", "plain,review"]
+    assert answer.stdout.split() == [
+        "plain,read",
+        "plain,ready",
+        "plain,reassign",
+        "plain,refuse",
+        "plain,review",
+    ]
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert '"$(_TASKFS_COMPLETE=bash_source taskfs)"' in readme

@@ -26,7 +26,12 @@ TURKISH = ROOT / "taskfs" / "locale" / "tr" / "LC_MESSAGES" / "taskfs.po"
 
 
 def entries(path: Path) -> dict[str, Entry]:
-    found = [e for e in read_po(path.read_text(encoding="utf-8")) if e.context is not None]
+    """The error messages' entries by code (the other entries' contexts hold a colon)."""
+    found = [
+        e
+        for e in read_po(path.read_text(encoding="utf-8"))
+        if e.context is not None and ":" not in e.context
+    ]
     by_code = {e.context: e for e in found if e.context is not None}
     assert len(by_code) == len(found), "a code appears twice"
     return by_code

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from taskfs import i18n
 from taskfs.api import authority, queries
 from taskfs.api import evidence as evidence_api
 from taskfs.core.evidence import EvidenceFile, Trust
@@ -134,9 +135,10 @@ def _evidence(
         findings += _completions(repo, task, files, trust)
     notes = []
     if unsigned and not trust.required:
-        why = (
-            f" ({unsigned} check files): this repository trusts no runner key, so completion "
-            "takes evidence as written; `taskfs keys new --runner NAME` makes one"
+        why = i18n.say(
+            " ({count} check files): this repository trusts no runner key, so completion takes "
+            "evidence as written; `taskfs keys new --runner NAME` makes one",
+            count=unsigned,
         )
         found = problem("evidence_unsigned", path=repo.tasks_rel, why_text=why)
         notes.append(_finding(found, repo.tasks_rel))
@@ -147,7 +149,7 @@ def _signature_problems(runs: list[EvidenceFile], trust: Trust) -> list[Problem]
     out = []
     for item in runs:
         if item.signature == "unsigned" and trust.required:
-            why = ": this repository accepts only evidence signed by a trusted runner key"
+            why = i18n.say(": this repository accepts only evidence signed by a trusted runner key")
             out.append(problem("evidence_unsigned", path=item.rel, why_text=why))
         elif item.signature == "invalid":
             why = f": {item.signature_why}"

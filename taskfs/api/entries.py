@@ -37,6 +37,7 @@ class EvidenceRow:
     problem: str = ""
     # Owned files not committed when the check ran: such evidence completes nothing.
     uncommitted: tuple[str, ...] = ()
+    fresh: bool = False  # run in a fresh checkout of `commit` (`check --fresh`)
 
     @property
     def passed(self) -> bool:
@@ -68,6 +69,7 @@ class MessageRow:
     at: str = ""
     in_reply_to: str = ""
     problem: str = ""
+    msg_id: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -141,6 +143,7 @@ def evidence_row(task_id: str, rel: str, data: bytes | None) -> EvidenceRow:
             stderr=record.stderr,
             commit=record.commit,
             uncommitted=_uncommitted(record),
+            fresh=bool(record.fresh),
         )
     return EvidenceRow(
         path=rel,
@@ -178,6 +181,7 @@ def message_row(task_id: str, rel: str, data: bytes | None) -> MessageRow:
         text=record.text,
         at=record.at,
         in_reply_to=record.in_reply_to or "",
+        msg_id=record.msg_id,
     )
 
 

@@ -9,7 +9,7 @@ needs now, spelled as MCP tools where the host has them (`mcp=True`), else as co
 
 from __future__ import annotations
 
-from taskfs.api import resume
+from taskfs.api import resume, stale
 from taskfs.api.inbox import Inbox, inbox
 from taskfs.store.index import summaries
 from taskfs.store.repository import Repository
@@ -84,6 +84,7 @@ def prime(repo: Repository, agent: str | None, *, mcp: bool = False) -> str:
     lines.append(f"You are agent {agent!r}. Inbox: {box.badge}.")
     lines += _held(held)
     lines += _waiting(repo, box, mcp)
+    lines += stale.report_lines(repo, agent)
     lines += ["", f"Next steps, as {where}:", *_steps(_needed(box, held), mcp), "", RULES]
     return "\n".join(lines).rstrip("\n") + "\n"
 

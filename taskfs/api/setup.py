@@ -10,20 +10,30 @@ Where each host reads its configuration (as the hosts document it):
 | Codex, project | `.codex/config.toml` | the same file, or `.codex/hooks.json` when it exists |
 | Codex, user | `$CODEX_HOME/config.toml` (`~/.codex`) | the same, or `hooks.json` beside it |
 
+With `CLAUDE_CONFIG_DIR` set, Claude Code's user files are `$CLAUDE_CONFIG_DIR/.claude.json`
+and `$CLAUDE_CONFIG_DIR/settings.json`.
+
 Every file is read and merged before any is written, so a file that does not parse stops the
 whole set-up with nothing changed. Running it again changes nothing; `--remove` restores each
 file byte for byte when nobody changed it since (its backup is in `taskfs.store.hostfiles`),
 and otherwise takes out only taskfs's entries.
+
+The host runs taskfs itself, often with another PATH than the shell that ran setup (a venv
+not activated there): the entries name the running taskfs by its absolute path, and setup says
+plainly when it cannot find one and `taskfs` is not on PATH either.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import sys
 from collections.abc import MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from taskfs import i18n
 from taskfs.core import hostconfig
 from taskfs.core.hostconfig import ConfigError, Format, Host, Part, Wanted
 from taskfs.errors import fail
@@ -61,6 +71,8 @@ class Report:
     dry_run: bool
     files: tuple[FileChange, ...]
     backups: Path
+    command: str = "taskfs"
+    notes: tuple[str, ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -75,8 +87,15 @@ def targets(host: Host, scope: Scope, base: Path) -> list[Target]:
         return Target(base / rel, shown, fmt, frozenset(parts))
 
     if host == "claude":
-        mcp = ".mcp.json" if scope == "project" else ".claude.json"
-        return [target(mcp, "json", "mcp"), target(".claude/settings.json", "json", "hooks", "env")]
+        if scope == "project":
+            return [
+                target(".mcp.json", "json", "mcp"),
+                target(".claude/settings.json", "json", "hooks", "env"),
+            ]
+        folder = _home_rel(base, "CLAUDE_CONFIG_DIR", ".claude")
+        mcp = ".claude.json" if folder == ".claude" else f"{folder}/.claude.json"
+        settings = target(f"{folder}/settings.json", "json", "hooks", "env")
+        return [target(mcp, "json", "mcp"), settings]
     folder = ".codex" if scope == "project" else _codex_home_rel(base)
     config = f"{folder}/config.toml"
     hooks_json = f"{folder}/hooks.json"
@@ -88,9 +107,14 @@ def targets(host: Host, scope: Scope, base: Path) -> list[Target]:
 
 def _codex_home_rel(home: Path) -> str:
     """`$CODEX_HOME` (default ~/.codex), relative to `home` when it lies below it."""
-    configured = os.environ.get("CODEX_HOME")
+    return _home_rel(home, "CODEX_HOME", ".codex")
+
+
+def _home_rel(home: Path, variable: str, default: str) -> str:
+    """The folder `$variable` names (default ~/`default`), relative to `home` when below it."""
+    configured = os.environ.get(variable)
     if not configured:
-        return ".codex"
+        return default
     path = Path(configured).expanduser().resolve()
     try:
         return path.relative_to(home.resolve()).as_posix()
@@ -109,14 +133,48 @@ def setup(
 ) -> Report:
     base, backups = _places(scope, start)
     store = hostfiles.Backups(backups)
+    command, notes = running_taskfs()
+    if host == "codex" and scope == "project" and not remove:
+        notes.append(
+            i18n.say(
+                "note: Codex loads a project's .codex/config.toml only when the project is "
+                "trusted: answer yes when Codex asks on its first start here, or add "
+                '[projects."{root}"] trust_level = "trusted" to ~/.codex/config.toml',
+                root=base,
+            )
+        )
     files = [
-        _undo(t, store) if remove else _plan(t, Wanted(host, agent))
+        _undo(t, store) if remove else _plan(t, Wanted(host, agent, command))
         for t in targets(host, scope, base)
     ]
     if not dry_run:
         for change in files:
             _carry_out(change, store, agent, remove)
-    return Report(host, scope, agent, remove, dry_run, tuple(files), backups)
+    return Report(host, scope, agent, remove, dry_run, tuple(files), backups, command, tuple(notes))
+
+
+def running_taskfs() -> tuple[str, list[str]]:
+    """The command a host should run: the absolute path of this taskfs, and notes for people.
+
+    The console script that is running (`sys.argv[0]`), else the one installed beside this
+    Python (a venv's bin folder), else the one PATH finds; failing all three, plain `taskfs`,
+    with a warning, since the host will not be able to start it."""
+    argv0 = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if argv0 is not None and argv0.name in ("taskfs", "taskfs.exe") and argv0.is_file():
+        return os.path.abspath(argv0), []
+    beside = Path(sys.executable).parent / ("taskfs.exe" if os.name == "nt" else "taskfs")
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside), []
+    found = shutil.which("taskfs")
+    if found:
+        return os.path.abspath(found), []
+    return "taskfs", [
+        i18n.say(
+            "warning: taskfs is not on PATH and no taskfs executable was found beside this "
+            "Python, so the host cannot start it: install taskfs where the host runs (e.g. "
+            "pipx install taskfs) or put its folder on the host's PATH"
+        )
+    ]
 
 
 def _places(scope: Scope, start: Path) -> tuple[Path, Path]:

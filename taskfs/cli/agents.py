@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from taskfs import i18n
 from taskfs.api import agent_views as views
 from taskfs.cli.app import agent_option, cli, json_option
 from taskfs.cli.output import act, acting_agent, open_repo, refuse
@@ -69,7 +70,8 @@ def send(
 def _sent(sent: Any) -> tuple[dict[str, Any], str]:
     doc = views.document(True, **views.sent(sent))
     moved = f" ({sent.transition[0]} -> {sent.transition[1]})" if sent.transition else ""
-    return doc, f"{sent.record.msg_id}: sent to {sent.record.recipient}{moved}"
+    said = i18n.say("{msg_id}: sent to {to}", msg_id=sent.record.msg_id, to=sent.record.recipient)
+    return doc, said + moved
 
 
 @cli.command()

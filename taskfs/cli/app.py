@@ -16,6 +16,13 @@ from taskfs.errors import problem
 
 def run(args: list[str]) -> int:
     wants_json = "--json" in args
+    from taskfs import i18n
+    from taskfs.cli.localize import localize
+
+    # The language is needed before click parses anything: its usage errors and --help
+    # (eager, so handled before the group's callback) are in the user's language too.
+    i18n.choose(_lang_option(args))
+    localize(cli)
     try:
         result = cli.main(args, prog_name="taskfs", standalone_mode=False)
     except click.exceptions.Exit as exc:
@@ -30,6 +37,19 @@ def run(args: list[str]) -> int:
         _usage_error(exc, wants_json)
         return 2
     return int(result or 0)
+
+
+def _lang_option(args: list[str]) -> str | None:
+    """The value of the group's `--lang`, which comes before the command's name."""
+    rest = iter(args)
+    for arg in rest:
+        if arg == "--lang":
+            return next(rest, None)
+        if arg.startswith("--lang="):
+            return arg.partition("=")[2]
+        if not arg.startswith("-"):
+            return None
+    return None
 
 
 def _usage_error(exc: click.ClickException, wants_json: bool) -> None:
@@ -72,6 +92,7 @@ from taskfs.cli import (  # noqa: E402,F401
     hosts,
     ownership,
     review,
+    stuck,
     sync,
     watch,
     wire,

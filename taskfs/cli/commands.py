@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from taskfs import i18n
 from taskfs.cli import bodies, render
 from taskfs.cli.app import agent_option, cli, json_option
 from taskfs.cli.output import act, acting_agent, open_repo
@@ -35,7 +36,8 @@ def init(agent: str | None, hooks: bool, as_json: bool) -> int:
     ) -> tuple[dict[str, object], str]:
         result, hook = results
         doc = render.document(True, root=str(result.root), created=list(result.created))
-        text = "\n".join(f"created {p}" for p in result.created) or "already initialised"
+        text = "\n".join(i18n.say("created {path}", path=p) for p in result.created)
+        text = text or i18n.say("already initialised")
         if hook is not None:
             doc["hook"] = {"path": str(hook.path), "chained": hook.chained and str(hook.chained)}
             text += f"\n{'installed' if hook.changed else 'kept'} the pre-commit hook {hook.path}"

@@ -15,6 +15,7 @@ from typing import IO, Any
 
 import click
 
+from taskfs import i18n
 from taskfs.cli import interrupts
 from taskfs.cli.app import agent_option, cli, json_option
 from taskfs.cli.output import act, acting_agent, open_repo
@@ -111,7 +112,8 @@ def check(
             )
     except interrupts.Interrupted as stopped:
         # The command's processes were killed and nothing was written.
-        sys.stderr.write(f"taskfs: check stopped by {stopped.name}; no evidence recorded\n")
+        said = i18n.say("check stopped by {signal}; no evidence recorded", signal=stopped.name)
+        sys.stderr.write(f"taskfs: {said}\n")
         return stopped.exit_status
     finally:
         if progress is not None:
@@ -129,10 +131,12 @@ def render_checked(result: Any) -> tuple[dict[str, Any], str]:
     record = result.record
     if result.sandbox_fallback:
         # Said on stderr whatever the output format: the evidence records it too.
-        sys.stderr.write(
-            f"taskfs: the check ran without a sandbox: {result.sandbox_fallback} "
-            "(install bubblewrap, or --sandbox on to refuse instead)\n"
+        said = i18n.say(
+            "the check ran without a sandbox: {why} (install bubblewrap, or --sandbox on to "
+            "refuse instead)",
+            why=result.sandbox_fallback,
         )
+        sys.stderr.write(f"taskfs: {said}\n")
     doc = document(
         result.passed,
         id=result.id,
@@ -145,10 +149,20 @@ def render_checked(result: Any) -> tuple[dict[str, Any], str]:
         signed=record.signature is not None,
         commit=result.commit,
     )
-    signed = f", signed by runner {record.runner.name}" if record.runner else ", unsigned"
+    signed = (
+        i18n.say("signed by runner {runner}", runner=record.runner.name)
+        if record.runner
+        else i18n.say("unsigned")
+    )
     lines = [
-        f"{result.evidence}: {record.verdict} (exit {record.exit_code} after "
-        f"{record.duration_seconds:.1f} s{signed})"
+        i18n.say(
+            "{evidence}: {verdict} (exit {exit_code} after {seconds} s, {signed})",
+            evidence=result.evidence,
+            verdict=record.verdict,
+            exit_code=record.exit_code,
+            seconds=f"{record.duration_seconds:.1f}",
+            signed=signed,
+        )
     ]
     lines += [f"  {note}" for note in _notes(record)]
     return doc, "\n".join(lines)
@@ -158,20 +172,37 @@ def _notes(record: Any) -> list[str]:
     notes = []
     limits = record.limits
     if record.spawn_error:
-        notes.append(f"could not start: {record.spawn_error}")
+        notes.append(i18n.say("could not start: {error}", error=record.spawn_error))
     if limits.timed_out:
-        notes.append(f"timed out after {limits.timeout_seconds:g} s: its process group was killed")
+        notes.append(
+            i18n.say(
+                "timed out after {seconds} s: its process group was killed",
+                seconds=f"{limits.timeout_seconds:g}",
+            )
+        )
     if limits.leftover_killed:
-        notes.append("it left processes running; they were killed")
+        notes.append(i18n.say("it left processes running; they were killed"))
     if limits.output_capped:
-        notes.append(f"output capped: {limits.output_cap_bytes} bytes kept of each stream")
+        notes.append(
+            i18n.say(
+                "output capped: {bytes} bytes kept of each stream", bytes=limits.output_cap_bytes
+            )
+        )
     if record.owned_files.changed_during_run:
-        notes.append("the check changed files the task owns: this evidence is already stale")
+        notes.append(
+            i18n.say("the check changed files the task owns: this evidence is already stale")
+        )
     run = record.end_to_end.run
     if run is not None:
-        notes.append(f"end-to-end command: {run.verdict} (exit {run.exit_code})")
+        notes.append(
+            i18n.say(
+                "end-to-end command: {verdict} (exit {exit_code})",
+                verdict=run.verdict,
+                exit_code=run.exit_code,
+            )
+        )
     elif record.end_to_end.skipped:
-        notes.append(f"end-to-end command not run: {record.end_to_end.skipped}")
+        notes.append(i18n.say("end-to-end command not run: {why}", why=record.end_to_end.skipped))
     return notes
 
 
@@ -306,9 +337,12 @@ def evidence_add(
             verdictSource=result.record.verdict_source,
             commit=result.commit,
         )
-        text = (
-            f"{result.evidence}: {result.record.verdict} from {result.record.verdict_source} "
-            "(recorded judgement: it does not count as the acceptance check)"
+        text = i18n.say(
+            "{evidence}: {verdict} from {source} (recorded judgement: it does not count as the "
+            "acceptance check)",
+            evidence=result.evidence,
+            verdict=result.record.verdict,
+            source=result.record.verdict_source,
         )
         return doc, text
 

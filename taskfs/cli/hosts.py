@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from taskfs import i18n
 from taskfs.api import agent_views as views
 from taskfs.cli.app import agent_option, cli, json_option
 from taskfs.cli.output import act, acting_agent, open_repo
@@ -86,6 +87,8 @@ def _report(report: Any) -> tuple[dict[str, Any], str]:
         changed=report.changed,
         files=files,
         backups=str(report.backups),
+        command=report.command,
+        notes=list(report.notes),
     )
     return doc, _report_text(report)
 
@@ -100,7 +103,8 @@ _VERBS = {
 
 
 def _report_text(report: Any) -> str:
-    lines = []
+    lines = [] if report.removing else [i18n.say("the host runs {command}", command=report.command)]
+    lines += report.notes
     for change in report.files:
         verb = _VERBS[change.action][1 if report.dry_run else 0]
         if report.dry_run and change.content is not None and change.action != "unchanged":
@@ -111,7 +115,9 @@ def _report_text(report: Any) -> str:
         lines.append(f"{change.target.shown}: {verb}")
         lines += [f"  {c}" for c in change.changes]
     if not report.changed:
-        lines.append("nothing to change" if not report.removing else "nothing to remove")
+        lines.append(
+            i18n.say("nothing to change") if not report.removing else i18n.say("nothing to remove")
+        )
     return "\n".join(lines)
 
 
@@ -132,7 +138,8 @@ def nudge(agent: str | None, hook: str | None, as_json: bool) -> int:
         return nudge_hook(hook, agent, sys.stdin, sys.stdout)
     from taskfs.api import nudge as api
 
-    def show(found: Any) -> tuple[dict[str, Any], str]:
+    def show(answer: tuple[Any, Any]) -> tuple[dict[str, Any], str]:
+        found, stale = answer
         tasks = [
             {
                 "id": q.task_id,
@@ -150,10 +157,28 @@ def nudge(agent: str | None, hook: str | None, as_json: bool) -> int:
             reminder=found.reminder,
         )
         lines = [
-            f"{q.task_id}: quiet since {format_time(q.last)}, reminder "
-            + ("due now" if q.overdue(found.now) else f"due at {format_time(q.due)}")
+            i18n.say(
+                "{id}: quiet since {since}, reminder ", id=q.task_id, since=format_time(q.last)
+            )
+            + (
+                i18n.say("due now")
+                if q.overdue(found.now)
+                else i18n.say("due at {at}", at=format_time(q.due))
+            )
             for q in found.tasks
         ]
-        return doc, "\n".join(lines) or f"{found.agent} holds no working task"
+        text = "\n".join(lines) or i18n.say("{agent} holds no working task", agent=found.agent)
+        doc["stale"] = [s.to_json() for s in stale]
+        if stale:
+            text += "\n" + i18n.say("stale:") + "\n" + "\n".join(f"  {s.line()}" for s in stale)
+        return doc, text
 
-    return act(as_json, lambda: api.nudge(open_repo(), acting_agent(agent) or ""), show)
+    def call() -> Any:
+        from taskfs.api import stale
+
+        repo = open_repo()
+        found = api.nudge(repo, acting_agent(agent) or "")
+        # Held work gone quiet for hours, everyone's: a sender sees what to hand on.
+        return found, stale.stale_holders(repo)
+
+    return act(as_json, call, show)

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from taskfs import i18n
 from taskfs.cli.app import agent_option, cli, json_option
 from taskfs.cli.output import act, acting_agent, open_repo
 from taskfs.cli.render import document
@@ -78,10 +79,20 @@ def _owners(results: Any) -> tuple[dict[str, Any], str]:
         rows.append({"path": result.path, "folder": result.folder, "owners": listed})
         shown = (result.path or ".") + ("/" if result.folder and result.path else "")
         if not result.owners:
-            lines.append(f"{shown}: no open task owns it")
+            lines.append(i18n.say("{path}: no open task owns it", path=shown))
         for o in result.owners:
-            held = f", held by {o.holder}" if o.holder else ""
-            lines.append(f"{shown}: {o.id} ({o.state}, to {o.to or '-'}{held}) via {o.entry}")
+            held = i18n.say(", held by {agent}", agent=o.holder) if o.holder else ""
+            lines.append(
+                i18n.say(
+                    "{path}: {id} ({state}, to {to}{held}) via {entry}",
+                    path=shown,
+                    id=o.id,
+                    state=o.state,
+                    to=o.to or "-",
+                    held=held,
+                    entry=o.entry,
+                )
+            )
     return document(True, paths=rows), "\n".join(lines)
 
 
@@ -92,8 +103,12 @@ def _guarded(checked: Any, rev_range: str | None) -> tuple[dict[str, Any], str]:
         for c in checked
     ]
     count = sum(len(c.paths) for c in checked)
-    what = f"{len(checked)} commits of {rev_range}" if rev_range else "the staged changes"
-    text = f"taskfs guard: {what} ({count} paths): clean"
+    what = (
+        i18n.say("{count} commits of {range}", count=len(checked), range=rev_range)
+        if rev_range
+        else i18n.say("the staged changes")
+    )
+    text = "taskfs guard: " + i18n.say("{what} ({count} paths): clean", what=what, count=count)
     for c in checked:
         if c.author is not None and c.agent != c.author and c.paths:
             # `guard --range` (CI) judges a commit by its author: say when the two differ.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from taskfs import i18n
 from taskfs.api import views
 from taskfs.errors import Problem
 from taskfs.report import terminal
@@ -59,14 +60,17 @@ def _evidence_line(row: dict[str, Any]) -> str:
         else f"judgement {row['verdict']} from {row['verdictSource']} (does not count)"
     )
     by = f" by {row['by']}" if row.get("by") else ""
-    signature = {
-        "valid": f"signed by runner {row.get('runner')}",
-        "unsigned": "unsigned",
-        "unverified": "signed, not verified (no runner key is trusted)",
-        "invalid": f"SIGNATURE INVALID: {row['signatureNote']}",
-    }[row["signature"]]
-    if row["kind"] == "judgement" and row["signature"] == "unsigned":
-        signature = "recorded"
+    kind = row["signature"]
+    if kind == "valid":
+        signature = i18n.say("signed by runner {runner}", runner=row.get("runner"))
+    elif kind == "unsigned":
+        signature = i18n.say("unsigned")
+    elif kind == "unverified":
+        signature = i18n.say("signed, not verified (no runner key is trusted)")
+    else:
+        signature = i18n.say("SIGNATURE INVALID: {note}", note=row["signatureNote"])
+    if row["kind"] == "judgement" and kind == "unsigned":
+        signature = i18n.say("recorded")
     return f"{row['at']}  {what}{by}  [{signature}]  {row['file']}"
 
 
@@ -83,13 +87,17 @@ def validation(result: Any) -> tuple[dict[str, Any], str]:
     lines = []
     for report in result.files:
         if not report.ok:
-            lines.append(f"{report.path}: invalid")
+            lines.append(i18n.say("{path}: invalid", path=report.path))
             lines += problems_text(report.problems)
     lines += problems_text(result.problems)
     bad = sum(1 for f in result.files if not f.ok)
     lines.append(
-        f"{len(result.files)} files checked, {bad} invalid"
-        + (f", {len(result.problems)} problems across tasks" if result.problems else "")
+        i18n.say("{files} files checked, {bad} invalid", files=len(result.files), bad=bad)
+        + (
+            i18n.say(", {problems} problems across tasks", problems=len(result.problems))
+            if result.problems
+            else ""
+        )
     )
     return doc, "\n".join(lines)
 
@@ -108,11 +116,16 @@ def log(report: Any) -> tuple[dict[str, Any], str | Callable[[], str]]:
         return doc, lambda: terminal.timeline(task.id, task.state, rows)
     lines = []
     for row in rows:
-        mark = f"  (superseded by {row.superseded_by})" if row.superseded_by else ""
-        mark = mark or ("  (superseded)" if row.superseded else "")
+        mark = (
+            "  " + i18n.say("(superseded by {winner})", winner=row.superseded_by)
+            if row.superseded_by
+            else ""
+        )
+        mark = mark or ("  " + i18n.say("(superseded)") if row.superseded else "")
         what = row.what if row.kind == "transition" else f"{row.kind} {row.what}"
         detail = f": {row.detail}" if row.detail else ""
-        lines.append(f"{row.at}  {what:<15} by {row.actor}{detail}{mark}")
+        by = i18n.say("by {agent}", agent=row.actor)
+        lines.append(f"{row.at}  {what:<15} {by}{detail}{mark}")
     return doc, "\n".join(lines)
 
 
@@ -123,6 +136,10 @@ def audit(result: Any) -> tuple[dict[str, Any], str]:
         notes=[f.to_json() for f in result.notes],
     )
     lines = [f"{f.path}: [{f.code}] {f.message}" for f in result.findings]
-    lines += [f"note: [{f.code}] {f.message}" for f in result.notes]
-    lines.append("audit clean" if result.ok else f"{len(result.findings)} findings")
+    lines += [f"{i18n.say('note:')} [{f.code}] {f.message}" for f in result.notes]
+    lines.append(
+        i18n.say("audit clean")
+        if result.ok
+        else i18n.say("{count} findings", count=len(result.findings))
+    )
     return doc, "\n".join(lines)

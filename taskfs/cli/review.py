@@ -3,14 +3,17 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import click
 
+from taskfs import i18n
 from taskfs.cli import render
 from taskfs.cli.app import cli, json_option
 from taskfs.cli.output import act, open_repo
@@ -54,8 +57,13 @@ def lint(targets: tuple[str, ...], strict: bool, as_json: bool) -> int:
             for w in result.warnings
         ]
         lines += render.problems_text(result.errors)
-        summary = f"{result.checked} contracts checked, {len(result.warnings)} warnings"
-        lines.append(summary + (f", {len(result.errors)} errors" if result.errors else ""))
+        summary = i18n.say(
+            "{checked} contracts checked, {warnings} warnings",
+            checked=result.checked,
+            warnings=len(result.warnings),
+        )
+        errors = i18n.say(", {count} errors", count=len(result.errors)) if result.errors else ""
+        lines.append(summary + errors)
         return doc, "\n".join(lines)
 
     return act(as_json, call, show)
@@ -170,7 +178,13 @@ def board(target: str, as_json: bool) -> int:
         repo = open_repo()
         rows = reports.all_reports(repo)
         generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-        page = board_html.page(rows, title=repo.root.name, generated=generated)
+        page = board_html.page(
+            rows,
+            title=repo.root.name,
+            generated=generated,
+            flags=_lint_flags(repo, rows),
+            stale=_stale_lines(repo),
+        )
         if target == "-":
             sys.stdout.write(page)
         else:
@@ -181,15 +195,44 @@ def board(target: str, as_json: bool) -> int:
         return {"path": target, "tasks": len(rows), "columns": columns}
 
     def show(result: dict[str, Any]) -> Shown:
-        text = "" if target == "-" else f"wrote {target}: {result['tasks']} tasks"
+        text = (
+            ""
+            if target == "-"
+            else i18n.say("wrote {path}: {count} tasks", path=target, count=result["tasks"])
+        )
         return render.document(True, **result), text
 
     return act(as_json, call, show)
 
 
+def _lint_flags(repo: Any, rows: Sequence[Any]) -> dict[str, list[Any]]:
+    """The lint warnings of each open task, for its card."""
+    from taskfs.core import lint as rules
+    from taskfs.core.lifecycle import TERMINAL
+
+    contexts = {row.id: row.task.envelope.context_id for row in rows}
+    settings = repo.config.lint.settings()
+    return {
+        row.id: rules.lint_envelope(
+            row.task.envelope, subject=row.id, contexts=contexts, settings=settings
+        )
+        for row in rows
+        if row.task.state not in TERMINAL
+    }
+
+
+def _stale_lines(repo: Any) -> dict[str, str]:
+    from taskfs.api import stale
+
+    return {s.id: s.line() for s in stale.stale_holders(repo)}
+
+
 def _write(path: Path, data: bytes) -> None:
     from taskfs.store import fs
 
+    if not path.parent.is_dir():
+        # A folder that is not there is a typo more often than a wish: say so, make nothing.
+        raise fail("file_unwritable", path=str(path), reason=os.strerror(errno.ENOENT))
     try:
         fs.replace(path, data, mode=0o644)
     except OSError as exc:

@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from taskfs import i18n
 from taskfs.api import agent_views as views
 from taskfs.cli.app import agent_option, cli, json_option
 from taskfs.cli.evidence import keys_group
@@ -108,7 +109,7 @@ def keys_ls(as_json: bool) -> int:
             for k in found
         ]
         text = "\n".join(f"{k.kind:6} {k.name:20} {k.interlink_id}" for k in found)
-        return views.document(True, keys=rows), text or "no keys"
+        return views.document(True, keys=rows), text or i18n.say("no keys")
 
     return act(as_json, lambda: keys.list_keys(open_repo()), show)
 

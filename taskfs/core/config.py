@@ -47,6 +47,15 @@ class NudgeConfig(BaseModel):
         description="Remind an agent holding a working task after this many minutes without a "
         "progress report from it.",
     )
+    stale_hours: Annotated[float, Strict()] = Field(
+        default=24,
+        alias="staleHours",
+        gt=0,
+        le=24 * 365,
+        description="Report a held task as stale (nudge, prime, board) after this many hours "
+        "with no transition, message or commit touching the files it owns; its sender may then "
+        "hand it to someone else with taskfs reassign.",
+    )
 
 
 def _committed_sandbox(value: str) -> str:

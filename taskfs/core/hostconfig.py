@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections.abc import Callable, MutableMapping, MutableSequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -33,7 +34,7 @@ SERVER = "taskfs"
 AGENT_VARIABLE = "TASKFS_AGENT"
 PRIME_TIMEOUT_SECONDS = 30
 NUDGE_TIMEOUT_SECONDS = 10
-_OURS = re.compile(r"(?:^|[\s/\\])taskfs(?:\.exe)?\s+(?:prime|nudge)\s+--hook\b")
+_OURS = re.compile(r"(?:^|[\s/\\])taskfs(?:\.exe)?['\"]?\s+(?:prime|nudge)\s+--hook\b")
 
 
 class ConfigError(ValueError):
@@ -56,8 +57,9 @@ class Wanted:
 
     def hooks(self) -> dict[str, dict[str, Any]]:
         named = f" --agent {self.agent}" if self.agent else ""
-        prime = f"{self.command} prime --hook {self.host}{named}"
-        nudge = f"{self.command} nudge --hook {self.host}{named}"
+        run = shlex.quote(self.command)  # a hook is a shell command: a path may hold spaces
+        prime = f"{run} prime --hook {self.host}{named}"
+        nudge = f"{run} nudge --hook {self.host}{named}"
         return {
             "SessionStart": {"hooks": [_command(prime, PRIME_TIMEOUT_SECONDS)]},
             "PostToolUse": {"matcher": "*", "hooks": [_command(nudge, NUDGE_TIMEOUT_SECONDS)]},

@@ -7,15 +7,16 @@ are inline, and nothing is fetched. Every value from the ledger is HTML-escaped.
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from taskfs.core.lifecycle import STATES
-from taskfs.report.style import STATE_COLOURS, short_time, state_colours
+from taskfs.report.style import STATE_COLOURS, duration, short_time, state_colours
 
 if TYPE_CHECKING:
     from taskfs.api.entries import EvidenceRow
     from taskfs.api.reports import TaskReport, TimelineRow
+    from taskfs.errors import Problem
 
 LABELS: dict[str, str] = {state: state.replace("_", " ") for state in STATES}
 
@@ -24,11 +25,30 @@ def e(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
-def page(reports: Sequence[TaskReport], *, title: str, generated: str) -> str:
+# The states that end a task badly: their card says why, from the last transition's reason.
+ENDED_BADLY = ("failed", "canceled", "rejected")
+REASSIGNED_FROM = "x-reassignedFrom"  # taskfs.api.reassign
+
+
+def page(
+    reports: Sequence[TaskReport],
+    *,
+    title: str,
+    generated: str,
+    flags: Mapping[str, Sequence[Problem]] | None = None,
+    stale: Mapping[str, str] | None = None,
+) -> str:
+    """The board. `flags` are the lint warnings per task id, `stale` a line per task id whose
+    holder has gone quiet (`taskfs.api.stale`); both are shown on the cards."""
     contexts = sorted({r.task.envelope.context_id for r in reports})
     agents = sorted({a for r in reports for a in _agents(r)})
+    notes = _Notes(flags or {}, stale or {})
+    for r in reports:  # a reassigned task links to the task that took its work over
+        source = r.task.envelope.extensions.get(REASSIGNED_FROM)
+        if isinstance(source, str):
+            notes.successors[source] = r.id
     columns = "\n".join(
-        _column(state, [r for r in reports if r.task.state == state]) for state in STATES
+        _column(state, [r for r in reports if r.task.state == state], notes) for state in STATES
     )
     return _TEMPLATE.format(
         title=e(title),
@@ -51,8 +71,16 @@ def _agents(report: TaskReport) -> list[str]:
     return [a for a in (env.sender, env.recipient, report.task.chain.holder) if a]
 
 
-def _column(state: str, reports: Sequence[TaskReport]) -> str:
-    cards = "\n".join(_card(r) for r in sorted(reports, key=lambda r: r.id))
+class _Notes:
+    def __init__(self, flags: Mapping[str, Sequence[Problem]], stale: Mapping[str, str]) -> None:
+        self.flags = flags
+        self.stale = stale
+        self.successors: dict[str, str] = {}
+
+
+def _column(state: str, reports: Sequence[TaskReport], notes: _Notes) -> str:
+    cards = "\n".join(_card(r, notes) for r in sorted(reports, key=lambda r: r.id))
+    # An empty column collapses to a narrow strip with its name written down the side.
     empty = " empty" if not reports else ""
     return (
         f'<section class="column state-{state}{empty}" data-state="{state}">'
@@ -61,15 +89,29 @@ def _column(state: str, reports: Sequence[TaskReport]) -> str:
     )
 
 
-def _card(report: TaskReport) -> str:
+def _card(report: TaskReport, notes: _Notes) -> str:
     task = report.task
     env = task.envelope
     classes = "card failing" if report.failing else "card"
+    ending = _ending(report)
+    lint = "".join(
+        f'<li class="flag" title="{e(p.message)}">{e(p.code)}</li>'
+        for p in notes.flags.get(task.id, ())
+    )
+    flags = f'<ul class="flags">{lint}</ul>' if lint else ""
+    stale = notes.stale.get(task.id)
+    stale_html = f'<p class="stale">{e(stale)}</p>' if stale else ""
     facts = [("from → to", f"{e(env.sender or '-')} → {e(env.recipient or 'anyone')}")]
     if task.chain.holder:
         facts.append(("held by", e(task.chain.holder)))
     if report.dependencies:
         facts.append(("depends on", " ".join(_dependency(d, s) for d, s in report.dependencies)))
+    source = env.extensions.get(REASSIGNED_FROM)
+    if isinstance(source, str):
+        facts.append(("reassigned from", f'<a href="#task-{e(source)}">{e(source)}</a>'))
+    if task.id in notes.successors:
+        successor = notes.successors[task.id]
+        facts.append(("reassigned to", f'<a href="#task-{e(successor)}">{e(successor)}</a>'))
     if env.parent:
         facts.append(("delegated from", f'<a href="#task-{e(env.parent)}">{e(env.parent)}</a>'))
     if report.children:
@@ -81,14 +123,27 @@ def _card(report: TaskReport) -> str:
 data-context="{e(env.context_id)}" data-agents="{e(" ".join(_agents(report)))}">
 <header><span class="id">{e(task.id)}</span><span class="context">{e(env.context_id)}</span>\
 </header>
-<p class="objective">{e(env.objective)}</p>
-<dl class="facts">{facts_html}</dl>
+{ending}{stale_html}<p class="objective">{e(env.objective)}</p>
+{flags}<dl class="facts">{facts_html}</dl>
 <p class="check">check <code>{e(env.acceptance_check.pass_fail_command)}</code></p>
 {_evidence(report.evidence)}
 {_contract(report)}
 {_timeline(report.timeline())}
 {problems}
 </article>"""
+
+
+def _ending(report: TaskReport) -> str:
+    """Why a task ended badly, from its last transition: `failed by builder: tests red`."""
+    head = report.task.chain.head
+    if head is None or head.record.state not in ENDED_BADLY:
+        return ""
+    record = head.record
+    reason = record.reason or "no reason given"
+    return (
+        f'<p class="ending ending-{e(record.state)}"><b>{LABELS[record.state]}</b> by '
+        f"{e(record.by)}: {e(reason)}</p>"
+    )
 
 
 def _dependency(dep: str, state: str | None) -> str:
@@ -124,17 +179,19 @@ def _contract(report: TaskReport) -> str:
 def _evidence(rows: Sequence[EvidenceRow]) -> str:
     if not rows:
         return '<p class="no-evidence">no acceptance run recorded</p>'
-    runs = "".join(_run(row) for row in reversed(rows))
+    # A failure followed by a pass is history, not the news: shown quieter than the pass.
+    passed_at = max((i for i, row in enumerate(rows) if row.passed), default=-1)
+    runs = "".join(_run(row, i < passed_at) for i, row in reversed(list(enumerate(rows))))
     return f'<section class="evidence">{runs}</section>'
 
 
-def _run(row: EvidenceRow) -> str:
+def _run(row: EvidenceRow, superseded: bool = False) -> str:
     facts = " · ".join(
         x
         for x in (
             f"exit {row.exit_code}" if row.exit_code is not None else "",
             row.source,
-            f"{row.duration_seconds:g} s" if row.duration_seconds is not None else "",
+            duration(row.duration_seconds) if row.duration_seconds is not None else "",
             short_time(row.at),
         )
         if x
@@ -146,8 +203,9 @@ def _run(row: EvidenceRow) -> str:
     )
     problem = f'<p class="problem">{e(row.problem)}</p>' if row.problem else ""
     commit = f"<p>commit <code>{e(row.commit[:12])}</code></p>" if row.commit else ""
+    quiet = " superseded" if superseded and not row.passed else ""
     return (
-        f'<details class="run verdict-{e(row.verdict)}"><summary>'
+        f'<details class="run verdict-{e(row.verdict)}{quiet}"><summary>'
         f'<span class="verdict">{e(row.verdict)}</span> {e(facts)}</summary>'
         f"<p><code>{e(row.command)}</code></p>{commit}{problem}"
         f"{outputs or '<p>no output</p>'}</details>"
@@ -221,7 +279,9 @@ header.top small { font-weight: normal; color: #94a3b8; margin-left: 8px; }
 #shown { color: #94a3b8; }
 .board { display: flex; gap: 12px; padding: 12px; overflow-x: auto; align-items: flex-start; }
 .column { flex: 0 0 280px; background: #e2e8f0; border-radius: 8px; padding: 8px; }
-.column.empty { flex-basis: 150px; opacity: 0.7; }
+.column.empty { flex: 0 0 36px; opacity: 0.7; padding: 8px 4px; }
+.column.empty h2 { writing-mode: vertical-rl; white-space: nowrap; margin: 0 auto; }
+.column.empty h2 .count { float: none; margin-top: 6px; }
 .column h2 { margin: 0 0 8px; font-size: 13px; text-transform: uppercase; letter-spacing: .04em; }
 .column h2 .dot { display: inline-block; width: 10px; height: 10px; border-radius: 50%;
   border: 1px solid; margin-right: 6px; }
@@ -250,6 +310,7 @@ details > summary { cursor: pointer; }
 .run > summary { border-radius: 4px; padding: 2px 6px; }
 .run.verdict-pass > summary { background: #dcfce7; color: #14532d; }
 .run.verdict-fail > summary, .run.verdict-invalid > summary { background: #dc2626; color: #fff; }
+.run.superseded > summary { background: #f1f5f9; color: #64748b; }
 .run .verdict { font-weight: 700; text-transform: uppercase; }
 .run pre { background: #0f172a; color: #e2e8f0; padding: 6px; border-radius: 4px;
   max-height: 240px; overflow: auto; white-space: pre-wrap; }
@@ -260,6 +321,15 @@ details > summary { cursor: pointer; }
 .timeline li.kind-evidence b { text-transform: uppercase; }
 .timeline time { color: #64748b; }
 .problem { color: #b91c1c; font-size: 12px; }
+.ending { margin: 6px 0; padding: 4px 6px; border-radius: 4px; font-size: 12px;
+  background: #fef2f2; color: #7f1d1d; }
+.ending-canceled { background: #f3f4f6; color: #374151; }
+.ending-rejected { background: #fff7ed; color: #7c2d12; }
+.flags { list-style: none; margin: 4px 0; padding: 0; display: flex; flex-wrap: wrap; gap: 4px; }
+.flags .flag { font-size: 11px; background: #fef9c3; color: #713f12; border: 1px solid #facc15;
+  border-radius: 4px; padding: 0 4px; }
+.stale { margin: 6px 0; padding: 4px 6px; border-radius: 4px; font-size: 12px;
+  background: #fef9c3; color: #713f12; }
 """
 
 _SCRIPT = """(function () {

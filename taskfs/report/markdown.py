@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from taskfs.report.style import short_time
+from taskfs.report.style import duration, short_time
 
 if TYPE_CHECKING:
     from taskfs.api.audit import Finding
@@ -82,7 +82,7 @@ def task(report: TaskReport, *, heading: str = "###") -> str:
     parts.append(f"{heading}# History\n\n" + _history(report))
     parts.append(f"{heading}# Evidence\n\n" + _evidence_summary(report.evidence))
     if report.messages:
-        parts.append(f"{heading}# Messages\n\n" + messages_table(report.messages))
+        parts.append(f"{heading}# Conversation\n\n" + conversation(report.messages))
     if report.artifacts:
         parts.append(
             f"{heading}# Artifacts\n\n"
@@ -164,8 +164,9 @@ def _evidence(row: EvidenceRow, with_task: bool) -> str:
     facts = [
         f"exit {row.exit_code}" if row.exit_code is not None else "",
         text(row.source),
-        f"{row.duration_seconds:g} s" if row.duration_seconds is not None else "",
+        duration(row.duration_seconds) if row.duration_seconds is not None else "",
         f"commit {code(row.commit[:12])}" if row.commit else "",
+        "**fresh checkout**" if row.fresh else "",
         text(_when(row.at)),
         text(row.problem),
         "⚠️ work_uncommitted: " + ", ".join(code(p) for p in row.uncommitted)
@@ -181,6 +182,28 @@ def _evidence(row: EvidenceRow, with_task: bool) -> str:
         if value.strip()
     )
     return head + ("\n\n" + folded("output", output) if output else "")
+
+
+def conversation(rows: Sequence[MessageRow]) -> str:
+    """The task's messages in full, oldest first: who to whom, the status, what each answers.
+
+    A message's text is quoted as it was written (lines kept); ids are shortened to the eight
+    characters that name them in the reply that follows."""
+    shown = []
+    for m in rows:
+        if m.problem and not m.sender:
+            shown.append(f"⚠️ {code(m.path)}: {text(m.problem)}")
+            continue
+        facts = [
+            f"**{text(m.sender or '?')} → {text(m.to or '?')}**",
+            text(m.status) if m.status else "",
+            f"answers {code(m.in_reply_to[:8])}" if m.in_reply_to else "",
+            text(_when(m.at)),
+            code(m.msg_id[:8]) if m.msg_id else "",
+        ]
+        body = quote(m.text) if m.text.strip() else "> _(no text)_"
+        shown.append(" · ".join(f for f in facts if f) + "\n\n" + body)
+    return "\n\n".join(shown)
 
 
 def messages_table(rows: Sequence[MessageRow], *, with_task: bool = False) -> str:

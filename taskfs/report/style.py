@@ -41,3 +41,19 @@ def short_time(at: str, *, seconds: bool = False) -> str:
     if len(at) >= 16 and at[10] == "T" and at[4] == at[7] == "-":
         return at[:10] + " " + at[11 : 19 if seconds else 16]
     return at
+
+
+def duration(seconds: float) -> str:
+    """A run's length as people read it: `0.3 s`, `12 s`, `2 min 5 s`, `1 h 4 min`."""
+    if seconds < 0.05:
+        return "<0.1 s"
+    if seconds < 10:
+        return f"{round(seconds, 1):g} s"
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    minutes, rest = divmod(whole, 60)
+    if minutes < 60:
+        return f"{minutes} min {rest} s" if rest else f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min" if minutes else f"{hours} h"

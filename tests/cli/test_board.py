@@ -44,7 +44,8 @@ PROBE = """<script>
     select.dispatchEvent(new Event("change"));
     return found;
   }
-  var out = {columns: {}, runs: [], borders: {}, objectives: {}};
+  var out = {columns: {}, runs: [], borders: {}, objectives: {}, endings: {}, flags: {},
+             widths: {}, quiet: []};
   document.querySelectorAll(".column").forEach(function (column) {
     out.columns[column.dataset.state] = Array.prototype.filter.call(
       column.querySelectorAll(".card"), visible).map(function (c) { return c.dataset.task; });
@@ -54,6 +55,7 @@ PROBE = """<script>
     out.runs.push({
       task: run.closest(".card").dataset.task,
       verdict: run.querySelector(".verdict").textContent,
+      summary: summary.textContent,
       background: getComputedStyle(summary).backgroundColor,
       visible: visible(summary),
       outputShown: Array.prototype.some.call(run.querySelectorAll("pre"), visible)
@@ -66,6 +68,13 @@ PROBE = """<script>
   document.querySelectorAll(".card").forEach(function (card) {
     out.borders[card.dataset.task] = getComputedStyle(card).borderLeftColor;
     out.objectives[card.dataset.task] = card.querySelector(".objective").textContent;
+    var ending = card.querySelector(".ending");
+    if (ending && visible(ending)) { out.endings[card.dataset.task] = ending.textContent; }
+    out.flags[card.dataset.task] = Array.prototype.filter.call(
+      card.querySelectorAll(".flag"), visible).map(function (f) { return f.textContent; });
+  });
+  document.querySelectorAll(".column").forEach(function (column) {
+    out.widths[column.dataset.state] = column.getBoundingClientRect().width;
   });
   out.docs = choose("filter-context", "docs");
   out.writer = choose("filter-agent", "writer");
@@ -116,7 +125,13 @@ def test_the_demo_board_in_chromium_shows_each_task_in_its_column(
     demo: Path, tmp_path: Path
 ) -> None:
     need_chromium()
-    hostile = submit(demo, id="hostile", objective=HOSTILE, filesAndInterfaces=["hostile.py"])
+    hostile = submit(
+        demo,
+        id="hostile",
+        objective=HOSTILE,
+        filesAndInterfaces=["hostile.py"],
+        acceptanceCheck={"passFailCommand": "true", "endToEndVerification": "Look at it."},
+    )
     page = tmp_path / "board.html"
     result = taskfs("board", "--html", str(page), "--json")
     assert result.code == 0, result.stderr
@@ -145,8 +160,23 @@ def test_the_demo_board_in_chromium_shows_each_task_in_its_column(
     assert all(r["visible"] and not r["outputShown"] for r in runs.values()), runs
     assert seen["openedShows"] is True  # a click on the summary shows the output
     assert is_red(runs["greet-polite", "fail"]["background"])
-    assert is_red(runs[demo_id, "fail"]["background"])
+    # The demo's first run failed and the next passed: that failure is history, shown quieter
+    # (neither red nor the pass's green).
+    assert not is_red(runs[demo_id, "fail"]["background"])
+    assert runs[demo_id, "fail"]["background"] != runs[demo_id, "pass"]["background"]
     assert not is_red(runs[demo_id, "pass"]["background"])
+    # Durations are rounded for people: "0.1 s", never "0.0123456 s".
+    for run in runs.values():
+        assert re.search(r"· (<0\.1|\d+(\.\d)?) s ·", run["summary"]), run["summary"]
+    # A card that ended badly says why; open cards carry their lint flags.
+    assert seen["endings"] == {
+        "translate-greeting": "rejected by builder: " + demo_board.REJECTED_REASON
+    }
+    assert seen["flags"]["greet-polite"] == []
+    assert "check_cannot_fail" in seen["flags"][hostile]
+    # Empty columns collapse to a narrow strip; full ones keep their width.
+    assert seen["widths"]["failed"] < 60
+    assert seen["widths"]["working"] > 200
     # The card whose latest run failed is marked red; the one whose latest run passed is not.
     assert is_red(seen["borders"]["greet-polite"])
     assert not is_red(seen["borders"][demo_id])
@@ -191,8 +221,11 @@ def test_board_to_stdout_and_its_json(repo: Path, tmp_path: Path) -> None:
 
 
 def test_a_board_that_cannot_be_written_is_a_named_error(repo: Path, tmp_path: Path) -> None:
-    result = taskfs("board", "--html", str(tmp_path / "no" / "such" / "dir"), "--json")
-    assert result.code == 0  # folders are made as needed
+    missing = tmp_path / "no" / "such" / "board.html"
+    result = taskfs("board", "--html", str(missing), "--json")
+    assert result.codes == ["file_unwritable"]  # a missing folder is a typo: nothing is made
+    assert result.code == 1
+    assert not (tmp_path / "no").exists()
     blocked = tmp_path / "file"
     blocked.write_text("")
     result = taskfs("board", "--html", str(blocked / "board.html"), "--json")

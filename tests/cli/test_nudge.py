@@ -84,7 +84,7 @@ def reminder(stdout: str) -> str:
 def test_the_nudge_fires_after_the_quiet_period_and_not_before(repo: Path) -> None:
     commands = hook_commands(repo, "claude")
     nudge, event = commands["PostToolUse"], post_tool_use(repo)
-    assert nudge == "taskfs nudge --hook claude --agent builder"
+    assert nudge == f"{BIN}/taskfs nudge --hook claude --agent builder"
     submit(repo, id="login")
     submit(repo, id="docs", filesAndInterfaces=["docs/**"])
     claim_at(repo, "login", minutes_ago=14)

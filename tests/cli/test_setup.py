@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,8 @@ except ModuleNotFoundError:  # Python 3.10: the same parse, through tomlkit
 
 from tests.helpers import taskfs
 
+# In-process, the running taskfs is the console script installed beside this Python.
+TASKFS = str(Path(sys.executable).parent / "taskfs")
 CLAUDE_PROJECT = (".mcp.json", ".claude/settings.json")
 CLAUDE_USER = (".claude.json", ".claude/settings.json")
 
@@ -68,20 +71,20 @@ def test_a_dry_run_prints_valid_configuration_and_writes_nothing(repo: Path, sco
     prefix = "" if scope == "--project" else "~/"
     names = CLAUDE_PROJECT if scope == "--project" else CLAUDE_USER
     server = files[prefix + names[0]]["mcpServers"]["taskfs"]
-    assert server == {"command": "taskfs", "args": ["mcp"], "env": {"TASKFS_AGENT": "builder"}}
+    assert server == {"command": TASKFS, "args": ["mcp"], "env": {"TASKFS_AGENT": "builder"}}
     settings = files[prefix + names[1]]
     assert claude_hooks(settings) == {
-        "SessionStart": ["taskfs prime --hook claude --agent builder"],
-        "PostToolUse": ["taskfs nudge --hook claude --agent builder"],
+        "SessionStart": [f"{TASKFS} prime --hook claude --agent builder"],
+        "PostToolUse": [f"{TASKFS} nudge --hook claude --agent builder"],
     }
     assert settings["hooks"]["PostToolUse"][0]["matcher"] == "*"
     assert settings["env"] == {"TASKFS_AGENT": "builder"}
 
     codex = setup("codex", scope, "--dry-run")
     (config,) = contents(codex).values()
-    assert config["mcp_servers"]["taskfs"] == {"command": "taskfs", "args": ["mcp"]}
+    assert config["mcp_servers"]["taskfs"] == {"command": TASKFS, "args": ["mcp"]}
     assert [h["command"] for g in config["hooks"]["SessionStart"] for h in g["hooks"]] == [
-        "taskfs prime --hook codex"
+        f"{TASKFS} prime --hook codex"
     ]
     assert config["hooks"]["PostToolUse"][0]["matcher"] == "*"
     assert "shell_environment_policy" not in config
@@ -147,7 +150,7 @@ def test_setup_merges_is_idempotent_and_remove_restores_byte_for_byte(repo: Path
     assert settings["env"] == {"EDITOR": "vim", "TASKFS_AGENT": "builder"}
     assert claude_hooks(settings)["PostToolUse"] == [
         "prettier --write",
-        "taskfs nudge --hook claude --agent builder",
+        f"{TASKFS} nudge --hook claude --agent builder",
     ]
     assert (home() / ".claude" / "settings.json").read_text().startswith('{\n\t"model"')
 
@@ -174,7 +177,7 @@ def test_setup_merges_is_idempotent_and_remove_restores_byte_for_byte(repo: Path
     assert renamed["changed"] is True
     assert claude_hooks(json.loads((home() / ".claude" / "settings.json").read_text()))[
         "SessionStart"
-    ] == ["taskfs prime --hook claude --agent reviewer"]
+    ] == [f"{TASKFS} prime --hook claude --agent reviewer"]
 
     for host in ("claude", "codex"):
         removed = setup(host, "--user", "--remove")
