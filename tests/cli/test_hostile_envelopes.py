@@ -60,7 +60,7 @@ def test_the_watcher_refuses_it_too(repo: Path) -> None:
     dropped = _new_file(repo, "tasks/huge.yaml", filesAndInterfaces=[HUGE_ENTRY])
     result = taskfs_process("watch", "--once", cwd=repo, timeout=SLOW * 3)
     assert result.code == 0, result.stderr
-    report = yamlio.load((repo / "tasks" / "huge.refused.yaml").read_bytes())
+    report = yamlio.load((repo / "tasks" / "huge+refused.yaml").read_bytes())
     assert isinstance(report, dict)
     assert [e["code"] for e in report["errors"]] == ["files_and_interfaces_invalid"]
     assert dropped.exists()

@@ -18,6 +18,7 @@ import bpe_openai
 from mcp.types import Tool
 
 from taskfs.core import yamlio
+from tests.helpers import git
 from tests.mcp.test_server import Agent, serve, server_env
 
 BUDGET = 3_000  # cl100k tokens for every tool the server lists (issue 18)
@@ -141,6 +142,15 @@ def test_a_model_works_from_the_tool_list_alone(repo: Path, tmp_path: Path) -> N
             (repo / "src" / "app").mkdir(parents=True)
             (repo / "src" / "app" / "main.py").write_text("print('hi')\n")
             checked = await builder.ok("agent_check", task_id=task, text="main.py is there")
+            assert checked["verdict"] == "pass"
+            # Passing on work not committed completes nothing: the refusal says to commit, then
+            # to check again with agent_check.
+            assert "agent_check" in await refusal_names_a_fix(
+                builder, "agent_complete", task_id=task
+            )
+            git(repo, "add", "src/app/main.py")
+            git(repo, "commit", "-q", "-m", "the work")
+            checked = await builder.ok("agent_check", task_id=task, text="main.py is committed")
             assert checked["verdict"] == "pass"
             done = await builder.ok(
                 "agent_complete", task_id=task, artifacts={"main": "src/app/main.py"}
