@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -149,3 +150,33 @@ def test_claim_skips_the_command_line_framework_and_answers_as_click_does(repo: 
             expected = taskfs(*args)
         assert (refused["code"], refused["stdout"]) == (expected.code, expected.stdout), args
         assert "click" not in refused["loaded"], args
+
+
+def test_show_of_a_valid_task_imports_nothing_heavy_and_answers_as_click_does(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 19: the full reader stores a valid task's answer; the next `show` prints it after
+    # a dozen `stat` calls, with neither pydantic nor YAML (nor click) loaded.
+    monkeypatch.setenv("TASKFS_RACY_MARGIN_MS", "0")
+    task = submit(repo)
+    assert taskfs("claim", task, "--agent", "builder").code == 0
+    first = _fast(repo, ["show", task, "--json"], {"TASKFS_RACY_MARGIN_MS": "0"})
+    assert "pydantic" in first["loaded"]  # nothing stored yet: the full reader ran
+    for args in (["show", task, "--json"], ["show", task], ["show", "--format=text", task]):
+        fast = _fast(repo, args, {"TASKFS_RACY_MARGIN_MS": "0"})
+        assert fast["loaded"] == [], args
+        assert fast["code"] == 0, args
+    # The same bytes as the full reader prints with no stored answer.
+    stored = _fast(repo, ["show", task, "--json"], {"TASKFS_RACY_MARGIN_MS": "0"})
+    text = _fast(repo, ["show", task], {"TASKFS_RACY_MARGIN_MS": "0"})
+    shutil.rmtree(repo / ".git" / "taskfs" / "cache" / "show")
+    assert (stored["code"], stored["stdout"]) == (0, taskfs("show", task, "--json").stdout)
+    shutil.rmtree(repo / ".git" / "taskfs" / "cache" / "show")
+    assert (text["code"], text["stdout"]) == (0, taskfs("show", task).stdout)
+    # Markdown, an unknown id and a bad one go the full way, and say what they said before.
+    markdown = _fast(repo, ["show", task, "--format", "markdown"])
+    assert markdown["code"] == 0
+    assert "click" in markdown["loaded"]
+    missing = _fast(repo, ["show", "nope", "--json"])
+    assert missing["code"] == 1
+    assert json.loads(str(missing["stdout"]))["errors"][0]["code"] == "task_not_found"

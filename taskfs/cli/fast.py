@@ -21,6 +21,7 @@ COMMANDS = {
     "ls": (("--state", "--to", "--context"), 0, True),
     "ready": (("--agent",), 0, True),
     "claim": (("--agent",), 1, False),
+    "show": (("--format",), 1, False),
 }
 
 
@@ -37,6 +38,8 @@ def run(args: Sequence[str]) -> int | None:
     if len(arguments) != plain:
         return None
     command = args[0]
+    if command == "show":
+        return _show(arguments[0], values.get("--format", "text"), as_json)
     agent = values.pop("--agent", os.environ.get("TASKFS_AGENT")) or None
     if command != "claim":
         answer = _prepared(command, values, agent)
@@ -56,6 +59,25 @@ def run(args: Sequence[str]) -> int | None:
     if command == "ready":
         return bodies.ready(agent, True)
     return bodies.transition(arguments[0], "working", agent, None, as_json)
+
+
+def _show(task_id: str, fmt: str, as_json: bool) -> int | None:
+    """`show ID` (text or `--json`): the stored answer when it still holds (no YAML, no
+    pydantic, see `taskfs.store.answers`), else the full reader. Markdown goes to click."""
+    if fmt != "text":
+        return None
+    from taskfs.store import answers
+
+    stored = answers.answer(task_id, as_json)
+    if stored is not None:
+        if stored or as_json:
+            sys.stdout.write(stored + "\n")
+        return 0
+    from taskfs import i18n
+    from taskfs.cli import bodies
+
+    i18n.choose(None)
+    return bodies.show(task_id, as_json)
 
 
 def _prepared(command: str, values: dict[str, str], agent: str | None) -> str | None:
