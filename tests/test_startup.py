@@ -180,3 +180,32 @@ def test_show_of_a_valid_task_imports_nothing_heavy_and_answers_as_click_does(
     missing = _fast(repo, ["show", "nope", "--json"])
     assert missing["code"] == 1
     assert json.loads(str(missing["stdout"]))["errors"][0]["code"] == "task_not_found"
+
+
+def test_move_refuse_and_complete_skip_the_command_line_framework(repo: Path) -> None:
+    # Issue 19: the transitions other than claim take the same path as claim.
+    first = submit(repo, id="first", filesAndInterfaces=["src/first.py"])
+    second = submit(repo, id="second", filesAndInterfaces=["src/second.py"])
+    assert taskfs("claim", first, "--agent", "builder").code == 0
+    moved = _fast(repo, ["move", first, "input_required", "--agent", "builder", "--json"])
+    assert (moved["code"], json.loads(str(moved["stdout"]))["state"]) == (0, "input_required")
+    assert "click" not in moved["loaded"]
+    refused = _fast(repo, ["refuse", second, "--agent", "builder", "--reason", "not mine"])
+    assert (refused["code"], refused["stdout"]) == (0, f"{second}: rejected\n")
+    assert "click" not in refused["loaded"]
+    assert taskfs("show", second, "--json").json["history"][-1]["reason"] == "not mine"
+    # complete without evidence is refused as before, with the same code, without click.
+    assert taskfs("move", first, "working", "--agent", "builder").code == 0
+    done = _fast(repo, ["complete", first, "--agent", "builder", "--json"])
+    assert done["code"] == 1
+    assert json.loads(str(done["stdout"]))["errors"][0]["code"] == "completion_requires_evidence"
+    assert "click" not in done["loaded"]
+    # What the fast path does not read goes to click: a state that is none, an artifact.
+    for args in (
+        ["move", first, "finished", "--agent", "builder", "--json"],
+        ["complete", first, "--agent", "builder", "--artifact", "x=y", "--json"],
+        ["move", first, "failed", "--agent", "builder", "--reason", "--json"],
+    ):
+        slow = _fast(repo, args)
+        assert "click" in slow["loaded"], args
+    assert _fast(repo, ["move", first, "finished", "--agent", "builder", "--json"])["code"] == 2

@@ -22,7 +22,12 @@ COMMANDS = {
     "ready": (("--agent",), 0, True),
     "claim": (("--agent",), 1, False),
     "show": (("--format",), 1, False),
+    "move": (("--agent", "--reason"), 2, False),
+    "refuse": (("--agent", "--reason"), 1, False),
+    "complete": (("--agent",), 1, False),
 }
+# The transitions: their target state (move names it), as their click commands call the body.
+TARGETS = {"claim": "working", "refuse": "rejected", "complete": "completed"}
 
 
 def run(args: Sequence[str]) -> int | None:
@@ -41,7 +46,7 @@ def run(args: Sequence[str]) -> int | None:
     if command == "show":
         return _show(arguments[0], values.get("--format", "text"), as_json)
     agent = values.pop("--agent", os.environ.get("TASKFS_AGENT")) or None
-    if command != "claim":
+    if command not in ("claim", *TARGETS, "move"):
         answer = _prepared(command, values, agent)
         if answer is not None:
             sys.stdout.write(answer + "\n")
@@ -50,6 +55,8 @@ def run(args: Sequence[str]) -> int | None:
 
     if values.get("--state") not in (None, *STATES):
         return None  # click names the allowed states
+    if command == "move" and arguments[1] not in STATES:
+        return None  # likewise
     from taskfs import i18n
     from taskfs.cli import bodies
 
@@ -58,7 +65,8 @@ def run(args: Sequence[str]) -> int | None:
         return bodies.ls(values.get("--state"), values.get("--to"), values.get("--context"), True)
     if command == "ready":
         return bodies.ready(agent, True)
-    return bodies.transition(arguments[0], "working", agent, None, as_json)
+    target = arguments[1] if command == "move" else TARGETS[command]
+    return bodies.transition(arguments[0], target, agent, values.get("--reason"), as_json)
 
 
 def _show(task_id: str, fmt: str, as_json: bool) -> int | None:
@@ -108,5 +116,7 @@ def _parse(args: Sequence[str], known: Sequence[str]) -> tuple[dict[str, str], l
             if not rest:
                 return None
             value = rest.pop(0)
+            if value.startswith("-"):
+                return None  # `--reason --json`: for click to read
         values[name] = value
     return values, plain
