@@ -101,8 +101,9 @@ def _size(  # noqa: PLR0917 - one size's whole setting
         return [["git", "add", "--", name], ["git", "commit", "-q", "-m", f"note {name}"]]
 
     def new(i: int) -> list[Argv]:
-        path = inputs / f"new-{i}.yaml"
-        path.write_text(run_module._envelope_text(f"paired-new-{i}", size + 500 + i))
+        counter["new"] = n = counter.get("new", 0) + 1
+        path = inputs / f"new-{n}.yaml"
+        path.write_text(run_module._envelope_text(f"paired-new-{n}", size + 500 + n))
         return [[*tf, "new", str(path), "--agent", "planner", "--json"]]
 
     def claim(i: int) -> list[Argv]:
@@ -118,7 +119,8 @@ def _size(  # noqa: PLR0917 - one size's whole setting
         return [[*tf, "move", moving, state, "--agent", manifest["agent"], "--json"]]
 
     def refuse(i: int) -> list[Argv]:
-        return [[*tf, "refuse", pool.pop(), "--agent", manifest["agent"], "--json"]]
+        task = pool.pop()
+        return [[*tf, "refuse", task, "--agent", manifest["agent"], "--reason", "no", "--json"]]
 
     pairs: list[tuple[str, Steps, Path, Steps, Path, Callable[[int], None] | None]] = []
 

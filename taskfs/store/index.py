@@ -296,6 +296,45 @@ def remember(repo: Repository, after: Summary) -> None:
         _tokens[path] = token
 
 
+def remember_new(repo: Repository, task_ids: Collection[str]) -> None:
+    """A writer committed new tasks after reading every row under the same lock (`new`): add
+    their rows (read by the full reader, as any new task's) to the rows it read, instead of
+    reading and `stat`-ing every task again; the overlaps of the new envelopes are found as
+    `summaries` finds them, and everything is stored (the listings gained tasks)."""
+    path = cache_path(repo)
+    if path not in _last or not task_ids:
+        summaries(repo)
+        return
+    last, _folder, settled, tasks = _last[path]
+    rows, tasks = dict(last), dict(tasks)
+    tasks_dir = str(repo.tasks_dir)
+    stamp = time.time_ns()
+    folder = (prepared.file_key(tasks_dir), stamp)
+    opened = prepared.Folder(tasks_dir)
+    try:
+        for task_id in task_ids:
+            stamp = time.time_ns()
+            rows[task_id] = _build(
+                repo, task_id, f"{tasks_dir}/{task_id}", opened.key(task_id), stamp
+            )
+    finally:
+        opened.close()
+    rows = dict(sorted(rows.items()))
+    _update_overlaps(rows, set(task_ids), set())
+    tasks = {
+        task_id: Summary.from_row(row.summary, row.overlaps)
+        for task_id, row in rows.items()
+        if row.summary is not None
+    }
+    head = settled
+    ours = repo.git.last_commit
+    if settled is not None and ours is not None and ours[0] == settled[1]:
+        head = (prepared.head_identity(str(repo.git_dir)), ours[1])
+    token = _store(repo, rows, folder, head, tasks)
+    _last[path] = rows, folder, head, tasks
+    _tokens[path] = token
+
+
 def delta_path(path: str) -> str:
     return path + ".delta"
 

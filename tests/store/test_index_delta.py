@@ -120,3 +120,18 @@ def test_a_young_task_of_a_delta_settles_in_the_delta(
     assert _identity(index.prepared_path(store)) == whole  # ... in the delta alone
     monkeypatch.setenv("TASKFS_RACY_MARGIN_MS", "0")
     _all_agree(repo)
+
+
+def test_new_adds_its_rows_to_the_rows_it_read(repo: Path) -> None:
+    first = submit(repo, id="first", filesAndInterfaces=["src/a/**"])
+    assert taskfs("claim", first, "--agent", "builder").code == 0
+    second = submit(
+        repo, id="second", filesAndInterfaces=["src/b/**", "src/a/x.py"], dependsOn=[first]
+    )
+    store = Repository.open(repo)
+    kept = index.summaries(store)  # what `new` stored, without reading any file again
+    assert kept[second].overlaps == (first,)
+    assert kept[first].overlaps == (second,)
+    shutil.rmtree(repo / ".git" / "taskfs" / "cache")
+    assert index.summaries(store) == kept
+    _all_agree(repo)
