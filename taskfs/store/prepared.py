@@ -381,6 +381,9 @@ def _settle_delta(path: str, delta: Any, settled: dict[str, int]) -> bool:
     margin = racy_margin()
     if all(age <= margin for age in settled.values()):
         return True  # nothing is old enough yet
+    with open(path + ".delta", "rb") as handle:
+        if marshal.loads(handle.read()) != delta:
+            return True  # a writer stored a newer delta meanwhile: leave it whole
     changed = dict(changed)
     for task_id, age in settled.items():
         key, _age, print_, shown = changed[task_id]
