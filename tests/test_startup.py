@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -149,3 +150,62 @@ def test_claim_skips_the_command_line_framework_and_answers_as_click_does(repo: 
             expected = taskfs(*args)
         assert (refused["code"], refused["stdout"]) == (expected.code, expected.stdout), args
         assert "click" not in refused["loaded"], args
+
+
+def test_show_of_a_valid_task_imports_nothing_heavy_and_answers_as_click_does(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 19: the full reader stores a valid task's answer; the next `show` prints it after
+    # a dozen `stat` calls, with neither pydantic nor YAML (nor click) loaded.
+    monkeypatch.setenv("TASKFS_RACY_MARGIN_MS", "0")
+    task = submit(repo)
+    assert taskfs("claim", task, "--agent", "builder").code == 0
+    first = _fast(repo, ["show", task, "--json"], {"TASKFS_RACY_MARGIN_MS": "0"})
+    assert "pydantic" in first["loaded"]  # nothing stored yet: the full reader ran
+    for args in (["show", task, "--json"], ["show", task], ["show", "--format=text", task]):
+        fast = _fast(repo, args, {"TASKFS_RACY_MARGIN_MS": "0"})
+        assert fast["loaded"] == [], args
+        assert fast["code"] == 0, args
+    # The same bytes as the full reader prints with no stored answer.
+    stored = _fast(repo, ["show", task, "--json"], {"TASKFS_RACY_MARGIN_MS": "0"})
+    text = _fast(repo, ["show", task], {"TASKFS_RACY_MARGIN_MS": "0"})
+    shutil.rmtree(repo / ".git" / "taskfs" / "cache" / "show")
+    assert (stored["code"], stored["stdout"]) == (0, taskfs("show", task, "--json").stdout)
+    shutil.rmtree(repo / ".git" / "taskfs" / "cache" / "show")
+    assert (text["code"], text["stdout"]) == (0, taskfs("show", task).stdout)
+    # Markdown, an unknown id and a bad one go the full way, and say what they said before.
+    markdown = _fast(repo, ["show", task, "--format", "markdown"])
+    assert markdown["code"] == 0
+    assert "click" in markdown["loaded"]
+    missing = _fast(repo, ["show", "nope", "--json"])
+    assert missing["code"] == 1
+    assert json.loads(str(missing["stdout"]))["errors"][0]["code"] == "task_not_found"
+
+
+def test_move_refuse_and_complete_skip_the_command_line_framework(repo: Path) -> None:
+    # Issue 19: the transitions other than claim take the same path as claim.
+    first = submit(repo, id="first", filesAndInterfaces=["src/first.py"])
+    second = submit(repo, id="second", filesAndInterfaces=["src/second.py"])
+    assert taskfs("claim", first, "--agent", "builder").code == 0
+    moved = _fast(repo, ["move", first, "input_required", "--agent", "builder", "--json"])
+    assert (moved["code"], json.loads(str(moved["stdout"]))["state"]) == (0, "input_required")
+    assert "click" not in moved["loaded"]
+    refused = _fast(repo, ["refuse", second, "--agent", "builder", "--reason", "not mine"])
+    assert (refused["code"], refused["stdout"]) == (0, f"{second}: rejected\n")
+    assert "click" not in refused["loaded"]
+    assert taskfs("show", second, "--json").json["history"][-1]["reason"] == "not mine"
+    # complete without evidence is refused as before, with the same code, without click.
+    assert taskfs("move", first, "working", "--agent", "builder").code == 0
+    done = _fast(repo, ["complete", first, "--agent", "builder", "--json"])
+    assert done["code"] == 1
+    assert json.loads(str(done["stdout"]))["errors"][0]["code"] == "completion_requires_evidence"
+    assert "click" not in done["loaded"]
+    # What the fast path does not read goes to click: a state that is none, an artifact.
+    for args in (
+        ["move", first, "finished", "--agent", "builder", "--json"],
+        ["complete", first, "--agent", "builder", "--artifact", "x=y", "--json"],
+        ["move", first, "failed", "--agent", "builder", "--reason", "--json"],
+    ):
+        slow = _fast(repo, args)
+        assert "click" in slow["loaded"], args
+    assert _fast(repo, ["move", first, "finished", "--agent", "builder", "--json"])["code"] == 2

@@ -20,10 +20,9 @@ from taskfs.core.names import format_time, status_name
 from taskfs.core.records import StatusRecord
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.schemas import schema_text
-from taskfs.store import fs
+from taskfs.store import fs, index
 from taskfs.store.git import Git
 from taskfs.store.gitdir import find_worktree
-from taskfs.store.index import summaries
 from taskfs.store.repository import ENVELOPE, STATUS, Repository
 from taskfs.store.writer import Writer
 
@@ -138,7 +137,7 @@ def submit(repo: Repository, sources: Sequence[Source], agent: str | None) -> li
         write_new_tasks(repo, writer, batch, actor)
         # The models are loaded here anyway: add the new tasks to the ledger cache now, so
         # the listings that follow need not load them.
-        summaries(repo)
+        index.remember_new(repo, [e.id for e in batch if e.id])
     return [Submitted(e.id or "") for e in batch]
 
 

@@ -72,3 +72,46 @@ def claim(task_id: str, agent: str | None, as_json: bool) -> int:
     return act(
         as_json, lambda: claiming.claim(open_repo(), task_id, acting_agent(agent) or ""), show
     )
+
+
+def show(task_id: str, as_json: bool) -> int:
+    """`show ID` (text or `--json`) through the full reader; a task found valid is stored
+    ready-made (`taskfs.store.answers`) for the next `show` to print without reading it."""
+    import time
+
+    from taskfs.api import queries, views
+    from taskfs.store import answers
+
+    repo = None
+    before: tuple[Any, ...] = ()
+    signed_before: tuple[Any, ...] = ()
+    stamp = time.time_ns()
+
+    def call() -> Any:
+        nonlocal repo, before, signed_before
+        repo = open_repo()
+        where = (str(repo.root), str(repo.git_dir), repo.tasks_rel, task_id)
+        before = answers.identity(*where, False)
+        signed_before = answers.identity(*where, True)
+        return queries.show(repo, task_id)
+
+    def shown(task: Any) -> tuple[dict[str, Any], str]:
+        import json
+
+        doc, text = render.show(task)
+        if repo is not None and not task.problems:
+            signed = any(row["signature"] != "unsigned" for row in views.evidence(task))
+            answers.store(
+                str(repo.root),
+                str(repo.git_dir),
+                repo.tasks_rel,
+                task_id,
+                signed=signed,
+                before=signed_before if signed else before,
+                stamp=stamp,
+                document=json.dumps(doc, ensure_ascii=False),
+                text=text,
+            )
+        return doc, text
+
+    return act(as_json, call, shown)

@@ -123,13 +123,11 @@ def validate(paths: tuple[str, ...], as_json: bool) -> int:
 @json_option
 def show(task_id: str, fmt: str, as_json: bool) -> int:
     """The envelope and current state of a task."""
-    from taskfs.api import queries
-
     if fmt == "markdown":
         from taskfs.cli.review import show_markdown
 
         return show_markdown(task_id, as_json)
-    return act(as_json, lambda: queries.show(open_repo(), task_id), render.show)
+    return bodies.show(task_id, as_json)
 
 
 @cli.command(name="ls")

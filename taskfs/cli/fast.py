@@ -21,7 +21,13 @@ COMMANDS = {
     "ls": (("--state", "--to", "--context"), 0, True),
     "ready": (("--agent",), 0, True),
     "claim": (("--agent",), 1, False),
+    "show": (("--format",), 1, False),
+    "move": (("--agent", "--reason"), 2, False),
+    "refuse": (("--agent", "--reason"), 1, False),
+    "complete": (("--agent",), 1, False),
 }
+# The transitions: their target state (move names it), as their click commands call the body.
+TARGETS = {"claim": "working", "refuse": "rejected", "complete": "completed"}
 
 
 def run(args: Sequence[str]) -> int | None:
@@ -37,8 +43,10 @@ def run(args: Sequence[str]) -> int | None:
     if len(arguments) != plain:
         return None
     command = args[0]
+    if command == "show":
+        return _show(arguments[0], values.get("--format", "text"), as_json)
     agent = values.pop("--agent", os.environ.get("TASKFS_AGENT")) or None
-    if command != "claim":
+    if command not in ("claim", *TARGETS, "move"):
         answer = _prepared(command, values, agent)
         if answer is not None:
             sys.stdout.write(answer + "\n")
@@ -47,6 +55,8 @@ def run(args: Sequence[str]) -> int | None:
 
     if values.get("--state") not in (None, *STATES):
         return None  # click names the allowed states
+    if command == "move" and arguments[1] not in STATES:
+        return None  # likewise
     from taskfs import i18n
     from taskfs.cli import bodies
 
@@ -55,7 +65,29 @@ def run(args: Sequence[str]) -> int | None:
         return bodies.ls(values.get("--state"), values.get("--to"), values.get("--context"), True)
     if command == "ready":
         return bodies.ready(agent, True)
-    return bodies.claim(arguments[0], agent, as_json)
+    if command == "claim":
+        return bodies.claim(arguments[0], agent, as_json)  # a task already held is said so
+    target = arguments[1] if command == "move" else TARGETS[command]
+    return bodies.transition(arguments[0], target, agent, values.get("--reason"), as_json)
+
+
+def _show(task_id: str, fmt: str, as_json: bool) -> int | None:
+    """`show ID` (text or `--json`): the stored answer when it still holds (no YAML, no
+    pydantic, see `taskfs.store.answers`), else the full reader. Markdown goes to click."""
+    if fmt != "text":
+        return None
+    from taskfs.store import answers
+
+    stored = answers.answer(task_id, as_json)
+    if stored is not None:
+        if stored or as_json:
+            sys.stdout.write(stored + "\n")
+        return 0
+    from taskfs import i18n
+    from taskfs.cli import bodies
+
+    i18n.choose(None)
+    return bodies.show(task_id, as_json)
 
 
 def _prepared(command: str, values: dict[str, str], agent: str | None) -> str | None:
@@ -86,5 +118,7 @@ def _parse(args: Sequence[str], known: Sequence[str]) -> tuple[dict[str, str], l
             if not rest:
                 return None
             value = rest.pop(0)
+            if value.startswith("-"):
+                return None  # `--reason --json`: for click to read
         values[name] = value
     return values, plain

@@ -146,6 +146,11 @@ class Summary(NamedTuple):
 Head = tuple[tuple[FileKey, ...], "str | None"]  # where HEAD is (identity of git's files), commit
 _Last = tuple[Mapping[str, "_Row"], tuple[FileKey, int], "Head | None", dict[str, Summary]]
 _last: dict[str, _Last] = {}
+_tokens: dict[str, bytes | None] = {}  # the token of the rows in `_last`, by cache file
+# A writer's change to a few tasks is stored as a small delta beside the rows and the
+# prepared answers (`_remember_delta`), named by their token; past this many tasks the
+# whole files are stored again.
+DELTA_LIMIT = 64
 
 
 @dataclass
@@ -222,11 +227,12 @@ def summaries(repo: Repository, *, verify: Collection[str] = ()) -> dict[str, Su
         return summaries(repo)
     # A writer (`verify`) stores the rows once, with its own change (`remember`).
     if not verify and (rows != old or not os.path.exists(prepared_path(repo))):
-        _store(repo, rows, folder, head, answer)
+        token = _store(repo, rows, folder, head, answer)
     elif not verify and head != head_was and token is not None:
         # HEAD moved and no task changed: the rows and the prepared answers still hold.
         prepared.dump(head_path(repo), (token, head))
     _last[path] = rows, folder, head, answer
+    _tokens[path] = token
     return answer
 
 
@@ -237,9 +243,11 @@ def remember(repo: Repository, after: Summary) -> None:
     path = cache_path(repo)
     # The writer read the rows a moment ago, under the same lock: no need to read them again.
     settled: Head | None
+    token: bytes | None = None
     if path in _last:
         last, folder, settled, tasks = _last[path]
         rows, tasks = dict(last), dict(tasks)
+        token = _tokens.get(path)
     else:
         stamp = time.time_ns()  # before the `stat`, as ages are measured (prepared.py)
         folder = (prepared.file_key(str(repo.tasks_dir)), stamp)
@@ -275,9 +283,126 @@ def remember(repo: Repository, after: Summary) -> None:
     ours = repo.git.last_commit
     if settled is not None and ours is not None and ours[0] == settled[1]:
         head = (prepared.head_identity(str(repo.git_dir)), ours[1])
-    _store(repo, rows, folder, head, tasks or None)
+    if not (
+        tasks
+        and token
+        and _remember_delta(
+            repo, token, rows=rows, task_id=after.id, was=row, head=head, tasks=tasks
+        )
+    ):
+        token = _store(repo, rows, folder, head, tasks or None)
     if tasks:
         _last[path] = rows, folder, head, tasks
+        _tokens[path] = token
+
+
+def remember_new(repo: Repository, task_ids: Collection[str]) -> None:
+    """A writer committed new tasks after reading every row under the same lock (`new`): add
+    their rows (read by the full reader, as any new task's) to the rows it read, instead of
+    reading and `stat`-ing every task again; the overlaps of the new envelopes are found as
+    `summaries` finds them, and everything is stored (the listings gained tasks)."""
+    path = cache_path(repo)
+    if path not in _last or not task_ids:
+        summaries(repo)
+        return
+    last, _folder, settled, tasks = _last[path]
+    rows, tasks = dict(last), dict(tasks)
+    tasks_dir = str(repo.tasks_dir)
+    stamp = time.time_ns()
+    folder = (prepared.file_key(tasks_dir), stamp)
+    opened = prepared.Folder(tasks_dir)
+    try:
+        for task_id in task_ids:
+            stamp = time.time_ns()
+            rows[task_id] = _build(
+                repo, task_id, f"{tasks_dir}/{task_id}", opened.key(task_id), stamp
+            )
+    finally:
+        opened.close()
+    rows = dict(sorted(rows.items()))
+    _update_overlaps(rows, set(task_ids), set())
+    tasks = {
+        task_id: Summary.from_row(row.summary, row.overlaps)
+        for task_id, row in rows.items()
+        if row.summary is not None
+    }
+    head = settled
+    ours = repo.git.last_commit
+    if settled is not None and ours is not None and ours[0] == settled[1]:
+        head = (prepared.head_identity(str(repo.git_dir)), ours[1])
+    token = _store(repo, rows, folder, head, tasks)
+    _last[path] = rows, folder, head, tasks
+    _tokens[path] = token
+
+
+def delta_path(path: str) -> str:
+    return path + ".delta"
+
+
+def _read_delta(path: str, token: bytes) -> dict[str, tuple[Any, ...]]:
+    """The rows a writer changed since the rows under `token` were stored (none when the
+    delta belongs to other rows, or cannot be read)."""
+    try:
+        with open(delta_path(path), "rb") as handle:
+            stored, changed = marshal.loads(handle.read())
+        if stored == token and type(changed) is dict:
+            return changed
+    except Exception:  # unknown: the rows alone are read, and checked as ever
+        return {}
+    return {}
+
+
+def _remember_delta(
+    repo: Repository,
+    token: bytes,
+    *,
+    rows: Mapping[str, _Row],
+    task_id: str,
+    was: _Row,
+    head: Head | None,
+    tasks: Mapping[str, Summary],
+) -> bool:
+    """Store one task's new row as a delta to the rows (and to the prepared answers) under
+    `token`, instead of storing every row again (issue 19). False when it cannot be (too many
+    changes gathered, or the task's place in the listings changed): the caller stores all."""
+    from taskfs.core.readiness import claimable
+
+    path = cache_path(repo)
+    changed = dict(_read_delta(path, token))
+    row = rows[task_id]
+    if len(changed) >= DELTA_LIMIT or (row.shown is None) != (was.shown is None):
+        return False
+    if repo.settings_identity is None:
+        return False
+    changed[task_id] = _fields(row)
+    ready_ids = {task.id: task.envelope.recipient for task in claimable(tasks)}
+    ready = [(ready_ids[t], rows[t].shown) for t in rows if t in ready_ids and rows[t].shown]
+    listed: dict[str, Any] = {}
+    for changed_id in changed:
+        one, task = rows[changed_id], tasks.get(changed_id)
+        shown = None
+        if task is not None and one.shown is not None:
+            shown = (task.state, task.envelope.recipient, task.envelope.context_id, one.shown)
+        age = one.stamp - newest(one.key)
+        listed[changed_id] = (one.key, age, one.fingerprint, shown)
+    prepared.dump(delta_path(prepared_path(repo)), (token, listed, ready))
+    prepared.dump(delta_path(path), (token, changed))
+    prepared.dump(head_path(repo), (token, head))
+    return True
+
+
+def _fields(row: _Row) -> tuple[Any, ...]:
+    return (
+        row.key,
+        row.stamp,
+        row.names,
+        row.digest,
+        row.summary,
+        row.overlaps,
+        row.status_digest,
+        row.shown,
+        row.loose,
+    )
 
 
 def _head_now(repo: Repository, was: Head | None) -> Head:
@@ -419,6 +544,10 @@ def _read(path: str, tasks_rel: str) -> tuple[dict[str, _Row], bytes | None]:
         width = len(dataclasses.fields(_Row))
         if not all(type(fields) is tuple and len(fields) == width for fields in rows.values()):
             return {}, None
+        if type(token) is bytes:
+            changed = _read_delta(path, token)
+            if all(type(f) is tuple and len(f) == width for f in changed.values()):
+                rows = {**rows, **{t: f for t, f in changed.items() if t in rows}}
         out = {task_id: _Row(*fields) for task_id, fields in rows.items()}
         if type(token) is bytes and all(_well_formed(t, row) for t, row in out.items()):
             return out, token
@@ -455,31 +584,21 @@ def _store(
     folder: tuple[FileKey, int],
     head: Head | None,
     tasks: Mapping[str, Summary] | None = None,
-) -> None:
+) -> bytes:
     """Write the rows, and the prepared answers of `ls` and `ready` derived from them, under
-    a new token, and where HEAD stood (`head_path`)."""
+    a new token (returned), and where HEAD stood (`head_path`)."""
     token = os.urandom(8)
     data = (
         (FORMAT, __version__, repo.tasks_rel),
-        {
-            task_id: (
-                row.key,
-                row.stamp,
-                row.names,
-                row.digest,
-                row.summary,
-                row.overlaps,
-                row.status_digest,
-                row.shown,
-                row.loose,
-            )
-            for task_id, row in rows.items()
-        },
+        {task_id: _fields(row) for task_id, row in rows.items()},
         token,
     )
     prepared.dump(cache_path(repo), data)
+    for stale in (delta_path(cache_path(repo)), delta_path(prepared_path(repo))):
+        _remove(stale)  # deltas of the rows stored before: ignored by their token anyway
     _prepare(repo, rows, folder, token, tasks)
     prepared.dump(head_path(repo), (token, head))  # None: unknown, every task is asked again
+    return token
 
 
 def _prepare(

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from typing import Any
 
-FORMAT = 2
+FORMAT = 3
 NAME = f"prepared-v{FORMAT}"
 RACY_MARGIN_NS = 2_000_000_000  # coarser than any file system's timestamps we know of
 CONFIG = ".taskfs/config.yaml"
@@ -251,6 +251,7 @@ def write(
     young = {}
     trusted = margin + 1  # the youngest age among the identities trusted by their keys
     listed = []
+    listed_ids = []
     ready = []
     for task_id, (key, age, print_, shown, ready_for) in zip(ids, rows, strict=True):
         keys.append(key)
@@ -260,6 +261,7 @@ def write(
             trusted = age
         if shown is not None:
             listed.append(shown)
+            listed_ids.append(task_id)
             if ready_for is not False:
                 ready.append((ready_for, shown[3]))
     dump(
@@ -279,6 +281,7 @@ def write(
             ", ".join(text for _to, text in ready),
             ready,
             token,
+            tuple(listed_ids),
         ),
     )
 
@@ -318,6 +321,7 @@ def answer(command: str, options: dict[str, str], agent: str | None) -> str | No
             data = marshal.loads(handle.read())
         if data[0] != (FORMAT, __version__, data[0][2]):
             return None
+        data, delta = _with_delta(path, data)
         if options.get("--state", "submitted") not in data[7]:
             return None  # the full path names the states there are
         if not _same_head(git_dir, data[13]) and not _moved_elsewhere(root, git_dir, data):
@@ -325,11 +329,67 @@ def answer(command: str, options: dict[str, str], agent: str | None) -> str | No
         settled = _settled(root, data)
         if settled is None:
             return None
-        if settled:
+        if settled and (delta is None or not _settle_delta(path, delta, settled)):
             _settle(path, data, settled)
         return _document(data, command, options, agent)
     except Exception:  # a file that cannot be read is rebuilt, never trusted
         return None
+
+
+def _with_delta(path: str, data: Any) -> tuple[Any, Any]:
+    """The answers with a writer's delta applied (`taskfs.store.index._remember_delta`): the
+    new identities and rows of the few tasks it changed, and the whole `ready` answer. A
+    delta written for other answers (another token) is ignored."""
+    try:
+        with open(path + ".delta", "rb") as handle:
+            token, changed, ready = marshal.loads(handle.read())
+    except FileNotFoundError:
+        return data, None
+    if token != data[13]:
+        return data, None
+    parts = list(data)
+    margin = racy_margin()
+    ids, keys, young = parts[3], list(parts[4]), dict(parts[6])
+    where = {task_id: i for i, task_id in enumerate(ids)}
+    listed_at = {task_id: i for i, task_id in enumerate(parts[14])}
+    listed = list(parts[10])
+    for task_id, (key, age, print_, shown) in changed.items():
+        keys[where[task_id]] = key
+        young.pop(task_id, None)
+        if age <= margin:
+            young[task_id] = (age, print_)
+        else:
+            parts[5] = min(parts[5], age)
+        if (task_id in listed_at) != (shown is not None):
+            raise ValueError(task_id)  # its place in the listing changed: not a delta's to say
+        if shown is not None:
+            listed[listed_at[task_id]] = shown
+    parts[4], parts[6], parts[10] = tuple(keys), young, listed
+    parts[9] = ", ".join(row[3] for row in listed)
+    parts[11] = ", ".join(text for _to, text in ready)
+    parts[12] = ready
+    return tuple(parts), (token, changed, ready)
+
+
+def _settle_delta(path: str, delta: Any, settled: dict[str, int]) -> bool:
+    """`_settle` for tasks a writer's delta names: their new ages go in the delta, so that
+    the first listings after a write never store the whole answers again. False when an
+    identity outside the delta settled (the whole file is stored then)."""
+    token, changed, ready = delta
+    if not set(settled) <= set(changed):
+        return False
+    margin = racy_margin()
+    if all(age <= margin for age in settled.values()):
+        return True  # nothing is old enough yet
+    with open(path + ".delta", "rb") as handle:
+        if marshal.loads(handle.read()) != delta:
+            return True  # a writer stored a newer delta meanwhile: leave it whole
+    changed = dict(changed)
+    for task_id, age in settled.items():
+        key, _age, print_, shown = changed[task_id]
+        changed[task_id] = (key, age, print_, shown)
+    dump(path + ".delta", (token, changed, ready))
+    return True
 
 
 def _settled(root: str, data: Any) -> dict[str, int] | None:

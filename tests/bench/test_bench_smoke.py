@@ -98,3 +98,41 @@ def test_markdown_tables_replace_only_what_lies_between_the_markers(tmp_path: Pa
     assert text.startswith("# Results\n")
     assert "new table" in text
     assert text.endswith("## Diagnosis\nkept\n")
+
+
+def test_the_paired_bench_of_issue_19_runs_every_pair(tmp_path: Path) -> None:
+    out = tmp_path / "paired.json"
+    script = Path(sys.executable).parent / "taskfs"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "paired.py"),
+            "--sizes",
+            "200",
+            "--runs",
+            "1",
+            "--no-peers",
+            "--cache",
+            str(tmp_path / "cache"),
+            "--taskfs",
+            str(script),
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    pairs = json.loads(out.read_text())["200"]
+    assert set(pairs) == {
+        "new / git add+commit",
+        "claim / git add+commit",
+        "move / git add+commit",
+        "refuse / git add+commit",
+        "first ls after claim / settled ls",
+    }
+    for name, figures in pairs.items():
+        assert figures["failed_runs"] == 0, (name, proc.stdout)
+        assert figures["ratio"] > 0

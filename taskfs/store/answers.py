@@ -1,0 +1,149 @@
+"""`show ID` (text and `--json`) answered ready-made: one small file per task, one task read.
+
+Whoever shows a task through the full reader (pydantic, YAML, the evidence's signatures)
+stores what it printed in `<git dir>/taskfs/cache/show/<id>`, with the identity of every file
+the answer was derived from: the settings file (where the tasks folder is), the task's
+`envelope.yaml`, its `status/` and `evidence/` folders and every file in them (inode, size,
+mtime, ctime), the language messages are printed in, and, when an evidence file is signed,
+what decides its signature's standing (where HEAD is, which commits the runner keys, and the
+operator's trust list). `answer` finds the checkout, reads that one file, takes the same
+identities again (a dozen `stat` calls) and prints the stored answer when every one holds;
+otherwise it answers None and the full reader runs (and stores the file again). It imports
+nothing but `os`, `marshal`, `time` and `taskfs.store.prepared`. Deleting it changes no answer.
+
+Only a task whose files the full reader found valid is stored (no problems to name), so a
+broken file is always named by the full path. A file changed in the same clock tick as the
+`stat` that keyed it could keep its key (`taskfs.store.index`): an answer is trusted only
+when every file it was derived from is older than the racy margin at the time it was stored.
+Unlike the ledger cache, every status and evidence file is keyed itself, so even a file
+rewritten in place (which the contract forbids) is seen.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+
+from taskfs import __version__
+from taskfs.store import prepared
+
+TYPE_CHECKING = False  # `typing` costs the hot path 3 ms to import
+if TYPE_CHECKING:
+    from typing import Any
+
+FORMAT = 1
+FOLDER = "show"
+ENVELOPE, STATUS, EVIDENCE = "envelope.yaml", "status", "evidence"
+TRUST_LIST_ENV = "TASKFS_TRUSTED_RUNNERS"  # taskfs.store.keys.TRUST_LIST_ENV
+
+
+def trust_list_path() -> str:
+    """Where the operator's runner trust list is (`taskfs.store.keys.trust_list_path`)."""
+    configured = os.environ.get(TRUST_LIST_ENV)
+    if configured:
+        return os.path.expanduser(configured)
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(base, "taskfs", "trusted-runners.yaml")
+
+
+def _languages() -> tuple[str, ...]:
+    from taskfs import i18n
+
+    return i18n.languages()
+
+
+def _entries(folder: str) -> tuple[Any, ...]:
+    """A folder's identity and every file in it, by name, with its identity."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return ()
+    return (
+        prepared.file_key(folder),
+        tuple((name, prepared.file_key(f"{folder}/{name}")) for name in names),
+    )
+
+
+def identity(
+    root: str, git_dir: str, tasks_rel: str, task_id: str, signed: bool
+) -> tuple[Any, ...]:
+    """What a task's `show` answer is derived from (see the module docstring)."""
+    folder = f"{root}/{tasks_rel}/{task_id}"
+    trust: tuple[Any, ...] = ()
+    if signed:
+        listed = trust_list_path()
+        trust = (prepared.head_identity(git_dir), listed, prepared.file_key(listed))
+    return (
+        prepared.file_key(f"{root}/{prepared.CONFIG}"),
+        tasks_rel,
+        prepared.file_key(folder),
+        prepared.file_key(f"{folder}/{ENVELOPE}"),
+        _entries(f"{folder}/{STATUS}"),
+        _entries(f"{folder}/{EVIDENCE}"),
+        _languages(),
+        trust,
+    )
+
+
+def _newest(found: tuple[Any, ...]) -> int:
+    """The latest file time among the identities in `found`."""
+    latest = 0
+    for item in found:
+        if type(item) is tuple:
+            if len(item) == 4 and all(type(x) is int for x in item):
+                latest = max(latest, prepared.newest(item))
+            else:
+                latest = max(latest, _newest(item))
+    return latest
+
+
+def path(git_dir: str, task_id: str) -> str:
+    return f"{git_dir}/taskfs/cache/{FOLDER}/{task_id}"
+
+
+def store(
+    root: str,
+    git_dir: str,
+    tasks_rel: str,
+    task_id: str,
+    *,
+    signed: bool,
+    before: tuple[Any, ...],
+    stamp: int,
+    document: str,
+    text: str,
+) -> None:
+    """Remember a task's answer, derived from files whose identity was `before` (taken at
+    `stamp`, before they were read). Nothing is stored when they changed while being read."""
+    if identity(root, git_dir, tasks_rel, task_id, signed) != before:
+        return
+    prepared.dump(
+        path(git_dir, task_id),
+        ((FORMAT, __version__), task_id, signed, before, stamp, document, text),
+    )
+
+
+def answer(task_id: str, as_json: bool) -> str | None:
+    """What `show ID` (`--json`) printed the last time, when every identity it was derived
+    from still holds and none was too young to be trusted; otherwise None."""
+    from taskfs.core.ids import is_task_id
+
+    if not is_task_id(task_id):
+        return None  # the full path names what is wrong with it
+    try:
+        found = prepared._checkout(os.getcwd())
+        if found is None:
+            return None
+        root, git_dir = found
+        with open(path(git_dir, task_id), "rb") as handle:
+            data = marshal.loads(handle.read())
+        header, stored_id, signed, before, stamp, document, text = data
+        if header != (FORMAT, __version__) or stored_id != task_id:
+            return None
+        if _newest(before) >= stamp - prepared.racy_margin():
+            return None  # a file as young as the stat: its key may hide a change
+        if identity(root, git_dir, before[1], task_id, signed) != before:
+            return None
+        return str(document if as_json else text)
+    except Exception:  # a file that cannot be read is rebuilt, never trusted
+        return None
