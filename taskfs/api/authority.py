@@ -18,13 +18,13 @@ from taskfs.core import forks
 from taskfs.core import messages as message_rules
 from taskfs.core.chain import Link
 from taskfs.core.lifecycle import Parties, State, check_transition
-from taskfs.core.records import StatusRecord
+from taskfs.core.records import MessageRecord, StatusRecord
 from taskfs.core.transition_signing import verifies
 from taskfs.errors import Problem, TaskfsError, problem
 from taskfs.store.git import Author, Identity
 from taskfs.store.keys import KeysAt
 from taskfs.store.ledger import Task
-from taskfs.store.repository import STATUS, Repository
+from taskfs.store.repository import ENVELOPE, STATUS, Repository
 
 # Who `new` records when a batch names several senders and no --agent (api/submit.py).
 ANONYMOUS = "anonymous"
@@ -213,6 +213,10 @@ def _vouched(context: Context, transition: StatusRecord, used: set[str]) -> bool
     rel = context.repo.task_rel(transition.task, "messages", found.stored.name)
     record = found.record
     target = _MESSAGE_TARGET.get(record.status or "", "working")
+    if transition.state == "submitted" and transition.prev is None:
+        # A task's opening (interlink's first message) asks for the task it carries: its
+        # text is the envelope committed with it, byte for byte.
+        target = "submitted" if _opens(context, transition.task, record) else "(no opening)"
     key = standing_key(context, rel, transition.by)
     if (
         record.sender != transition.by
@@ -225,6 +229,22 @@ def _vouched(context: Context, transition: StatusRecord, used: set[str]) -> bool
         return False
     used.add(msg_id)
     return True
+
+
+def _opens(context: Context, task_id: str, record: MessageRecord) -> bool:
+    """Whether `record` is the opening of `task_id`: no status, and its text is the task's
+    envelope as committed (the same bytes), or the envelope it was made from on import."""
+    if record.status is not None or record.in_reply_to is not None:
+        return False
+    try:
+        committed = context.repo.read_bytes(context.repo.task_rel(task_id, ENVELOPE))
+    except OSError:
+        return False
+    if record.text.encode("utf-8") == committed:
+        return True
+    from taskfs.api.wire import opened_envelope  # the import's own rule
+
+    return opened_envelope(context.repo, record) == committed
 
 
 def _state_of(task: Task, name: str | None) -> str | None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from taskfs.api import listing
 from taskfs.api.forks import Lost, lost_in
 from taskfs.api.messages import Checked, Thread, for_session, read_thread, trust
+from taskfs.api.wire import stored_opening
 from taskfs.core.lifecycle import TERMINAL
 from taskfs.core.names import STAMPED_NAME_RE, parse_time
 from taskfs.store.ledger import Task
@@ -57,7 +58,10 @@ def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
     for task in tasks.values():
         superseded += lost_in(task.id, task.chain, agent)
         thread = read_thread(repo, task.id, trusted=trusted, pending=pending)
+        opened = stored_opening(task)  # the task itself, waiting to be claimed: not unread
         for checked in thread.messages:
+            if opened is not None and checked.record.msg_id == opened:
+                continue
             if _owned_question(repo, tasks, task, checked, agent):
                 questions.append(checked)
                 as_owner.add(checked.record.msg_id)

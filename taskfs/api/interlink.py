@@ -250,7 +250,7 @@ def conversation_history(
         opened = opening(repo, task)
         if {opened.sender, opened.recipient} == pair:
             found.append(opened)
-    ordered = sorted(found, key=lambda e: (parse_time(_at(e)), e_id(e)))
+    ordered = sorted(_unshadowed(found), key=lambda e: (parse_time(_at(e)), e_id(e)))
     if limit is None:
         return ordered
     return ordered[max(0, len(ordered) - limit) :] if limit else []
@@ -334,4 +334,11 @@ def _unpushed(repo: Repository, agent: str) -> tuple[list[Entry], str | None]:
                 found.append(opened)
         thread = messages.read_thread(repo, task_id, pending=set())
         found += [c for c in thread.messages if c.stored.rel in rels and c.record.sender == agent]
-    return sorted(found, key=lambda e: (parse_time(_at(e)), e_id(e))), upstream.name
+    return sorted(_unshadowed(found), key=lambda e: (parse_time(_at(e)), e_id(e))), upstream.name
+
+
+def _unshadowed(found: list[Entry]) -> list[Entry]:
+    """`found` without the openings a task keeps as its first message file (the same id):
+    the stored, signed one is the opening, shown once."""
+    stored = {(e.record.task_id, e.record.msg_id) for e in found if not isinstance(e, Opening)}
+    return [e for e in found if not (isinstance(e, Opening) and (e.task.id, e.msg_id) in stored)]

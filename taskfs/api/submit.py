@@ -16,14 +16,14 @@ from taskfs.api import rules, transition_keys
 from taskfs.core import ids, yamlio
 from taskfs.core.config import CONFIG_PATH, Config
 from taskfs.core.envelope import Envelope, envelope_json_schema, validate_envelope
-from taskfs.core.names import format_time, status_name
+from taskfs.core.names import format_time, stamped_name, status_name
 from taskfs.core.records import StatusRecord
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.schemas import schema_text
 from taskfs.store import fs, index
 from taskfs.store.git import Git
 from taskfs.store.gitdir import find_worktree
-from taskfs.store.repository import ENVELOPE, STATUS, Repository
+from taskfs.store.repository import ENVELOPE, MESSAGES, STATUS, Repository
 from taskfs.store.writer import Writer
 
 SCHEMA_DIR = ".taskfs/schema"
@@ -149,26 +149,51 @@ def write_new_tasks(
     *,
     in_place: Collection[str] = (),
     trailers: Sequence[str] = (),
+    opened: str | None = None,
 ) -> str:
     """Write each envelope of `batch` (already checked, ids assigned) and its `submitted`
     status, in one commit by `actor`. A task named in `in_place` already has its envelope
-    file at its place (dropped there, not yet committed): that file is committed as it is."""
+    file at its place (dropped there, not yet committed): that file is committed as it is.
+
+    The task's opening, interlink's signed message carrying the envelope as its text, is kept
+    beside it as its first message file and named by the `submitted` status (`message:`):
+    `opened` names a peer's opening as it arrived (one task; its file is the caller's to add),
+    or else one is signed here when the
+    sender's private key is on this machine and both ends have committed keys. It vouches for
+    the `submitted` (audit) and is exported as stored, from any clone, never re-signed."""
+    from taskfs.api import wire  # wire builds on this module
+
     now = datetime.now(timezone.utc)
+    signer = wire.OpeningSigner(repo, actor) if opened is None else None
     for envelope in batch:
         task_id = envelope.id
         assert task_id is not None
+        envelope_rel = repo.task_rel(task_id, ENVELOPE)
         if task_id in in_place:
-            writer.include(repo.task_rel(task_id, ENVELOPE))
+            writer.include(envelope_rel)
+            text = repo.read_bytes(envelope_rel)
         else:
-            writer.add(repo.task_rel(task_id, ENVELOPE), envelope_bytes(repo, envelope))
+            text = envelope_bytes(repo, envelope)
+            writer.add(envelope_rel, text)
+        at = format_time(now)
+        message = signer.sign(task_id, envelope.recipient, text, at) if signer else None
+        if message is not None:
+            rel = repo.task_rel(task_id, MESSAGES, stamped_name(now))
+            writer.add(rel, record_bytes(message.to_document()))
         name = status_name(1, "submitted")
-        record = StatusRecord(task=task_id, state="submitted", by=actor, at=format_time(now))
+        record = StatusRecord(
+            task=task_id,
+            state="submitted",
+            by=actor,
+            at=at,
+            message=message.msg_id if message is not None else opened,
+        )
         document = transition_keys.signed(
             repo, actor, record.to_document(), f"submit task {task_id!r}"
         )
         writer.add(repo.task_rel(task_id, STATUS, name), record_bytes(document))
-    message = _new_message([e.id or "" for e in batch], actor, trailers)
-    return writer.commit(message, actor, when=now)
+    subject = _new_message([e.id or "" for e in batch], actor, trailers)
+    return writer.commit(subject, actor, when=now)
 
 
 def _actor(agent: str | None, envelopes: Sequence[Envelope], sources: Sequence[Source]) -> str:

@@ -41,7 +41,7 @@ from taskfs.core.names import parse_time, stamped_name
 from taskfs.core.records import MessageRecord, ms_time
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import keys
-from taskfs.store.ledger import load_task
+from taskfs.store.ledger import Task, load_task
 from taskfs.store.messages import (
     Stored,
     conversation_rel,
@@ -119,6 +119,51 @@ def opening(repo: Repository, task_id: str, known: _Keys | None = None) -> wire.
     return wire.sign(pair.private, message)
 
 
+def stored_opening(task: Task) -> str | None:
+    """The msg_id of the task's opening kept with it (the first status names it), or None for
+    a task submitted without one (older tasks, or no keys): its opening is signed on demand."""
+    links = task.chain.links
+    if not links or links[0].record.state != "submitted":
+        return None
+    return links[0].record.message
+
+
+class OpeningSigner:
+    """Signs the openings of the tasks `actor` submits here, when its private key is on this
+    machine and matches its committed key (keys read once per batch)."""
+
+    def __init__(self, repo: Repository, actor: str) -> None:
+        self.actor = actor
+        self.known = _Keys(repo)
+
+    def sign(
+        self, task_id: str, recipient: str | None, text: bytes, at: str
+    ) -> MessageRecord | None:
+        """The opening `actor` sends `recipient`: `text` (the envelope file's bytes) with the
+        task's id, `ts` the submission's moment `at`; None when it cannot be signed here (no
+        key for either end, or an envelope that is not UTF-8). A sender whose recipient has no
+        key still submits: only the signed opening is left out."""
+        public = self.known.public
+        pair = self.known.private(self.actor)
+        if pair is None or recipient is None or recipient not in public:
+            return None
+        if public.get(self.actor) != pair.public:
+            return None
+        try:
+            body = text.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        message = wire.Message(
+            sender=wire.b64(pair.public),
+            recipient=wire.b64(public[recipient]),
+            text=body,
+            ts=wire_ms(parse_time(at)),
+            msg_id=opening_id(task_id),
+            task_id=task_id,
+        )
+        return _record_of(wire.sign(pair.private, message), self.actor, recipient)
+
+
 class _Keys:
     """The committed agent keys and this machine's private ones, each read once."""
 
@@ -137,6 +182,8 @@ def _openings(repo: Repository, task_ids: Iterable[str]) -> list[tuple[str, wire
     known = _Keys(repo)
     for task_id in task_ids:
         try:
+            if stored_opening(load_task(repo, task_id)) is not None:
+                continue  # exported as stored, with the task's other messages
             message = opening(repo, task_id, known)
         except (TaskfsError, OSError, UnicodeDecodeError):
             continue
@@ -434,8 +481,9 @@ class _Importer:
         self.writer.add(rel, record_bytes(record.to_document()))
         trailers = [f"Taskfs-Message: {record.msg_id}"]
         commit = submit.write_new_tasks(
-            self.repo, self.writer, [envelope], record.sender, trailers=trailers
-        )
+            self.repo, self.writer, [envelope], record.sender, trailers=trailers,
+            opened=record.msg_id,
+        )  # fmt: skip
         self.commits.append(commit)
         report = LineReport(
             number, record.msg_id, task_id=task_id, file=rel, commit=commit, opened=True
@@ -484,6 +532,26 @@ def _record_of(message: wire.Message, sender: str, agent: str) -> MessageRecord:
         error = exc.errors(include_url=False, include_input=False)[0]
         where = ".".join(str(p) for p in error["loc"]) or "message"
         raise ValueError(f"{where}: {str(error['msg']).removeprefix('Value error, ')}") from None
+
+
+def opened_envelope(repo: Repository, record: MessageRecord) -> bytes | None:
+    """The envelope file a peer's opening `record` makes when imported (`_Importer._open`),
+    or None when its text opens no task: what audit matches against the committed one."""
+    fields = _envelope_in(record.text)
+    if fields is None or record.task_id is None or record.recipient is None:
+        return None
+    addressed, wrong = vocabulary.addressed(
+        {**fields, "id": fields.get("id", record.task_id)}, record.sender, record.recipient
+    )
+    if wrong is not None or addressed["id"] != record.task_id:
+        return None
+    try:
+        envelope, _ = submit.parse_source(
+            submit.Source("opening", yamlio.dump(addressed).encode("utf-8"))
+        )
+    except TaskfsError:
+        return None
+    return None if envelope is None else submit.envelope_bytes(repo, envelope)
 
 
 def _envelope_in(text: str) -> dict[str, object] | None:

@@ -181,7 +181,11 @@ def test_killed_between_commit_and_ack_the_message_lands_once(
         assert bus.queues.ack_held.wait(60), "the bridge never acked"
         # Acked only after the commit: the message is in alice's ledger already.
         committed = alice.run("messages", "login", "--json").json["messages"]
-        assert [(m["msg_id"], m["delivery"]) for m in committed] == [(taken, "sent")]
+        # (the task's opening, signed by alice when she opened it, is kept with it first)
+        assert [(m["msg_id"], m["delivery"]) for m in committed] == [
+            ("login/envelope", "sent"),
+            (taken, "sent"),
+        ]
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(30)
     finally:
@@ -201,7 +205,7 @@ def test_killed_between_commit_and_ack_the_message_lands_once(
     ]
     assert bus.queues.depth(route) == 0
     files = list((alice.root / "tasks" / "login" / "messages").iterdir())
-    assert len(files) == 1
+    assert len(files) == 2  # the opening and bob's message, once
     assert alice.state() == "working"
     assert git(alice.root, "status", "--porcelain") == ""
 
@@ -230,7 +234,8 @@ def test_a_message_the_gate_refuses_is_acked_logged_and_never_written(
     assert "signature_invalid" in result.stderr
     assert bus.queues.depth(me) == 0
     assert git(alice.root, "rev-parse", "HEAD") == head
-    assert not (alice.root / "tasks" / "login" / "messages").exists()
+    # Only the task's opening, which alice signed when she opened it, is there.
+    assert len(list((alice.root / "tasks" / "login" / "messages").iterdir())) == 1
 
 
 def test_the_bridge_runs_until_sigterm_and_carries_messages_meanwhile(

@@ -237,7 +237,8 @@ def test_the_tools_read_and_answer_as_interlinks_do(repo: Path, tmp_path: Path) 
             assert len(texts) == 20  # interlink's default limit: the latest twenty, newest last
             assert texts[-1] == "step 19"
             assert texts[0] == "step 0"  # the opening and the first two replies are older
-            assert len(everything.json["messages"]) == 22
+            # The opening, kept with the task as its first message, the two replies, 20 steps.
+            assert len(everything.json["messages"]) == 23
             lines = planner.text.splitlines()
             assert len(lines) == 20
             assert lines[-1].startswith("← builder [sent] (msg_id ")

@@ -190,6 +190,7 @@ def test_an_agent_walks_a_task_through_the_mcp_tools(
                 "completed",
             ]
             assert [m.get("status") for m in history["messages"]] == [
+                None,  # the task's opening, signed by planner, kept with it
                 "needs_input",
                 None,
                 "update",
