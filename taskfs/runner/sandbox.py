@@ -22,6 +22,7 @@ import functools
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -129,7 +130,31 @@ def argv(sandbox: Sandbox, *, home: str | None, cwd: str, inner: Sequence[str]) 
             words += ["--ro-bind", path, path]
     if home is not None:
         words += ["--bind", home, home]
+    for path in _toolchains():
+        words += ["--ro-bind", path, path]
     return [*words, "--chdir", _real(cwd), "--", *inner]
+
+
+# The sandbox's /tmp and /run are fresh and empty; these are what the host keeps under them.
+_FRESH = ("/tmp/", "/run/")
+
+
+def _toolchains() -> list[str]:
+    """The folders of the command's tools that the fresh /tmp and /run would hide, bound back
+    read-only: the directories on PATH and this Python's environment (a CI job's clone, and its
+    virtual environment, often live under /tmp). Nothing else of the host's /tmp comes back."""
+    found: list[str] = []
+    for entry in [*os.environ.get("PATH", "").split(os.pathsep), sys.prefix]:
+        if not entry or not os.path.isabs(entry):
+            continue
+        path = os.path.normpath(entry)
+        if os.path.basename(path) == "bin" and os.path.isfile(
+            os.path.join(os.path.dirname(path), "pyvenv.cfg")
+        ):
+            path = os.path.dirname(path)  # the whole virtual environment, not only its bin/
+        if path.startswith(_FRESH) and os.path.isdir(path) and path not in found:
+            found.append(path)
+    return found
 
 
 def _base(*, network: bool) -> list[str]:

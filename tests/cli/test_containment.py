@@ -231,6 +231,26 @@ def test_a_sandboxed_check_reaches_no_network_unless_allowed(repo: Path) -> None
 
 
 @needs_bwrap
+def test_tools_on_path_under_tmp_stay_visible_and_the_rest_of_tmp_does_not(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A CI job's clone and its virtual environment often live under /tmp, which the sandbox
+    replaces with an empty one: the folders on PATH come back read-only, nothing else does."""
+    tools = tmp_path / "tools" / "bin"
+    tools.mkdir(parents=True)
+    (tools / "say-hello").write_text("#!/bin/sh\necho hello from the toolchain\n")
+    (tools / "say-hello").chmod(0o755)
+    secret = tmp_path / "elsewhere.txt"
+    secret.write_text("not for the check\n")
+    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
+    task = make_task(repo, f"say-hello && ! test -e {secret} && ! touch {tools}/planted")
+    ran = check(task, "--sandbox", "on")
+    assert ran.code == 0, evidence_of(repo, ran)["stderr"]
+    assert "hello from the toolchain" in evidence_of(repo, ran)["stdout"]
+    assert not (tools / "planted").exists()
+
+
+@needs_bwrap
 def test_the_worktree_is_writable_and_the_rest_is_not(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
