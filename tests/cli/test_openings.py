@@ -86,7 +86,7 @@ def test_a_submitted_by_a_keyed_agent_without_its_opening_is_unauthorized(repo: 
     def forged_task(task: str, message: str | None) -> str:
         folder = repo / "tasks" / task
         (folder / "status").mkdir(parents=True)
-        write_envelope(folder / "envelope.yaml", id=task)
+        write_envelope(folder / "envelope.yaml", id=task, filesAndInterfaces=[f"src/{task}.py"])
         commit_as(repo, "planner", "envelope", str(folder / "envelope.yaml"))
         extra = f"message: {message}\n" if message else ""
         name = "0001-submitted-aaaaaaaa.yaml"
