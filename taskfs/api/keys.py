@@ -39,15 +39,7 @@ def new_key(repo: Repository, kind: KeyKind, name: str) -> NewKey:
             f"Taskfs-Agent: {name}\n"
         )
         commit = writer.commit_existing([rel], message, name)
-    return NewKey(
-        kind=kind,
-        name=name,
-        public_key=signing.public_key_text(pair.public),
-        key_id=signing.key_id(pair.public),
-        public_path=rel,
-        private_path=keys.private_path(kind, name),
-        commit=commit,
-    )
+    return _new(kind, name, pair, rel, commit)
 
 
 def import_key(repo: Repository, name: str, seed_text: str) -> NewKey:

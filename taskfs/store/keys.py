@@ -41,17 +41,7 @@ def private_path(kind: KeyKind, name: str) -> Path:
 def create(root: Path, kind: KeyKind, name: str) -> tuple[signing.KeyPair, str]:
     """A new key pair for `name`: the private part saved outside `root`, the public part
     written (not committed) at the returned repository-relative path."""
-    if not ids.is_agent_name(name):
-        raise fail("invalid_agent", value=name)
-    private = private_path(kind, name)
-    if inside(private, root):
-        raise fail("key_unsafe", path=str(private))
-    if private.exists():
-        raise fail("key_exists", kind=kind, name=name, path=str(private))
-    if (root / public_rel(kind, name)).exists():
-        # Another machine holds this name's private key: replacing its public key would
-        # silently disown everything it signed.
-        raise fail("key_exists", kind=kind, name=name, path=public_rel(kind, name))
+    _free(root, kind, name)
     return _save(root, kind, name, signing.generate_keypair())
 
 
@@ -88,6 +78,8 @@ def _free(root: Path, kind: KeyKind, name: str) -> None:
     if private.exists():
         raise fail("key_exists", kind=kind, name=name, path=str(private))
     if (root / public_rel(kind, name)).exists():
+        # Another machine holds this name's private key: replacing its public key would
+        # silently disown everything it signed.
         raise fail("key_exists", kind=kind, name=name, path=public_rel(kind, name))
 
 
