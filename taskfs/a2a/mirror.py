@@ -338,16 +338,20 @@ class Follower:
                 raise
 
     async def _forward_answer(self, client: Client) -> None:
-        """Wait for the local answer to the remote's question, then send it there."""
+        """Wait for the local answer to the remote's question, then send it there. The answer
+        is looked for until it is there: its transition can be seen a moment before the
+        message file that carries it, and the remote task waits for nothing else."""
         while True:
             state = self.local_state()
             if state == "canceled":
                 await self._cancel_remote(client)
                 return
+            answer = None
             if state not in ("input_required", "auth_required"):
-                break
+                answer = self._local_answer()
+                if answer is not None or state in mapping.TERMINAL:
+                    break
             await asyncio.sleep(POLL_SECONDS)
-        answer = self._local_answer()
         if answer is None:
             return
         request = pb.SendMessageRequest(
