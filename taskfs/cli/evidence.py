@@ -384,17 +384,7 @@ def keys_new(ctx: click.Context, runner: str | None, agent: str | None, as_json:
         return keys.new_key(open_repo(), "agent", acting_agent(agent) or "")
 
     def show(result: Any) -> tuple[dict[str, Any], str]:
-        doc = document(
-            True,
-            kind=result.kind,
-            name=result.name,
-            publicKey=result.public_key,
-            keyId=result.key_id,
-            path=result.public_path,
-            privateKey=str(result.private_path),
-            commit=result.commit,
-            interlinkId=result.interlink_id,
-        )
+        doc = key_document(result)
         text = (
             f"{result.kind} key {result.name} ({result.key_id})\n"
             f"  public:  {result.public_path} (committed)\n"
@@ -404,3 +394,18 @@ def keys_new(ctx: click.Context, runner: str | None, agent: str | None, as_json:
         return doc, text
 
     return act(as_json, call, show)
+
+
+def key_document(result: Any) -> dict[str, Any]:
+    """The answer about a key taskfs made or took in (`keys new`, `keys import`)."""
+    return document(
+        True,
+        kind=result.kind,
+        name=result.name,
+        publicKey=result.public_key,
+        keyId=result.key_id,
+        path=result.public_path,
+        privateKey=str(result.private_path),
+        commit=result.commit,
+        interlinkId=result.interlink_id,
+    )

@@ -15,7 +15,7 @@ import click
 from taskfs import i18n
 from taskfs.api import agent_views as views
 from taskfs.cli.app import agent_option, cli, json_option
-from taskfs.cli.evidence import keys_group
+from taskfs.cli.evidence import key_document, keys_group
 from taskfs.cli.output import act, acting_agent, open_repo
 from taskfs.errors import fail
 
@@ -70,17 +70,7 @@ def keys_import(agent: str | None, seed_file: str, as_json: bool) -> int:
         return keys.import_key(open_repo(), name, text)
 
     def show(done: Any) -> tuple[dict[str, Any], str]:
-        doc = views.document(
-            True,
-            kind=done.kind,
-            name=done.name,
-            interlinkId=done.interlink_id,
-            publicKey=done.public_key,
-            keyId=done.key_id,
-            path=done.public_path,
-            privateKey=str(done.private_path),
-            commit=done.commit,
-        )
+        doc = key_document(done)
         text = (
             f"agent key {done.name} ({done.interlink_id})\n"
             f"  public:  {done.public_path} (committed)\n"
