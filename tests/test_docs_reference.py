@@ -1,7 +1,8 @@
 """The docs checked against the code: every command and option of the click tree has its place
 in docs/commands.md, every code of the error catalogue its row (with its exit status) in
-docs/errors.md, every local link of README.md, CONTRIBUTING.md and docs/ resolves, and every
-`taskfs/...` path the contributor's pages name exists.
+docs/errors.md, every MCP tool a real client lists is named in docs/mcp.md or docs/interlink.md,
+every local link of README.md, CONTRIBUTING.md and docs/ resolves, and every `taskfs/...` path
+the contributor's pages name exists.
 
 Each check is a function of the code and the text, so that a planted command, option, code or
 link shows it failing."""
@@ -13,6 +14,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
+import anyio
 import click
 import pytest
 
@@ -337,3 +339,25 @@ def test_the_path_finder_reads_package_paths_only() -> None:
 @pytest.mark.xfail(strict=False, reason="until issue 17's branches merge")
 def test_every_package_path_the_docs_name_exists() -> None:
     assert missing_paths([ROOT / "CONTRIBUTING.md", *sorted(DOCS.glob("*.md"))]) == []
+
+
+# MCP tools, as a real client lists them
+
+
+def undocumented_tools(names: set[str], text: str) -> list[str]:
+    """Tools no page names in code (`agent_send`, or `send_message(...)` with its arguments)."""
+    return sorted(n for n in names if not re.search(rf"`{re.escape(n)}[`(]", text))
+
+
+def test_every_mcp_tool_is_named_in_the_mcp_or_interlink_page(repo: Path, tmp_path: Path) -> None:
+    from tests.mcp.test_server import serve, server_env
+
+    async def listed() -> set[str]:
+        async with serve(repo, "planner", server_env(tmp_path)) as planner:
+            return {tool.name for tool in (await planner.session.list_tools()).tools}
+
+    names = anyio.run(listed)
+    assert {"agent_send", "agent_check", "send_message"} <= names
+    text = read(DOCS / "mcp.md") + read(DOCS / "interlink.md")
+    assert undocumented_tools(names, text) == [], "name these in docs/mcp.md"
+    assert undocumented_tools(names | {"agent_frobnicate"}, text) == ["agent_frobnicate"]
