@@ -25,10 +25,10 @@ from taskfs.core.evidence import EvidenceFile, Trust
 from taskfs.core.records import CheckEvidence
 from taskfs.errors import Problem, problem
 from taskfs.store import keys
+from taskfs.store.all_tasks import load_all
 from taskfs.store.keys import PUBLIC_DIR, KeysAt
-from taskfs.store.ledger import Task, load_evidence
 from taskfs.store.repository import MESSAGES, STATUS, Repository
-from taskfs.store.snapshot import load_all
+from taskfs.store.task_reader import Task, load_evidence
 
 
 @dataclass(frozen=True)

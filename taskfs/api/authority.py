@@ -23,8 +23,8 @@ from taskfs.core.transition_signing import verifies
 from taskfs.errors import Problem, TaskfsError, problem
 from taskfs.store.git import Author, Identity
 from taskfs.store.keys import KeysAt
-from taskfs.store.ledger import Task
 from taskfs.store.repository import ENVELOPE, STATUS, Repository
+from taskfs.store.task_reader import Task
 
 # Who `new` records when a batch names several senders and no --agent (api/submit.py).
 ANONYMOUS = "anonymous"

@@ -27,8 +27,8 @@ from taskfs.core.lifecycle import next_states
 from taskfs.core.policy import RunnerPolicy, decide
 from taskfs.errors import Problem, TaskfsError, problem
 from taskfs.store.index import summaries
-from taskfs.store.ledger import load_task
 from taskfs.store.repository import Repository
+from taskfs.store.task_reader import load_task
 
 Verdict = Literal["pass", "fail"]
 

@@ -17,8 +17,8 @@ from pydantic import ValidationError
 from taskfs.core import yamlio
 from taskfs.core.names import STAMPED_NAME_RE
 from taskfs.core.records import CheckEvidence, MessageRecord, parse_evidence
-from taskfs.store.ledger import first_error
 from taskfs.store.repository import EVIDENCE, MESSAGES, Repository
+from taskfs.store.task_reader import first_error
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,8 @@ from taskfs.core.chain import Link
 from taskfs.core.evidence import EvidenceFile
 from taskfs.core.lifecycle import State
 from taskfs.errors import fail
-from taskfs.store.ledger import Task
 from taskfs.store.repository import EVIDENCE, MESSAGES, STATUS, Repository
+from taskfs.store.task_reader import Task
 
 Kind = Literal["message", "evidence", "status"]
 _RANK: dict[str, int] = {MESSAGES: 0, EVIDENCE: 1, STATUS: 2}

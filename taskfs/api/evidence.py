@@ -37,8 +37,8 @@ from taskfs.runner.sandbox import Sandbox
 from taskfs.store import keys
 from taskfs.store.fingerprint import owned_files, uncommitted_owned
 from taskfs.store.git import Git
-from taskfs.store.ledger import Task, load_evidence, load_task
 from taskfs.store.repository import EVIDENCE, Repository
+from taskfs.store.task_reader import Task, load_evidence, load_task
 
 if TYPE_CHECKING:
     from taskfs.api.sandboxing import Placement
@@ -174,7 +174,7 @@ def check(
     the one HEAD holds: a task folder holding a file no commit holds is refused before anything
     runs (`ledger_file_uncommitted`)."""
     from taskfs.api.sandboxing import place
-    from taskfs.store import loose
+    from taskfs.store import head_ledger
 
     if timeout is not None and not (0 < timeout <= MAX_TIMEOUT_SECONDS):  # NaN fails too
         reason = f"{timeout!r} is not more than 0 and at most {MAX_TIMEOUT_SECONDS} seconds"
@@ -182,7 +182,7 @@ def check(
     # Under the writers' lock: a file another taskfs process has written and is committing
     # right now (a `result` message the watcher reacts to) is in flight, not loose.
     with repo.writing():
-        loose.refuse_loose(repo, task_id)
+        head_ledger.refuse_loose(repo, task_id)
     task = load_task(repo, task_id)
     placement = place(repo, repo.git, mode=sandbox, network=network, environ=dict(os.environ))
     acceptance = task.envelope.acceptance_check
@@ -402,12 +402,12 @@ def _write(
     author = record.by or (
         record.runner.name if isinstance(record, CheckEvidence) and record.runner else "taskfs"
     )
-    from taskfs.store import loose
+    from taskfs.store import head_ledger
 
     with repo.writing() as writer:
         if not repo.has_task(task_id):
             raise fail("task_not_found", id=task_id)
-        loose.refuse_loose(repo, task_id)  # evidence never builds on a loose file either
+        head_ledger.refuse_loose(repo, task_id)  # evidence never builds on a loose file either
         writer.add(rel, record_bytes(document))
         commit = writer.commit(message, author)
     return rel, commit

@@ -14,10 +14,10 @@ from taskfs.api.messages import Checked, Thread, for_session, read_thread, trust
 from taskfs.api.wire import stored_opening
 from taskfs.core.lifecycle import TERMINAL
 from taskfs.core.names import STAMPED_NAME_RE, parse_time
-from taskfs.store.ledger import Task
+from taskfs.store.all_tasks import load_all
 from taskfs.store.messages import pending_paths
 from taskfs.store.repository import EVIDENCE, Repository
-from taskfs.store.snapshot import load_all
+from taskfs.store.task_reader import Task
 
 
 @dataclass(frozen=True)

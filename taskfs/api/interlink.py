@@ -29,10 +29,10 @@ from taskfs.core import yamlio
 from taskfs.core.lifecycle import State
 from taskfs.core.names import parse_time
 from taskfs.errors import TaskfsError, fail
-from taskfs.store.ledger import Task, load_task
+from taskfs.store.all_tasks import load_all
 from taskfs.store.messages import CONVERSATIONS
 from taskfs.store.repository import ENVELOPE, MESSAGES, Repository
-from taskfs.store.snapshot import load_all
+from taskfs.store.task_reader import Task, load_task
 
 CANCEL_TEXT = (
     "Canceled by {agent}: stop working on this task. Cancellation is cooperative: nothing was "

@@ -16,9 +16,9 @@ from taskfs.core import lint as rules
 from taskfs.core.envelope import Envelope
 from taskfs.core.lifecycle import TERMINAL
 from taskfs.errors import Problem, TaskfsError, fail
-from taskfs.store.ledger import load_envelope
+from taskfs.store.all_tasks import load_all
 from taskfs.store.repository import Repository, read_input
-from taskfs.store.snapshot import load_all
+from taskfs.store.task_reader import load_envelope
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,6 @@ from taskfs.core.names import format_time, message_location, stamped_name
 from taskfs.core.records import MessageRecord, ReadRecord, ms_time
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import keys
-from taskfs.store.ledger import Task, load_task
 from taskfs.store.messages import (
     CONVERSATIONS,
     Stored,
@@ -44,6 +43,7 @@ from taskfs.store.messages import (
     pending_paths,
 )
 from taskfs.store.repository import MESSAGES, READS, Repository
+from taskfs.store.task_reader import Task, load_task
 from taskfs.store.writer import Writer
 
 Delivery = Literal["pending", "sent", "read"]
@@ -299,9 +299,9 @@ def _act(
 ) -> Sent:
     """Check a message entering the ledger, stage the transition it asks for, commit both.
     `new`: the file is to be written; otherwise it is already in the working tree."""
-    from taskfs.store import loose
+    from taskfs.store import head_ledger
 
-    loose.refuse_loose(repo, task.id)  # a message waiting for delivery is not loose
+    head_ledger.refuse_loose(repo, task.id)  # a message waiting for delivery is not loose
     record = item.record
     target, staged = stage_message(repo, writer, task, thread, item, now=now)
     if new:

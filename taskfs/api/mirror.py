@@ -16,8 +16,8 @@ from pathlib import Path, PurePosixPath
 from taskfs.core import globs
 from taskfs.errors import Problem, TaskfsError, problem
 from taskfs.store import fs
-from taskfs.store.ledger import load_task
 from taskfs.store.repository import Repository
+from taskfs.store.task_reader import load_task
 
 MIRROR_KEY = "x-a2a"
 _NEVER = (".git", ".taskfs")

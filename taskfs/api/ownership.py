@@ -18,10 +18,10 @@ from taskfs.core.config import CONFIG_PATH
 from taskfs.core.graph import depends_on
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import fs
-from taskfs.store.ledger import Task
+from taskfs.store.all_tasks import load_all
+from taskfs.store.commit_view import CommitView
 from taskfs.store.repository import Repository
-from taskfs.store.revision import LedgerAt
-from taskfs.store.snapshot import load_all
+from taskfs.store.task_reader import Task
 
 
 @dataclass(frozen=True)
@@ -178,7 +178,7 @@ def guard(
         for sha, author in repo.git.commits(rev_range):
             tree = repo.git.tree_id(sha, repo.tasks_rel)
             if tree not in ledgers:
-                ledgers[tree] = _OpenTasks(load_all(LedgerAt.load(repo, tree)).values())
+                ledgers[tree] = _OpenTasks(load_all(CommitView.load(repo, tree)).values())
             checks.append((sha, author or None, repo.git.commit_paths(sha), ledgers[tree]))
     problems: list[Problem] = []
     for commit, who, changed, open_tasks in checks:

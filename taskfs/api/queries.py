@@ -13,8 +13,8 @@ from taskfs.core import readiness
 from taskfs.core.evidence import NO_TRUST
 from taskfs.core.lifecycle import TERMINAL
 from taskfs.errors import Problem, TaskfsError, fail, problem
-from taskfs.store import ledger
-from taskfs.store.ledger import Task, load_task
+from taskfs.store import task_reader
+from taskfs.store.all_tasks import load_all
 from taskfs.store.repository import (
     ENVELOPE,
     EVIDENCE,
@@ -24,7 +24,7 @@ from taskfs.store.repository import (
     Repository,
     read_input,
 )
-from taskfs.store.snapshot import load_all
+from taskfs.store.task_reader import Task, load_task
 from taskfs.watch import paths as watch_paths
 
 
@@ -125,11 +125,11 @@ def _validate_task_dir(repo: Repository, name: str) -> list[FileReport]:
     reports = []
     envelope_rel = repo.task_rel(name, ENVELOPE)
     try:
-        ledger.load_envelope(repo, name)
+        task_reader.load_envelope(repo, name)
         reports.append(FileReport(envelope_rel))
     except TaskfsError as exc:
         reports.append(FileReport(envelope_rel, exc.problems))
-    chain, problems = ledger.load_chain(repo, name)
+    chain, problems = task_reader.load_chain(repo, name)
     by_path: dict[str, list[Problem]] = {}
     for found in problems:
         path = str(found.data.get("path", folder))
@@ -150,7 +150,7 @@ def _validate_task_dir(repo: Repository, name: str) -> list[FileReport]:
 
 def _evidence_reports(repo: Repository, name: str) -> list[FileReport]:
     """Every evidence file, each checked against the model (signatures are `audit`'s)."""
-    found, problems = ledger.load_evidence(repo, name, NO_TRUST)
+    found, problems = task_reader.load_evidence(repo, name, NO_TRUST)
     reports = [FileReport(item.rel) for item in found]
     reports += [FileReport(str(p.data.get("path", "")), (p,)) for p in problems]
     return sorted(reports, key=lambda r: r.path)

@@ -24,8 +24,8 @@ from taskfs.core.records import StatusRecord
 from taskfs.errors import TaskfsError, fail
 from taskfs.store import index
 from taskfs.store.index import summaries
-from taskfs.store.ledger import load_task
 from taskfs.store.repository import ENVELOPE, STATUS, Repository
+from taskfs.store.task_reader import load_task
 
 FROM_KEY = "x-reassignedFrom"
 MAX_ID = 64

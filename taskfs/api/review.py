@@ -23,9 +23,9 @@ from taskfs.core import yamlio
 from taskfs.core.envelope import Envelope, validate_envelope
 from taskfs.core.records import StatusRecord
 from taskfs.errors import Problem, TaskfsError, fail
-from taskfs.store.ledger import Task
+from taskfs.store.all_tasks import load_all
 from taskfs.store.repository import ENVELOPE, EVIDENCE, MESSAGES, STATUS, Repository
-from taskfs.store.snapshot import load_all
+from taskfs.store.task_reader import Task
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from taskfs.errors import Problem
 from taskfs.store.index import Summary
 
 if TYPE_CHECKING:
-    from taskfs.store.ledger import Task
+    from taskfs.store.task_reader import Task
 
 SCHEMA_VERSION = 1
 

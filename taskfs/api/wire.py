@@ -41,7 +41,6 @@ from taskfs.core.names import parse_time, stamped_name
 from taskfs.core.records import MessageRecord, ms_time
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import keys
-from taskfs.store.ledger import Task, load_task
 from taskfs.store.messages import (
     Stored,
     conversation_rel,
@@ -50,6 +49,7 @@ from taskfs.store.messages import (
     pending_paths,
 )
 from taskfs.store.repository import ENVELOPE, MESSAGES, Repository
+from taskfs.store.task_reader import Task, load_task
 from taskfs.store.writer import Writer
 
 MAX_FUTURE_MS = 60_000

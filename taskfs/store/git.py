@@ -960,7 +960,7 @@ class Git:
                 found.append((commit, path))
         return found
 
-    # -- what no commit holds (decisions rest on HEAD: taskfs.store.loose) -----------------
+    # -- what no commit holds (decisions rest on HEAD: taskfs.store.head_ledger) -----------------
 
     def not_at_head(self, pathspecs: Sequence[str]) -> list[tuple[str, str]]:
         """(kind, path) of every file under `pathspecs` whose working-tree or index content is

@@ -19,8 +19,8 @@ from taskfs.core.names import STAMPED_NAME_RE, message_id
 from taskfs.core.records import MessageRecord, ReadRecord
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import keys
-from taskfs.store.ledger import read_yaml
 from taskfs.store.repository import MESSAGES, READS, Repository
+from taskfs.store.task_reader import read_yaml
 
 
 @dataclass(frozen=True)

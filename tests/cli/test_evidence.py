@@ -65,8 +65,8 @@ def forge(repo: Path, task: str, **changes: Any) -> Path:
     """A hand-written evidence file claiming a pass, plausible in every field (its fingerprint
     is the owned files' real one), committed by hand."""
     from taskfs.api.evidence import fingerprint_now
-    from taskfs.store.ledger import load_task
     from taskfs.store.repository import Repository
+    from taskfs.store.task_reader import load_task
 
     opened = Repository.open(repo)
     loaded = load_task(opened, task)

@@ -1,4 +1,7 @@
-"""The ledger as a commit holds it, read from git objects rather than the working tree.
+"""One commit's tree of the tasks folder seen as a read-only `Repository`, loaded at once.
+
+The readers of `taskfs.store.task_reader` then read tasks from it as from a working tree.
+(`taskfs.store.commit_chains` reads only status chains, one task at a time, lazily.)
 
 For rules that judge a commit by the ledger of its own time: the CI form of the ownership
 guard checks each commit of a range against the tasks that were open in that commit.
@@ -10,7 +13,7 @@ from taskfs.core import ids
 from taskfs.store.repository import ENVELOPE, STATUS, Repository
 
 
-class LedgerAt(Repository):
+class CommitView(Repository):
     """A `Repository` whose ledger files come from one tree of the tasks folder. For reading
     only: nothing may be written through it."""
 
@@ -27,7 +30,7 @@ class LedgerAt(Repository):
                 self._dirs.setdefault((parts[0], STATUS), []).append(parts[2])
 
     @classmethod
-    def load(cls, repo: Repository, tree: str | None) -> LedgerAt:
+    def load(cls, repo: Repository, tree: str | None) -> CommitView:
         """The ledger in `tree` (the tasks folder's tree id; None for no ledger at all).
         Only envelopes and status files are read: they decide which tasks are open."""
         files: dict[str, bytes] = {}

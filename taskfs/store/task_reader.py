@@ -1,4 +1,8 @@
-"""Reading a task's files into values: its envelope, its status chain, and what is malformed.
+"""One task read from its files into values: its envelope, its status chain, and what is malformed.
+
+It reads through a `Repository`: the working tree, or a commit's tree when that is a
+`taskfs.store.commit_view.CommitView`; HEAD's view is `taskfs.store.head_ledger`, every task at
+once `taskfs.store.all_tasks`.
 
 A file that is not a well-formed taskfs file is never silently skipped: reading returns it as
 a `file_invalid` problem beside what could be read, and writers refuse to build on a task

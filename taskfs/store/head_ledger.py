@@ -1,4 +1,4 @@
-"""Ledger files that no commit holds ("loose"), and the ledger as HEAD holds it instead.
+"""The ledger against HEAD: files that no commit holds ("loose"), and tasks as HEAD holds them.
 
 Decisions rest on committed files only: a status file written by hand, an evidence file edited
 in place, an envelope dropped into a folder and never taken in, none of them may unblock a
@@ -91,14 +91,14 @@ def refuse_loose(repo: Repository, task_id: str) -> None:
 def at_head(repo: Repository, task_ids: Collection[str]) -> dict[str, Summary | None]:
     """The tasks `task_ids` as HEAD holds them (None: HEAD has no such task, or cannot read
     it), whatever the working tree says."""
+    from taskfs.store.commit_view import CommitView
     from taskfs.store.index import Summary
-    from taskfs.store.ledger import load_task
-    from taskfs.store.revision import LedgerAt
+    from taskfs.store.task_reader import load_task
 
     if not task_ids:
         return {}
     files = repo.git.head_files([repo.task_rel(t) for t in sorted(task_ids)])
-    ledger = LedgerAt(repo, files)
+    ledger = CommitView(repo, files)
     out: dict[str, Summary | None] = {}
     for task_id in task_ids:
         try:
