@@ -22,12 +22,13 @@ from taskfs import i18n
 from taskfs.api import authority, queries
 from taskfs.api import evidence as evidence_api
 from taskfs.core.evidence import EvidenceFile, Trust
+from taskfs.core.layout import KEYS_DIR, MESSAGES, STATUS
 from taskfs.core.records import CheckEvidence
 from taskfs.errors import Problem, problem
 from taskfs.store import keys
 from taskfs.store.all_tasks import load_all
-from taskfs.store.keys import PUBLIC_DIR, KeysAt
-from taskfs.store.repository import MESSAGES, STATUS, Repository
+from taskfs.store.keys import KeysAt
+from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task, load_evidence
 
 
@@ -70,7 +71,7 @@ def audit(repo: Repository) -> Audit:
     key_findings, key_notes = _runner_keys(repo, trust)
     findings += key_findings
     notes += key_notes
-    agent_history = repo.git.path_history(f"{PUBLIC_DIR}/agent")
+    agent_history = repo.git.path_history(f"{KEYS_DIR}/agent")
     findings += _agent_keys(repo, agent_history)
     findings += _authority(repo, agent_history, tasks)
     return Audit(_sorted(findings), _sorted(notes))
@@ -106,7 +107,7 @@ def _agent_keys(repo: Repository, history: list[tuple[str, str, str, str]]) -> l
             change = "deleted" if status == "D" else "edited"
             found = problem("agent_key_changed", path=path, commit=commit[:12], change=change)
             findings.append(_finding(found, path))
-    for status, path in repo.git.worktree_changes(f"{PUBLIC_DIR}/agent"):
+    for status, path in repo.git.worktree_changes(f"{KEYS_DIR}/agent"):
         if status != "??" and "A" not in status:
             change = "deleted" if "D" in status else "edited"
             found = problem(
@@ -207,7 +208,7 @@ def _completion_flaw(
 
 def _runner_keys(repo: Repository, trust: Trust) -> tuple[list[Finding], list[Finding]]:
     """Runner keys decide which evidence counts: name every one added, and every change."""
-    folder = f"{PUBLIC_DIR}/runner"
+    folder = f"{KEYS_DIR}/runner"
     findings: list[Finding] = []
     notes: list[Finding] = []
     for commit, author, status, path in repo.git.path_history(folder):

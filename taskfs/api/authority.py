@@ -17,13 +17,14 @@ from dataclasses import dataclass
 from taskfs.core import forks
 from taskfs.core import messages as message_rules
 from taskfs.core.chain import Link
+from taskfs.core.layout import ENVELOPE, STATUS
 from taskfs.core.lifecycle import Parties, State, check_transition
 from taskfs.core.records import MessageRecord, StatusRecord
 from taskfs.core.transition_signing import verifies
 from taskfs.errors import Problem, TaskfsError, problem
 from taskfs.store.git import Author, Identity
 from taskfs.store.keys import KeysAt
-from taskfs.store.repository import ENVELOPE, STATUS, Repository
+from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task
 
 # Who `new` records when a batch names several senders and no --agent (api/submit.py).

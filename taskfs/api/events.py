@@ -22,9 +22,10 @@ from taskfs.api import messages as messages_api
 from taskfs.api import queries
 from taskfs.core.chain import Link
 from taskfs.core.evidence import EvidenceFile
+from taskfs.core.layout import EVIDENCE, MESSAGES, STATUS
 from taskfs.core.lifecycle import State
 from taskfs.errors import fail
-from taskfs.store.repository import EVIDENCE, MESSAGES, STATUS, Repository
+from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task
 
 Kind = Literal["message", "evidence", "status"]

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from taskfs.api.submit import record_bytes
-from taskfs.core import ids, signing, yamlio
+from taskfs.core import layout, signing, yamlio
 from taskfs.core.evidence import Decision, EvidenceFile, Fingerprint, Trust, decide, sign_document
-from taskfs.core.names import format_time, stamped_name
+from taskfs.core.layout import EVIDENCE, TASKFS_DIR, format_time, stamped_name
 from taskfs.core.records import (
     EVIDENCE_OUTPUT_CAP,
     CheckEvidence,
@@ -37,7 +37,7 @@ from taskfs.runner.sandbox import Sandbox
 from taskfs.store import keys
 from taskfs.store.fingerprint import owned_files, uncommitted_owned
 from taskfs.store.git import Git
-from taskfs.store.repository import EVIDENCE, Repository
+from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task, load_evidence, load_task
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 RUNNER_ENV = "TASKFS_RUNNER"
 MAX_TIMEOUT_SECONDS = 24 * 60 * 60
-LEDGER_FOLDERS_EXTRA = (".taskfs",)
+LEDGER_FOLDERS_EXTRA = (TASKFS_DIR,)
 # Evidence files must stay below the 1 MiB limit of a ledger file; past this size the captured
 # output is left out (its size and digest stay) before the file is signed and written.
 _FIT_BYTES = 768 * 1024
@@ -103,7 +103,7 @@ def runner_key(repo: Repository, trust: Trust) -> tuple[str, signing.KeyPair] | 
     whose private key is here; None when there is none (the evidence is then unsigned)."""
     named = os.environ.get(RUNNER_ENV)
     if named:
-        if not ids.is_agent_name(named):
+        if not layout.is_agent_name(named):
             raise fail("invalid_agent", value=named)
         pair = keys.load_private("runner", named)
         if pair is None:

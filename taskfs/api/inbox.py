@@ -12,11 +12,11 @@ from taskfs.api import listing
 from taskfs.api.forks import Lost, lost_in
 from taskfs.api.messages import Checked, Thread, for_session, read_thread, trust
 from taskfs.api.wire import stored_opening
+from taskfs.core.layout import EVIDENCE, STAMPED_NAME_RE, parse_time
 from taskfs.core.lifecycle import TERMINAL
-from taskfs.core.names import STAMPED_NAME_RE, parse_time
 from taskfs.store.all_tasks import load_all
 from taskfs.store.messages import pending_paths
-from taskfs.store.repository import EVIDENCE, Repository
+from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task
 
 

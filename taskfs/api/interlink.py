@@ -26,12 +26,11 @@ from taskfs.api.messages import Checked, Delivery, Sent
 from taskfs.api.wire import Said
 from taskfs.core import interlink as rules
 from taskfs.core import yamlio
+from taskfs.core.layout import CONVERSATIONS, ENVELOPE, MESSAGES, parse_time
 from taskfs.core.lifecycle import State
-from taskfs.core.names import parse_time
 from taskfs.errors import TaskfsError, fail
 from taskfs.store.all_tasks import load_all
-from taskfs.store.messages import CONVERSATIONS
-from taskfs.store.repository import ENVELOPE, MESSAGES, Repository
+from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task, load_task
 
 CANCEL_TEXT = (

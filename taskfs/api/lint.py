@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taskfs.api.submit import Source, parse_source
-from taskfs.core import ids
+from taskfs.core import layout
 from taskfs.core import lint as rules
 from taskfs.core.envelope import Envelope
 from taskfs.core.lifecycle import TERMINAL
@@ -55,7 +55,7 @@ def _target(
     repo: Repository | None, target: str, errors: list[Problem]
 ) -> list[tuple[str, Envelope]]:
     """A task id of the ledger, or an envelope file (whose problems go to `errors`)."""
-    if repo is not None and not Path(target).exists() and ids.is_task_id(target):
+    if repo is not None and not Path(target).exists() and layout.is_task_id(target):
         return [(target, load_envelope(repo, target))]
     envelope, found = parse_source(Source(target, read_input(target)))
     errors += found

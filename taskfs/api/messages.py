@@ -25,13 +25,19 @@ from taskfs.api.transitions import Staged, stage_transition
 from taskfs.core import messages as rules
 from taskfs.core import signing, wire
 from taskfs.core.interlink import opened_task
+from taskfs.core.layout import (
+    CONVERSATIONS,
+    MESSAGES,
+    READS,
+    format_time,
+    message_location,
+    stamped_name,
+)
 from taskfs.core.lifecycle import MESSAGE_STATUSES, State
-from taskfs.core.names import format_time, message_location, stamped_name
 from taskfs.core.records import MessageRecord, ReadRecord, ms_time
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import keys
 from taskfs.store.messages import (
-    CONVERSATIONS,
     Stored,
     agent_keys,
     find_task_of,
@@ -42,7 +48,7 @@ from taskfs.store.messages import (
     message_index,
     pending_paths,
 )
-from taskfs.store.repository import MESSAGES, READS, Repository
+from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task, load_task
 from taskfs.store.writer import Writer
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taskfs.core import globs, readiness
-from taskfs.core.config import CONFIG_PATH
 from taskfs.core.graph import depends_on
+from taskfs.core.layout import TASKFS_DIR
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import fs
 from taskfs.store.all_tasks import load_all
@@ -90,7 +90,7 @@ class _OpenTasks:
 
 def is_ledger_path(repo: Repository, path: str) -> bool:
     """Whether `path` is one of taskfs's own files, which no task owns."""
-    taskfs_dir = CONFIG_PATH.split("/", 1)[0]
+    taskfs_dir = TASKFS_DIR
     return any(path == top or path.startswith(f"{top}/") for top in (repo.tasks_rel, taskfs_dir))
 
 

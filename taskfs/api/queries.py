@@ -9,23 +9,15 @@ from pathlib import Path
 
 from taskfs.api import collisions, envelope_rules, messages, rules
 from taskfs.api.submit import FileReport, Source, parse_source
-from taskfs.core import readiness
+from taskfs.core import layout, readiness
 from taskfs.core.evidence import NO_TRUST
+from taskfs.core.layout import ENVELOPE, EVIDENCE, MESSAGES, READS, STATUS
 from taskfs.core.lifecycle import TERMINAL
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import task_reader
 from taskfs.store.all_tasks import load_all
-from taskfs.store.repository import (
-    ENVELOPE,
-    EVIDENCE,
-    MESSAGES,
-    READS,
-    STATUS,
-    Repository,
-    read_input,
-)
+from taskfs.store.repository import Repository, read_input
 from taskfs.store.task_reader import Task, load_task
-from taskfs.watch import paths as watch_paths
 
 
 def show(repo: Repository, task_id: str) -> Task:
@@ -62,7 +54,7 @@ def _validate_named(paths: Sequence[str]) -> Iterator[FileReport]:
         path = Path(label)
         if path.is_dir():
             for found in sorted(path.rglob("*.yaml")):
-                if not watch_paths.is_report([found.name]):
+                if not layout.is_report([found.name]):
                     yield _validate_file(str(found))
         else:
             yield _validate_file(label)
@@ -85,7 +77,7 @@ def validate_ledger(repo: Repository) -> Validation:
         rel = f"{repo.tasks_rel}/{entry.name}"
         if entry.is_dir():
             reports += _validate_task_dir(repo, entry.name)
-        elif entry.name == ".gitkeep" or watch_paths.is_report([entry.name]):
+        elif entry.name == ".gitkeep" or layout.is_report([entry.name]):
             continue
         elif entry.name.endswith(".yaml"):
             reports.append(_validate_file(str(repo.root / rel)))

@@ -21,10 +21,11 @@ from taskfs.api.reports import state_before
 from taskfs.core import lint as lint_rules
 from taskfs.core import yamlio
 from taskfs.core.envelope import Envelope, validate_envelope
+from taskfs.core.layout import ENVELOPE, EVIDENCE, MESSAGES, STATUS
 from taskfs.core.records import StatusRecord
 from taskfs.errors import Problem, TaskfsError, fail
 from taskfs.store.all_tasks import load_all
-from taskfs.store.repository import ENVELOPE, EVIDENCE, MESSAGES, STATUS, Repository
+from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task
 
 

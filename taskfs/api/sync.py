@@ -24,13 +24,13 @@ from taskfs.api import authority, transitions
 from taskfs.api.forks import Lost
 from taskfs.api.submit import record_bytes
 from taskfs.core import forks
+from taskfs.core.layout import ENVELOPE, STATUS, STATUS_NAME_RE
 from taskfs.core.lifecycle import next_states
-from taskfs.core.names import STATUS_NAME_RE
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import fs
 from taskfs.store.commit_chains import CommitChains
 from taskfs.store.git import Identity
-from taskfs.store.repository import ENVELOPE, STATUS, Repository
+from taskfs.store.repository import Repository
 
 MAX_ATTEMPTS = 20
 

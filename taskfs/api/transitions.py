@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING
 
 from taskfs.api import rules, transition_keys
 from taskfs.core import readiness
+from taskfs.core.layout import STATUS, format_time, status_name
 from taskfs.core.lifecycle import Parties, State, check_transition, is_state
-from taskfs.core.names import format_time, status_name
 from taskfs.core.status_file import status_document, status_text
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import index
 from taskfs.store.index import Summary, summaries
-from taskfs.store.repository import STATUS, Repository
+from taskfs.store.repository import Repository
 from taskfs.store.writer import Writer
 
 if TYPE_CHECKING:

@@ -36,8 +36,8 @@ from taskfs.core import interlink as vocabulary
 from taskfs.core import messages as rules
 from taskfs.core import signing, wire, yamlio
 from taskfs.core.interlink import opening_id
+from taskfs.core.layout import ENVELOPE, MESSAGES, parse_time, stamped_name
 from taskfs.core.lifecycle import State
-from taskfs.core.names import parse_time, stamped_name
 from taskfs.core.records import MessageRecord, ms_time
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import keys
@@ -48,7 +48,7 @@ from taskfs.store.messages import (
     load_messages,
     pending_paths,
 )
-from taskfs.store.repository import ENVELOPE, MESSAGES, Repository
+from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task, load_task
 from taskfs.store.writer import Writer
 

@@ -24,7 +24,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from taskfs.core import ids
+from taskfs.core import layout
+from taskfs.core.layout import CONFIG_PATH
 
 HOSTS = ("claude", "codex")
 
@@ -63,14 +64,14 @@ def _event(stdin: TextIO) -> dict[str, Any]:
 
 def _where(event: dict[str, Any], agent: str | None) -> tuple[Path, str | None] | None:
     """The taskfs repository the session works in and its agent name, or None to stay silent."""
-    from taskfs.store.gitdir import find_worktree
+    from taskfs.core.layout import find_worktree
 
     cwd = event.get("cwd")
     root = find_worktree(Path(cwd if isinstance(cwd, str) and cwd else os.getcwd()))
-    if root is None or not (root / ".taskfs" / "config.yaml").is_file():
+    if root is None or not (root / CONFIG_PATH).is_file():
         return None
     name = agent or os.environ.get("TASKFS_AGENT") or None
-    return root, name if name and ids.is_agent_name(name) else None
+    return root, name if name and layout.is_agent_name(name) else None
 
 
 def nudge_hook(host: str, agent: str | None, stdin: TextIO, stdout: TextIO) -> int:

@@ -11,7 +11,7 @@ import click
 from taskfs import i18n
 from taskfs.cli.app import agent_option, cli, json_option
 from taskfs.cli.output import act, acting_agent, open_repo
-from taskfs.cli.render import document
+from taskfs.core.shapes import document
 
 
 @cli.command()

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from taskfs.core import signing
+from taskfs.core.layout import KEYS_DIR
 from taskfs.core.records import CheckEvidence, JudgementEvidence
 
 FileKind = Literal["file", "exec", "link", "missing", "other"]
@@ -98,7 +99,7 @@ def signature_state(document: Mapping[str, Any], trust: Trust) -> tuple[Signatur
         return "unverified", "it is signed, but this repository trusts no runner key"
     name = runner.get("name") if isinstance(runner, Mapping) else None
     if not isinstance(name, str) or name not in trust.keys:
-        where = "the operator's trust list" if trust.source == "operator" else ".taskfs/keys/runner"
+        where = "the operator's trust list" if trust.source == "operator" else f"{KEYS_DIR}/runner"
         return "invalid", f"it names runner {name!r}, which {where} does not hold"
     public = trust.keys[name]
     if runner.get("keyId") != signing.key_id(public):  # type: ignore[union-attr]

@@ -45,8 +45,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from taskfs.core import signing, wire
+from taskfs.core.layout import MSG_ID_RE, parse_time
 from taskfs.core.lifecycle import State
-from taskfs.core.names import MSG_ID_RE, parse_time
 from taskfs.core.records import MessageRecord
 from taskfs.errors import Problem, problem
 

@@ -39,7 +39,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, ValidationError
 
-from taskfs.core import ids
+from taskfs.core import layout
 
 ANY_WORDS = "**"
 _WILDCARD = re.compile(r"[*?\[]")
@@ -70,7 +70,7 @@ def _pattern(value: str) -> str:
 
 
 def _agent(value: str) -> str:
-    if not ids.is_agent_name(value):
+    if not layout.is_agent_name(value):
         raise ValueError(f"{value!r} is not an agent name")
     return value
 

@@ -7,10 +7,10 @@ from pydantic import ValidationError
 
 from taskfs.core import yamlio
 from taskfs.core.chain import Chain, Link, resolve
-from taskfs.core.names import STATUS_NAME_RE
+from taskfs.core.layout import STATUS, STATUS_NAME_RE
 from taskfs.core.records import StatusRecord
 from taskfs.store.git import ObjectReader
-from taskfs.store.repository import STATUS, Repository
+from taskfs.store.repository import Repository
 
 
 class CommitChains:

@@ -9,8 +9,9 @@ guard checks each commit of a range against the tasks that were open in that com
 
 from __future__ import annotations
 
-from taskfs.core import ids
-from taskfs.store.repository import ENVELOPE, STATUS, Repository
+from taskfs.core import layout
+from taskfs.core.layout import ENVELOPE, STATUS
+from taskfs.store.repository import Repository
 
 
 class CommitView(Repository):
@@ -46,10 +47,10 @@ class CommitView(Repository):
         return cls(repo, files)
 
     def task_ids(self) -> list[str]:
-        return sorted(i for i in self._ids if ids.is_task_id(i))
+        return sorted(i for i in self._ids if layout.is_task_id(i))
 
     def has_task(self, task_id: str) -> bool:
-        return task_id in self._ids and ids.is_task_id(task_id)
+        return task_id in self._ids and layout.is_task_id(task_id)
 
     def read_bytes(self, rel: str) -> bytes:
         try:

@@ -27,8 +27,8 @@ from datetime import datetime, timezone
 from functools import cached_property
 from pathlib import Path
 
+from taskfs.core.layout import find_git_dir
 from taskfs.errors import TaskfsError, fail
-from taskfs.store.gitdir import find_git_dir
 
 # Variables git sets for hooks or users set for plumbing; any of them would redirect our git.
 _KEEP_GIT_VARS = frozenset(

@@ -608,9 +608,9 @@ def _prepare(
     token: bytes,
     tasks: Mapping[str, Summary] | None,
 ) -> None:
-    from taskfs.api.views import SCHEMA_VERSION
     from taskfs.core.lifecycle import STATES
     from taskfs.core.readiness import claimable
+    from taskfs.core.shapes import SCHEMA_VERSION
 
     settings = repo.settings_identity
     if settings is None:

@@ -13,10 +13,9 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from taskfs.core.layout import CONFIG_PATH, state_dir
 from taskfs.store import fs
 from taskfs.store.git import Git
-
-CONFIG = ".taskfs/config.yaml"
 
 
 @dataclass
@@ -27,13 +26,13 @@ class Memory:
 
 
 def memory_path(git: Git, agent: str) -> Path:
-    return git.git_dir / "taskfs" / "nudge" / f"{agent}.json"
+    return state_dir(git.git_dir) / "nudge" / f"{agent}.json"
 
 
 def fingerprint(git: Git, root: Path) -> str:
     """What the answer depends on besides the clock: HEAD and the settings file."""
     try:
-        stat = (root / CONFIG).stat()
+        stat = (root / CONFIG_PATH).stat()
         settings = f"{stat.st_mtime_ns}:{stat.st_size}"
     except FileNotFoundError:
         settings = "-"

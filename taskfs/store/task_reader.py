@@ -21,11 +21,11 @@ from taskfs.core import yamlio
 from taskfs.core.chain import Chain, Link, resolve
 from taskfs.core.envelope import Envelope, validate_envelope
 from taskfs.core.evidence import EvidenceFile, Trust, signature_state
+from taskfs.core.layout import ENVELOPE, EVIDENCE, STAMPED_NAME_RE, STATUS, STATUS_NAME_RE
 from taskfs.core.lifecycle import State
-from taskfs.core.names import STAMPED_NAME_RE, STATUS_NAME_RE
 from taskfs.core.records import StatusRecord, parse_evidence
 from taskfs.errors import Problem, TaskfsError, fail, problem
-from taskfs.store.repository import ENVELOPE, EVIDENCE, STATUS, Repository
+from taskfs.store.repository import Repository
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from taskfs.core import yamlio
-from taskfs.core.names import stamped_name
+from taskfs.core.layout import stamped_name
 from tests.helpers import Result, commit_as, git, submit, taskfs
 
 VERIFY = "Open the app and see it work."

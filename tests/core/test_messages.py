@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from taskfs.core import messages, signing
-from taskfs.core.names import format_time, message_id, stamped_name
+from taskfs.core.layout import format_time, message_id, stamped_name
 from taskfs.core.records import MessageRecord
 
 KEY = signing.generate_keypair()
