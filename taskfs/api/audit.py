@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from taskfs import i18n
 from taskfs.api import authority, queries
 from taskfs.api import evidence as evidence_api
-from taskfs.core.evidence import EvidenceFile, Trust
+from taskfs.core.evidence import EvidenceFile, RunnerTrust
 from taskfs.core.layout import KEYS_DIR, MESSAGES, STATUS
 from taskfs.core.records import CheckEvidence
 from taskfs.errors import Problem, problem
@@ -123,7 +123,7 @@ def _sorted(found: list[Finding]) -> tuple[Finding, ...]:
 
 
 def _evidence(
-    repo: Repository, trust: Trust, tasks: dict[str, Task]
+    repo: Repository, trust: RunnerTrust, tasks: dict[str, Task]
 ) -> tuple[list[Finding], list[Finding]]:
     """Evidence whose signature does not count, and completions that rest on no valid run."""
     findings: list[Finding] = []
@@ -146,7 +146,7 @@ def _evidence(
     return findings, notes
 
 
-def _signature_problems(runs: list[EvidenceFile], trust: Trust) -> list[Problem]:
+def _signature_problems(runs: list[EvidenceFile], trust: RunnerTrust) -> list[Problem]:
     out = []
     for item in runs:
         if item.signature == "unsigned" and trust.required:
@@ -159,7 +159,7 @@ def _signature_problems(runs: list[EvidenceFile], trust: Trust) -> list[Problem]
 
 
 def _completions(
-    repo: Repository, task: Task, files: list[EvidenceFile], trust: Trust
+    repo: Repository, task: Task, files: list[EvidenceFile], trust: RunnerTrust
 ) -> list[Finding]:
     by_name = {item.name: item for item in files}
     command = task.envelope.acceptance_check.pass_fail_command
@@ -187,7 +187,7 @@ def _dirty(name: str | None, by_name: dict[str, EvidenceFile]) -> bool:
 
 
 def _completion_flaw(
-    name: str | None, by_name: dict[str, EvidenceFile], command: str, trust: Trust
+    name: str | None, by_name: dict[str, EvidenceFile], command: str, trust: RunnerTrust
 ) -> str:
     if name is None:
         return " (its completed status file names no evidence)"
@@ -206,7 +206,7 @@ def _completion_flaw(
     return ""
 
 
-def _runner_keys(repo: Repository, trust: Trust) -> tuple[list[Finding], list[Finding]]:
+def _runner_keys(repo: Repository, trust: RunnerTrust) -> tuple[list[Finding], list[Finding]]:
     """Runner keys decide which evidence counts: name every one added, and every change."""
     folder = f"{KEYS_DIR}/runner"
     findings: list[Finding] = []
@@ -230,7 +230,7 @@ def _runner_keys(repo: Repository, trust: Trust) -> tuple[list[Finding], list[Fi
     return findings, notes
 
 
-def _key_added(path: str, commit: str, author: str, trust: Trust) -> Finding:
+def _key_added(path: str, commit: str, author: str, trust: RunnerTrust) -> Finding:
     name = path.rsplit("/", 1)[-1].removesuffix(".pub")
     if trust.source == "operator":
         held = name in trust.keys

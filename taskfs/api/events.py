@@ -40,7 +40,7 @@ class LedgerEvent:
     commit: str
     state: State  # the task's state once this event happened
     status: Link | None = None
-    message: messages_api.Checked | None = None
+    message: messages_api.CheckedMessage | None = None
     evidence: EvidenceFile | None = None
 
 

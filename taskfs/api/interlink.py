@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from taskfs.api import messages, submit, wire
-from taskfs.api.messages import Checked, Delivery, Sent
+from taskfs.api.messages import CheckedMessage, Delivery, Sent
 from taskfs.api.wire import Said
 from taskfs.core import interlink as rules
 from taskfs.core import yamlio
@@ -68,7 +68,7 @@ class Opening:
         return links[0].record.at if links else "1970-01-01T00:00:00Z"
 
 
-Entry = Checked | Opening
+Entry = CheckedMessage | Opening
 
 
 def opening(repo: Repository, task: Task) -> Opening:
@@ -155,7 +155,7 @@ def _converse(  # noqa: PLR0917 (send_message's arguments, passed on)
     )
 
 
-def _conversation_message(repo: Repository, msg_id: str) -> Checked | None:
+def _conversation_message(repo: Repository, msg_id: str) -> CheckedMessage | None:
     found = messages.read_conversations(repo).messages
     return next((c for c in found if c.in_place and c.record.msg_id == msg_id), None)
 
@@ -280,7 +280,7 @@ class Outbox:
     messages and openings committed but held by no remote-tracking branch yet (none when the
     branch has no upstream to push to)."""
 
-    uncommitted: tuple[Checked, ...]
+    uncommitted: tuple[CheckedMessage, ...]
     unpushed: tuple[Entry, ...]
     upstream: str | None
 

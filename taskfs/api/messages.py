@@ -61,7 +61,7 @@ LIFECYCLE_STATUSES = frozenset({"needs_input", "result", "failed", "canceled"})
 
 
 @dataclass(frozen=True)
-class Checked:
+class CheckedMessage:
     """A message as read, with every reason it may not be acted on, and how far it got."""
 
     stored: Stored
@@ -86,25 +86,25 @@ class Thread:
     """Every message of one task, checked, and the files that could not be read."""
 
     task_id: str
-    messages: tuple[Checked, ...]
+    messages: tuple[CheckedMessage, ...]
     problems: tuple[Problem, ...] = ()
 
-    def find(self, msg_id: str) -> Checked | None:
+    def find(self, msg_id: str) -> CheckedMessage | None:
         for checked in self.messages:
             if checked.in_place and checked.record.msg_id == msg_id:
                 return checked
         return None
 
 
-def trust(repo: Repository) -> rules.Trust:
-    return rules.Trust(agent_keys(repo), repo.config.require_signed_messages)
+def trust(repo: Repository) -> rules.SenderTrust:
+    return rules.SenderTrust(agent_keys(repo), repo.config.require_signed_messages)
 
 
 def read_thread(
     repo: Repository,
     task_id: str,
     *,
-    trusted: rules.Trust | None = None,
+    trusted: rules.SenderTrust | None = None,
     pending: AbstractSet[str] | None = None,
 ) -> Thread:
     trusted = trusted or trust(repo)
@@ -113,7 +113,7 @@ def read_thread(
     reads, read_problems = load_reads(repo, task_id)
     read_by = {(msg_id, mark.by) for mark in reads for msg_id in mark.msg_ids}
     seen: set[tuple[str, str]] = set()
-    out: list[Checked] = []
+    out: list[CheckedMessage] = []
     for item in stored:
         record = item.record
         found = rules.authenticity(record, trusted)
@@ -125,11 +125,11 @@ def read_thread(
             delivery = "pending"
         elif (record.msg_id, record.recipient) in read_by:
             delivery = "read"
-        out.append(Checked(item, tuple(found + placed), delivery))
+        out.append(CheckedMessage(item, tuple(found + placed), delivery))
     return Thread(task_id, tuple(out), tuple(problems + read_problems))
 
 
-def read_conversations(repo: Repository, *, trusted: rules.Trust | None = None) -> Thread:
+def read_conversations(repo: Repository, *, trusted: rules.SenderTrust | None = None) -> Thread:
     """The messages about no task (interlink's plain conversation), checked like a thread."""
     if not (repo.root / CONVERSATIONS).is_dir():
         return Thread("", ())
@@ -141,12 +141,12 @@ def read_conversations(repo: Repository, *, trusted: rules.Trust | None = None) 
     }
     stored, problems = load_conversations(repo, pending)
     seen: set[tuple[str, str]] = set()
-    out: list[Checked] = []
+    out: list[CheckedMessage] = []
     for item in stored:
         found = rules.authenticity(item.record, trusted)
         found += rules.placement(item.record, None, item.own_id, seen)
         seen.add(rules.replay_key(item.record))
-        out.append(Checked(item, tuple(found), "sent" if item.committed else "pending"))
+        out.append(CheckedMessage(item, tuple(found), "sent" if item.committed else "pending"))
     return Thread("", tuple(out), tuple(problems))
 
 
@@ -284,7 +284,7 @@ def counterpart(task: Task, agent: str) -> str | None:
     return sender
 
 
-def _default_recipient(task: Task, agent: str, replied: Checked | None) -> str:
+def _default_recipient(task: Task, agent: str, replied: CheckedMessage | None) -> str:
     if replied is not None:
         return replied.record.sender
     recipient = counterpart(task, agent)
@@ -409,7 +409,7 @@ WATCHER = "watcher"
 
 
 def _sender_problems(
-    task: Task, record: MessageRecord, replied: Checked | None, owner: str | None = None
+    task: Task, record: MessageRecord, replied: CheckedMessage | None, owner: str | None = None
 ) -> list[Problem]:
     if (
         record.sender == WATCHER
@@ -541,7 +541,7 @@ def messages(repo: Repository, task_id: str) -> Thread:
 
 def conversation(
     repo: Repository, agent: str, peer: str, *, session: str | None = None
-) -> list[Checked]:
+) -> list[CheckedMessage]:
     """Every message between `agent` and `peer`, about any task, oldest first; with `session`,
     only what that session of `agent` should see (`for_session`)."""
     pair = {agent, peer}
@@ -575,7 +575,7 @@ def for_session(record: MessageRecord, agent: str, session: str | None) -> bool:
     )
 
 
-def pending(repo: Repository, sender: str | None = None) -> list[Checked]:
+def pending(repo: Repository, sender: str | None = None) -> list[CheckedMessage]:
     """Message files written but not committed yet (by `sender`, when named), oldest first:
     what `deliver` would act on."""
     waiting = pending_paths(repo)
@@ -603,7 +603,7 @@ def locate(repo: Repository, msg_id: str, index: dict[str, str] | None = None) -
 
 @dataclass(frozen=True)
 class Status:
-    message: Checked
+    message: CheckedMessage
     task_state: State
 
 

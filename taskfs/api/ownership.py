@@ -143,7 +143,7 @@ def _literal_glob(path: str) -> str:
 
 
 @dataclass(frozen=True)
-class Checked:
+class GuardedCommit:
     """One commit (or the staged changes, `commit` None) the guard let through."""
 
     commit: str | None
@@ -158,7 +158,7 @@ def guard(
     *,
     rev_range: str | None = None,
     index_file: str | None = None,
-) -> list[Checked]:
+) -> list[GuardedCommit]:
     """Refuse changes to files owned by an open task of another agent (`ownership_guard`,
     one per path and commit).
 
@@ -185,7 +185,9 @@ def guard(
         problems += _refusals(repo, open_tasks, changed, who, commit)
     if problems:
         raise TaskfsError(problems)
-    return [Checked(commit, who, tuple(changed), author) for commit, who, changed, _ in checks]
+    return [
+        GuardedCommit(commit, who, tuple(changed), author) for commit, who, changed, _ in checks
+    ]
 
 
 def _refusals(

@@ -29,7 +29,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from taskfs.api import messages, submit
-from taskfs.api.messages import Checked, read_conversations, read_thread, wire_ms
+from taskfs.api.messages import CheckedMessage, read_conversations, read_thread, wire_ms
 from taskfs.api.rules import check_new_tasks
 from taskfs.api.submit import record_bytes
 from taskfs.core import interlink as vocabulary
@@ -216,7 +216,7 @@ def outgoing(repo: Repository, agent: str) -> list[tuple[str, str, str]]:
     return [(m.msg_id, m.recipient, m.to_json()) for _, m in found]
 
 
-def _everything(repo: Repository) -> list[Checked]:
+def _everything(repo: Repository) -> list[CheckedMessage]:
     trusted = messages.trust(repo)
     pending = pending_paths(repo)
     found = [

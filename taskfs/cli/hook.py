@@ -101,9 +101,9 @@ def _due_reminder(root: Path, agent: str) -> str | None:
     git = Git(root)
     path = nudges.memory_path(git, agent)
     memory = nudges.load(path)
-    fingerprint = nudges.fingerprint(git, root)
+    inputs = nudges.answer_inputs(git, root)
     now = time.time()
-    if memory.fingerprint == fingerprint and (memory.due is None or now < memory.due):
+    if memory.inputs == inputs and (memory.due is None or now < memory.due):
         return None
     # Something changed, or a reminder may be due: read the ledger.
     from datetime import datetime, timezone
@@ -123,7 +123,7 @@ def _due_reminder(root: Path, agent: str) -> str | None:
         reminded[quiet.task_id] = moment
     dues = [due(q.last, reminded.get(q.task_id), found.quiet_minutes) for q in found.tasks]
     memory.due = min(dues).timestamp() if dues else None
-    memory.fingerprint = fingerprint
+    memory.inputs = inputs
     nudges.save(path, memory)
     return text
 

@@ -20,7 +20,7 @@ from taskfs.store.git import Git
 
 @dataclass
 class Memory:
-    fingerprint: str = ""
+    inputs: str = ""  # stored as "fingerprint" (older memories stay readable)
     due: float | None = None
     reminded: dict[str, float] = field(default_factory=dict)
 
@@ -29,7 +29,7 @@ def memory_path(git: Git, agent: str) -> Path:
     return state_dir(git.git_dir) / "nudge" / f"{agent}.json"
 
 
-def fingerprint(git: Git, root: Path) -> str:
+def answer_inputs(git: Git, root: Path) -> str:
     """What the answer depends on besides the clock: HEAD and the settings file."""
     try:
         stat = (root / CONFIG_PATH).stat()
@@ -51,5 +51,5 @@ def load(path: Path) -> Memory:
 
 
 def save(path: Path, memory: Memory) -> None:
-    data = {"fingerprint": memory.fingerprint, "due": memory.due, "reminded": memory.reminded}
+    data = {"fingerprint": memory.inputs, "due": memory.due, "reminded": memory.reminded}
     fs.replace(path, (json.dumps(data, sort_keys=True) + "\n").encode(), 0o644)

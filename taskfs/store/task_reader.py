@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from taskfs.core import yamlio
 from taskfs.core.chain import Chain, Link, resolve
 from taskfs.core.envelope import Envelope, validate_envelope
-from taskfs.core.evidence import EvidenceFile, Trust, signature_state
+from taskfs.core.evidence import EvidenceFile, RunnerTrust, signature_state
 from taskfs.core.layout import ENVELOPE, EVIDENCE, STAMPED_NAME_RE, STATUS, STATUS_NAME_RE
 from taskfs.core.lifecycle import State
 from taskfs.core.records import StatusRecord, parse_evidence
@@ -116,7 +116,7 @@ def _status_record(repo: Repository, rel: str, name: str, task_id: str) -> Statu
 
 
 def load_evidence(
-    repo: Repository, task_id: str, trust: Trust
+    repo: Repository, task_id: str, trust: RunnerTrust
 ) -> tuple[list[EvidenceFile], list[Problem]]:
     """The task's readable evidence files in name (time) order, and those that are not."""
     found: list[EvidenceFile] = []
@@ -138,7 +138,7 @@ def load_evidence(
 
 
 def _evidence_file(
-    repo: Repository, rel: str, name: str, task_id: str, trust: Trust
+    repo: Repository, rel: str, name: str, task_id: str, trust: RunnerTrust
 ) -> EvidenceFile:
     if not STAMPED_NAME_RE.fullmatch(name):
         raise fail("file_invalid", path=rel, reason="its name is not <stamp>-<nonce>.yaml")

@@ -64,7 +64,7 @@ def running(pid: int) -> bool:
 def forge(repo: Path, task: str, **changes: Any) -> Path:
     """A hand-written evidence file claiming a pass, plausible in every field (its fingerprint
     is the owned files' real one), committed by hand."""
-    from taskfs.api.evidence import fingerprint_now
+    from taskfs.api.evidence import owned_fingerprint_now
     from taskfs.store.repository import Repository
     from taskfs.store.task_reader import load_task
 
@@ -83,7 +83,7 @@ def forge(repo: Path, task: str, **changes: Any) -> Path:
         "durationSeconds": 0.1,
         "commit": git(repo, "rev-parse", "HEAD"),
         "ownedFiles": {
-            "digest": {"sha256": fingerprint_now(opened, opened.git, loaded).sha256},
+            "digest": {"sha256": owned_fingerprint_now(opened, opened.git, loaded).sha256},
             "count": 1,
         },
         "limits": {
