@@ -38,10 +38,18 @@ from typing import Any
 import taskfs
 from taskfs.api import listing, queries, submit, transitions
 from taskfs.core import yamlio
+from taskfs.core.layout import (
+    EVIDENCE,
+    MESSAGES,
+    STATUS,
+    format_time,
+    message_id,
+    stamped_name,
+    status_name,
+)
 from taskfs.core.lifecycle import Parties, check_transition
-from taskfs.core.names import format_time, message_id, stamped_name, status_name
 from taskfs.core.records import MessageRecord, StatusRecord, parse_evidence
-from taskfs.store.repository import EVIDENCE, MESSAGES, STATUS, Repository
+from taskfs.store.repository import Repository
 
 # Bump when the plan or the files written change: cached repositories are keyed by it.
 GENERATOR_VERSION = 2

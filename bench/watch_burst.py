@@ -67,8 +67,8 @@ def unanswered(repo: Path) -> list[Path]:
 
 def outcome(repo: Path) -> dict[str, object]:
     """What a run left, independent of generated ids (tasks keyed by objective)."""
+    from taskfs.store.all_tasks import load_all
     from taskfs.store.repository import Repository
-    from taskfs.store.snapshot import load_all
 
     tasks: dict[str, tuple[str, str]] = {}
     for task in load_all(Repository.open(repo)).values():

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import click
 
+from taskfs.core.layout import KEYS_DIR
+
 ENVELOPE = """\
 objective: Make greet() refuse an empty name instead of greeting nobody.
 outputFormat: A change to greet.py; greet("") raises ValueError.
@@ -116,7 +118,7 @@ def _delegation(repo: Path) -> None:
     taskfs("keys", "new", "--runner", "demo-ci")
     # The operator trusts that key in a list outside the repository (the demo's own folder):
     # a named trust list that is missing fails closed.
-    public = (repo / ".taskfs" / "keys" / "runner" / "demo-ci.pub").read_text().strip()
+    public = (repo / KEYS_DIR / "runner" / "demo-ci.pub").read_text().strip()
     Path(os.environ["TASKFS_TRUSTED_RUNNERS"]).write_text(f"runners:\n  demo-ci: {public}\n")
     say("planner writes down what it wants, and how to tell it is done.")
     (repo / "request.yaml").write_text(ENVELOPE)

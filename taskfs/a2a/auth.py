@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from taskfs.core.ids import is_agent_name
+from taskfs.core.layout import is_agent_name
 from taskfs.errors import fail
 from taskfs.store.operator import operator_path, read_yaml
 

@@ -9,18 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from taskfs.api.views import document, refusal, summary
+from taskfs.api.views import summary
 
 __all__ = [
     "bound",
     "delivered",
-    "document",
     "entry",
     "inbox",
     "message",
     "message_state",
     "outbox",
-    "refusal",
     "sent",
     "sent_or_opened",
     "summary",

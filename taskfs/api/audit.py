@@ -21,14 +21,15 @@ from dataclasses import dataclass
 from taskfs import i18n
 from taskfs.api import authority, queries
 from taskfs.api import evidence as evidence_api
-from taskfs.core.evidence import EvidenceFile, Trust
+from taskfs.core.evidence import EvidenceFile, RunnerTrust
+from taskfs.core.layout import KEYS_DIR, MESSAGES, STATUS
 from taskfs.core.records import CheckEvidence
 from taskfs.errors import Problem, problem
 from taskfs.store import keys
-from taskfs.store.keys import PUBLIC_DIR, KeysAt
-from taskfs.store.ledger import Task, load_evidence
-from taskfs.store.repository import MESSAGES, STATUS, Repository
-from taskfs.store.snapshot import load_all
+from taskfs.store.all_tasks import load_all
+from taskfs.store.keys import KeysAt
+from taskfs.store.repository import Repository
+from taskfs.store.task_reader import Task, load_evidence
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ def audit(repo: Repository) -> Audit:
     key_findings, key_notes = _runner_keys(repo, trust)
     findings += key_findings
     notes += key_notes
-    agent_history = repo.git.path_history(f"{PUBLIC_DIR}/agent")
+    agent_history = repo.git.path_history(f"{KEYS_DIR}/agent")
     findings += _agent_keys(repo, agent_history)
     findings += _authority(repo, agent_history, tasks)
     return Audit(_sorted(findings), _sorted(notes))
@@ -106,7 +107,7 @@ def _agent_keys(repo: Repository, history: list[tuple[str, str, str, str]]) -> l
             change = "deleted" if status == "D" else "edited"
             found = problem("agent_key_changed", path=path, commit=commit[:12], change=change)
             findings.append(_finding(found, path))
-    for status, path in repo.git.worktree_changes(f"{PUBLIC_DIR}/agent"):
+    for status, path in repo.git.worktree_changes(f"{KEYS_DIR}/agent"):
         if status != "??" and "A" not in status:
             change = "deleted" if "D" in status else "edited"
             found = problem(
@@ -122,7 +123,7 @@ def _sorted(found: list[Finding]) -> tuple[Finding, ...]:
 
 
 def _evidence(
-    repo: Repository, trust: Trust, tasks: dict[str, Task]
+    repo: Repository, trust: RunnerTrust, tasks: dict[str, Task]
 ) -> tuple[list[Finding], list[Finding]]:
     """Evidence whose signature does not count, and completions that rest on no valid run."""
     findings: list[Finding] = []
@@ -145,7 +146,7 @@ def _evidence(
     return findings, notes
 
 
-def _signature_problems(runs: list[EvidenceFile], trust: Trust) -> list[Problem]:
+def _signature_problems(runs: list[EvidenceFile], trust: RunnerTrust) -> list[Problem]:
     out = []
     for item in runs:
         if item.signature == "unsigned" and trust.required:
@@ -158,7 +159,7 @@ def _signature_problems(runs: list[EvidenceFile], trust: Trust) -> list[Problem]
 
 
 def _completions(
-    repo: Repository, task: Task, files: list[EvidenceFile], trust: Trust
+    repo: Repository, task: Task, files: list[EvidenceFile], trust: RunnerTrust
 ) -> list[Finding]:
     by_name = {item.name: item for item in files}
     command = task.envelope.acceptance_check.pass_fail_command
@@ -186,7 +187,7 @@ def _dirty(name: str | None, by_name: dict[str, EvidenceFile]) -> bool:
 
 
 def _completion_flaw(
-    name: str | None, by_name: dict[str, EvidenceFile], command: str, trust: Trust
+    name: str | None, by_name: dict[str, EvidenceFile], command: str, trust: RunnerTrust
 ) -> str:
     if name is None:
         return " (its completed status file names no evidence)"
@@ -205,9 +206,9 @@ def _completion_flaw(
     return ""
 
 
-def _runner_keys(repo: Repository, trust: Trust) -> tuple[list[Finding], list[Finding]]:
+def _runner_keys(repo: Repository, trust: RunnerTrust) -> tuple[list[Finding], list[Finding]]:
     """Runner keys decide which evidence counts: name every one added, and every change."""
-    folder = f"{PUBLIC_DIR}/runner"
+    folder = f"{KEYS_DIR}/runner"
     findings: list[Finding] = []
     notes: list[Finding] = []
     for commit, author, status, path in repo.git.path_history(folder):
@@ -229,7 +230,7 @@ def _runner_keys(repo: Repository, trust: Trust) -> tuple[list[Finding], list[Fi
     return findings, notes
 
 
-def _key_added(path: str, commit: str, author: str, trust: Trust) -> Finding:
+def _key_added(path: str, commit: str, author: str, trust: RunnerTrust) -> Finding:
     name = path.rsplit("/", 1)[-1].removesuffix(".pub")
     if trust.source == "operator":
         held = name in trust.keys

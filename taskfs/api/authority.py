@@ -17,14 +17,15 @@ from dataclasses import dataclass
 from taskfs.core import forks
 from taskfs.core import messages as message_rules
 from taskfs.core.chain import Link
+from taskfs.core.layout import ENVELOPE, STATUS
 from taskfs.core.lifecycle import Parties, State, check_transition
 from taskfs.core.records import MessageRecord, StatusRecord
 from taskfs.core.transition_signing import verifies
 from taskfs.errors import Problem, TaskfsError, problem
 from taskfs.store.git import Author, Identity
 from taskfs.store.keys import KeysAt
-from taskfs.store.ledger import Task
-from taskfs.store.repository import ENVELOPE, STATUS, Repository
+from taskfs.store.repository import Repository
+from taskfs.store.task_reader import Task
 
 # Who `new` records when a batch names several senders and no --agent (api/submit.py).
 ANONYMOUS = "anonymous"
@@ -203,7 +204,10 @@ def _vouched(context: Context, transition: StatusRecord, used: set[str]) -> bool
     # the id its file holds, never by its file name.
     try:
         thread = read_thread(
-            context.repo, transition.task, trusted=message_rules.Trust({}, False), pending=set()
+            context.repo,
+            transition.task,
+            trusted=message_rules.SenderTrust({}, False),
+            pending=set(),
         )
     except TaskfsError:
         return False
@@ -224,7 +228,9 @@ def _vouched(context: Context, transition: StatusRecord, used: set[str]) -> bool
         or target != transition.state
         or (record.signature is None and record.sig is None)
         or key is None
-        or message_rules.authenticity(record, message_rules.Trust({transition.by: key}, False))
+        or message_rules.authenticity(
+            record, message_rules.SenderTrust({transition.by: key}, False)
+        )
     ):
         return False
     used.add(msg_id)
@@ -301,13 +307,13 @@ def message_problems(context: Context, task_id: str) -> list[Problem]:
     from taskfs.api.messages import read_thread
 
     thread = read_thread(
-        context.repo, task_id, trusted=message_rules.Trust({}, False), pending=set()
+        context.repo, task_id, trusted=message_rules.SenderTrust({}, False), pending=set()
     )
     out: list[Problem] = []
     for checked in thread.messages:
         record = checked.record
         key = standing_key(context, checked.stored.rel, record.sender)
-        trust = message_rules.Trust({record.sender: key} if key else {}, False)
+        trust = message_rules.SenderTrust({record.sender: key} if key else {}, False)
         for found in message_rules.authenticity(record, trust):
             out.append(problem(found.code, **{**found.data, "path": checked.stored.rel}))
     return out

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from taskfs.core.capabilities import BoundEnvelope, bind_envelope, intersect
 from taskfs.store.capability_ledger import ledger_path, load_ledger
-from taskfs.store.ledger import load_task
 from taskfs.store.repository import Repository
+from taskfs.store.task_reader import load_task
 
 
 @dataclass(frozen=True)

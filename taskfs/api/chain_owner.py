@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from taskfs.errors import TaskfsError
-from taskfs.store.ledger import Task, load_task
 from taskfs.store.repository import Repository
+from taskfs.store.task_reader import Task, load_task
 
 
 def chain_owner(

@@ -24,11 +24,11 @@ from typing import Literal
 
 from taskfs.api import transitions
 from taskfs.core.lifecycle import next_states
-from taskfs.core.policy import RunnerPolicy, decide
+from taskfs.core.policy import RunnerPolicy, decide_run
 from taskfs.errors import Problem, TaskfsError, problem
 from taskfs.store.index import summaries
-from taskfs.store.ledger import load_task
 from taskfs.store.repository import Repository
+from taskfs.store.task_reader import load_task
 
 Verdict = Literal["pass", "fail"]
 
@@ -115,7 +115,7 @@ def run_requested_check(
         )
         return CheckOutcome(request, ran=False, problems=(found,))
     command = task.envelope.acceptance_check.pass_fail_command
-    decision = decide(policy, command, task.envelope.sender)
+    decision = decide_run(policy, command, task.envelope.sender)
     if not decision.allowed:
         found = problem("check_not_allowed", id=task.id, command=command, reason=decision.reason)
         answered = _tell_sender(repo, request, found)

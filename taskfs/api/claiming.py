@@ -29,7 +29,7 @@ def claim(repo: Repository, task_id: str, agent: str) -> transitions.Moved | Hel
         if exc.codes != ["transition_not_allowed"]:
             raise
         # Only on a refusal: the claim's fast path never loads the full reader (pydantic).
-        from taskfs.store.ledger import load_task
+        from taskfs.store.task_reader import load_task
 
         task = load_task(repo, task_id)
         if task.state in HELD and task.holder == agent:

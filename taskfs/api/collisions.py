@@ -9,8 +9,9 @@ it is named (`task_id_collision`) and never resolved silently.
 
 from __future__ import annotations
 
+from taskfs.core.layout import ENVELOPE
 from taskfs.errors import Problem, problem
-from taskfs.store.repository import ENVELOPE, Repository
+from taskfs.store.repository import Repository
 
 
 def id_collisions(repo: Repository) -> list[Problem]:

@@ -15,10 +15,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from taskfs.core import yamlio
-from taskfs.core.names import STAMPED_NAME_RE
+from taskfs.core.layout import EVIDENCE, MESSAGES, STAMPED_NAME_RE
 from taskfs.core.records import CheckEvidence, MessageRecord, parse_evidence
-from taskfs.store.ledger import first_error
-from taskfs.store.repository import EVIDENCE, MESSAGES, Repository
+from taskfs.store.repository import Repository
+from taskfs.store.task_reader import first_error
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,10 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from taskfs.core import globs
 from taskfs.core.facts import EnvelopeFacts
+from taskfs.core.layout import FIXED_LEDGER_FOLDERS
 from taskfs.errors import Problem, problem
 
 # The folders no entry may reach into, besides the configured ledger folder.
-FIXED_LEDGER_FOLDERS = (".git", ".taskfs")
 # How many ids a cycle or chain shows at each end when it is longer than twice as many.
 SHOWN_AT_EACH_END = 10
 

@@ -22,10 +22,11 @@ from taskfs.api import messages as messages_api
 from taskfs.api import queries
 from taskfs.core.chain import Link
 from taskfs.core.evidence import EvidenceFile
+from taskfs.core.layout import EVIDENCE, MESSAGES, STATUS
 from taskfs.core.lifecycle import State
 from taskfs.errors import fail
-from taskfs.store.ledger import Task
-from taskfs.store.repository import EVIDENCE, MESSAGES, STATUS, Repository
+from taskfs.store.repository import Repository
+from taskfs.store.task_reader import Task
 
 Kind = Literal["message", "evidence", "status"]
 _RANK: dict[str, int] = {MESSAGES: 0, EVIDENCE: 1, STATUS: 2}
@@ -39,7 +40,7 @@ class LedgerEvent:
     commit: str
     state: State  # the task's state once this event happened
     status: Link | None = None
-    message: messages_api.Checked | None = None
+    message: messages_api.CheckedMessage | None = None
     evidence: EvidenceFile | None = None
 
 

@@ -21,9 +21,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from taskfs.api.submit import record_bytes
-from taskfs.core import ids, signing, yamlio
-from taskfs.core.evidence import Decision, EvidenceFile, Fingerprint, Trust, decide, sign_document
-from taskfs.core.names import format_time, stamped_name
+from taskfs.core import layout, signing, yamlio
+from taskfs.core.evidence import (
+    CompletionDecision,
+    EvidenceFile,
+    OwnedFingerprint,
+    RunnerTrust,
+    decide_completion,
+    sign_document,
+)
+from taskfs.core.layout import EVIDENCE, TASKFS_DIR, format_time, stamped_name
 from taskfs.core.records import (
     EVIDENCE_OUTPUT_CAP,
     CheckEvidence,
@@ -35,17 +42,17 @@ from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.runner.process import RunResult, StreamCapture, capture_stream, run_command
 from taskfs.runner.sandbox import Sandbox
 from taskfs.store import keys
-from taskfs.store.fingerprint import owned_files, uncommitted_owned
 from taskfs.store.git import Git
-from taskfs.store.ledger import Task, load_evidence, load_task
-from taskfs.store.repository import EVIDENCE, Repository
+from taskfs.store.owned_fingerprint import owned_files, uncommitted_owned
+from taskfs.store.repository import Repository
+from taskfs.store.task_reader import Task, load_evidence, load_task
 
 if TYPE_CHECKING:
     from taskfs.api.sandboxing import Placement
 
 RUNNER_ENV = "TASKFS_RUNNER"
 MAX_TIMEOUT_SECONDS = 24 * 60 * 60
-LEDGER_FOLDERS_EXTRA = (".taskfs",)
+LEDGER_FOLDERS_EXTRA = (TASKFS_DIR,)
 # Evidence files must stay below the 1 MiB limit of a ledger file; past this size the captured
 # output is left out (its size and digest stay) before the file is signed and written.
 _FIT_BYTES = 768 * 1024
@@ -62,7 +69,7 @@ class Progress(Protocol):
 
 
 @dataclass(frozen=True)
-class Checked:
+class CheckRun:
     id: str
     evidence: str
     record: CheckEvidence
@@ -86,24 +93,24 @@ class Recorded:
 # -- trust ------------------------------------------------------------------------------------
 
 
-def trust_root(repo: Repository) -> Trust:
+def trust_root(repo: Repository) -> RunnerTrust:
     """The runner keys evidence must be signed by: the operator's trust list when there is one
     (outside every repository), else the runner keys HEAD holds, else none (unsigned works)."""
     operator = keys.operator_trusted_runners(repo.root)
     if operator is not None:
-        return Trust(operator, "operator")
+        return RunnerTrust(operator, "operator")
     committed = keys.committed_public_keys(repo.git, "runner")
     if committed:
-        return Trust(committed, "repository")
-    return Trust({}, "none")
+        return RunnerTrust(committed, "repository")
+    return RunnerTrust({}, "none")
 
 
-def runner_key(repo: Repository, trust: Trust) -> tuple[str, signing.KeyPair] | None:
+def runner_key(repo: Repository, trust: RunnerTrust) -> tuple[str, signing.KeyPair] | None:
     """The runner key this machine signs with: $TASKFS_RUNNER, else the first trusted runner
     whose private key is here; None when there is none (the evidence is then unsigned)."""
     named = os.environ.get(RUNNER_ENV)
     if named:
-        if not ids.is_agent_name(named):
+        if not layout.is_agent_name(named):
             raise fail("invalid_agent", value=named)
         pair = keys.load_private("runner", named)
         if pair is None:
@@ -131,21 +138,23 @@ def with_evidence(repo: Repository, task: Task) -> Task:
 # -- completion -------------------------------------------------------------------------------
 
 
-def completion(repo: Repository, task: Task) -> Decision:
+def completion(repo: Repository, task: Task) -> CompletionDecision:
     """The evidence file a completion of `task` would rest on, or why there is none."""
     trust = trust_root(repo)
     found, _unreadable = load_evidence(repo, task.id, trust)
-    now = fingerprint_now(repo, repo.git, task)
-    return decide(found, task.envelope.acceptance_check.pass_fail_command, now.sha256, trust)
+    now = owned_fingerprint_now(repo, repo.git, task)
+    return decide_completion(
+        found, task.envelope.acceptance_check.pass_fail_command, now.sha256, trust
+    )
 
 
-def completion_problems(task: Task, decision: Decision) -> list[Problem]:
+def completion_problems(task: Task, decision: CompletionDecision) -> list[Problem]:
     if decision.code is None:
         return []
     return [problem(decision.code, id=task.id, why_text=decision.why)]
 
 
-def fingerprint_now(repo: Repository, git: Git, task: Task) -> Fingerprint:
+def owned_fingerprint_now(repo: Repository, git: Git, task: Task) -> OwnedFingerprint:
     return owned_files(git, task.envelope.files_and_interfaces, _ledger_folders(repo))
 
 
@@ -166,7 +175,7 @@ def check(
     progress: Progress | None = None,
     sandbox: str | None = None,
     network: bool | None = None,
-) -> Checked:
+) -> CheckRun:
     """Run the task's acceptance check (in a fresh worktree of HEAD with `fresh`), write its
     evidence and commit it. A failing check is an answer, not an error: the task stays as it
     was either way. `sandbox` (auto, on, off) and `network` say where the command runs
@@ -174,7 +183,7 @@ def check(
     the one HEAD holds: a task folder holding a file no commit holds is refused before anything
     runs (`ledger_file_uncommitted`)."""
     from taskfs.api.sandboxing import place
-    from taskfs.store import loose
+    from taskfs.store import head_ledger
 
     if timeout is not None and not (0 < timeout <= MAX_TIMEOUT_SECONDS):  # NaN fails too
         reason = f"{timeout!r} is not more than 0 and at most {MAX_TIMEOUT_SECONDS} seconds"
@@ -182,7 +191,7 @@ def check(
     # Under the writers' lock: a file another taskfs process has written and is committing
     # right now (a `result` message the watcher reacts to) is in flight, not loose.
     with repo.writing():
-        loose.refuse_loose(repo, task_id)
+        head_ledger.refuse_loose(repo, task_id)
     task = load_task(repo, task_id)
     placement = place(repo, repo.git, mode=sandbox, network=network, environ=dict(os.environ))
     acceptance = task.envelope.acceptance_check
@@ -208,7 +217,7 @@ def check(
     assert isinstance(record, CheckEvidence)
     rel, commit = _write(repo, task_id, document, record, _check_message(task_id, record, agent))
     fallback = placement.reason if placement.fell_back else None
-    return Checked(task_id, rel, record, commit, fallback)
+    return CheckRun(task_id, rel, record, commit, fallback)
 
 
 def _fresh_run(
@@ -253,11 +262,11 @@ def _run(
     where: Placement,
 ) -> dict[str, Any]:
     acceptance = task.envelope.acceptance_check
-    before = fingerprint_now(repo, git, task)
+    before = owned_fingerprint_now(repo, git, task)
     dirty = uncommitted_owned(git, task.envelope.files_and_interfaces, _ledger_folders(repo))
     box = where.sandbox
     result = _execute("check", acceptance.pass_fail_command, git.root, limit, progress, box=box)
-    after = fingerprint_now(repo, git, task)
+    after = owned_fingerprint_now(repo, git, task)
     end_to_end: dict[str, Any] = {"description": acceptance.end_to_end_verification}
     passed = result.passed
     if acceptance.end_to_end_command is not None:
@@ -402,12 +411,12 @@ def _write(
     author = record.by or (
         record.runner.name if isinstance(record, CheckEvidence) and record.runner else "taskfs"
     )
-    from taskfs.store import loose
+    from taskfs.store import head_ledger
 
     with repo.writing() as writer:
         if not repo.has_task(task_id):
             raise fail("task_not_found", id=task_id)
-        loose.refuse_loose(repo, task_id)  # evidence never builds on a loose file either
+        head_ledger.refuse_loose(repo, task_id)  # evidence never builds on a loose file either
         writer.add(rel, record_bytes(document))
         commit = writer.commit(message, author)
     return rel, commit

@@ -11,8 +11,8 @@ from typing import Any
 
 from taskfs.core.chain import Chain
 from taskfs.core.forks import Loss, losses
+from taskfs.store.all_tasks import load_all
 from taskfs.store.repository import Repository
-from taskfs.store.snapshot import load_all
 
 
 @dataclass(frozen=True)

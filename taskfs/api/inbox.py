@@ -10,14 +10,14 @@ from dataclasses import dataclass
 
 from taskfs.api import listing
 from taskfs.api.forks import Lost, lost_in
-from taskfs.api.messages import Checked, Thread, for_session, read_thread, trust
+from taskfs.api.messages import CheckedMessage, Thread, for_session, read_thread, trust
 from taskfs.api.wire import stored_opening
+from taskfs.core.layout import EVIDENCE, STAMPED_NAME_RE, parse_time
 from taskfs.core.lifecycle import TERMINAL
-from taskfs.core.names import STAMPED_NAME_RE, parse_time
-from taskfs.store.ledger import Task
+from taskfs.store.all_tasks import load_all
 from taskfs.store.messages import pending_paths
-from taskfs.store.repository import EVIDENCE, Repository
-from taskfs.store.snapshot import load_all
+from taskfs.store.repository import Repository
+from taskfs.store.task_reader import Task
 
 
 @dataclass(frozen=True)
@@ -25,10 +25,10 @@ class Inbox:
     agent: str
     to_claim: tuple[Task, ...]
     ready: frozenset[str]
-    questions: tuple[Checked, ...]
-    results: tuple[Checked, ...]
-    unread: tuple[Checked, ...]
-    refused: tuple[Checked, ...]
+    questions: tuple[CheckedMessage, ...]
+    results: tuple[CheckedMessage, ...]
+    unread: tuple[CheckedMessage, ...]
+    refused: tuple[CheckedMessage, ...]
     # The agent's transitions that lost a fork between clones (its claim lost to another's).
     superseded: tuple[Lost, ...] = ()
     # Questions among `questions` put to another agent, shown here because this agent owns
@@ -49,10 +49,10 @@ def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
     sessions (`messages.for_session`)."""
     tasks = load_all(repo)
     trusted, pending = trust(repo), pending_paths(repo)
-    questions: list[Checked] = []
-    results: list[Checked] = []
-    unread: list[Checked] = []
-    refused: list[Checked] = []
+    questions: list[CheckedMessage] = []
+    results: list[CheckedMessage] = []
+    unread: list[CheckedMessage] = []
+    refused: list[CheckedMessage] = []
     superseded: list[Lost] = []
     as_owner: set[str] = set()
     for task in tasks.values():
@@ -99,7 +99,7 @@ def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
 
 
 def _owned_question(
-    repo: Repository, tasks: dict[str, Task], task: Task, checked: Checked, agent: str
+    repo: Repository, tasks: dict[str, Task], task: Task, checked: CheckedMessage, agent: str
 ) -> bool:
     """An open question of a delegated task, put to someone else, in a chain `agent` owns."""
     record = checked.record
@@ -112,7 +112,7 @@ def _owned_question(
     return chain_owner(repo, task, tasks) == agent
 
 
-def is_open_question(task: Task, checked: Checked) -> bool:
+def is_open_question(task: Task, checked: CheckedMessage) -> bool:
     """The question that put the task in `input_required` and that no answer has closed."""
     head = task.chain.head
     return (
@@ -123,7 +123,7 @@ def is_open_question(task: Task, checked: Checked) -> bool:
     )
 
 
-def waits_for_review(repo: Repository, task: Task, thread: Thread, checked: Checked) -> bool:
+def waits_for_review(repo: Repository, task: Task, thread: Thread, checked: CheckedMessage) -> bool:
     """A `result` waits while the task is still `working`, it is the task's latest genuine
     result, and neither a transition nor an evidence file has come after it."""
     if checked.record.status != "result" or task.state != "working":
@@ -144,7 +144,7 @@ def waits_for_review(repo: Repository, task: Task, thread: Thread, checked: Chec
     return not later
 
 
-def _watcher_answered(thread: Thread, checked: Checked) -> bool:
+def _watcher_answered(thread: Thread, checked: CheckedMessage) -> bool:
     """Whether the watcher already said, in a committed message, why it did not check this
     result (taskfs.api.check_requests): a request it declined is declined once."""
     from taskfs.api.messages import WATCHER

@@ -26,11 +26,12 @@ from typing import Literal
 
 from taskfs.api import rules
 from taskfs.api.submit import Source, fresh_id, parse_source, write_new_tasks
-from taskfs.core import ids
+from taskfs.core import layout
 from taskfs.core.envelope import Envelope
+from taskfs.core.layout import ENVELOPE, STATUS
 from taskfs.errors import Problem, TaskfsError, problem
 from taskfs.store.index import summaries
-from taskfs.store.repository import ENVELOPE, STATUS, Repository, read_dropped
+from taskfs.store.repository import Repository, read_dropped
 from taskfs.store.writer import Writer
 
 TRAILER = "Taskfs-Intake"
@@ -188,7 +189,7 @@ def _with_id(
     a fresh one; or why it cannot have it."""
     repo = batch.repo
     if folder is not None:
-        if not ids.is_task_id(folder):
+        if not layout.is_task_id(folder):
             return None, [problem("invalid_task_id", field="id", value=folder)]
         if envelope.id not in (None, folder):
             return None, [

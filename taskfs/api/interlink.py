@@ -22,17 +22,16 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from taskfs.api import messages, submit, wire
-from taskfs.api.messages import Checked, Delivery, Sent
+from taskfs.api.messages import CheckedMessage, Delivery, Sent
 from taskfs.api.wire import Said
 from taskfs.core import interlink as rules
 from taskfs.core import yamlio
+from taskfs.core.layout import CONVERSATIONS, ENVELOPE, MESSAGES, parse_time
 from taskfs.core.lifecycle import State
-from taskfs.core.names import parse_time
 from taskfs.errors import TaskfsError, fail
-from taskfs.store.ledger import Task, load_task
-from taskfs.store.messages import CONVERSATIONS
-from taskfs.store.repository import ENVELOPE, MESSAGES, Repository
-from taskfs.store.snapshot import load_all
+from taskfs.store.all_tasks import load_all
+from taskfs.store.repository import Repository
+from taskfs.store.task_reader import Task, load_task
 
 CANCEL_TEXT = (
     "Canceled by {agent}: stop working on this task. Cancellation is cooperative: nothing was "
@@ -69,7 +68,7 @@ class Opening:
         return links[0].record.at if links else "1970-01-01T00:00:00Z"
 
 
-Entry = Checked | Opening
+Entry = CheckedMessage | Opening
 
 
 def opening(repo: Repository, task: Task) -> Opening:
@@ -156,7 +155,7 @@ def _converse(  # noqa: PLR0917 (send_message's arguments, passed on)
     )
 
 
-def _conversation_message(repo: Repository, msg_id: str) -> Checked | None:
+def _conversation_message(repo: Repository, msg_id: str) -> CheckedMessage | None:
     found = messages.read_conversations(repo).messages
     return next((c for c in found if c.in_place and c.record.msg_id == msg_id), None)
 
@@ -281,7 +280,7 @@ class Outbox:
     messages and openings committed but held by no remote-tracking branch yet (none when the
     branch has no upstream to push to)."""
 
-    uncommitted: tuple[Checked, ...]
+    uncommitted: tuple[CheckedMessage, ...]
     unpushed: tuple[Entry, ...]
     upstream: str | None
 

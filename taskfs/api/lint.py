@@ -11,14 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taskfs.api.submit import Source, parse_source
-from taskfs.core import ids
+from taskfs.core import layout
 from taskfs.core import lint as rules
 from taskfs.core.envelope import Envelope
 from taskfs.core.lifecycle import TERMINAL
 from taskfs.errors import Problem, TaskfsError, fail
-from taskfs.store.ledger import load_envelope
+from taskfs.store.all_tasks import load_all
 from taskfs.store.repository import Repository, read_input
-from taskfs.store.snapshot import load_all
+from taskfs.store.task_reader import load_envelope
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def _target(
     repo: Repository | None, target: str, errors: list[Problem]
 ) -> list[tuple[str, Envelope]]:
     """A task id of the ledger, or an envelope file (whose problems go to `errors`)."""
-    if repo is not None and not Path(target).exists() and ids.is_task_id(target):
+    if repo is not None and not Path(target).exists() and layout.is_task_id(target):
         return [(target, load_envelope(repo, target))]
     envelope, found = parse_source(Source(target, read_input(target)))
     errors += found

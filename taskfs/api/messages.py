@@ -25,14 +25,19 @@ from taskfs.api.transitions import Staged, stage_transition
 from taskfs.core import messages as rules
 from taskfs.core import signing, wire
 from taskfs.core.interlink import opened_task
+from taskfs.core.layout import (
+    CONVERSATIONS,
+    MESSAGES,
+    READS,
+    format_time,
+    message_location,
+    stamped_name,
+)
 from taskfs.core.lifecycle import MESSAGE_STATUSES, State
-from taskfs.core.names import format_time, message_location, stamped_name
 from taskfs.core.records import MessageRecord, ReadRecord, ms_time
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import keys
-from taskfs.store.ledger import Task, load_task
 from taskfs.store.messages import (
-    CONVERSATIONS,
     Stored,
     agent_keys,
     find_task_of,
@@ -43,7 +48,8 @@ from taskfs.store.messages import (
     message_index,
     pending_paths,
 )
-from taskfs.store.repository import MESSAGES, READS, Repository
+from taskfs.store.repository import Repository
+from taskfs.store.task_reader import Task, load_task
 from taskfs.store.writer import Writer
 
 Delivery = Literal["pending", "sent", "read"]
@@ -55,7 +61,7 @@ LIFECYCLE_STATUSES = frozenset({"needs_input", "result", "failed", "canceled"})
 
 
 @dataclass(frozen=True)
-class Checked:
+class CheckedMessage:
     """A message as read, with every reason it may not be acted on, and how far it got."""
 
     stored: Stored
@@ -80,25 +86,25 @@ class Thread:
     """Every message of one task, checked, and the files that could not be read."""
 
     task_id: str
-    messages: tuple[Checked, ...]
+    messages: tuple[CheckedMessage, ...]
     problems: tuple[Problem, ...] = ()
 
-    def find(self, msg_id: str) -> Checked | None:
+    def find(self, msg_id: str) -> CheckedMessage | None:
         for checked in self.messages:
             if checked.in_place and checked.record.msg_id == msg_id:
                 return checked
         return None
 
 
-def trust(repo: Repository) -> rules.Trust:
-    return rules.Trust(agent_keys(repo), repo.config.require_signed_messages)
+def trust(repo: Repository) -> rules.SenderTrust:
+    return rules.SenderTrust(agent_keys(repo), repo.config.require_signed_messages)
 
 
 def read_thread(
     repo: Repository,
     task_id: str,
     *,
-    trusted: rules.Trust | None = None,
+    trusted: rules.SenderTrust | None = None,
     pending: AbstractSet[str] | None = None,
 ) -> Thread:
     trusted = trusted or trust(repo)
@@ -107,7 +113,7 @@ def read_thread(
     reads, read_problems = load_reads(repo, task_id)
     read_by = {(msg_id, mark.by) for mark in reads for msg_id in mark.msg_ids}
     seen: set[tuple[str, str]] = set()
-    out: list[Checked] = []
+    out: list[CheckedMessage] = []
     for item in stored:
         record = item.record
         found = rules.authenticity(record, trusted)
@@ -119,11 +125,11 @@ def read_thread(
             delivery = "pending"
         elif (record.msg_id, record.recipient) in read_by:
             delivery = "read"
-        out.append(Checked(item, tuple(found + placed), delivery))
+        out.append(CheckedMessage(item, tuple(found + placed), delivery))
     return Thread(task_id, tuple(out), tuple(problems + read_problems))
 
 
-def read_conversations(repo: Repository, *, trusted: rules.Trust | None = None) -> Thread:
+def read_conversations(repo: Repository, *, trusted: rules.SenderTrust | None = None) -> Thread:
     """The messages about no task (interlink's plain conversation), checked like a thread."""
     if not (repo.root / CONVERSATIONS).is_dir():
         return Thread("", ())
@@ -135,12 +141,12 @@ def read_conversations(repo: Repository, *, trusted: rules.Trust | None = None) 
     }
     stored, problems = load_conversations(repo, pending)
     seen: set[tuple[str, str]] = set()
-    out: list[Checked] = []
+    out: list[CheckedMessage] = []
     for item in stored:
         found = rules.authenticity(item.record, trusted)
         found += rules.placement(item.record, None, item.own_id, seen)
         seen.add(rules.replay_key(item.record))
-        out.append(Checked(item, tuple(found), "sent" if item.committed else "pending"))
+        out.append(CheckedMessage(item, tuple(found), "sent" if item.committed else "pending"))
     return Thread("", tuple(out), tuple(problems))
 
 
@@ -278,7 +284,7 @@ def counterpart(task: Task, agent: str) -> str | None:
     return sender
 
 
-def _default_recipient(task: Task, agent: str, replied: Checked | None) -> str:
+def _default_recipient(task: Task, agent: str, replied: CheckedMessage | None) -> str:
     if replied is not None:
         return replied.record.sender
     recipient = counterpart(task, agent)
@@ -299,9 +305,9 @@ def _act(
 ) -> Sent:
     """Check a message entering the ledger, stage the transition it asks for, commit both.
     `new`: the file is to be written; otherwise it is already in the working tree."""
-    from taskfs.store import loose
+    from taskfs.store import head_ledger
 
-    loose.refuse_loose(repo, task.id)  # a message waiting for delivery is not loose
+    head_ledger.refuse_loose(repo, task.id)  # a message waiting for delivery is not loose
     record = item.record
     target, staged = stage_message(repo, writer, task, thread, item, now=now)
     if new:
@@ -403,7 +409,7 @@ WATCHER = "watcher"
 
 
 def _sender_problems(
-    task: Task, record: MessageRecord, replied: Checked | None, owner: str | None = None
+    task: Task, record: MessageRecord, replied: CheckedMessage | None, owner: str | None = None
 ) -> list[Problem]:
     if (
         record.sender == WATCHER
@@ -535,7 +541,7 @@ def messages(repo: Repository, task_id: str) -> Thread:
 
 def conversation(
     repo: Repository, agent: str, peer: str, *, session: str | None = None
-) -> list[Checked]:
+) -> list[CheckedMessage]:
     """Every message between `agent` and `peer`, about any task, oldest first; with `session`,
     only what that session of `agent` should see (`for_session`)."""
     pair = {agent, peer}
@@ -569,7 +575,7 @@ def for_session(record: MessageRecord, agent: str, session: str | None) -> bool:
     )
 
 
-def pending(repo: Repository, sender: str | None = None) -> list[Checked]:
+def pending(repo: Repository, sender: str | None = None) -> list[CheckedMessage]:
     """Message files written but not committed yet (by `sender`, when named), oldest first:
     what `deliver` would act on."""
     waiting = pending_paths(repo)
@@ -597,7 +603,7 @@ def locate(repo: Repository, msg_id: str, index: dict[str, str] | None = None) -
 
 @dataclass(frozen=True)
 class Status:
-    message: Checked
+    message: CheckedMessage
     task_state: State
 
 

@@ -14,13 +14,13 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
 from taskfs.core import globs
+from taskfs.core.layout import FIXED_LEDGER_FOLDERS
 from taskfs.errors import Problem, TaskfsError, problem
 from taskfs.store import fs
-from taskfs.store.ledger import load_task
 from taskfs.store.repository import Repository
+from taskfs.store.task_reader import load_task
 
 MIRROR_KEY = "x-a2a"
-_NEVER = (".git", ".taskfs")
 
 
 def mirrored_url(repo: Repository, task_id: str) -> str | None:
@@ -73,7 +73,7 @@ def _unsafe(repo: Repository, rel: str) -> str | None:
     path = PurePosixPath(rel)
     if not rel or path.is_absolute() or any(p in ("", ".", "..") for p in rel.split("/")):
         return "not a plain path inside the repository"
-    if path.parts[0] in _NEVER or path.parts[0] == repo.tasks_rel.split("/")[0]:
+    if path.parts[0] in FIXED_LEDGER_FOLDERS or path.parts[0] == repo.tasks_rel.split("/")[0]:
         return "it lies in the ledger or in git's or taskfs's own files"
     return None
 

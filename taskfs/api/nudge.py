@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from taskfs.core import nudge as rules
-from taskfs.core.names import STAMPED_NAME_RE, STATUS_NAME_RE, parse_time
+from taskfs.core.layout import EVIDENCE, STAMPED_NAME_RE, STATUS, STATUS_NAME_RE, parse_time
 from taskfs.core.nudge import Quiet
 from taskfs.errors import TaskfsError
-from taskfs.store.ledger import Task, load_task
 from taskfs.store.messages import load_messages
-from taskfs.store.repository import EVIDENCE, STATUS, Repository
+from taskfs.store.repository import Repository
+from taskfs.store.task_reader import Task, load_task
 
 
 @dataclass(frozen=True)

@@ -14,14 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taskfs.core import globs, readiness
-from taskfs.core.config import CONFIG_PATH
 from taskfs.core.graph import depends_on
+from taskfs.core.layout import TASKFS_DIR
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import fs
-from taskfs.store.ledger import Task
+from taskfs.store.all_tasks import load_all
+from taskfs.store.commit_view import CommitView
 from taskfs.store.repository import Repository
-from taskfs.store.revision import LedgerAt
-from taskfs.store.snapshot import load_all
+from taskfs.store.task_reader import Task
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ class _OpenTasks:
 
 def is_ledger_path(repo: Repository, path: str) -> bool:
     """Whether `path` is one of taskfs's own files, which no task owns."""
-    taskfs_dir = CONFIG_PATH.split("/", 1)[0]
+    taskfs_dir = TASKFS_DIR
     return any(path == top or path.startswith(f"{top}/") for top in (repo.tasks_rel, taskfs_dir))
 
 
@@ -143,7 +143,7 @@ def _literal_glob(path: str) -> str:
 
 
 @dataclass(frozen=True)
-class Checked:
+class GuardedCommit:
     """One commit (or the staged changes, `commit` None) the guard let through."""
 
     commit: str | None
@@ -158,7 +158,7 @@ def guard(
     *,
     rev_range: str | None = None,
     index_file: str | None = None,
-) -> list[Checked]:
+) -> list[GuardedCommit]:
     """Refuse changes to files owned by an open task of another agent (`ownership_guard`,
     one per path and commit).
 
@@ -178,14 +178,16 @@ def guard(
         for sha, author in repo.git.commits(rev_range):
             tree = repo.git.tree_id(sha, repo.tasks_rel)
             if tree not in ledgers:
-                ledgers[tree] = _OpenTasks(load_all(LedgerAt.load(repo, tree)).values())
+                ledgers[tree] = _OpenTasks(load_all(CommitView.load(repo, tree)).values())
             checks.append((sha, author or None, repo.git.commit_paths(sha), ledgers[tree]))
     problems: list[Problem] = []
     for commit, who, changed, open_tasks in checks:
         problems += _refusals(repo, open_tasks, changed, who, commit)
     if problems:
         raise TaskfsError(problems)
-    return [Checked(commit, who, tuple(changed), author) for commit, who, changed, _ in checks]
+    return [
+        GuardedCommit(commit, who, tuple(changed), author) for commit, who, changed, _ in checks
+    ]
 
 
 def _refusals(

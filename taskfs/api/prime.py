@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from taskfs.api import resume, stale
 from taskfs.api.inbox import Inbox, inbox
+from taskfs.store.all_tasks import load_all
 from taskfs.store.index import summaries
 from taskfs.store.repository import Repository
-from taskfs.store.snapshot import load_all
 
 SHOWN = 5
 

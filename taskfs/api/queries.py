@@ -9,23 +9,15 @@ from pathlib import Path
 
 from taskfs.api import collisions, envelope_rules, messages, rules
 from taskfs.api.submit import FileReport, Source, parse_source
-from taskfs.core import readiness
+from taskfs.core import layout, readiness
 from taskfs.core.evidence import NO_TRUST
+from taskfs.core.layout import ENVELOPE, EVIDENCE, MESSAGES, READS, STATUS
 from taskfs.core.lifecycle import TERMINAL
 from taskfs.errors import Problem, TaskfsError, fail, problem
-from taskfs.store import ledger
-from taskfs.store.ledger import Task, load_task
-from taskfs.store.repository import (
-    ENVELOPE,
-    EVIDENCE,
-    MESSAGES,
-    READS,
-    STATUS,
-    Repository,
-    read_input,
-)
-from taskfs.store.snapshot import load_all
-from taskfs.watch import paths as watch_paths
+from taskfs.store import task_reader
+from taskfs.store.all_tasks import load_all
+from taskfs.store.repository import Repository, read_input
+from taskfs.store.task_reader import Task, load_task
 
 
 def show(repo: Repository, task_id: str) -> Task:
@@ -62,7 +54,7 @@ def _validate_named(paths: Sequence[str]) -> Iterator[FileReport]:
         path = Path(label)
         if path.is_dir():
             for found in sorted(path.rglob("*.yaml")):
-                if not watch_paths.is_report([found.name]):
+                if not layout.is_report([found.name]):
                     yield _validate_file(str(found))
         else:
             yield _validate_file(label)
@@ -85,7 +77,7 @@ def validate_ledger(repo: Repository) -> Validation:
         rel = f"{repo.tasks_rel}/{entry.name}"
         if entry.is_dir():
             reports += _validate_task_dir(repo, entry.name)
-        elif entry.name == ".gitkeep" or watch_paths.is_report([entry.name]):
+        elif entry.name == ".gitkeep" or layout.is_report([entry.name]):
             continue
         elif entry.name.endswith(".yaml"):
             reports.append(_validate_file(str(repo.root / rel)))
@@ -125,11 +117,11 @@ def _validate_task_dir(repo: Repository, name: str) -> list[FileReport]:
     reports = []
     envelope_rel = repo.task_rel(name, ENVELOPE)
     try:
-        ledger.load_envelope(repo, name)
+        task_reader.load_envelope(repo, name)
         reports.append(FileReport(envelope_rel))
     except TaskfsError as exc:
         reports.append(FileReport(envelope_rel, exc.problems))
-    chain, problems = ledger.load_chain(repo, name)
+    chain, problems = task_reader.load_chain(repo, name)
     by_path: dict[str, list[Problem]] = {}
     for found in problems:
         path = str(found.data.get("path", folder))
@@ -150,7 +142,7 @@ def _validate_task_dir(repo: Repository, name: str) -> list[FileReport]:
 
 def _evidence_reports(repo: Repository, name: str) -> list[FileReport]:
     """Every evidence file, each checked against the model (signatures are `audit`'s)."""
-    found, problems = ledger.load_evidence(repo, name, NO_TRUST)
+    found, problems = task_reader.load_evidence(repo, name, NO_TRUST)
     reports = [FileReport(item.rel) for item in found]
     reports += [FileReport(str(p.data.get("path", "")), (p,)) for p in problems]
     return sorted(reports, key=lambda r: r.path)

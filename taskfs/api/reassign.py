@@ -18,14 +18,14 @@ from taskfs.api import rules
 from taskfs.api.submit import envelope_bytes, fresh_id, record_bytes
 from taskfs.api.transitions import stage_transition
 from taskfs.core.envelope import Envelope
+from taskfs.core.layout import ENVELOPE, STATUS, format_time, status_name
 from taskfs.core.lifecycle import TERMINAL
-from taskfs.core.names import format_time, status_name
 from taskfs.core.records import StatusRecord
 from taskfs.errors import TaskfsError, fail
 from taskfs.store import index
 from taskfs.store.index import summaries
-from taskfs.store.ledger import load_task
-from taskfs.store.repository import ENVELOPE, STATUS, Repository
+from taskfs.store.repository import Repository
+from taskfs.store.task_reader import load_task
 
 FROM_KEY = "x-reassignedFrom"
 MAX_ID = 64

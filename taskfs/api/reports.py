@@ -14,11 +14,11 @@ from typing import Any
 from taskfs.api import entries
 from taskfs.api.entries import EvidenceRow, MessageRow
 from taskfs.core.forks import losses
-from taskfs.core.names import STATUS_NAME_RE
+from taskfs.core.layout import STATUS_NAME_RE
 from taskfs.core.records import Artifact
-from taskfs.store.ledger import Task, load_task
+from taskfs.store.all_tasks import load_all
 from taskfs.store.repository import Repository
-from taskfs.store.snapshot import load_all
+from taskfs.store.task_reader import Task, load_task
 
 
 @dataclass(frozen=True)

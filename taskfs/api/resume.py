@@ -15,8 +15,8 @@ from taskfs.api.inbox import Inbox
 from taskfs.api.messages import read_thread
 from taskfs.core.readiness import dependency_graph, parent_map, rivals, unfinished_dependencies
 from taskfs.store.index import Summary
-from taskfs.store.ledger import Task
 from taskfs.store.repository import Repository
+from taskfs.store.task_reader import Task
 
 OPEN_HELD = ("working", "input_required", "auth_required")
 
@@ -93,7 +93,7 @@ def blockers(task_id: str, summaries: Mapping[str, Summary]) -> list[str]:
 
 def held_lines(repo: Repository, box: Inbox) -> list[str]:
     """The text inbox's first rows: what `box.agent` holds."""
-    from taskfs.store.snapshot import load_all
+    from taskfs.store.all_tasks import load_all
 
     rows = []
     for task in held(repo, load_all(repo), box):

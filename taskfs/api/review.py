@@ -21,11 +21,12 @@ from taskfs.api.reports import state_before
 from taskfs.core import lint as lint_rules
 from taskfs.core import yamlio
 from taskfs.core.envelope import Envelope, validate_envelope
+from taskfs.core.layout import ENVELOPE, EVIDENCE, MESSAGES, STATUS
 from taskfs.core.records import StatusRecord
 from taskfs.errors import Problem, TaskfsError, fail
-from taskfs.store.ledger import Task
-from taskfs.store.repository import ENVELOPE, EVIDENCE, MESSAGES, STATUS, Repository
-from taskfs.store.snapshot import load_all
+from taskfs.store.all_tasks import load_all
+from taskfs.store.repository import Repository
+from taskfs.store.task_reader import Task
 
 
 @dataclass(frozen=True)

@@ -36,10 +36,10 @@ from typing import Any, Literal
 from taskfs import i18n
 from taskfs.core import hostconfig
 from taskfs.core.hostconfig import ConfigError, Format, Host, Part, Wanted
+from taskfs.core.layout import find_worktree, state_dir
 from taskfs.errors import fail
 from taskfs.store import hostfiles
 from taskfs.store.git import Git
-from taskfs.store.gitdir import find_worktree
 
 Scope = Literal["project", "user"]
 Action = Literal["create", "update", "unchanged", "restore", "delete"]
@@ -183,7 +183,7 @@ def _places(scope: Scope, start: Path) -> tuple[Path, Path]:
     root = find_worktree(start)
     if root is None:
         raise fail("not_a_repository", path=str(start))
-    return root, Git(root).git_dir / "taskfs" / "setup"
+    return root, state_dir(Git(root).git_dir) / "setup"
 
 
 def _document(target: Target, data: bytes | None) -> tuple[str, MutableMapping[str, Any]]:

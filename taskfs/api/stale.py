@@ -14,11 +14,11 @@ from datetime import datetime, timezone
 
 from taskfs import i18n
 from taskfs.api import entries
-from taskfs.core.names import parse_time
+from taskfs.core.layout import parse_time
 from taskfs.errors import TaskfsError
-from taskfs.store.ledger import Task
+from taskfs.store.all_tasks import load_all
 from taskfs.store.repository import Repository
-from taskfs.store.snapshot import load_all
+from taskfs.store.task_reader import Task
 
 HELD_STATES = ("working", "input_required", "auth_required")
 

@@ -13,20 +13,28 @@ from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 
 from taskfs.api import rules, transition_keys
-from taskfs.core import ids, yamlio
-from taskfs.core.config import CONFIG_PATH, Config
+from taskfs.core import layout, yamlio
+from taskfs.core.config import Config
 from taskfs.core.envelope import Envelope, envelope_json_schema, validate_envelope
-from taskfs.core.names import format_time, stamped_name, status_name
+from taskfs.core.layout import (
+    CONFIG_PATH,
+    ENVELOPE,
+    MESSAGES,
+    SCHEMA_DIR,
+    STATUS,
+    find_worktree,
+    format_time,
+    stamped_name,
+    status_name,
+)
 from taskfs.core.records import StatusRecord
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.schemas import schema_text
 from taskfs.store import fs, index
 from taskfs.store.git import Git
-from taskfs.store.gitdir import find_worktree
-from taskfs.store.repository import ENVELOPE, MESSAGES, STATUS, Repository
+from taskfs.store.repository import Repository
 from taskfs.store.writer import Writer
 
-SCHEMA_DIR = ".taskfs/schema"
 ENVELOPE_SCHEMA = f"{SCHEMA_DIR}/envelope.schema.json"
 
 
@@ -233,7 +241,7 @@ def _assign_ids(repo: Repository, parsed: Sequence[tuple[Source, Envelope]]) -> 
 def fresh_id(repo: Repository, taken: Iterable[str]) -> str:
     """A generated id that no task folder and nothing in `taken` uses."""
     while True:
-        candidate = ids.new_task_id()
+        candidate = layout.new_task_id()
         if candidate not in taken and not repo.task_dir(candidate).exists():
             return candidate
 

@@ -24,13 +24,13 @@ from taskfs.api import authority, transitions
 from taskfs.api.forks import Lost
 from taskfs.api.submit import record_bytes
 from taskfs.core import forks
+from taskfs.core.layout import ENVELOPE, STATUS, STATUS_NAME_RE
 from taskfs.core.lifecycle import next_states
-from taskfs.core.names import STATUS_NAME_RE
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import fs
+from taskfs.store.commit_chains import CommitChains
 from taskfs.store.git import Identity
-from taskfs.store.repository import ENVELOPE, STATUS, Repository
-from taskfs.store.revisions import LedgerAt
+from taskfs.store.repository import Repository
 
 MAX_ATTEMPTS = 20
 
@@ -267,7 +267,7 @@ def _settle(repo: Repository, head: str | None, fetched: str | None, withdraw: s
     withdrawn = _status_path(repo, withdraw) if withdraw else None
     edits: dict[str, tuple[str, bytes] | None] = {}
     with git.reader() as reader:
-        theirs, ours = LedgerAt(repo, reader, fetched), LedgerAt(repo, reader, head)
+        theirs, ours = CommitChains(repo, reader, fetched), CommitChains(repo, reader, head)
         for task_id, names in sorted(mine.items()):
             published = theirs.links(task_id)
             if not published:
@@ -299,7 +299,7 @@ def late_transitions(repo: Repository, ours: str | None, theirs: str | None) -> 
             new.setdefault(found[0], set()).add(found[1])
     problems: list[Problem] = []
     with git.reader() as reader:
-        sides = (LedgerAt(repo, reader, ours), LedgerAt(repo, reader, theirs))
+        sides = (CommitChains(repo, reader, ours), CommitChains(repo, reader, theirs))
         for task_id, names in sorted(new.items()):
             links = {link.name: link for side in sides for link in side.links(task_id)}
             prevs = [link.record.prev for link in links.values()]
@@ -321,7 +321,7 @@ def late_transitions(repo: Repository, ours: str | None, theirs: str | None) -> 
 
 
 def _edits(
-    repo: Repository, ours: LedgerAt, task_id: str, plan: forks.Settlement
+    repo: Repository, ours: CommitChains, task_id: str, plan: forks.Settlement
 ) -> dict[str, tuple[str, bytes] | None]:
     def rel(name: str) -> str:
         return repo.task_rel(task_id, STATUS, name)
@@ -436,7 +436,7 @@ def _newly_superseded(repo: Repository, old: str, new: str) -> list[Lost]:
     task_ids = sorted({found[0] for found in changed if found})
     out: list[Lost] = []
     with repo.git.reader() as reader:
-        before, after = LedgerAt(repo, reader, old), LedgerAt(repo, reader, new)
+        before, after = CommitChains(repo, reader, old), CommitChains(repo, reader, new)
         for task_id in task_ids:
             was = {link.name for link in before.chain(task_id).superseded}
             out += [

@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from taskfs.core.layout import CONFIG_PATH
 from taskfs.errors import fail
 from taskfs.store import keypaths
-from taskfs.store.repository import CONFIG_PATH, Repository
+from taskfs.store.repository import Repository
 
 
 def signed(repo: Repository, agent: str, document: dict[str, Any], action: str) -> dict[str, Any]:

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING
 
 from taskfs.api import rules, transition_keys
 from taskfs.core import readiness
+from taskfs.core.layout import STATUS, format_time, status_name
 from taskfs.core.lifecycle import Parties, State, check_transition, is_state
-from taskfs.core.names import format_time, status_name
 from taskfs.core.status_file import status_document, status_text
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import index
 from taskfs.store.index import Summary, summaries
-from taskfs.store.repository import STATUS, Repository
+from taskfs.store.repository import Repository
 from taskfs.store.writer import Writer
 
 if TYPE_CHECKING:
@@ -107,7 +107,7 @@ def stage_transition(
     task = tasks.get(task_id)
     tasks = _committed(repo, task_id, state, task, tasks)
     if task is None or task.problems or not task.length:
-        from taskfs.store.ledger import load_task  # names what is wrong with its files
+        from taskfs.store.task_reader import load_task  # names what is wrong with its files
 
         task = Summary.of(load_task(repo, task_id, strict=True))
     parties = Parties(task.envelope.sender, task.envelope.recipient, task.holder, owner)
@@ -123,7 +123,7 @@ def stage_transition(
     if state == "completed":
         # The evidence gate also names what the completion rests on, for the status file.
         from taskfs.api import evidence as evidence_api
-        from taskfs.store.ledger import load_task
+        from taskfs.store.task_reader import load_task
 
         full = load_task(repo, task_id, strict=True)
         decision = evidence_api.completion(repo, full)
@@ -171,18 +171,18 @@ def _committed(
 ) -> dict[str, Summary]:
     """Refuse to build on a task folder holding a file no commit holds, and read the other
     tasks a claim's gates consult (its dependencies and rivals) as HEAD holds them: the
-    working tree may say anything (taskfs.store.loose)."""
-    from taskfs.store import loose
+    working tree may say anything (taskfs.store.head_ledger)."""
+    from taskfs.store import head_ledger
 
     others: list[str] = []
     if task is not None and task.state == "submitted" and state == "working":
         others = [*task.envelope.depends_on, *task.overlaps]
-    found = loose.loose(repo, [task_id, *others])
+    found = head_ledger.loose(repo, [task_id, *others])
     if task_id in found:
-        raise TaskfsError(loose.refusals(repo, {task_id: found[task_id]}))
+        raise TaskfsError(head_ledger.refusals(repo, {task_id: found[task_id]}))
     if not found:
         return tasks
-    return loose.committed_view(repo, tasks, found)
+    return head_ledger.committed_view(repo, tasks, found)
 
 
 def _describe_action(task_id: str, state: State) -> str:

@@ -1,32 +1,32 @@
-"""The JSON shapes of answers (contract section 4), shared by the CLI and the MCP server."""
+"""A task as the CLI and the MCP server show it: its row, its details, its evidence and history.
+
+The shapes themselves (document, refusal, the task row) are `taskfs.core.shapes`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from taskfs.errors import Problem
+from taskfs.core import shapes
 from taskfs.store.index import Summary
 
 if TYPE_CHECKING:
-    from taskfs.store.ledger import Task
-
-SCHEMA_VERSION = 1
-
-
-def document(ok: bool, **fields: Any) -> dict[str, Any]:
-    return {"schemaVersion": SCHEMA_VERSION, "ok": ok, **fields}
-
-
-def refusal(problems: Iterable[Problem]) -> dict[str, Any]:
-    return document(False, errors=[p.to_json() for p in problems])
+    from taskfs.store.task_reader import Task
 
 
 def summary(task: Summary | Task) -> dict[str, Any]:
     """A task's row in `ls` and `ready` (from a cached summary, or a task read from disk)."""
     if not isinstance(task, Summary):
         task = Summary.of(task)
-    return task.row()
+    env = task.envelope
+    return shapes.task_row(
+        task.id,
+        task.state,
+        sender=env.sender,
+        recipient=env.recipient,
+        context_id=env.context_id,
+        holder=task.holder,
+        superseded=task.superseded,
+    )
 
 
 def detail(task: Task) -> dict[str, Any]:

@@ -29,19 +29,18 @@ from typing import Any
 from pydantic import ValidationError
 
 from taskfs.api import messages, submit
-from taskfs.api.messages import Checked, read_conversations, read_thread, wire_ms
+from taskfs.api.messages import CheckedMessage, read_conversations, read_thread, wire_ms
 from taskfs.api.rules import check_new_tasks
 from taskfs.api.submit import record_bytes
 from taskfs.core import interlink as vocabulary
 from taskfs.core import messages as rules
 from taskfs.core import signing, wire, yamlio
 from taskfs.core.interlink import opening_id
+from taskfs.core.layout import ENVELOPE, MESSAGES, parse_time, stamped_name
 from taskfs.core.lifecycle import State
-from taskfs.core.names import parse_time, stamped_name
 from taskfs.core.records import MessageRecord, ms_time
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import keys
-from taskfs.store.ledger import Task, load_task
 from taskfs.store.messages import (
     Stored,
     conversation_rel,
@@ -49,7 +48,8 @@ from taskfs.store.messages import (
     load_messages,
     pending_paths,
 )
-from taskfs.store.repository import ENVELOPE, MESSAGES, Repository
+from taskfs.store.repository import Repository
+from taskfs.store.task_reader import Task, load_task
 from taskfs.store.writer import Writer
 
 MAX_FUTURE_MS = 60_000
@@ -216,7 +216,7 @@ def outgoing(repo: Repository, agent: str) -> list[tuple[str, str, str]]:
     return [(m.msg_id, m.recipient, m.to_json()) for _, m in found]
 
 
-def _everything(repo: Repository) -> list[Checked]:
+def _everything(repo: Repository) -> list[CheckedMessage]:
     trusted = messages.trust(repo)
     pending = pending_paths(repo)
     found = [

@@ -80,7 +80,7 @@ def follow(task_ids: tuple[str, ...], agent: str | None, as_json: bool) -> int:
 
 def _report(outcomes: list[Any], as_json: bool) -> int:
     from taskfs.cli.output import emit_json
-    from taskfs.cli.render import document
+    from taskfs.core.shapes import document
 
     ok = all(o.ok for o in outcomes)
     if as_json:

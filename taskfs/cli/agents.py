@@ -14,6 +14,7 @@ from taskfs import i18n
 from taskfs.api import agent_views as views
 from taskfs.cli.app import agent_option, cli, json_option
 from taskfs.cli.output import act, acting_agent, open_repo, refuse
+from taskfs.core import shapes
 from taskfs.core.lifecycle import MESSAGE_STATUSES
 
 STATUS_CHOICES = (*MESSAGE_STATUSES, "none")
@@ -68,7 +69,7 @@ def send(
 
 
 def _sent(sent: Any) -> tuple[dict[str, Any], str]:
-    doc = views.document(True, **views.sent(sent))
+    doc = shapes.document(True, **views.sent(sent))
     moved = f" ({sent.transition[0]} -> {sent.transition[1]})" if sent.transition else ""
     said = i18n.say("{msg_id}: sent to {to}", msg_id=sent.record.msg_id, to=sent.record.recipient)
     return doc, said + moved
@@ -84,7 +85,7 @@ def messages(task_id: str, as_json: bool) -> int:
     def show(thread: Any) -> tuple[dict[str, Any], str]:
         rows = [views.message(c) for c in thread.messages]
         problems = [p.to_json() for p in thread.problems]
-        doc = views.document(True, id=thread.task_id, messages=rows, problems=problems)
+        doc = shapes.document(True, id=thread.task_id, messages=rows, problems=problems)
         lines = [_message_text(c) for c in thread.messages]
         lines += [f"problem[{p.code}]: {p.message}" for p in thread.problems]
         return doc, "\n".join(lines) or "no messages"
@@ -119,7 +120,7 @@ def conversation(peer: str, agent: str | None, session: str | None, as_json: boo
         return api.conversation(open_repo(), me, acting_agent(peer) or "", session=session or None)
 
     def show(found: list[Any]) -> tuple[dict[str, Any], str]:
-        doc = views.document(True, peer=peer, messages=[views.message(c) for c in found])
+        doc = shapes.document(True, peer=peer, messages=[views.message(c) for c in found])
         return doc, "\n".join(_message_text(c) for c in found) or "no messages"
 
     return act(as_json, call, show)
@@ -152,7 +153,7 @@ def inbox(agent: str | None, session: str | None, mark_read: bool, as_json: bool
     def show(box: Any) -> tuple[dict[str, Any], str]:
         from taskfs.api.resume import unread_lines
 
-        doc = views.document(True, **views.inbox(box))
+        doc = shapes.document(True, **views.inbox(box))
         lines = [box.badge, *held]
         lines += [f"  claim   {t.id}  from {t.envelope.sender or '-'}" for t in box.to_claim]
         lines += [f"  answer  {c.record.msg_id}  from {c.record.sender}" for c in box.questions]
@@ -177,7 +178,7 @@ def read_command(msg_ids: tuple[str, ...], agent: str | None, as_json: bool) -> 
     from taskfs.api import messages as api
 
     def show(marked: Any) -> tuple[dict[str, Any], str]:
-        doc = views.document(
+        doc = shapes.document(
             True, marked=list(marked.marked), already=list(marked.already), commit=marked.commit
         )
         return doc, "\n".join(f"{m}: read" for m in (*marked.marked, *marked.already))
@@ -197,7 +198,7 @@ def deliver(paths: tuple[str, ...], as_json: bool) -> int:
     def show(results: list[Any]) -> tuple[dict[str, Any], str]:
         rows = [views.delivered(r) for r in results]
         errors = [{**p.to_json(), "path": r.path} for r in results for p in r.problems]
-        doc = views.document(not errors, delivered=rows, errors=errors)
+        doc = shapes.document(not errors, delivered=rows, errors=errors)
         lines = []
         for result in results:
             if result.problems:
@@ -218,7 +219,7 @@ def bind(task_id: str, agent: str | None, as_json: bool) -> int:
     from taskfs.api import capabilities
 
     def show(bound: Any) -> tuple[dict[str, Any], str]:
-        doc = views.document(True, **views.bound(bound))
+        doc = shapes.document(True, **views.bound(bound))
         return doc, f"{bound.id} for {bound.agent}: {', '.join(bound.tools_granted) or '(none)'}"
 
     return act(
@@ -247,7 +248,7 @@ def prime(agent: str | None, hook: str | None, mcp: bool, as_json: bool) -> int:
         return prime_hook(hook, agent, sys.stdin, sys.stdout)
 
     def show(text: str) -> tuple[dict[str, Any], str]:
-        return views.document(True, text=text), text.rstrip("\n")
+        return shapes.document(True, text=text), text.rstrip("\n")
 
     return act(
         as_json, lambda: api.prime(open_repo(), acting_agent(agent, required=False), mcp=mcp), show

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import click
 
-from taskfs.cli import render
 from taskfs.cli.output import emit_json
+from taskfs.core import shapes
 from taskfs.errors import problem
 
 
@@ -54,7 +54,7 @@ def _lang_option(args: list[str]) -> str | None:
 
 def _usage_error(exc: click.ClickException, wants_json: bool) -> None:
     if wants_json:
-        emit_json(render.refusal([problem("usage", reason=exc.format_message())]))
+        emit_json(shapes.refusal([problem("usage", reason=exc.format_message())]))
     exc.show()
 
 

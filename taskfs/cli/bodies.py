@@ -12,6 +12,7 @@ from typing import Any
 
 from taskfs.cli import render
 from taskfs.cli.output import act, acting_agent, open_repo
+from taskfs.core import shapes
 
 
 def ls(state: str | None, to: str | None, context: str | None, as_json: bool) -> int:
@@ -65,7 +66,7 @@ def claim(task_id: str, agent: str | None, as_json: bool) -> int:
 
     def show(result: Any) -> tuple[dict[str, Any], str]:
         if isinstance(result, claiming.Held):
-            doc = render.document(True, id=result.id, state=result.state, already=True)
+            doc = shapes.document(True, id=result.id, state=result.state, already=True)
             return doc, f"{result.id}: already yours ({result.state}); nothing changed"
         return render.moved(result)
 

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from taskfs.api import agent_views as views
 from taskfs.cli.app import agent_option, json_option
 from taskfs.cli.output import act, acting_agent, open_repo
 from taskfs.cli.wire import interlink_group
+from taskfs.core import shapes
 from taskfs.errors import fail
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ def interlink_bridge(
         rows = [
             {**line_view(a.report), "acked": a.acked, "already": a.already} for a in done.arrivals
         ]
-        doc = views.document(
+        doc = shapes.document(
             not done.refused, posted=done.posted, received=rows, refused=len(done.refused)
         )
         text = f"posted {len(done.posted)}, received {len(rows)}, refused {len(done.refused)}"

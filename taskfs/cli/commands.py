@@ -13,6 +13,7 @@ from taskfs.cli import bodies, render
 from taskfs.cli.app import agent_option, cli, json_option
 from taskfs.cli.output import act, acting_agent, open_repo
 from taskfs.cli.states import StateChoice
+from taskfs.core import shapes
 from taskfs.core.lifecycle import STATES
 from taskfs.errors import Problem
 
@@ -35,7 +36,7 @@ def init(agent: str | None, hooks: bool, as_json: bool) -> int:
         results: tuple[submit.Initialised, ownership.HookInstalled | None],
     ) -> tuple[dict[str, object], str]:
         result, hook = results
-        doc = render.document(True, root=str(result.root), created=list(result.created))
+        doc = shapes.document(True, root=str(result.root), created=list(result.created))
         text = "\n".join(i18n.say("created {path}", path=p) for p in result.created)
         text = text or i18n.say("already initialised")
         if hook is not None:

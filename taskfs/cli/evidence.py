@@ -19,7 +19,7 @@ from taskfs import i18n
 from taskfs.cli import interrupts
 from taskfs.cli.app import agent_option, cli, json_option
 from taskfs.cli.output import act, acting_agent, open_repo
-from taskfs.cli.render import document
+from taskfs.core.shapes import document
 from taskfs.errors import fail
 
 MAX_TIMEOUT = 24 * 60 * 60

@@ -91,7 +91,7 @@ def _show(task_id: str, fmt: str, as_json: bool) -> int | None:
 
 
 def _prepared(command: str, values: dict[str, str], agent: str | None) -> str | None:
-    from taskfs.core.ids import is_agent_name
+    from taskfs.core.layout import is_agent_name
     from taskfs.store import prepared
 
     if agent is not None and not is_agent_name(agent):

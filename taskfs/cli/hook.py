@@ -24,7 +24,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from taskfs.core import ids
+from taskfs.core import layout
+from taskfs.core.layout import CONFIG_PATH
 
 HOSTS = ("claude", "codex")
 
@@ -63,14 +64,14 @@ def _event(stdin: TextIO) -> dict[str, Any]:
 
 def _where(event: dict[str, Any], agent: str | None) -> tuple[Path, str | None] | None:
     """The taskfs repository the session works in and its agent name, or None to stay silent."""
-    from taskfs.store.gitdir import find_worktree
+    from taskfs.core.layout import find_worktree
 
     cwd = event.get("cwd")
     root = find_worktree(Path(cwd if isinstance(cwd, str) and cwd else os.getcwd()))
-    if root is None or not (root / ".taskfs" / "config.yaml").is_file():
+    if root is None or not (root / CONFIG_PATH).is_file():
         return None
     name = agent or os.environ.get("TASKFS_AGENT") or None
-    return root, name if name and ids.is_agent_name(name) else None
+    return root, name if name and layout.is_agent_name(name) else None
 
 
 def nudge_hook(host: str, agent: str | None, stdin: TextIO, stdout: TextIO) -> int:
@@ -100,9 +101,9 @@ def _due_reminder(root: Path, agent: str) -> str | None:
     git = Git(root)
     path = nudges.memory_path(git, agent)
     memory = nudges.load(path)
-    fingerprint = nudges.fingerprint(git, root)
+    inputs = nudges.answer_inputs(git, root)
     now = time.time()
-    if memory.fingerprint == fingerprint and (memory.due is None or now < memory.due):
+    if memory.inputs == inputs and (memory.due is None or now < memory.due):
         return None
     # Something changed, or a reminder may be due: read the ledger.
     from datetime import datetime, timezone
@@ -122,7 +123,7 @@ def _due_reminder(root: Path, agent: str) -> str | None:
         reminded[quiet.task_id] = moment
     dues = [due(q.last, reminded.get(q.task_id), found.quiet_minutes) for q in found.tasks]
     memory.due = min(dues).timestamp() if dues else None
-    memory.fingerprint = fingerprint
+    memory.inputs = inputs
     nudges.save(path, memory)
     return text
 

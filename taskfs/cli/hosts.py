@@ -13,10 +13,10 @@ from typing import Any
 import click
 
 from taskfs import i18n
-from taskfs.api import agent_views as views
 from taskfs.cli.app import agent_option, cli, json_option
 from taskfs.cli.output import act, acting_agent, open_repo
-from taskfs.core.names import format_time
+from taskfs.core import shapes
+from taskfs.core.layout import format_time
 
 HOSTS = ("claude", "codex")
 
@@ -77,7 +77,7 @@ def _report(report: Any) -> tuple[dict[str, Any], str]:
         }
         for f in report.files
     ]
-    doc = views.document(
+    doc = shapes.document(
         True,
         host=report.host,
         scope=report.scope,
@@ -149,7 +149,7 @@ def nudge(agent: str | None, hook: str | None, as_json: bool) -> int:
             }
             for q in found.tasks
         ]
-        doc = views.document(
+        doc = shapes.document(
             True,
             agent=found.agent,
             quietMinutes=found.quiet_minutes,

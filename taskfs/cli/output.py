@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from taskfs.core import ids
+from taskfs.core import layout
 from taskfs.errors import Problem, TaskfsError, fail, problem
 
 T = TypeVar("T")
@@ -55,7 +55,7 @@ def refuse(as_json: bool, problems: Sequence[Problem]) -> int:
 
     problems = explain(problems)
     if as_json:
-        from taskfs.api.views import refusal
+        from taskfs.core.shapes import refusal
 
         emit_json(refusal(problems))
     for found in problems:
@@ -71,7 +71,7 @@ def acting_agent(agent: str | None, *, required: bool = True) -> str | None:
         if required:
             raise fail("agent_required")
         return None
-    if not ids.is_agent_name(agent):
+    if not layout.is_agent_name(agent):
         raise fail("invalid_agent", value=agent)
     return agent
 

@@ -11,7 +11,7 @@ import click
 from taskfs import i18n
 from taskfs.cli.app import agent_option, cli, json_option
 from taskfs.cli.output import act, acting_agent, open_repo
-from taskfs.cli.render import document
+from taskfs.core.shapes import document
 
 
 @cli.command()
@@ -50,7 +50,7 @@ def guard(ctx: click.Context, agent: str | None, rev_range: str | None, as_json:
             raise click.UsageError("--range judges each commit by its author: drop --agent")
         agent = None  # a TASKFS_AGENT in CI's environment says nothing about past commits
 
-    def call() -> list[ownership.Checked]:
+    def call() -> list[ownership.GuardedCommit]:
         return ownership.guard(
             open_repo(),
             acting_agent(agent, required=False),

@@ -7,11 +7,10 @@ from typing import Any
 
 from taskfs import i18n
 from taskfs.api import views
+from taskfs.core import shapes
+from taskfs.core.shapes import document
 from taskfs.errors import Problem
 from taskfs.report import terminal
-
-refusal = views.refusal
-document = views.document
 
 
 def submitted(results: Sequence[Any], single: bool) -> tuple[dict[str, Any], str]:
@@ -23,7 +22,7 @@ def submitted(results: Sequence[Any], single: bool) -> tuple[dict[str, Any], str
 
 
 def moved(result: Any) -> tuple[dict[str, Any], str]:
-    doc = document(True, id=result.id, state=result.state, commit=result.commit)
+    doc = document(True, **shapes.transition(result.id, result.state, result.commit))
     return doc, f"{result.id}: {result.state}"
 
 

@@ -17,6 +17,7 @@ from taskfs import i18n
 from taskfs.cli import render
 from taskfs.cli.app import cli, json_option
 from taskfs.cli.output import act, open_repo
+from taskfs.core import shapes
 from taskfs.errors import TaskfsError, fail
 
 Shown = tuple[dict[str, Any], "str | Callable[[], str]"]
@@ -46,7 +47,7 @@ def lint(targets: tuple[str, ...], strict: bool, as_json: bool) -> int:
         return lint_api.lint(_repo_or_none() if targets else open_repo(), list(targets))
 
     def show(result: lint_api.Linted) -> Shown:
-        doc = render.document(
+        doc = shapes.document(
             result.ok(strict),
             checked=result.checked,
             warnings=[w.to_json() for w in result.warnings],
@@ -97,7 +98,7 @@ def review(rev_range: str | None, as_json: bool) -> int:
 
 
 def _review_document(result: Any) -> dict[str, Any]:
-    return render.document(
+    return shapes.document(
         result.ok,
         range={
             "revisions": result.revisions,
@@ -152,7 +153,7 @@ def graph(fmt: str, as_json: bool) -> int:
     from taskfs.report import graph as graph_text
 
     def show(result: reports.TaskGraph) -> Shown:
-        doc = render.document(
+        doc = shapes.document(
             True,
             nodes=[{"id": n.id, "state": n.state, "contextID": n.context} for n in result.nodes],
             edges=[{"from": e.source, "to": e.target, "kind": e.kind} for e in result.edges],
@@ -200,7 +201,7 @@ def board(target: str, as_json: bool) -> int:
             if target == "-"
             else i18n.say("wrote {path}: {count} tasks", path=target, count=result["tasks"])
         )
-        return render.document(True, **result), text
+        return shapes.document(True, **result), text
 
     return act(as_json, call, show)
 

@@ -8,9 +8,9 @@ from typing import Any
 import click
 
 from taskfs import i18n
-from taskfs.cli import render
 from taskfs.cli.app import agent_option, cli, json_option
 from taskfs.cli.output import act, acting_agent, open_repo
+from taskfs.core import shapes
 
 
 @cli.command()
@@ -29,7 +29,7 @@ def reassign(task_id: str, to: str, agent: str | None, reason: str | None, as_js
         return api.reassign(open_repo(), task_id, target, acting, reason=reason)
 
     def show(done: api.Reassigned) -> tuple[dict[str, Any], str]:
-        doc = render.document(
+        doc = shapes.document(
             True, id=done.id, state="canceled", newId=done.new_id, to=done.to, commit=done.commit
         )
         return doc, i18n.say(

@@ -6,9 +6,9 @@ from typing import Any
 
 import click
 
-from taskfs.cli import render
 from taskfs.cli.app import agent_option, cli, json_option
 from taskfs.cli.output import act, acting_agent, open_repo
+from taskfs.core import shapes
 
 
 @cli.command(name="sync")
@@ -33,7 +33,7 @@ def claim_synced(task_id: str, agent: str | None, as_json: bool) -> int:
         return sync.claim_sync(open_repo(), task_id, acting_agent(agent) or "")
 
     def show(result: sync.ClaimSynced) -> tuple[dict[str, Any], str]:
-        doc = render.document(
+        doc = shapes.document(
             True,
             id=result.id,
             state=result.state,
@@ -47,7 +47,7 @@ def claim_synced(task_id: str, agent: str | None, as_json: bool) -> int:
 
 
 def synced(result: Any) -> tuple[dict[str, Any], str]:
-    doc = render.document(
+    doc = shapes.document(
         True,
         remote=result.upstream.remote,
         branch=result.upstream.branch,

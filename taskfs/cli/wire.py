@@ -13,10 +13,10 @@ from typing import Any
 import click
 
 from taskfs import i18n
-from taskfs.api import agent_views as views
 from taskfs.cli.app import agent_option, cli, json_option
 from taskfs.cli.evidence import key_document, keys_group
 from taskfs.cli.output import act, acting_agent, open_repo
+from taskfs.core import shapes
 from taskfs.errors import fail
 
 name_option = click.option(
@@ -33,7 +33,7 @@ def keys_add(agent: str | None, public: str, as_json: bool) -> int:
     from taskfs.api import keys
 
     def show(done: Any) -> tuple[dict[str, Any], str]:
-        doc = views.document(
+        doc = shapes.document(
             True,
             kind="agent",
             name=done.name,
@@ -99,7 +99,7 @@ def keys_ls(as_json: bool) -> int:
             for k in found
         ]
         text = "\n".join(f"{k.kind:6} {k.name:20} {k.interlink_id}" for k in found)
-        return views.document(True, keys=rows), text or i18n.say("no keys")
+        return shapes.document(True, keys=rows), text or i18n.say("no keys")
 
     return act(as_json, lambda: keys.list_keys(open_repo()), show)
 
@@ -118,7 +118,9 @@ def interlink_export(task: str | None, msg_ids: tuple[str, ...], as_json: bool) 
     from taskfs.api import wire
 
     def show(lines: list[str]) -> tuple[dict[str, Any], str]:
-        return views.document(True, messages=[json.loads(line) for line in lines]), "\n".join(lines)
+        return shapes.document(True, messages=[json.loads(line) for line in lines]), "\n".join(
+            lines
+        )
 
     return act(as_json, lambda: wire.export_lines(open_repo(), task, msg_ids), show)
 
@@ -148,7 +150,7 @@ def interlink_import(source: str, agent: str | None, as_json: bool) -> int:
 
     def show(done: Any) -> tuple[dict[str, Any], str]:
         rows = [line_view(r) for r in done.lines]
-        doc = views.document(done.ok, agent=done.agent, lines=rows, commits=list(done.commits))
+        doc = shapes.document(done.ok, agent=done.agent, lines=rows, commits=list(done.commits))
         text = "\n".join(
             f"line {r.line}: accepted {r.msg_id}" + (f" ({r.file})" if r.file else "")
             if r.accepted

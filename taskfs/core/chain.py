@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from taskfs.core.layout import STATUS_NAME_RE
 from taskfs.core.lifecycle import TRANSITIONS, State, next_states
-from taskfs.core.names import STATUS_NAME_RE
 from taskfs.core.records import StatusRecord
 from taskfs.errors import Problem, problem
 

@@ -6,11 +6,10 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, ValidationError
 
+from taskfs.core.layout import CONFIG_PATH, relative_folder
 from taskfs.core.lint import DEFAULT_OBJECTIVE_MIN_WORDS, LintCode, Settings
-from taskfs.core.paths import relative_folder
 from taskfs.errors import Problem, problem
 
-CONFIG_PATH = ".taskfs/config.yaml"
 SCHEMA_VERSION = 1
 
 

@@ -22,7 +22,7 @@ from pydantic import (
 from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import PydanticCustomError
 
-from taskfs.core import globs, ids
+from taskfs.core import globs, layout
 from taskfs.errors import Problem, problem
 
 EXTENSION_PREFIX = "x-"
@@ -44,13 +44,13 @@ def _no_nul(value: str) -> str:
 
 
 def _task_id(value: str) -> str:
-    if not ids.is_task_id(value):
+    if not layout.is_task_id(value):
         raise PydanticCustomError("task_id", "not a task id")
     return value
 
 
 def _agent(value: str) -> str:
-    if not ids.is_agent_name(value):
+    if not layout.is_agent_name(value):
         raise PydanticCustomError(
             "agent_name",
             "not an agent name: use 1-64 characters of letters, digits, . _ @ -",

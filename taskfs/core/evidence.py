@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from taskfs.core import signing
+from taskfs.core.layout import KEYS_DIR
 from taskfs.core.records import CheckEvidence, JudgementEvidence
 
 FileKind = Literal["file", "exec", "link", "missing", "other"]
@@ -38,19 +39,19 @@ SignatureState = Literal["valid", "invalid", "unsigned", "unverified"]
 
 
 @dataclass(frozen=True)
-class Fingerprint:
+class OwnedFingerprint:
     sha256: str
     count: int
 
 
-def fingerprint(entries: Iterable[tuple[bytes, FileKind, str]]) -> Fingerprint:
+def owned_fingerprint(entries: Iterable[tuple[bytes, FileKind, str]]) -> OwnedFingerprint:
     """The fingerprint of (path bytes, kind, sha256 hex) entries, in any order."""
     digest = hashlib.sha256()
     count = 0
     for path, kind, sha in sorted(entries):
         digest.update(f"{kind} {sha} ".encode() + path + b"\0")
         count += 1
-    return Fingerprint(digest.hexdigest(), count)
+    return OwnedFingerprint(digest.hexdigest(), count)
 
 
 # -- signatures -------------------------------------------------------------------------------
@@ -74,7 +75,7 @@ def sign_document(document: dict[str, Any], name: str, pair: signing.KeyPair) ->
 
 
 @dataclass(frozen=True)
-class Trust:
+class RunnerTrust:
     """The runner keys evidence must be signed by; `required` is False when there are none."""
 
     keys: Mapping[str, bytes]
@@ -85,10 +86,10 @@ class Trust:
         return self.source != "none"
 
 
-NO_TRUST = Trust({}, "none")
+NO_TRUST = RunnerTrust({}, "none")
 
 
-def signature_state(document: Mapping[str, Any], trust: Trust) -> tuple[SignatureState, str]:
+def signature_state(document: Mapping[str, Any], trust: RunnerTrust) -> tuple[SignatureState, str]:
     """How `document` (as loaded from its file) stands against `trust`, and why, in words."""
     signature = document.get("signature")
     runner = document.get("runner")
@@ -98,7 +99,7 @@ def signature_state(document: Mapping[str, Any], trust: Trust) -> tuple[Signatur
         return "unverified", "it is signed, but this repository trusts no runner key"
     name = runner.get("name") if isinstance(runner, Mapping) else None
     if not isinstance(name, str) or name not in trust.keys:
-        where = "the operator's trust list" if trust.source == "operator" else ".taskfs/keys/runner"
+        where = "the operator's trust list" if trust.source == "operator" else f"{KEYS_DIR}/runner"
         return "invalid", f"it names runner {name!r}, which {where} does not hold"
     public = trust.keys[name]
     if runner.get("keyId") != signing.key_id(public):  # type: ignore[union-attr]
@@ -134,7 +135,7 @@ Refusal = Literal["completion_requires_evidence", "evidence_stale", "work_uncomm
 
 
 @dataclass(frozen=True)
-class Decision:
+class CompletionDecision:
     """The evidence a completion rests on, or the refusal code and why."""
 
     rests_on: str | None
@@ -142,7 +143,7 @@ class Decision:
     why: str = ""
 
 
-def counts(item: EvidenceFile, command: str, trust: Trust) -> bool:
+def counts(item: EvidenceFile, command: str, trust: RunnerTrust) -> bool:
     """Whether the file is a run of this exact command that the repository accepts."""
     record = item.record
     if not isinstance(record, CheckEvidence) or record.command != command:
@@ -150,7 +151,9 @@ def counts(item: EvidenceFile, command: str, trust: Trust) -> bool:
     return item.signature == "valid" or not trust.required
 
 
-def decide(evidence: Sequence[EvidenceFile], command: str, now: str, trust: Trust) -> Decision:
+def decide_completion(
+    evidence: Sequence[EvidenceFile], command: str, now: str, trust: RunnerTrust
+) -> CompletionDecision:
     """What completion rests on, given the evidence files in name (time) order and the owned
     files' fingerprint `now`."""
     runs = [(item, item.record) for item in evidence if counts(item, command, trust)]
@@ -162,18 +165,22 @@ def decide(evidence: Sequence[EvidenceFile], command: str, now: str, trust: Trus
     if matching:
         newest, record = matching[-1]
         if record.verdict == "pass" and record.work_tree == "dirty":
-            return Decision(None, "work_uncommitted", _uncommitted(newest.rel, record))
+            return CompletionDecision(None, "work_uncommitted", _uncommitted(newest.rel, record))
         if record.verdict == "pass":
-            return Decision(newest.rel)
-        return Decision(
+            return CompletionDecision(newest.rel)
+        return CompletionDecision(
             None,
             "completion_requires_evidence",
             f": the newest check of the files as they are now failed ({newest.rel})",
         )
     passes = [item for item, record in runs if record.verdict == "pass"]
     if passes:
-        return Decision(None, "evidence_stale", f" ({passes[-1].rel}); run `taskfs check` again")
-    return Decision(None, "completion_requires_evidence", _why_none(evidence, command, trust))
+        return CompletionDecision(
+            None, "evidence_stale", f" ({passes[-1].rel}); run `taskfs check` again"
+        )
+    return CompletionDecision(
+        None, "completion_requires_evidence", _why_none(evidence, command, trust)
+    )
 
 
 def _uncommitted(rel: str, record: CheckEvidence) -> str:
@@ -184,7 +191,7 @@ def _uncommitted(rel: str, record: CheckEvidence) -> str:
     return f" ({rel}): commit {files}, then run `taskfs check` again"
 
 
-def _why_none(evidence: Sequence[EvidenceFile], command: str, trust: Trust) -> str:
+def _why_none(evidence: Sequence[EvidenceFile], command: str, trust: RunnerTrust) -> str:
     passing = [item for item in evidence if item.record.verdict == "pass"]
     checks = [(item, item.record) for item in passing if isinstance(item.record, CheckEvidence)]
     if passing and not checks:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from taskfs.core.chain import Chain, Link, fork_key
-from taskfs.core.names import NONCE_LENGTH, STATUS_NAME_RE
+from taskfs.core.layout import NONCE_LENGTH, STATUS_NAME_RE
 from taskfs.core.records import StatusRecord
 
 # Every character a status file's nonce may hold (records.STATUS_NAME_RE), in sorting order.

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from taskfs.core import ids
+from taskfs.core import layout
 
 # A task opened by `send_message` is the first message of its conversation. Its id names the
 # envelope file the way a message id names its message file (`<task>/<file stem>`), so that
@@ -49,7 +49,7 @@ def opening_id(task_id: str) -> str:
 def opened_task(msg_id: str) -> str | None:
     """The task whose opening `msg_id` names, or None when it names no opening."""
     task_id, slash, stem = msg_id.partition("/")
-    if slash and stem == OPENING_STEM and ids.is_task_id(task_id):
+    if slash and stem == OPENING_STEM and layout.is_task_id(task_id):
         return task_id
     return None
 

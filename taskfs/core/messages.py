@@ -45,8 +45,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from taskfs.core import signing, wire
+from taskfs.core.layout import MSG_ID_RE, parse_time
 from taskfs.core.lifecycle import State
-from taskfs.core.names import MSG_ID_RE, parse_time
 from taskfs.core.records import MessageRecord
 from taskfs.errors import Problem, problem
 
@@ -111,14 +111,14 @@ def wire_message(record: MessageRecord) -> wire.Message:
 
 
 @dataclass(frozen=True)
-class Trust:
+class SenderTrust:
     """What a reader knows when it checks signatures."""
 
     public_keys: Mapping[str, bytes]
     require_signed: bool
 
 
-def authenticity(record: MessageRecord, trust: Trust) -> list[Problem]:
+def authenticity(record: MessageRecord, trust: SenderTrust) -> list[Problem]:
     """Whether the message is what its sender signed: `signature_invalid`, `message_unsigned`."""
     key = trust.public_keys.get(record.sender)
     if record.signature is None and record.sig is None:
@@ -151,7 +151,7 @@ def authenticity(record: MessageRecord, trust: Trust) -> list[Problem]:
     return []
 
 
-def _wire_authenticity(record: MessageRecord, key: bytes, trust: Trust) -> list[Problem]:
+def _wire_authenticity(record: MessageRecord, key: bytes, trust: SenderTrust) -> list[Problem]:
     if record.from_id != wire.b64(key):
         return [_bad_signature(record, f"it was signed by another key than {record.sender!r}'s")]
     to_key = trust.public_keys.get(record.recipient)

@@ -39,7 +39,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, ValidationError
 
-from taskfs.core import ids
+from taskfs.core import layout
 
 ANY_WORDS = "**"
 _WILDCARD = re.compile(r"[*?\[]")
@@ -70,7 +70,7 @@ def _pattern(value: str) -> str:
 
 
 def _agent(value: str) -> str:
-    if not ids.is_agent_name(value):
+    if not layout.is_agent_name(value):
         raise ValueError(f"{value!r} is not an agent name")
     return value
 
@@ -119,7 +119,7 @@ def parse_policy(value: Any) -> RunnerPolicy:
 
 
 @dataclass(frozen=True)
-class Decision:
+class RunDecision:
     """Whether the watcher may run a command, the pattern that allowed it, or why not."""
 
     allowed: bool
@@ -127,22 +127,22 @@ class Decision:
     pattern: str | None = None
 
 
-def decide(policy: RunnerPolicy, command: str, sender: str | None) -> Decision:
+def decide_run(policy: RunnerPolicy, command: str, sender: str | None) -> RunDecision:
     allow = policy.allow
     if not allow.commands:
-        return Decision(False, "the runner policy allows no command")
+        return RunDecision(False, "the runner policy allows no command")
     pattern = next((p for p in allow.commands if command_matches(p, command)), None)
     if pattern is None:
         why = "no pattern of the runner policy matches the command"
         if not is_plain(command):
             why += " (it uses shell syntax, which only a pattern written out exactly allows)"
-        return Decision(False, why)
+        return RunDecision(False, why)
     if allow.senders is not None and sender not in allow.senders:
         who = f"from {sender!r}" if sender else "from no named sender"
-        return Decision(
+        return RunDecision(
             False, f"the task is {who}, and the runner policy trusts only its senders", pattern
         )
-    return Decision(True, f"allowed by the pattern {pattern!r}", pattern)
+    return RunDecision(True, f"allowed by the pattern {pattern!r}", pattern)
 
 
 def is_plain(command: str) -> bool:

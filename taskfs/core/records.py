@@ -29,15 +29,15 @@ from pydantic import (
     model_validator,
 )
 
-from taskfs.core import ids, wire
-from taskfs.core.lifecycle import State
-from taskfs.core.names import (
+from taskfs.core import layout, wire
+from taskfs.core.layout import (
     KEY_ID_RE,
     MAX_SESSION_LENGTH,
     MSG_ID_RE,
     STATUS_NAME_RE,
     format_time,
 )
+from taskfs.core.lifecycle import State
 
 MessageStatus = Literal["update", "needs_input", "result", "failed", "canceled"]
 
@@ -53,13 +53,13 @@ def _utc_text(value: str) -> str:
 
 
 def _task_id(value: str) -> str:
-    if not ids.is_task_id(value):
+    if not layout.is_task_id(value):
         raise ValueError("not a task id")
     return value
 
 
 def _agent(value: str) -> str:
-    if not ids.is_agent_name(value):
+    if not layout.is_agent_name(value):
         raise ValueError("not an agent name")
     return value
 
@@ -183,7 +183,7 @@ def _seconds(value: Any) -> Any:
 
 
 def _judgement_source(value: str) -> str:
-    if not ids.is_agent_name(value):
+    if not layout.is_agent_name(value):
         raise ValueError("a source is a name: 1-64 characters of letters, digits, . _ @ -")
     if value == "script":
         raise ValueError("'script' is the source of a check run by taskfs, not of a judgement")

@@ -34,6 +34,7 @@ from taskfs.api import capabilities, evidence, messages, queries, submit, transi
 from taskfs.api import inbox as inbox_api
 from taskfs.api.suggest import explain
 from taskfs.cli.output import acting_agent
+from taskfs.core import shapes
 from taskfs.errors import Problem, TaskfsError, problem
 from taskfs.mcp import hints
 from taskfs.mcp.schema import slim
@@ -75,11 +76,11 @@ def answer(
     always the document."""
     try:
         result = call()
-        doc = views.document(bool(result.pop("ok", True)), **result)
+        doc = shapes.document(bool(result.pop("ok", True)), **result)
     except TaskfsError as exc:
-        doc = views.refusal(hints.for_tools(tuple(explain(exc.problems)), tool))
+        doc = shapes.refusal(hints.for_tools(tuple(explain(exc.problems)), tool))
     except Exception as exc:
-        doc = views.refusal([problem("internal_error", reason=f"{type(exc).__name__}: {exc}")])
+        doc = shapes.refusal([problem("internal_error", reason=f"{type(exc).__name__}: {exc}")])
     text = json.dumps(doc, ensure_ascii=False)
     if say is not None:
         text = say(doc) if doc["ok"] else refused_text(doc)
@@ -112,7 +113,7 @@ class Tools:
 
 
 def _moved(result: transitions.Moved) -> dict[str, Any]:
-    return {"id": result.id, "state": result.state, "commit": result.commit}
+    return shapes.transition(result.id, result.state, result.commit)
 
 
 TaskId = Annotated[str, Field(description="The task's id (agent_inbox lists yours).")]

@@ -25,6 +25,7 @@ import marshal
 import os
 
 from taskfs import __version__
+from taskfs.core.layout import CONFIG_PATH, ENVELOPE, EVIDENCE, STATUS
 from taskfs.store import prepared
 
 TYPE_CHECKING = False  # `typing` costs the hot path 3 ms to import
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
 
 FORMAT = 1
 FOLDER = "show"
-ENVELOPE, STATUS, EVIDENCE = "envelope.yaml", "status", "evidence"
 TRUST_LIST_ENV = "TASKFS_TRUSTED_RUNNERS"  # taskfs.store.keys.TRUST_LIST_ENV
 
 
@@ -74,7 +74,7 @@ def identity(
         listed = trust_list_path()
         trust = (prepared.head_identity(git_dir), listed, prepared.file_key(listed))
     return (
-        prepared.file_key(f"{root}/{prepared.CONFIG}"),
+        prepared.file_key(f"{root}/{CONFIG_PATH}"),
         tasks_rel,
         prepared.file_key(folder),
         prepared.file_key(f"{folder}/{ENVELOPE}"),
@@ -126,7 +126,7 @@ def store(
 def answer(task_id: str, as_json: bool) -> str | None:
     """What `show ID` (`--json`) printed the last time, when every identity it was derived
     from still holds and none was too young to be trusted; otherwise None."""
-    from taskfs.core.ids import is_task_id
+    from taskfs.core.layout import is_task_id
 
     if not is_task_id(task_id):
         return None  # the full path names what is wrong with it

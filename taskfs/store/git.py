@@ -27,8 +27,8 @@ from datetime import datetime, timezone
 from functools import cached_property
 from pathlib import Path
 
+from taskfs.core.layout import find_git_dir
 from taskfs.errors import TaskfsError, fail
-from taskfs.store.gitdir import find_git_dir
 
 # Variables git sets for hooks or users set for plumbing; any of them would redirect our git.
 _KEEP_GIT_VARS = frozenset(
@@ -960,7 +960,7 @@ class Git:
                 found.append((commit, path))
         return found
 
-    # -- what no commit holds (decisions rest on HEAD: taskfs.store.loose) -----------------
+    # -- what no commit holds (decisions rest on HEAD: taskfs.store.head_ledger) -----------------
 
     def not_at_head(self, pathspecs: Sequence[str]) -> list[tuple[str, str]]:
         """(kind, path) of every file under `pathspecs` whose working-tree or index content is

@@ -26,7 +26,7 @@ could leave the key unchanged (git's "racily clean" problem). A row whose key is
 its `stat` by a margin is checked again next time, cheaply: the status file names and the
 envelope's bytes are compared with what the row was built from.
 
-Decisions rest on committed files only (`taskfs.store.loose`): whenever rows are built, git
+Decisions rest on committed files only (`taskfs.store.head_ledger`): whenever rows are built, git
 is asked whether the tasks' folders hold files that HEAD does not (one call scoped to those
 folders), and such a task's row says what HEAD holds instead (`loose`). Whether a file is what
 HEAD holds can also change without the file changing, when HEAD moves (a commit, a reset): the
@@ -52,8 +52,8 @@ from taskfs.store import prepared
 from taskfs.store.prepared import FileKey, Key, newest
 
 if TYPE_CHECKING:
-    from taskfs.store.ledger import Task
     from taskfs.store.repository import Repository
+    from taskfs.store.task_reader import Task
 
 FORMAT = 6
 
@@ -431,12 +431,12 @@ def _moved(repo: Repository, was: Head | None, now: Head, rows: Mapping[str, _Ro
 def _settle_loose(repo: Repository, rows: dict[str, _Row], asked: set[str]) -> None:
     """Ask git about the tasks in `asked`; a loose task's row says what HEAD holds, and one
     that was loose and is no longer is read from its files again."""
-    from taskfs.store import loose
+    from taskfs.store import head_ledger
 
     if not asked:
         return
-    found = loose.loose(repo, asked)
-    heads = loose.at_head(repo, set(found))
+    found = head_ledger.loose(repo, asked)
+    heads = head_ledger.at_head(repo, set(found))
     for task_id in asked:
         row = rows[task_id]
         if task_id in found:
@@ -491,7 +491,7 @@ def _racy(row: _Row, margin: int) -> bool:
 
 def _build(repo: Repository, task_id: str, folder: str, key: Key, stamp: int) -> _Row:
     from taskfs.errors import TaskfsError
-    from taskfs.store.ledger import load_task
+    from taskfs.store.task_reader import load_task
 
     names, digest, status_digest = prepared.fingerprint(folder)
     try:
@@ -608,9 +608,9 @@ def _prepare(
     token: bytes,
     tasks: Mapping[str, Summary] | None,
 ) -> None:
-    from taskfs.api.views import SCHEMA_VERSION
     from taskfs.core.lifecycle import STATES
     from taskfs.core.readiness import claimable
+    from taskfs.core.shapes import SCHEMA_VERSION
 
     settings = repo.settings_identity
     if settings is None:

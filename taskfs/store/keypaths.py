@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Literal
 
+from taskfs.core.layout import KEYS_DIR
 from taskfs.store.operator import operator_path
 
 KeyKind = Literal["agent", "runner"]
-PUBLIC_DIR = ".taskfs/keys"
 KEY_DIR_ENV = "TASKFS_KEY_DIR"
 
 
@@ -17,7 +17,7 @@ def private_name(kind: KeyKind, name: str) -> str:
 
 
 def public_rel(kind: KeyKind, name: str) -> str:
-    return f"{PUBLIC_DIR}/{kind}/{name}.pub"
+    return f"{KEYS_DIR}/{kind}/{name}.pub"
 
 
 def has_private(kind: KeyKind, name: str) -> bool:

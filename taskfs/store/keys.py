@@ -18,7 +18,8 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from taskfs.core import ids, signing, wire
+from taskfs.core import layout, signing, wire
+from taskfs.core.layout import KEYS_DIR
 from taskfs.errors import fail
 from taskfs.store import fs, keypaths
 from taskfs.store.git import Git, ObjectReader
@@ -26,7 +27,6 @@ from taskfs.store.keypaths import KEY_DIR_ENV, private_name
 from taskfs.store.operator import inside, operator_path
 
 KeyKind = keypaths.KeyKind
-PUBLIC_DIR = keypaths.PUBLIC_DIR
 public_rel = keypaths.public_rel
 
 
@@ -60,7 +60,7 @@ def import_seed(root: Path, name: str, seed: bytes) -> tuple[signing.KeyPair, st
 
 def admit(root: Path, name: str, public: bytes) -> str:
     """A peer's public key written (not committed) under `name`: the path, repository-relative."""
-    if not ids.is_agent_name(name):
+    if not layout.is_agent_name(name):
         raise fail("invalid_agent", value=name)
     rel = public_rel("agent", name)
     if (root / rel).exists():
@@ -70,7 +70,7 @@ def admit(root: Path, name: str, public: bytes) -> str:
 
 
 def _free(root: Path, kind: KeyKind, name: str) -> None:
-    if not ids.is_agent_name(name):
+    if not layout.is_agent_name(name):
         raise fail("invalid_agent", value=name)
     private = private_path(kind, name)
     if inside(private, root):
@@ -133,7 +133,7 @@ def public_key(root: Path, kind: KeyKind, name: str) -> bytes | None:
 
 def public_keys(root: Path, kind: KeyKind) -> dict[str, bytes]:
     """Every well-formed public key of `kind` committed in the repository, by name."""
-    folder = root / PUBLIC_DIR / kind
+    folder = root / KEYS_DIR / kind
     keys: dict[str, bytes] = {}
     try:
         entries = sorted(folder.iterdir())
@@ -141,7 +141,7 @@ def public_keys(root: Path, kind: KeyKind) -> dict[str, bytes]:
         return keys
     for entry in entries:
         name = entry.name.removesuffix(".pub")
-        if entry.suffix != ".pub" or not ids.is_agent_name(name):
+        if entry.suffix != ".pub" or not layout.is_agent_name(name):
             continue
         try:
             keys[name] = parse_public(entry.read_text(encoding="utf-8").strip())
@@ -159,10 +159,10 @@ def committed_public_keys(git: Git, kind: KeyKind) -> dict[str, bytes]:
     if git.head() is None:
         return keys
     with git.reader() as reader:
-        for entry, (_mode, oid) in reader.tree(f"HEAD:{PUBLIC_DIR}/{kind}"):
+        for entry, (_mode, oid) in reader.tree(f"HEAD:{KEYS_DIR}/{kind}"):
             name = entry.removesuffix(".pub")
             found = reader.read(oid)
-            if not entry.endswith(".pub") or not ids.is_agent_name(name) or found is None:
+            if not entry.endswith(".pub") or not layout.is_agent_name(name) or found is None:
                 continue
             try:
                 keys[name] = parse_public(found[1].decode("utf-8").strip())
@@ -186,7 +186,7 @@ class KeysAt:
 
     def key(self, commit: str, name: str) -> bytes | None:
         """The well-formed public key of `name` that `commit` holds; None when it holds none."""
-        if not ids.is_agent_name(name) or (self._names is not None and name not in self._names):
+        if not layout.is_agent_name(name) or (self._names is not None and name not in self._names):
             return None
         found = self._reader.read(f"{commit}:{public_rel(self._kind, name)}")
         if found is None or found[0] != "blob":
@@ -224,7 +224,7 @@ def operator_trusted_runners(root: Path) -> dict[str, bytes] | None:
         raise fail("config_invalid", path=str(path), reason=reason)
     keys: dict[str, bytes] = {}
     for name, text in runners.items():
-        if not ids.is_agent_name(name):
+        if not layout.is_agent_name(name):
             raise fail("config_invalid", path=str(path), reason=f"{name!r} is not a key name")
         try:
             keys[name] = signing.parse_public_key(text)

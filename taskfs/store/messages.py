@@ -15,12 +15,12 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from taskfs.core.names import STAMPED_NAME_RE, message_id
+from taskfs.core.layout import CONVERSATIONS, MESSAGES, READS, STAMPED_NAME_RE, message_id
 from taskfs.core.records import MessageRecord, ReadRecord
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import keys
-from taskfs.store.ledger import read_yaml
-from taskfs.store.repository import MESSAGES, READS, Repository
+from taskfs.store.repository import Repository
+from taskfs.store.task_reader import read_yaml
 
 
 @dataclass(frozen=True)
@@ -36,9 +36,6 @@ class Stored:
     def own_id(self) -> str:
         """The id its place gives it (which a well-behaved message also carries)."""
         return message_id(self.rel.split("/")[-3], self.name)
-
-
-CONVERSATIONS = ".taskfs/conversations"
 
 
 def conversation_rel(name: str) -> str:

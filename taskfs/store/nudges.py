@@ -13,27 +13,26 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from taskfs.core.layout import CONFIG_PATH, state_dir
 from taskfs.store import fs
 from taskfs.store.git import Git
-
-CONFIG = ".taskfs/config.yaml"
 
 
 @dataclass
 class Memory:
-    fingerprint: str = ""
+    inputs: str = ""  # stored as "fingerprint" (older memories stay readable)
     due: float | None = None
     reminded: dict[str, float] = field(default_factory=dict)
 
 
 def memory_path(git: Git, agent: str) -> Path:
-    return git.git_dir / "taskfs" / "nudge" / f"{agent}.json"
+    return state_dir(git.git_dir) / "nudge" / f"{agent}.json"
 
 
-def fingerprint(git: Git, root: Path) -> str:
+def answer_inputs(git: Git, root: Path) -> str:
     """What the answer depends on besides the clock: HEAD and the settings file."""
     try:
-        stat = (root / CONFIG).stat()
+        stat = (root / CONFIG_PATH).stat()
         settings = f"{stat.st_mtime_ns}:{stat.st_size}"
     except FileNotFoundError:
         settings = "-"
@@ -52,5 +51,5 @@ def load(path: Path) -> Memory:
 
 
 def save(path: Path, memory: Memory) -> None:
-    data = {"fingerprint": memory.fingerprint, "due": memory.due, "reminded": memory.reminded}
+    data = {"fingerprint": memory.inputs, "due": memory.due, "reminded": memory.reminded}
     fs.replace(path, (json.dumps(data, sort_keys=True) + "\n").encode(), 0o644)

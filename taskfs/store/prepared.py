@@ -27,6 +27,9 @@ import os
 import time
 
 from taskfs import __version__
+from taskfs.core.layout import CONFIG_PATH as CONFIG
+from taskfs.core.layout import ENVELOPE, STATUS
+from taskfs.core.shapes import listing_head
 
 TYPE_CHECKING = False  # `typing` costs the hot path 3 ms to import; type checkers know this
 if TYPE_CHECKING:
@@ -36,9 +39,6 @@ if TYPE_CHECKING:
 FORMAT = 3
 NAME = f"prepared-v{FORMAT}"
 RACY_MARGIN_NS = 2_000_000_000  # coarser than any file system's timestamps we know of
-CONFIG = ".taskfs/config.yaml"
-ENVELOPE = "envelope.yaml"
-STATUS = "status"
 SETTINGS, FOLDER = "<settings>", "<folder>"  # not task ids: those are [a-z0-9._-]
 
 # `(envelope: ino size mtime ctime, status/: ino mtime ctime)`; zeros for what is not there.
@@ -179,13 +179,13 @@ def _file_digest(path: str) -> bytes:
 
 def task_ids(tasks_dir: str) -> list[str]:
     """Every folder in the tasks folder whose name is a task id, sorted."""
-    from taskfs.core import ids
+    from taskfs.core import layout
 
     try:
         entries = list(os.scandir(tasks_dir))
     except (FileNotFoundError, NotADirectoryError):
         return []
-    return sorted(e.name for e in entries if e.is_dir() and ids.is_task_id(e.name))
+    return sorted(e.name for e in entries if e.is_dir() and layout.is_task_id(e.name))
 
 
 def status_names(folder: str) -> tuple[str, ...]:
@@ -275,7 +275,7 @@ def write(
             trusted,
             young,
             tuple(states),
-            f'{{"schemaVersion": {schema_version}, "ok": true, "tasks": [',
+            listing_head(schema_version),
             ", ".join(row[3] for row in listed),
             listed,
             ", ".join(text for _to, text in ready),
@@ -482,7 +482,7 @@ def _settle(path: str, data: Any, settled: dict[str, int]) -> None:
 
 
 def _checkout(start: str) -> tuple[str, str] | None:
-    """The working tree holding `start` and its git dir, as `taskfs.store.gitdir` finds them."""
+    """The working tree holding `start` and its git dir, as `taskfs.core.layout` finds them."""
     here = os.path.realpath(start)
     while True:
         dot_git = here + "/.git" if here != "/" else "/.git"

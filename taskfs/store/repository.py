@@ -18,23 +18,15 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from taskfs.core import ids
-from taskfs.core.paths import relative_folder
+from taskfs.core import layout
+from taskfs.core.layout import CONFIG_PATH, ENVELOPE, find_git_dir, find_worktree, relative_folder
 from taskfs.errors import TaskfsError, fail, problem
-from taskfs.store.gitdir import find_git_dir, find_worktree
 from taskfs.store.prepared import NO_FILE, FileKey, file_key, newest, racy_margin, task_ids
 
 if TYPE_CHECKING:
     from taskfs.core.config import Config
     from taskfs.store.git import Git
     from taskfs.store.writer import Writer
-
-CONFIG_PATH = ".taskfs/config.yaml"
-ENVELOPE = "envelope.yaml"
-STATUS = "status"
-EVIDENCE = "evidence"
-MESSAGES = "messages"
-READS = "reads"
 
 
 class Repository:
@@ -93,7 +85,7 @@ class Repository:
 
     def state_dir(self) -> Path:
         """Per-checkout private state (lock, journal, caches), never committed."""
-        return self.git_dir / "taskfs"
+        return layout.state_dir(self.git_dir)
 
     # -- reading -----------------------------------------------------------------------
 
@@ -102,7 +94,7 @@ class Repository:
         return task_ids(str(self.tasks_dir))
 
     def has_task(self, task_id: str) -> bool:
-        return ids.is_task_id(task_id) and (self.task_dir(task_id) / ENVELOPE).is_file()
+        return layout.is_task_id(task_id) and (self.task_dir(task_id) / ENVELOPE).is_file()
 
     def read_bytes(self, rel: str) -> bytes:
         """A ledger file's bytes (OSError when it cannot be read)."""
@@ -138,7 +130,7 @@ def tasks_folder(root: Path, git_dir: Path, key: FileKey) -> tuple[str, bytes]:
             return "tasks", b""
         except OSError as exc:
             raise fail("config_invalid", path=CONFIG_PATH, reason=str(exc)) from None
-    memo = git_dir / "taskfs" / "cache" / "tasks-dir"
+    memo = layout.cache_dir(git_dir) / "tasks-dir"
     data: bytes | None = None
     with contextlib.suppress(Exception):
         cached_key, digest, remembered = marshal.loads(memo.read_bytes())

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from taskfs.core import ids
+from taskfs.core import layout
 from taskfs.errors import TaskfsError, fail
 from taskfs.store import fs
 from taskfs.store.git import Identity
@@ -113,7 +113,7 @@ def write_journal(
         "message": message,
         "agent": agent,
     }
-    name = f"{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%S%f')}-{ids.nonce(8)}.json"
+    name = f"{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%S%f')}-{layout.nonce(8)}.json"
     target = repo.state_dir() / "journal" / name
     fs.replace(target, json.dumps(entry).encode())
     return target

@@ -30,7 +30,7 @@ from watchdog.events import (
 from watchdog.observers import Observer
 from watchdog.observers.polling import PollingObserver
 
-from taskfs.watch import paths
+from taskfs.core import layout
 from taskfs.watch.log import ActionLog
 
 EVENTS: list[type[FileSystemEvent]] = [
@@ -99,7 +99,7 @@ class Hints(FileSystemEventHandler):
             parts = Path(path).relative_to(self._tasks).parts
         except ValueError:
             return
-        if not paths.is_hint(parts, is_dir) or (removal and is_dir):
+        if not layout.is_watch_hint(parts, is_dir) or (removal and is_dir):
             return
         rel = "/".join((self._tasks_rel, *parts))
         if not self._own(rel, removal):

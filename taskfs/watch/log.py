@@ -15,7 +15,7 @@ import threading
 from datetime import datetime, timezone
 from typing import TextIO
 
-from taskfs.core.names import format_time
+from taskfs.core.layout import format_time
 
 _BARE = re.compile(r"[A-Za-z0-9_./:@,+\-]+")
 

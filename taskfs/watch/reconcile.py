@@ -26,12 +26,12 @@ from taskfs.api.check_requests import (
     run_requested_check,
 )
 from taskfs.api.intake import IntakeIndex, Taken, digest, in_place_id, take_in
-from taskfs.core.names import format_time
+from taskfs.core import layout
+from taskfs.core.layout import format_time
 from taskfs.core.policy import RunnerPolicy
 from taskfs.errors import Problem, TaskfsError
 from taskfs.store import fs
 from taskfs.store.repository import Repository, read_dropped
-from taskfs.watch import paths
 from taskfs.watch.log import ActionLog
 from taskfs.watch.reports import report_bytes, report_sha256
 from taskfs.watch.scan import scan
@@ -58,12 +58,12 @@ class PassResult:
 
 def report_rel(drop: str) -> str:
     path = PurePosixPath(drop)
-    return str(path.with_name(paths.report_name(path.name)))
+    return str(path.with_name(layout.report_name(path.name)))
 
 
 def drop_rel(report: str) -> str:
     path = PurePosixPath(report)
-    return str(path.with_name(paths.drop_name(path.name)))
+    return str(path.with_name(layout.drop_name(path.name)))
 
 
 class Reconciler:
@@ -158,7 +158,7 @@ class Reconciler:
         if taken.outcome in ("submitted", "already"):
             task = f"{self.repo.tasks_rel}/{taken.id}"
             consumed = [rel] if in_place_id(self.repo, rel) is None else []
-            self.expect(consumed, [task, f"{task}/{paths.ENVELOPE}"])
+            self.expect(consumed, [task, f"{task}/{layout.ENVELOPE}"])
             self._remove_report(rel)
             commit = taken.commit[:12] if taken.commit else None
             action = "submitted" if taken.outcome == "submitted" else "already-submitted"
@@ -219,7 +219,7 @@ class Reconciler:
         """A report of the older spelling beside `rel` (only a file: a task folder may bear
         that name)."""
         path = PurePosixPath(rel)
-        legacy = str(path.with_name(paths.legacy_report_name(path.name)))
+        legacy = str(path.with_name(layout.legacy_report_name(path.name)))
         target = self.repo.root / legacy
         if target.is_file() and not target.is_symlink():
             target.unlink(missing_ok=True)

@@ -9,9 +9,10 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from taskfs.core import layout
+from taskfs.core.layout import STATUS
 from taskfs.store import fs
-from taskfs.store.repository import STATUS, Repository
-from taskfs.watch import paths
+from taskfs.store.repository import Repository
 from taskfs.watch.settle import Look
 
 
@@ -33,15 +34,15 @@ def scan(repo: Repository, known_tasks: set[str]) -> Found:
     for entry in entries:
         name = entry.name
         if name.startswith("."):
-            if name.endswith(".tmp") and paths.REPORT_SUFFIX + "." in name:  # fs.replace's
+            if name.endswith(".tmp") and layout.REPORT_SUFFIX + "." in name:  # fs.replace's
                 found.leftovers.append(Path(entry.path))
             continue
         if entry.is_dir(follow_symlinks=False):
             if name not in known_tasks:
                 _look_into(repo, name, found, known_tasks)
-        elif paths.is_drop([name]):
+        elif layout.is_drop([name]):
             _note(found, prefix + name, entry.path)
-        elif paths.is_report([name]):
+        elif layout.is_report([name]):
             found.reports.add(prefix + name)
     return found
 
@@ -52,8 +53,8 @@ def _look_into(repo: Repository, name: str, found: Found, known_tasks: set[str])
         return
     folder = repo.tasks_dir / name
     rel = f"{repo.tasks_rel}/{name}/"
-    _note(found, rel + paths.ENVELOPE, str(folder / paths.ENVELOPE))
-    report = folder / paths.report_name(paths.ENVELOPE)
+    _note(found, rel + layout.ENVELOPE, str(folder / layout.ENVELOPE))
+    report = folder / layout.report_name(layout.ENVELOPE)
     if report.exists():
         found.reports.add(rel + report.name)
     found.leftovers += fs.temporaries(report)

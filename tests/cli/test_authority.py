@@ -385,7 +385,7 @@ def forged_message(
 
     from taskfs.api import messages
     from taskfs.core import signing
-    from taskfs.core.names import stamped_name
+    from taskfs.core.layout import stamped_name
     from taskfs.store.repository import Repository
 
     now = datetime.now(timezone.utc)

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from taskfs.core import yamlio
-from taskfs.core.names import stamped_name
+from taskfs.core.layout import stamped_name
 from tests.helpers import Result, commit_as, git, submit, taskfs
 
 VERIFY = "Open the app and see it work."
@@ -64,9 +64,9 @@ def running(pid: int) -> bool:
 def forge(repo: Path, task: str, **changes: Any) -> Path:
     """A hand-written evidence file claiming a pass, plausible in every field (its fingerprint
     is the owned files' real one), committed by hand."""
-    from taskfs.api.evidence import fingerprint_now
-    from taskfs.store.ledger import load_task
+    from taskfs.api.evidence import owned_fingerprint_now
     from taskfs.store.repository import Repository
+    from taskfs.store.task_reader import load_task
 
     opened = Repository.open(repo)
     loaded = load_task(opened, task)
@@ -83,7 +83,7 @@ def forge(repo: Path, task: str, **changes: Any) -> Path:
         "durationSeconds": 0.1,
         "commit": git(repo, "rev-parse", "HEAD"),
         "ownedFiles": {
-            "digest": {"sha256": fingerprint_now(opened, opened.git, loaded).sha256},
+            "digest": {"sha256": owned_fingerprint_now(opened, opened.git, loaded).sha256},
             "count": 1,
         },
         "limits": {

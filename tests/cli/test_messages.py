@@ -15,7 +15,7 @@ import pytest
 from taskfs.api import messages as messages_api
 from taskfs.core import messages as core
 from taskfs.core import yamlio
-from taskfs.core.names import format_time, message_id, stamped_name
+from taskfs.core.layout import format_time, message_id, stamped_name
 from taskfs.core.records import MessageRecord
 from taskfs.store import keys
 from taskfs.store.repository import Repository

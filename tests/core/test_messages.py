@@ -10,13 +10,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from taskfs.core import messages, signing
-from taskfs.core.names import format_time, message_id, stamped_name
+from taskfs.core.layout import format_time, message_id, stamped_name
 from taskfs.core.records import MessageRecord
 
 KEY = signing.generate_keypair()
 OTHER = signing.generate_keypair()
 NOW = datetime(2026, 5, 1, 12, 0, 0, tzinfo=timezone.utc)
-TRUST = messages.Trust({"builder": KEY.public}, require_signed=False)
+TRUST = messages.SenderTrust({"builder": KEY.public}, require_signed=False)
 
 
 def record(**changes: Any) -> MessageRecord:
@@ -75,7 +75,9 @@ def test_changing_any_signed_field_breaks_the_signature(field: str, value: str) 
     document = messages.legacy_signed(record(), KEY).to_document()
     document[field] = value
     tampered = MessageRecord.model_validate(document)
-    trust = messages.Trust({"builder": KEY.public, "planner": KEY.public}, require_signed=False)
+    trust = messages.SenderTrust(
+        {"builder": KEY.public, "planner": KEY.public}, require_signed=False
+    )
     assert codes(messages.authenticity(tampered, trust)) == ["signature_invalid"]
 
 
@@ -96,7 +98,7 @@ def test_unsigned_messages() -> None:
     assert codes(messages.authenticity(record(), TRUST)) == ["message_unsigned"]
     keyless = record(**{"from": "helper"})
     assert messages.authenticity(keyless, TRUST) == []
-    strict = messages.Trust({}, require_signed=True)
+    strict = messages.SenderTrust({}, require_signed=True)
     assert codes(messages.authenticity(keyless, strict)) == ["message_unsigned"]
 
 

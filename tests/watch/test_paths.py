@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from taskfs.watch import paths
+from taskfs.core import layout
 from taskfs.watch.reconcile import drop_rel, report_rel
 from taskfs.watch.settle import Look, Settler
 
@@ -25,8 +25,8 @@ EDITOR_TEMPORARIES = [
 
 @pytest.mark.parametrize("name", EDITOR_TEMPORARIES)
 def test_editor_temporaries_are_not_drops_nor_hints(name: str) -> None:
-    assert not paths.is_drop([name])
-    assert not paths.is_hint([name], is_dir=False)
+    assert not layout.is_drop([name])
+    assert not layout.is_watch_hint([name], is_dir=False)
 
 
 @pytest.mark.parametrize(
@@ -42,17 +42,17 @@ def test_editor_temporaries_are_not_drops_nor_hints(name: str) -> None:
     ],
 )
 def test_drops(parts: list[str], drop: bool) -> None:
-    assert paths.is_drop(parts) is drop
+    assert layout.is_drop(parts) is drop
 
 
 def test_hints_are_drops_folders_and_messages_only() -> None:
-    assert paths.is_hint(["new-task"], is_dir=True)
-    assert not paths.is_hint(["t1", "status"], is_dir=True)
-    assert paths.is_hint(["t1", "messages", "20250101T000000.000000Z-abcdefgh.yaml"], False)
-    assert not paths.is_hint(["t1", "status", "0002-working-abcdefgh.yaml"], False)
-    assert not paths.is_hint(["t1", "evidence", "x.yaml"], False)
-    assert not paths.is_hint(["fix+refused.yaml"], False)
-    assert not paths.is_hint([], False)
+    assert layout.is_watch_hint(["new-task"], is_dir=True)
+    assert not layout.is_watch_hint(["t1", "status"], is_dir=True)
+    assert layout.is_watch_hint(["t1", "messages", "20250101T000000.000000Z-abcdefgh.yaml"], False)
+    assert not layout.is_watch_hint(["t1", "status", "0002-working-abcdefgh.yaml"], False)
+    assert not layout.is_watch_hint(["t1", "evidence", "x.yaml"], False)
+    assert not layout.is_watch_hint(["fix+refused.yaml"], False)
+    assert not layout.is_watch_hint([], False)
 
 
 def test_report_names() -> None:
@@ -64,9 +64,9 @@ def test_report_names() -> None:
 @given(st.from_regex(r"[a-z0-9][a-z0-9._-]{0,20}", fullmatch=True))
 def test_a_report_names_its_drop(stem: str) -> None:
     drop = f"tasks/{stem}.yaml"
-    if paths.is_drop([drop.split("/")[1]]):
+    if layout.is_drop([drop.split("/")[1]]):
         assert drop_rel(report_rel(drop)) == drop
-        assert paths.is_report([report_rel(drop).split("/")[1]])
+        assert layout.is_report([report_rel(drop).split("/")[1]])
 
 
 def test_ready_after_two_agreeing_looks_far_enough_apart() -> None:

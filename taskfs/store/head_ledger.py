@@ -1,4 +1,4 @@
-"""Ledger files that no commit holds ("loose"), and the ledger as HEAD holds it instead.
+"""The ledger against HEAD: files that no commit holds ("loose"), and tasks as HEAD holds them.
 
 Decisions rest on committed files only: a status file written by hand, an evidence file edited
 in place, an envelope dropped into a folder and never taken in, none of them may unblock a
@@ -18,9 +18,10 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from taskfs.core import ids
+from taskfs.core import layout
+from taskfs.core.layout import MESSAGES
 from taskfs.errors import Problem, TaskfsError, problem
-from taskfs.store.repository import MESSAGES, Repository
+from taskfs.store.repository import Repository
 
 if TYPE_CHECKING:
     from taskfs.store.index import Summary
@@ -34,7 +35,7 @@ _NAMED_MAX = 10
 def loose(repo: Repository, task_ids: Iterable[str] | None = None) -> dict[str, list[str]]:
     """The loose ledger files of the tasks `task_ids` (all tasks when None), by task id."""
     # Only task ids reach git as paths: anything else names no folder of the ledger.
-    wanted = None if task_ids is None else sorted({t for t in task_ids if ids.is_task_id(t)})
+    wanted = None if task_ids is None else sorted({t for t in task_ids if layout.is_task_id(t)})
     if wanted is not None and not wanted:
         return {}
     if wanted is None or len(wanted) > _SCOPED_MAX:
@@ -60,9 +61,9 @@ def _pending_message(parts: list[str]) -> bool:
 
 
 def _report(parts: list[str]) -> bool:
-    from taskfs.watch import paths
+    from taskfs.core import layout
 
-    return paths.is_report(parts[-2:]) if len(parts) == 2 else False
+    return layout.is_report(parts[-2:]) if len(parts) == 2 else False
 
 
 def refusals(repo: Repository, found: Mapping[str, list[str]]) -> list[Problem]:
@@ -91,14 +92,14 @@ def refuse_loose(repo: Repository, task_id: str) -> None:
 def at_head(repo: Repository, task_ids: Collection[str]) -> dict[str, Summary | None]:
     """The tasks `task_ids` as HEAD holds them (None: HEAD has no such task, or cannot read
     it), whatever the working tree says."""
+    from taskfs.store.commit_view import CommitView
     from taskfs.store.index import Summary
-    from taskfs.store.ledger import load_task
-    from taskfs.store.revision import LedgerAt
+    from taskfs.store.task_reader import load_task
 
     if not task_ids:
         return {}
     files = repo.git.head_files([repo.task_rel(t) for t in sorted(task_ids)])
-    ledger = LedgerAt(repo, files)
+    ledger = CommitView(repo, files)
     out: dict[str, Summary | None] = {}
     for task_id in task_ids:
         try:

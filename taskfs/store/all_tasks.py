@@ -1,10 +1,11 @@
-"""Every task of a repository at once, for the rules that compare tasks and for listings."""
+"""Every task of a repository's working tree (or of a `CommitView`) at once, for the rules that
+compare tasks and for listings."""
 
 from __future__ import annotations
 
 from taskfs.errors import TaskfsError
-from taskfs.store.ledger import Task, load_task
 from taskfs.store.repository import Repository
+from taskfs.store.task_reader import Task, load_task
 
 
 def load_all(repo: Repository) -> dict[str, Task]:

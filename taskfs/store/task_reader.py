@@ -1,4 +1,8 @@
-"""Reading a task's files into values: its envelope, its status chain, and what is malformed.
+"""One task read from its files into values: its envelope, its status chain, and what is malformed.
+
+It reads through a `Repository`: the working tree, or a commit's tree when that is a
+`taskfs.store.commit_view.CommitView`; HEAD's view is `taskfs.store.head_ledger`, every task at
+once `taskfs.store.all_tasks`.
 
 A file that is not a well-formed taskfs file is never silently skipped: reading returns it as
 a `file_invalid` problem beside what could be read, and writers refuse to build on a task
@@ -16,12 +20,12 @@ from pydantic import ValidationError
 from taskfs.core import yamlio
 from taskfs.core.chain import Chain, Link, resolve
 from taskfs.core.envelope import Envelope, validate_envelope
-from taskfs.core.evidence import EvidenceFile, Trust, signature_state
+from taskfs.core.evidence import EvidenceFile, RunnerTrust, signature_state
+from taskfs.core.layout import ENVELOPE, EVIDENCE, STAMPED_NAME_RE, STATUS, STATUS_NAME_RE
 from taskfs.core.lifecycle import State
-from taskfs.core.names import STAMPED_NAME_RE, STATUS_NAME_RE
 from taskfs.core.records import StatusRecord, parse_evidence
 from taskfs.errors import Problem, TaskfsError, fail, problem
-from taskfs.store.repository import ENVELOPE, EVIDENCE, STATUS, Repository
+from taskfs.store.repository import Repository
 
 
 @dataclass(frozen=True)
@@ -112,7 +116,7 @@ def _status_record(repo: Repository, rel: str, name: str, task_id: str) -> Statu
 
 
 def load_evidence(
-    repo: Repository, task_id: str, trust: Trust
+    repo: Repository, task_id: str, trust: RunnerTrust
 ) -> tuple[list[EvidenceFile], list[Problem]]:
     """The task's readable evidence files in name (time) order, and those that are not."""
     found: list[EvidenceFile] = []
@@ -134,7 +138,7 @@ def load_evidence(
 
 
 def _evidence_file(
-    repo: Repository, rel: str, name: str, task_id: str, trust: Trust
+    repo: Repository, rel: str, name: str, task_id: str, trust: RunnerTrust
 ) -> EvidenceFile:
     if not STAMPED_NAME_RE.fullmatch(name):
         raise fail("file_invalid", path=rel, reason="its name is not <stamp>-<nonce>.yaml")

@@ -1,4 +1,5 @@
-"""The ledger as a commit holds it (not the working tree): what sync compares across clones."""
+"""Status chains of tasks as a commit holds them, read lazily through one `git cat-file`: what
+sync compares across clones. (`taskfs.store.commit_view` loads a whole tree as a `Repository`.)"""
 
 from __future__ import annotations
 
@@ -6,13 +7,13 @@ from pydantic import ValidationError
 
 from taskfs.core import yamlio
 from taskfs.core.chain import Chain, Link, resolve
-from taskfs.core.names import STATUS_NAME_RE
+from taskfs.core.layout import STATUS, STATUS_NAME_RE
 from taskfs.core.records import StatusRecord
 from taskfs.store.git import ObjectReader
-from taskfs.store.repository import STATUS, Repository
+from taskfs.store.repository import Repository
 
 
-class LedgerAt:
+class CommitChains:
     """Status files of tasks at one commit, read through one `git cat-file` process."""
 
     def __init__(self, repo: Repository, reader: ObjectReader, commit: str | None) -> None:

@@ -14,18 +14,18 @@ import stat
 from collections.abc import Iterator, Sequence
 
 from taskfs.core import globs
-from taskfs.core.evidence import FileKind, Fingerprint, fingerprint
+from taskfs.core.evidence import FileKind, OwnedFingerprint, owned_fingerprint
 from taskfs.store.git import Git
 
 _CHUNK = 1024 * 1024
 
 
-def owned_files(git: Git, entries: Sequence[str], ledger: Sequence[str]) -> Fingerprint:
+def owned_files(git: Git, entries: Sequence[str], ledger: Sequence[str]) -> OwnedFingerprint:
     """Fingerprint of the files under `git`'s working tree that the path `entries` match,
     leaving out everything below the `ledger` folders."""
     patterns = [e for e in map(globs.parse_entry, entries) if e.kind == "path"]
     skip = tuple(folder.rstrip("/") + "/" for folder in ledger)
-    return fingerprint(_hashed(git, patterns, skip))
+    return owned_fingerprint(_hashed(git, patterns, skip))
 
 
 def uncommitted_owned(git: Git, entries: Sequence[str], ledger: Sequence[str]) -> list[str]:

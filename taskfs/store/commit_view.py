@@ -1,4 +1,7 @@
-"""The ledger as a commit holds it, read from git objects rather than the working tree.
+"""One commit's tree of the tasks folder seen as a read-only `Repository`, loaded at once.
+
+The readers of `taskfs.store.task_reader` then read tasks from it as from a working tree.
+(`taskfs.store.commit_chains` reads only status chains, one task at a time, lazily.)
 
 For rules that judge a commit by the ledger of its own time: the CI form of the ownership
 guard checks each commit of a range against the tasks that were open in that commit.
@@ -6,11 +9,12 @@ guard checks each commit of a range against the tasks that were open in that com
 
 from __future__ import annotations
 
-from taskfs.core import ids
-from taskfs.store.repository import ENVELOPE, STATUS, Repository
+from taskfs.core import layout
+from taskfs.core.layout import ENVELOPE, STATUS
+from taskfs.store.repository import Repository
 
 
-class LedgerAt(Repository):
+class CommitView(Repository):
     """A `Repository` whose ledger files come from one tree of the tasks folder. For reading
     only: nothing may be written through it."""
 
@@ -27,7 +31,7 @@ class LedgerAt(Repository):
                 self._dirs.setdefault((parts[0], STATUS), []).append(parts[2])
 
     @classmethod
-    def load(cls, repo: Repository, tree: str | None) -> LedgerAt:
+    def load(cls, repo: Repository, tree: str | None) -> CommitView:
         """The ledger in `tree` (the tasks folder's tree id; None for no ledger at all).
         Only envelopes and status files are read: they decide which tasks are open."""
         files: dict[str, bytes] = {}
@@ -43,10 +47,10 @@ class LedgerAt(Repository):
         return cls(repo, files)
 
     def task_ids(self) -> list[str]:
-        return sorted(i for i in self._ids if ids.is_task_id(i))
+        return sorted(i for i in self._ids if layout.is_task_id(i))
 
     def has_task(self, task_id: str) -> bool:
-        return task_id in self._ids and ids.is_task_id(task_id)
+        return task_id in self._ids and layout.is_task_id(task_id)
 
     def read_bytes(self, rel: str) -> bytes:
         try:
