@@ -130,7 +130,7 @@ def _alphabet(charsets: Iterable[_CharSet], specials: str, slash: bool) -> tuple
 
 # ---------------------------------------------------------------------------------------------
 # Name validity: non-empty, not '.' or '..', and the first segment not starting with
-# 'interface:'. A small automaton, so the searches below can run it in step.
+# 'interface:'. A small automaton, so the searches of `relations` can run it in step.
 
 _EMPTY, _DOT, _DOTDOT, _NAME = 0, 1, 2, 3
 _FREE = len(INTERFACE_PREFIX) + 1  # past the point where the prefix could still form

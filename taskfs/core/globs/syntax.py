@@ -52,7 +52,7 @@ class Entry:
     text: str
 
 
-# Limits on a path glob (see the module docstring for what they bound). Documented in the
+# Limits on a path glob (`relations` says what they bound). Documented in the
 # README beside the glob rules; an entry past one is refused when it is parsed.
 MAX_ENTRY_LENGTH = 512  # characters of the entry as written
 MAX_SEGMENTS = 32  # segments, after normalisation
