@@ -32,7 +32,7 @@ BENCH = Path(__file__).resolve().parent
 AREAS = (
     ("YAML parsing", ("yamlio.py", "/yaml/")),
     ("pydantic", ("pydantic",)),
-    ("ownership globs", ("globs.py",)),
+    ("ownership globs", ("/globs/",)),
     ("status chains", ("chain.py", "records.py", "lifecycle.py")),
     ("pathlib", ("pathlib.py",)),
     ("git and subprocesses", ("subprocess.py", "selectors.py", "git.py", "fork_exec", "poll")),

@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from taskfs.api import rules
 from taskfs.core import globs
 from taskfs.core.envelope import Envelope
+from taskfs.core.globs import automata, parse, relations
 
 SHAPES = (
     (
@@ -101,11 +102,11 @@ def envelopes(n: int) -> list[Envelope]:
 
 def clear_caches() -> None:
     for cached in (
-        globs._parse_text,
-        globs._compile,
-        globs._segment,
-        globs._meet_patterns,
-        globs._nfa,
+        parse._parse_text,
+        automata._compile,
+        automata._segment,
+        relations._meet_patterns,
+        automata._nfa,
     ):
         cached.cache_clear()
 

@@ -13,7 +13,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from taskfs.core import globs
 from taskfs.core.globs import (
     COVER_BUDGET,
     MAX_ENTRY_LENGTH,
@@ -24,12 +23,15 @@ from taskfs.core.globs import (
     CoverUndecided,
     Entry,
     EntryError,
-    _uncovered,
+    automata,
     covers,
     matches,
     overlap,
     parse_entry,
+    relations,
+    syntax,
 )
+from taskfs.core.globs.relations import _uncovered
 from tests.core.test_globs import ref_matches, ref_regex, universe_matches
 
 # ---------------------------------------------------------------------------------------------
@@ -132,12 +134,12 @@ AT_LIMIT = [parse_entry(raw) for raw in _at_limit()]
 def _size(entry: Entry) -> int:
     """(characters of wildcard segments) + (segments): the n of the documented bound."""
     segments = entry.text.split("/")
-    return sum(len(s) for s in segments if globs._WILDCARD.search(s)) + len(segments) + 1
+    return sum(len(s) for s in segments if syntax._WILDCARD.search(s)) + len(segments) + 1
 
 
 def _clear() -> None:
-    globs._meet_patterns.cache_clear()
-    globs._nfa.cache_clear()
+    relations._meet_patterns.cache_clear()
+    automata._nfa.cache_clear()
     WORK.meet_states = WORK.cover_states = 0
 
 
@@ -196,12 +198,12 @@ def test_past_the_budget_covers_answers_not_inside() -> None:
     assert covers(outer, inner)  # within the budget it decides
     with pytest.raises(CoverUndecided):
         _uncovered(outer, inner, budget=2)
-    saved = globs.COVER_BUDGET
+    saved = relations.COVER_BUDGET
     try:
-        globs.COVER_BUDGET = 2
+        relations.COVER_BUDGET = 2
         assert not covers(outer, inner)  # the cautious answer
     finally:
-        globs.COVER_BUDGET = saved
+        relations.COVER_BUDGET = saved
 
 
 def test_matching_a_long_name_is_linear() -> None:

@@ -18,12 +18,12 @@ from taskfs.core.globs import (
     Entry,
     EntryError,
     OwnershipIndex,
-    _uncovered,
     covers,
     matches,
     overlap,
     parse_entry,
 )
+from taskfs.core.globs.relations import _uncovered
 
 # ---------------------------------------------------------------------------------------------
 # The reference: a whole-path regex per glob, plus the rule that a path's segments are
