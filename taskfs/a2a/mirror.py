@@ -38,7 +38,7 @@ from a2a.utils import errors as a2a_errors
 from google.protobuf import json_format
 
 from taskfs.a2a import mapping
-from taskfs.api import evidence, messages, mirror, queries, submit, transitions
+from taskfs.api import evidence, messages, mirror, queries, submit, threads, transitions
 from taskfs.core import yamlio
 from taskfs.core.records import Artifact
 from taskfs.errors import TaskfsError, fail
@@ -187,7 +187,7 @@ class Follower:
         self.url = url
         task = queries.show(repo, task_id)
         self.remote = task.envelope.recipient or ""
-        self.sender = agent or messages.submitter(task) or ""
+        self.sender = agent or threads.submitter(task) or ""
         self.remote_state: str | None = None
         self.arrived: dict[str, tuple[str, bytes | None]] = {}
         self.outcome = Outcome(task_id, task.state)
@@ -368,7 +368,7 @@ class Follower:
             raise remote_refusal(self.url, exc) from None
 
     def _local_answer(self) -> tuple[str, str] | None:
-        thread = messages.messages(self.repo, self.task_id).messages
+        thread = threads.messages(self.repo, self.task_id).messages
         questions = [
             c.record.msg_id
             for c in thread

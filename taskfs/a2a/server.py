@@ -38,7 +38,7 @@ from taskfs import __version__
 from taskfs.a2a import mapping
 from taskfs.a2a.auth import ANONYMOUS, Tokens, is_loopback, load_tokens
 from taskfs.api import events, messages, submit
-from taskfs.api.messages import submitter
+from taskfs.api.threads import submitter
 from taskfs.core import yamlio
 from taskfs.errors import TaskfsError, fail, problem
 from taskfs.store.repository import Repository

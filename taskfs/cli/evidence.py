@@ -81,15 +81,15 @@ def check(
     from taskfs.api import evidence
 
     if request:
-        from taskfs.api import agent_views
+        from taskfs.api import agent_views, messages
 
-        def asked(sent: Any) -> tuple[dict[str, Any], str]:
+        def asked(sent: messages.Sent) -> tuple[dict[str, Any], str]:
             line = f"{sent.record.msg_id}: check requested"
             return document(True, **agent_views.sent(sent)), line
 
         return act(
             as_json,
-            lambda: evidence.request_check(open_repo(), task_id, acting_agent(agent) or "", text),
+            lambda: messages.request_check(open_repo(), task_id, acting_agent(agent) or "", text),
             asked,
         )
 

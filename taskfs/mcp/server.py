@@ -30,7 +30,16 @@ from pydantic import Field
 
 from taskfs import __version__
 from taskfs.api import agent_views as views
-from taskfs.api import capabilities, evidence, messages, queries, submit, transitions
+from taskfs.api import (
+    capabilities,
+    delivery,
+    evidence,
+    messages,
+    queries,
+    submit,
+    threads,
+    transitions,
+)
 from taskfs.api import inbox as inbox_api
 from taskfs.api.suggest import explain
 from taskfs.cli.output import acting_agent
@@ -171,7 +180,7 @@ def register_agent_tools(tools: Tools) -> None:
             repo, agent = s.repo(), s.agent()
             box = inbox_api.inbox(repo, agent, session=s.session_name)
             if mark_read and box.unread:
-                messages.mark_read(repo, agent, [c.record.msg_id for c in box.unread])
+                delivery.mark_read(repo, agent, [c.record.msg_id for c in box.unread])
             return views.inbox(box)
 
         return answer(call)
@@ -218,7 +227,7 @@ def register_agent_tools(tools: Tools) -> None:
         # The `result` message records the claim of a result (and asks a watcher for the check);
         # the check then runs here, so the agent learns the verdict in the same call.
         def call() -> dict[str, Any]:
-            sent = views.sent(evidence.request_check(s.repo(), task_id, s.agent(), text))
+            sent = views.sent(messages.request_check(s.repo(), task_id, s.agent(), text))
             checked = evidence.check(s.repo(), task_id, agent=s.agent())
             return {
                 **sent,
@@ -267,7 +276,7 @@ def register_agent_tools(tools: Tools) -> None:
         def call() -> dict[str, Any]:
             repo = s.repo()
             task = queries.show(repo, task_id)
-            thread = messages.messages(repo, task_id)
+            thread = threads.messages(repo, task_id)
             return {
                 "id": task.id,
                 "state": task.state,
