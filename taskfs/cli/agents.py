@@ -12,8 +12,9 @@ import click
 
 from taskfs import i18n
 from taskfs.api import agent_views as views
-from taskfs.cli.app import agent_option, cli, json_option
-from taskfs.cli.output import act, acting_agent, open_repo, refuse
+from taskfs.api.context import acting_agent
+from taskfs.cli.group import agent_option, cli, json_option
+from taskfs.cli.output import act, open_repo, refuse
 from taskfs.core.lifecycle import MESSAGE_STATUSES
 
 STATUS_CHOICES = (*MESSAGE_STATUSES, "none")

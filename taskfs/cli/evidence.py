@@ -16,9 +16,10 @@ from typing import IO, Any
 import click
 
 from taskfs import i18n
+from taskfs.api.context import acting_agent
 from taskfs.cli import interrupts
-from taskfs.cli.app import agent_option, cli, json_option
-from taskfs.cli.output import act, acting_agent, open_repo
+from taskfs.cli.group import agent_option, cli, json_option
+from taskfs.cli.output import act, open_repo
 from taskfs.cli.render import document
 from taskfs.errors import fail
 

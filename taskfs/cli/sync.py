@@ -6,9 +6,10 @@ from typing import Any
 
 import click
 
+from taskfs.api.context import acting_agent
 from taskfs.cli import render
-from taskfs.cli.app import agent_option, cli, json_option
-from taskfs.cli.output import act, acting_agent, open_repo
+from taskfs.cli.group import agent_option, cli, json_option
+from taskfs.cli.output import act, open_repo
 
 
 @cli.command(name="sync")
