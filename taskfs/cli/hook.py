@@ -78,7 +78,9 @@ def nudge_hook(host: str, agent: str | None, stdin: TextIO, stdout: TextIO) -> i
         place = _where(event, agent)
         if place is None or place[1] is None:
             return
-        text = _due_reminder(place[0], place[1])
+        from taskfs.api.reminders import due_reminder
+
+        text = due_reminder(place[0], place[1])
         if text:
             name = event.get("hook_event_name")
             output = {
@@ -90,12 +92,6 @@ def nudge_hook(host: str, agent: str | None, stdin: TextIO, stdout: TextIO) -> i
             stdout.write(json.dumps(output) + "\n")
 
     return _guarded(run)
-
-
-def _due_reminder(root: Path, agent: str) -> str | None:
-    from taskfs.api.reminders import due_reminder
-
-    return due_reminder(root, agent)
 
 
 def prime_hook(host: str, agent: str | None, stdin: TextIO, stdout: TextIO) -> int:
