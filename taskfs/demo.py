@@ -7,18 +7,21 @@ doubles as a tour of the command line.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import os
 import shlex
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import click
 
 from taskfs.core.layout import KEYS_DIR
+
+Run = Callable[[list[str]], int]
 
 ENVELOPE = """\
 objective: Make greet() refuse an empty name instead of greeting nobody.
@@ -60,10 +63,9 @@ def say(text: str) -> None:
     click.secho(f"\n# {text}", fg="cyan")
 
 
-def taskfs(*args: str) -> str:
-    """Run one taskfs command as typed at a prompt; print it and its answer."""
-    from taskfs.cli.app import run
-
+def typed(run: Run, *args: str) -> str:
+    """Run one taskfs command (`run`: the command line's entry) as typed at a prompt; print
+    it and its answer."""
     click.secho(f"$ taskfs {shlex.join(args)}", bold=True)
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -86,7 +88,9 @@ def inside(folder: Path) -> Iterator[None]:
         os.chdir(old)
 
 
-def run_demo(keep: bool = False) -> int:
+def run_demo(run: Run, keep: bool = False) -> int:
+    """The demo, through `run` (the click command line, which launches it: passed in so that
+    this module does not import it back)."""
     base = Path(tempfile.mkdtemp(prefix="taskfs-demo-"))
     repo = base / "repo"
     repo.mkdir()
@@ -96,7 +100,7 @@ def run_demo(keep: bool = False) -> int:
         "TASKFS_TRUSTED_RUNNERS": str(base / "trusted-runners.yaml"),
     }
     with inside(repo), environment(settings):
-        _delegation(repo)
+        _delegation(repo, run)
     if keep:
         click.secho(f"\nThe demo repository is kept at {repo}", fg="green")
     else:
@@ -106,7 +110,8 @@ def run_demo(keep: bool = False) -> int:
     return 0
 
 
-def _delegation(repo: Path) -> None:
+def _delegation(repo: Path, run: Run) -> None:
+    taskfs = functools.partial(typed, run)
     (repo / "greet.py").write_text(BROKEN)
     (repo / "test_greet.py").write_text(TEST)
     subprocess.run(["git", "init", "-q"], check=True)

@@ -74,7 +74,7 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copy(ROOT / ".importlinter", where / ".importlinter")
     pkg = where / "taskfs"
     # a leaf importing the store (layers)
-    _plant(pkg / "core" / "names.py", "\nimport taskfs.store.repository  # planted\n")
+    _plant(pkg / "core" / "layout.py", "\nimport taskfs.store.repository  # planted\n")
     # an adapter importing the runner: allowed by the layers, refused by the forbidden contract
     _plant(pkg / "report" / "markdown.py", "\nimport taskfs.runner.process  # planted\n")
     # two adapters importing each other (independent siblings)
@@ -103,7 +103,7 @@ def test_the_contracts_name_each_planted_violation(planted: Path, real: Real) ->
     assert found.returncode != 0, found.stdout + found.stderr
     for line in (
         "taskfs.core is not allowed to import taskfs.store",
-        "taskfs.core.names -> taskfs.store.repository",
+        "taskfs.core.layout -> taskfs.store.repository",
         "taskfs.report is not allowed to import taskfs.runner",
         "taskfs.report.markdown -> taskfs.runner.process",
         "taskfs.report is not allowed to import taskfs.watch",

@@ -20,16 +20,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from taskfs.api.context import operator_file, read_operator_yaml
 from taskfs.core.layout import is_agent_name
 from taskfs.errors import fail
-from taskfs.store.operator import operator_path, read_yaml
 
 AGENT_HEADER = "x-taskfs-agent"
 ANONYMOUS = "anonymous"
 
 
 def tokens_path() -> Path:
-    return operator_path("TASKFS_A2A_TOKENS", "a2a.yaml")
+    return operator_file("TASKFS_A2A_TOKENS", "a2a.yaml")
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ class Tokens:
 
 def load_tokens(root: Path) -> Tokens:
     path = tokens_path()
-    value = read_yaml(path, root, unsafe="tokens_unsafe", invalid="file_invalid")
+    value = read_operator_yaml(path, root, unsafe="tokens_unsafe", invalid="file_invalid")
     if value is None:
         return Tokens(path)
     table = value.get("tokens") if isinstance(value, dict) else None

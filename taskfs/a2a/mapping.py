@@ -18,7 +18,7 @@ from google.protobuf import json_format, struct_pb2
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from taskfs.api.events import LedgerEvent, TaskEvents
-from taskfs.api.messages import submitter
+from taskfs.api.threads import submitter
 from taskfs.errors import Problem, problem
 
 STATES: dict[str, int] = {

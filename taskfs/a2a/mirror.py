@@ -27,7 +27,7 @@ import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from a2a.client import ClientCallContext, ClientConfig, create_client
@@ -38,11 +38,14 @@ from a2a.utils import errors as a2a_errors
 from google.protobuf import json_format
 
 from taskfs.a2a import mapping
-from taskfs.api import evidence, messages, mirror, queries, submit, transitions
+from taskfs.api import context as api_context
+from taskfs.api import evidence, messages, mirror, queries, submit, threads, transitions
 from taskfs.core import yamlio
 from taskfs.core.records import Artifact
 from taskfs.errors import TaskfsError, fail
-from taskfs.store.repository import Repository
+
+if TYPE_CHECKING:
+    from taskfs.api.context import Repository
 
 TOKEN_ENV = "TASKFS_A2A_TOKEN"
 POLL_SECONDS = 0.3
@@ -187,7 +190,7 @@ class Follower:
         self.url = url
         task = queries.show(repo, task_id)
         self.remote = task.envelope.recipient or ""
-        self.sender = agent or messages.submitter(task) or ""
+        self.sender = agent or threads.submitter(task) or ""
         self.remote_state: str | None = None
         self.arrived: dict[str, tuple[str, bytes | None]] = {}
         self.outcome = Outcome(task_id, task.state)
@@ -368,7 +371,7 @@ class Follower:
             raise remote_refusal(self.url, exc) from None
 
     def _local_answer(self) -> tuple[str, str] | None:
-        thread = messages.messages(self.repo, self.task_id).messages
+        thread = threads.messages(self.repo, self.task_id).messages
         questions = [
             c.record.msg_id
             for c in thread
@@ -407,7 +410,7 @@ def run_send(
     root: Path, agent: str, url: str, label: str, data: bytes, *, detach: bool
 ) -> list[Outcome]:
     async def both() -> list[Outcome]:
-        repo = Repository.open(root)
+        repo = api_context.open(root).repo
         task_id = await send(repo, agent, url, label, data)
         if detach:
             return [Outcome(task_id, queries.show(repo, task_id).state)]
@@ -417,4 +420,4 @@ def run_send(
 
 
 def run_follow(root: Path, task_ids: list[str], agent: str | None) -> list[Outcome]:
-    return asyncio.run(follow(Repository.open(root), task_ids, agent))
+    return asyncio.run(follow(api_context.open(root).repo, task_ids, agent))

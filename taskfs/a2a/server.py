@@ -27,7 +27,7 @@ import sys
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from a2a.server.context import ServerCallContext
 from a2a.server.request_handlers.request_handler import RequestHandler
@@ -37,11 +37,14 @@ from a2a.utils import errors as a2a_errors
 from taskfs import __version__
 from taskfs.a2a import mapping
 from taskfs.a2a.auth import ANONYMOUS, Tokens, is_loopback, load_tokens
+from taskfs.api import context as api_context
 from taskfs.api import events, messages, submit
-from taskfs.api.messages import submitter
+from taskfs.api.threads import submitter
 from taskfs.core import yamlio
 from taskfs.errors import TaskfsError, fail, problem
-from taskfs.store.repository import Repository
+
+if TYPE_CHECKING:
+    from taskfs.api.context import Repository
 
 T = TypeVar("T")
 RESUME_HEADER = "last-event-id"
@@ -61,7 +64,7 @@ class LedgerHandler(RequestHandler):
     # -- plumbing ---------------------------------------------------------------------
 
     def _repo(self) -> Repository:
-        return Repository.open(self.root)
+        return api_context.open(self.root).repo
 
     def _caller(self, context: ServerCallContext) -> str:
         try:

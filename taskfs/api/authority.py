@@ -195,7 +195,7 @@ def _vouched(context: Context, transition: StatusRecord, used: set[str]) -> bool
     """Whether a transition made by a message rests on that message, signed by its `by` and
     asking for exactly this state, vouching for no other transition: a peer signs its message
     on its own machine, and the transition the message makes here cannot be signed by it."""
-    from taskfs.api.messages import read_thread
+    from taskfs.api.threads import read_thread
 
     msg_id = transition.message
     if msg_id is None or msg_id in used:
@@ -304,7 +304,7 @@ def standing_key(context: Context, rel: str, name: str) -> bytes | None:
 def message_problems(context: Context, task_id: str) -> list[Problem]:
     """Messages whose signature does not hold under the key that stood when they were
     committed (`signature_invalid`), or unsigned although their sender had a key then."""
-    from taskfs.api.messages import read_thread
+    from taskfs.api.threads import read_thread
 
     thread = read_thread(
         context.repo, task_id, trusted=message_rules.SenderTrust({}, False), pending=set()

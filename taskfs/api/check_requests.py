@@ -68,7 +68,7 @@ RecordEvidence = Callable[[Repository, str], Evidence]
 def pending_check_requests(repo: Repository) -> list[CheckRequest]:
     """The check requests that wait for an answer, oldest first."""
     from taskfs.api.inbox import waits_for_review
-    from taskfs.api.messages import read_thread, trust
+    from taskfs.api.threads import read_thread, trust
 
     working = [s.id for s in summaries(repo).values() if s.state == "working"]
     if not working:

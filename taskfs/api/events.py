@@ -18,8 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from taskfs.api import messages as messages_api
-from taskfs.api import queries
+from taskfs.api import queries, threads
 from taskfs.core.chain import Link
 from taskfs.core.evidence import EvidenceFile
 from taskfs.core.layout import EVIDENCE, MESSAGES, STATUS
@@ -40,7 +39,7 @@ class LedgerEvent:
     commit: str
     state: State  # the task's state once this event happened
     status: Link | None = None
-    message: messages_api.CheckedMessage | None = None
+    message: threads.CheckedMessage | None = None
     evidence: EvidenceFile | None = None
 
 
@@ -73,7 +72,7 @@ def head(repo: Repository) -> str | None:
 def task_events(repo: Repository, task_id: str) -> TaskEvents:
     at = repo.git.head()  # first: every file committed by then is in the tree read below
     task = queries.show(repo, task_id)
-    thread = messages_api.read_thread(repo, task_id)
+    thread = threads.read_thread(repo, task_id)
     links = {repo.task_rel(task_id, STATUS, link.name): link for link in task.chain.links}
     found_messages = {c.stored.rel: c for c in thread.messages if c.in_place}
     found_evidence = {item.rel: item for item in task.evidence or ()}

@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
-from taskfs.api.submit import record_bytes
+from taskfs.api.filing import record_bytes
 from taskfs.core import layout, signing, yamlio
 from taskfs.core.evidence import (
     CompletionDecision,
@@ -544,15 +544,3 @@ def _file_kind(mode: int) -> str:
         (stat.S_ISSOCK, "a socket"),
     )
     return next((name for test, name in kinds if test(mode)), "not a plain file")
-
-
-# -- a recipient reports its result ------------------------------------------------------------
-
-
-def request_check(repo: Repository, task_id: str, agent: str, text: str) -> Any:
-    """The recipient asks for its result to be checked: a `result` message (contract section
-    6), which a watcher whose runner policy allows the command answers with evidence and, on a
-    pass, completion. It never completes the task by itself."""
-    from taskfs.api import messages
-
-    return messages.send(repo, task_id, agent, text or "please check my result", status="result")

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from taskfs.api import listing
 from taskfs.api.forks import Lost, lost_in
-from taskfs.api.messages import CheckedMessage, Thread, for_session, read_thread, trust
-from taskfs.api.wire import stored_opening
+from taskfs.api.openings import stored_opening
+from taskfs.api.threads import CheckedMessage, Thread, for_session, read_thread, trust
 from taskfs.core.layout import EVIDENCE, STAMPED_NAME_RE, parse_time
 from taskfs.core.lifecycle import TERMINAL
 from taskfs.store.all_tasks import load_all
@@ -46,7 +46,7 @@ class Inbox:
 
 def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
     """What waits for `agent`; with `session`, leaving out messages routed to its other
-    sessions (`messages.for_session`)."""
+    sessions (`threads.for_session`)."""
     tasks = load_all(repo)
     trusted, pending = trust(repo), pending_paths(repo)
     questions: list[CheckedMessage] = []

@@ -21,8 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from taskfs.api import messages, submit, wire
-from taskfs.api.messages import CheckedMessage, Delivery, Sent
+from taskfs.api import messages, submit, threads, wire
+from taskfs.api.messages import Sent
+from taskfs.api.threads import CheckedMessage, Delivery
 from taskfs.api.wire import Said
 from taskfs.core import interlink as rules
 from taskfs.core import yamlio
@@ -55,7 +56,7 @@ class Opening:
 
     @property
     def sender(self) -> str:
-        return messages.submitter(self.task) or "anonymous"
+        return threads.submitter(self.task) or "anonymous"
 
     @property
     def recipient(self) -> str | None:
@@ -73,7 +74,7 @@ Entry = CheckedMessage | Opening
 
 def opening(repo: Repository, task: Task) -> Opening:
     """A task's opening: `read` once anyone but its sender has moved the task."""
-    sender = messages.submitter(task)
+    sender = threads.submitter(task)
     seen = any(link.record.by != sender for link in task.chain.links[1:])
     return Opening(task, "read" if seen else "sent", repo.task_rel(task.id, ENVELOPE))
 
@@ -100,7 +101,7 @@ def send_message(
     task_id = task_id or None
     in_reply_to = in_reply_to or None
     if in_reply_to is not None:
-        replied = rules.opened_task(in_reply_to) or messages.locate(repo, in_reply_to) or ""
+        replied = rules.opened_task(in_reply_to) or threads.locate(repo, in_reply_to) or ""
         if not replied and task_id is None and _conversation_message(repo, in_reply_to):
             return _converse(repo, agent, to, text, status, in_reply_to, session, now)
         if not replied or (task_id is not None and task_id != replied):
@@ -156,7 +157,7 @@ def _converse(  # noqa: PLR0917 (send_message's arguments, passed on)
 
 
 def _conversation_message(repo: Repository, msg_id: str) -> CheckedMessage | None:
-    found = messages.read_conversations(repo).messages
+    found = threads.read_conversations(repo).messages
     return next((c for c in found if c.in_place and c.record.msg_id == msg_id), None)
 
 
@@ -222,7 +223,7 @@ def message_status(repo: Repository, msg_id: str) -> MessageState:
         said = _conversation_message(repo, msg_id)
         if said is not None:
             return MessageState(said, None)
-        found = messages.message_status(repo, msg_id)
+        found = threads.message_status(repo, msg_id)
         return MessageState(found.message, found.task_state)
     if not repo.has_task(task_id):
         raise fail("message_not_found", msg_id=msg_id)
@@ -243,7 +244,7 @@ def conversation_history(
     as interlink shows them)."""
     if limit is not None and limit < 0:
         raise fail("invalid_value", field="limit", reason="use a number of messages, 0 or more")
-    found: list[Entry] = list(messages.conversation(repo, agent, peer, session=session))
+    found: list[Entry] = list(threads.conversation(repo, agent, peer, session=session))
     pair = {agent, peer}
     for task in load_all(repo).values():
         opened = opening(repo, task)
@@ -288,12 +289,12 @@ class Outbox:
 def list_pending(repo: Repository, agent: str) -> Outbox:
     said = [
         c
-        for c in messages.read_conversations(repo).messages
+        for c in threads.read_conversations(repo).messages
         if c.delivery == "pending" and c.record.sender == agent
     ]
     uncommitted = tuple(
         sorted(
-            [*messages.pending(repo, sender=agent), *said],
+            [*threads.pending(repo, sender=agent), *said],
             key=lambda c: (c.record.at, c.record.msg_id),
         )
     )
@@ -321,7 +322,7 @@ def _unpushed(repo: Repository, agent: str) -> tuple[list[Entry], str | None]:
     if said:
         found += [
             c
-            for c in messages.read_conversations(repo).messages
+            for c in threads.read_conversations(repo).messages
             if c.stored.rel in said and c.record.sender == agent
         ]
     for task_id, rels in sorted(files.items()):
@@ -331,7 +332,7 @@ def _unpushed(repo: Repository, agent: str) -> tuple[list[Entry], str | None]:
             opened = opening(repo, load_task(repo, task_id))
             if opened.sender == agent:
                 found.append(opened)
-        thread = messages.read_thread(repo, task_id, pending=set())
+        thread = threads.read_thread(repo, task_id, pending=set())
         found += [c for c in thread.messages if c.stored.rel in rels and c.record.sender == agent]
     return sorted(_unshadowed(found), key=lambda e: (parse_time(_at(e)), e_id(e))), upstream.name
 

@@ -7,8 +7,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from taskfs.api import collisions, envelope_rules, messages, rules
-from taskfs.api.submit import FileReport, Source, parse_source
+from taskfs.api import collisions, envelope_rules, rules, threads
+from taskfs.api.filing import FileReport
+from taskfs.api.submit import Source, parse_source
 from taskfs.core import layout, readiness
 from taskfs.core.evidence import NO_TRUST
 from taskfs.core.layout import ENVELOPE, EVIDENCE, MESSAGES, READS, STATUS
@@ -135,7 +136,7 @@ def _validate_task_dir(repo: Repository, name: str) -> list[FileReport]:
         )
     reports += [FileReport(path, tuple(found)) for path, found in by_path.items()]
     reports += _evidence_reports(repo, name)
-    reports += messages.file_reports(repo, name)
+    reports += threads.file_reports(repo, name)
     reports += _stray_files(repo, name)
     return reports
 

@@ -15,7 +15,8 @@ from datetime import datetime, timezone
 
 from taskfs import i18n
 from taskfs.api import rules
-from taskfs.api.submit import envelope_bytes, fresh_id, record_bytes
+from taskfs.api.filing import record_bytes
+from taskfs.api.submit import envelope_bytes, fresh_id
 from taskfs.api.transitions import stage_transition
 from taskfs.core.envelope import Envelope
 from taskfs.core.layout import ENVELOPE, STATUS, format_time, status_name

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from taskfs.api.inbox import Inbox
-from taskfs.api.messages import read_thread
+from taskfs.api.threads import read_thread
 from taskfs.core.readiness import dependency_graph, parent_map, rivals, unfinished_dependencies
 from taskfs.store.index import Summary
 from taskfs.store.repository import Repository

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 
 from taskfs.api import rules, transition_keys
+from taskfs.api.filing import record_bytes
+from taskfs.api.openings import OpeningSigner
 from taskfs.core import layout, yamlio
 from taskfs.core.config import Config
 from taskfs.core.envelope import Envelope, envelope_json_schema, validate_envelope
@@ -50,16 +52,6 @@ class Source:
 class Submitted:
     id: str
     state: str = "submitted"
-
-
-@dataclass(frozen=True)
-class FileReport:
-    path: str
-    problems: tuple[Problem, ...] = field(default_factory=tuple)
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
 
 
 # -- init ------------------------------------------------------------------------------
@@ -169,10 +161,8 @@ def write_new_tasks(
     or else one is signed here when the
     sender's private key is on this machine and both ends have committed keys. It vouches for
     the `submitted` (audit) and is exported as stored, from any clone, never re-signed."""
-    from taskfs.api import wire  # wire builds on this module
-
     now = datetime.now(timezone.utc)
-    signer = wire.OpeningSigner(repo, actor) if opened is None else None
+    signer = OpeningSigner(repo, actor) if opened is None else None
     for envelope in batch:
         task_id = envelope.id
         assert task_id is not None
@@ -260,7 +250,3 @@ def envelope_bytes(repo: Repository, envelope: Envelope) -> bytes:
     schema = os.path.relpath(repo.root / ENVELOPE_SCHEMA, repo.tasks_dir / "x")
     header = f"# yaml-language-server: $schema={PurePosixPath(schema)}\n"
     return (header + yamlio.dump(envelope.to_document())).encode()
-
-
-def record_bytes(document: dict[str, object]) -> bytes:
-    return yamlio.dump(document).encode()

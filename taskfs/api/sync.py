@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from taskfs.api import authority, transitions
+from taskfs.api.filing import record_bytes
 from taskfs.api.forks import Lost
-from taskfs.api.submit import record_bytes
 from taskfs.core import forks
 from taskfs.core.layout import ENVELOPE, STATUS, STATUS_NAME_RE
 from taskfs.core.lifecycle import next_states

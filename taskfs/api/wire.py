@@ -26,17 +26,15 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from pydantic import ValidationError
-
 from taskfs.api import messages, submit
-from taskfs.api.messages import CheckedMessage, read_conversations, read_thread, wire_ms
+from taskfs.api.filing import record_bytes
+from taskfs.api.openings import record_of, unstored_openings, wire_ms
 from taskfs.api.rules import check_new_tasks
-from taskfs.api.submit import record_bytes
+from taskfs.api.threads import NOT_ASKED, CheckedMessage, read_conversations, read_thread, trust
 from taskfs.core import interlink as vocabulary
 from taskfs.core import messages as rules
-from taskfs.core import signing, wire, yamlio
-from taskfs.core.interlink import opening_id
-from taskfs.core.layout import ENVELOPE, MESSAGES, parse_time, stamped_name
+from taskfs.core import wire, yamlio
+from taskfs.core.layout import ENVELOPE, MESSAGES, stamped_name
 from taskfs.core.lifecycle import State
 from taskfs.core.records import MessageRecord, ms_time
 from taskfs.errors import Problem, TaskfsError, fail, problem
@@ -49,12 +47,11 @@ from taskfs.store.messages import (
     pending_paths,
 )
 from taskfs.store.repository import Repository
-from taskfs.store.task_reader import Task, load_task
+from taskfs.store.task_reader import load_task
 from taskfs.store.writer import Writer
 
 MAX_FUTURE_MS = 60_000
 MAX_PAST_MS = 86_400_000
-_NOT_ASKED: frozenset[str] = frozenset()
 
 
 # -- out ---------------------------------------------------------------------------------------
@@ -74,7 +71,7 @@ def export_lines(
         found = _everything(repo)
     stored = [(c.record.at, rules.wire_message(c.record)) for c in found if c.record.sig]
     tasks = [task] if task is not None else repo.task_ids()
-    everything = sorted(stored + _openings(repo, tasks), key=lambda p: (p[0], p[1].msg_id))
+    everything = sorted(stored + unstored_openings(repo, tasks), key=lambda p: (p[0], p[1].msg_id))
     if not msg_ids:
         return [message.to_json() for _, message in everything]
     lines: list[str] = []
@@ -91,107 +88,6 @@ def export_lines(
     return lines
 
 
-def opening(repo: Repository, task_id: str, known: _Keys | None = None) -> wire.Message | None:
-    """A task's opening as interlink's requester sends it: a plain message from the task's
-    sender to its recipient carrying the new `task_id`, the envelope as its text, `msg_id`
-    `<task>/envelope` and `ts` the submission's moment. Every field comes from committed files,
-    and Ed25519 is deterministic, so the sender's machine signs the very same message each time;
-    None where that cannot be done (no sender or recipient key, or the sender's private key is
-    not on this machine)."""
-    known = known or _Keys(repo)
-    task = load_task(repo, task_id)
-    sender, recipient = messages.submitter(task), task.envelope.recipient
-    public = known.public
-    pair = known.private(sender) if sender else None
-    if pair is None or recipient not in public or not task.chain.links:
-        return None
-    if public.get(sender or "") != pair.public:
-        return None
-    moment = parse_time(task.chain.links[0].record.at)
-    message = wire.Message(
-        sender=wire.b64(pair.public),
-        recipient=wire.b64(public[recipient]),
-        text=repo.read_bytes(repo.task_rel(task_id, ENVELOPE)).decode("utf-8"),
-        ts=wire_ms(moment),
-        msg_id=opening_id(task_id),
-        task_id=task_id,
-    )
-    return wire.sign(pair.private, message)
-
-
-def stored_opening(task: Task) -> str | None:
-    """The msg_id of the task's opening kept with it (the first status names it), or None for
-    a task submitted without one (older tasks, or no keys): its opening is signed on demand."""
-    links = task.chain.links
-    if not links or links[0].record.state != "submitted":
-        return None
-    return links[0].record.message
-
-
-class OpeningSigner:
-    """Signs the openings of the tasks `actor` submits here, when its private key is on this
-    machine and matches its committed key (keys read once per batch)."""
-
-    def __init__(self, repo: Repository, actor: str) -> None:
-        self.actor = actor
-        self.known = _Keys(repo)
-
-    def sign(
-        self, task_id: str, recipient: str | None, text: bytes, at: str
-    ) -> MessageRecord | None:
-        """The opening `actor` sends `recipient`: `text` (the envelope file's bytes) with the
-        task's id, `ts` the submission's moment `at`; None when it cannot be signed here (no
-        key for either end, or an envelope that is not UTF-8). A sender whose recipient has no
-        key still submits: only the signed opening is left out."""
-        public = self.known.public
-        pair = self.known.private(self.actor)
-        if pair is None or recipient is None or recipient not in public:
-            return None
-        if public.get(self.actor) != pair.public:
-            return None
-        try:
-            body = text.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-        message = wire.Message(
-            sender=wire.b64(pair.public),
-            recipient=wire.b64(public[recipient]),
-            text=body,
-            ts=wire_ms(parse_time(at)),
-            msg_id=opening_id(task_id),
-            task_id=task_id,
-        )
-        return _record_of(wire.sign(pair.private, message), self.actor, recipient)
-
-
-class _Keys:
-    """The committed agent keys and this machine's private ones, each read once."""
-
-    def __init__(self, repo: Repository) -> None:
-        self.public = keys.public_keys(repo.root, "agent")
-        self._private: dict[str, signing.KeyPair | None] = {}
-
-    def private(self, name: str) -> signing.KeyPair | None:
-        if name not in self._private:
-            self._private[name] = keys.load_private("agent", name)
-        return self._private[name]
-
-
-def _openings(repo: Repository, task_ids: Iterable[str]) -> list[tuple[str, wire.Message]]:
-    found: list[tuple[str, wire.Message]] = []
-    known = _Keys(repo)
-    for task_id in task_ids:
-        try:
-            if stored_opening(load_task(repo, task_id)) is not None:
-                continue  # exported as stored, with the task's other messages
-            message = opening(repo, task_id, known)
-        except (TaskfsError, OSError, UnicodeDecodeError):
-            continue
-        if message is not None:
-            found.append((ms_time(message.ts), message))
-    return found
-
-
 def outgoing(repo: Repository, agent: str) -> list[tuple[str, str, str]]:
     """(msg_id, recipient's interlink id, JSON line) of every committed message `agent` signed
     with interlink's signature, oldest first: what a carrier posts (those not posted yet)."""
@@ -204,7 +100,7 @@ def outgoing(repo: Repository, agent: str) -> list[tuple[str, str, str]]:
         for c in _everything(repo)
         if c.record.sig and c.record.from_id == sender and c.delivery != "pending"
     ]
-    openings = _openings(repo, repo.task_ids())
+    openings = unstored_openings(repo, repo.task_ids())
     envelopes = [repo.task_rel(m.task_id or "", ENVELOPE) for _, m in openings]
     committed = repo.git.tracked(envelopes)
     found += [
@@ -217,7 +113,7 @@ def outgoing(repo: Repository, agent: str) -> list[tuple[str, str, str]]:
 
 
 def _everything(repo: Repository) -> list[CheckedMessage]:
-    trusted = messages.trust(repo)
+    trusted = trust(repo)
     pending = pending_paths(repo)
     found = [
         checked
@@ -255,7 +151,7 @@ def send_conversation(
             repo, agent, to, text, now=now, pair=pair, task_id=None,
             in_reply_to=in_reply_to, session=session,
         )  # fmt: skip
-        problems = rules.authenticity(record, messages.trust(repo))
+        problems = rules.authenticity(record, trust(repo))
         if problems:
             raise TaskfsError(problems)
         rel = conversation_rel(stamped_name(now))
@@ -351,9 +247,9 @@ def _seen(repo: Repository) -> set[tuple[str, str]]:
     """Every (sender, msg_id) the ledger holds: replay protection that survives restarts."""
     found: set[tuple[str, str]] = set()
     for task_id in repo.task_ids():
-        stored, _ = load_messages(repo, task_id, _NOT_ASKED)
+        stored, _ = load_messages(repo, task_id, NOT_ASKED)
         found |= {rules.replay_key(s.record) for s in stored}
-    stored, _ = load_conversations(repo, _NOT_ASKED)
+    stored, _ = load_conversations(repo, NOT_ASKED)
     return found | {rules.replay_key(s.record) for s in stored}
 
 
@@ -421,7 +317,7 @@ class _Importer:
 
     def record(self, number: int, message: wire.Message, sender: str) -> LineReport:
         try:
-            record = _record_of(message, sender, self.agent)
+            record = record_of(message, sender, self.agent)
         except ValueError as exc:
             where = f"line {number}"
             return _refused(number, message.msg_id, "message_invalid", where=where, reason=str(exc))
@@ -437,7 +333,7 @@ class _Importer:
             return self._staged(LineReport(number, record.msg_id, file=rel), sender)
         try:
             task = load_task(self.repo, task_id, strict=True)
-            thread = read_thread(self.repo, task_id, pending=_NOT_ASKED)
+            thread = read_thread(self.repo, task_id, pending=NOT_ASKED)
             rel = self.repo.task_rel(task_id, MESSAGES, name)
             item = Stored(name, rel, record, committed=False)
             target, staged = messages.stage_message(
@@ -506,32 +402,6 @@ class _Importer:
             LineReport(r.line, r.msg_id, (), r.task_id, r.file, r.transition, commit)
             for r in batch.reports
         ]
-
-
-def _record_of(message: wire.Message, sender: str, agent: str) -> MessageRecord:
-    """The ledger's record of an accepted message: its signed fields as signed, beside the
-    local names of its sender and recipient. `ValueError` naming what taskfs cannot hold."""
-    data = {
-        "msg_id": message.msg_id,
-        "task_id": message.task_id,
-        "from": sender,
-        "to": agent,
-        "status": message.status,
-        "in_reply_to": message.in_reply_to,
-        "at": ms_time(message.ts),
-        "text": message.text,
-        "from_id": message.sender,
-        "to_id": message.recipient,
-        "ts": message.ts,
-        "kind": message.kind,
-        "sig": message.sig,
-    }
-    try:
-        return MessageRecord.model_validate({k: v for k, v in data.items() if v is not None})
-    except ValidationError as exc:
-        error = exc.errors(include_url=False, include_input=False)[0]
-        where = ".".join(str(p) for p in error["loc"]) or "message"
-        raise ValueError(f"{where}: {str(error['msg']).removeprefix('Value error, ')}") from None
 
 
 def opened_envelope(repo: Repository, record: MessageRecord) -> bytes | None:

@@ -7,8 +7,9 @@ from typing import Any
 
 import click
 
-from taskfs.cli.app import agent_option, cli, json_option
-from taskfs.cli.output import acting_agent, open_repo, refuse
+from taskfs.api.context import acting_agent
+from taskfs.cli.group import agent_option, cli, json_option
+from taskfs.cli.output import open_repo, refuse
 from taskfs.errors import TaskfsError
 
 
@@ -50,7 +51,7 @@ def send(url: str, file: str, agent: str | None, detach: bool, as_json: bool) ->
     try:
         name = acting_agent(agent) or ""
         repo = open_repo()
-        from taskfs.store.repository import read_input
+        from taskfs.api.context import read_input
 
         data = read_input(file)
         from taskfs.a2a.mirror import run_send

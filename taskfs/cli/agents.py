@@ -12,8 +12,9 @@ import click
 
 from taskfs import i18n
 from taskfs.api import agent_views as views
-from taskfs.cli.app import agent_option, cli, json_option
-from taskfs.cli.output import act, acting_agent, open_repo, refuse
+from taskfs.api.context import acting_agent
+from taskfs.cli.group import agent_option, cli, json_option
+from taskfs.cli.output import act, open_repo, refuse
 from taskfs.core import shapes
 from taskfs.core.lifecycle import MESSAGE_STATUSES
 
@@ -80,7 +81,7 @@ def _sent(sent: Any) -> tuple[dict[str, Any], str]:
 @json_option
 def messages(task_id: str, as_json: bool) -> int:
     """The messages about a task, each with its delivery and whether it verifies."""
-    from taskfs.api import messages as api
+    from taskfs.api import threads as api
 
     def show(thread: Any) -> tuple[dict[str, Any], str]:
         rows = [views.message(c) for c in thread.messages]
@@ -113,7 +114,7 @@ def _message_text(checked: Any) -> str:
 @json_option
 def conversation(peer: str, agent: str | None, session: str | None, as_json: bool) -> int:
     """The messages between you and PEER, about any task, oldest first."""
-    from taskfs.api import messages as api
+    from taskfs.api import threads as api
 
     def call() -> list[Any]:
         me = acting_agent(agent) or ""
@@ -133,8 +134,8 @@ def conversation(peer: str, agent: str | None, session: str | None, as_json: boo
 @json_option
 def inbox(agent: str | None, session: str | None, mark_read: bool, as_json: bool) -> int:
     """What waits for you, with counts: tasks to claim, questions, results, unread messages."""
+    from taskfs.api import delivery
     from taskfs.api import inbox as api
-    from taskfs.api import messages as messages_api
 
     held: list[str] = []
 
@@ -147,7 +148,7 @@ def inbox(agent: str | None, session: str | None, mark_read: bool, as_json: bool
 
             held.extend(held_lines(repo, box))
         if mark_read and box.unread:
-            messages_api.mark_read(repo, me, [c.record.msg_id for c in box.unread])
+            delivery.mark_read(repo, me, [c.record.msg_id for c in box.unread])
         return box
 
     def show(box: Any) -> tuple[dict[str, Any], str]:
@@ -175,7 +176,7 @@ def inbox(agent: str | None, session: str | None, mark_read: bool, as_json: bool
 @json_option
 def read_command(msg_ids: tuple[str, ...], agent: str | None, as_json: bool) -> int:
     """Mark messages addressed to you as read (a committed reads/ file)."""
-    from taskfs.api import messages as api
+    from taskfs.api import delivery as api
 
     def show(marked: Any) -> tuple[dict[str, Any], str]:
         doc = shapes.document(
@@ -193,7 +194,7 @@ def read_command(msg_ids: tuple[str, ...], agent: str | None, as_json: bool) -> 
 @json_option
 def deliver(paths: tuple[str, ...], as_json: bool) -> int:
     """Act on message files written into messages/ but not committed: check, move, commit."""
-    from taskfs.api import messages as api
+    from taskfs.api import delivery as api
 
     def show(results: list[Any]) -> tuple[dict[str, Any], str]:
         rows = [views.delivered(r) for r in results]

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import click
 
+from taskfs.cli.group import cli
 from taskfs.cli.output import emit_json
 from taskfs.core import shapes
 from taskfs.errors import problem
+
+__all__ = ["cli", "run"]
 
 
 def run(args: list[str]) -> int:
@@ -58,30 +61,6 @@ def _usage_error(exc: click.ClickException, wants_json: bool) -> None:
     exc.show()
 
 
-json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
-agent_option = click.option(
-    "--agent",
-    envvar="TASKFS_AGENT",
-    help="The acting agent (default: $TASKFS_AGENT).",
-)
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="taskfs", message="taskfs %(version)s")
-@click.option(
-    "--lang",
-    metavar="LANG",
-    help="Language of error messages, e.g. tr (default: $TASKFS_LANG, then the locale). "
-    "Codes never change.",
-)
-def cli(lang: str | None) -> None:
-    """Task envelopes for delegating work between agents, kept as files in git."""
-    from taskfs import i18n
-
-    # Always set, so that one process running several commands (tests, hosts) forgets it.
-    i18n.choose(lang)
-
-
 # The command modules register themselves on `cli` when imported.
 from taskfs.cli import (  # noqa: E402,F401
     a2a,
@@ -97,3 +76,12 @@ from taskfs.cli import (  # noqa: E402,F401
     watch,
     wire,
 )
+
+
+@cli.command()
+@click.option("--keep", is_flag=True, help="Keep the throwaway repository and print where.")
+def demo(keep: bool) -> int:
+    """A complete delegation between two agents in a throwaway repository."""
+    from taskfs.demo import run_demo
+
+    return run_demo(run, keep=keep)

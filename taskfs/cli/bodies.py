@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from taskfs.api.context import acting_agent
 from taskfs.cli import render
-from taskfs.cli.output import act, acting_agent, open_repo
+from taskfs.cli.output import act, open_repo
 from taskfs.core import shapes
 
 

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from taskfs.cli.app import agent_option, json_option
-from taskfs.cli.output import act, acting_agent, open_repo
+from taskfs.api.context import acting_agent
+from taskfs.cli.group import agent_option, json_option
+from taskfs.cli.output import act, open_repo
 from taskfs.cli.wire import interlink_group
 from taskfs.core import shapes
 from taskfs.errors import fail

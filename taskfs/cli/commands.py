@@ -9,9 +9,10 @@ from typing import Any
 import click
 
 from taskfs import i18n
+from taskfs.api.context import acting_agent
 from taskfs.cli import bodies, render
-from taskfs.cli.app import agent_option, cli, json_option
-from taskfs.cli.output import act, acting_agent, open_repo
+from taskfs.cli.group import agent_option, cli, json_option
+from taskfs.cli.output import act, open_repo
 from taskfs.cli.states import StateChoice
 from taskfs.core import shapes
 from taskfs.core.lifecycle import STATES
@@ -24,12 +25,13 @@ from taskfs.errors import Problem
 @json_option
 def init(agent: str | None, hooks: bool, as_json: bool) -> int:
     """Make tasks/ and .taskfs/config.yaml (and a git repository if there is none)."""
-    from taskfs.api import ownership, submit
-    from taskfs.store.repository import Repository
+    from taskfs.api import context, ownership, submit
 
     def call() -> tuple[submit.Initialised, ownership.HookInstalled | None]:
         done = submit.init(Path.cwd(), acting_agent(agent, required=False) or "taskfs")
-        hook = ownership.install_hook(Repository.open(done.root), sys.executable) if hooks else None
+        hook = (
+            ownership.install_hook(context.open(done.root).repo, sys.executable) if hooks else None
+        )
         return done, hook
 
     def show(
@@ -56,8 +58,8 @@ def init(agent: str | None, hooks: bool, as_json: bool) -> int:
 def new(files: tuple[str, ...], agent: str | None, as_json: bool) -> int:
     """Submit envelopes (FILE... or - for stdin): all of them in one commit, or none."""
     from taskfs.api import submit
+    from taskfs.api.context import read_input
     from taskfs.errors import TaskfsError
-    from taskfs.store.repository import read_input
 
     def call() -> list[submit.Submitted]:
         sources: list[submit.Source] = []
@@ -232,12 +234,3 @@ def audit(as_json: bool) -> int:
     from taskfs.api import audit as audit_api
 
     return act(as_json, lambda: audit_api.audit(open_repo()), render.audit)
-
-
-@cli.command()
-@click.option("--keep", is_flag=True, help="Keep the throwaway repository and print where.")
-def demo(keep: bool) -> int:
-    """A complete delegation between two agents in a throwaway repository."""
-    from taskfs.demo import run_demo
-
-    return run_demo(keep=keep)

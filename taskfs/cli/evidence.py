@@ -16,9 +16,10 @@ from typing import IO, Any
 import click
 
 from taskfs import i18n
+from taskfs.api.context import acting_agent
 from taskfs.cli import interrupts
-from taskfs.cli.app import agent_option, cli, json_option
-from taskfs.cli.output import act, acting_agent, open_repo
+from taskfs.cli.group import agent_option, cli, json_option
+from taskfs.cli.output import act, open_repo
 from taskfs.core.shapes import document
 from taskfs.errors import fail
 
@@ -81,15 +82,15 @@ def check(
     from taskfs.api import evidence
 
     if request:
-        from taskfs.api import agent_views
+        from taskfs.api import agent_views, messages
 
-        def asked(sent: Any) -> tuple[dict[str, Any], str]:
+        def asked(sent: messages.Sent) -> tuple[dict[str, Any], str]:
             line = f"{sent.record.msg_id}: check requested"
             return document(True, **agent_views.sent(sent)), line
 
         return act(
             as_json,
-            lambda: evidence.request_check(open_repo(), task_id, acting_agent(agent) or "", text),
+            lambda: messages.request_check(open_repo(), task_id, acting_agent(agent) or "", text),
             asked,
         )
 

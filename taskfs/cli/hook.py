@@ -10,7 +10,7 @@ prints plain text, which both hosts add to the session's context.
 
 `taskfs nudge --hook` is run after every tool call, so it is kept off the command-line
 framework: `taskfs.cli.main` calls `main` here directly, and the ledger is read only when a
-reminder could be due (`taskfs.store.nudges`).
+reminder could be due (`taskfs.api.reminders`).
 """
 
 from __future__ import annotations
@@ -18,14 +18,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from taskfs.core import layout
-from taskfs.core.layout import CONFIG_PATH
 
 HOSTS = ("claude", "codex")
 
@@ -64,11 +62,9 @@ def _event(stdin: TextIO) -> dict[str, Any]:
 
 def _where(event: dict[str, Any], agent: str | None) -> tuple[Path, str | None] | None:
     """The taskfs repository the session works in and its agent name, or None to stay silent."""
-    from taskfs.core.layout import find_worktree
-
     cwd = event.get("cwd")
-    root = find_worktree(Path(cwd if isinstance(cwd, str) and cwd else os.getcwd()))
-    if root is None or not (root / CONFIG_PATH).is_file():
+    root = layout.find_worktree(Path(cwd if isinstance(cwd, str) and cwd else os.getcwd()))
+    if root is None or not (root / layout.CONFIG_PATH).is_file():
         return None
     name = agent or os.environ.get("TASKFS_AGENT") or None
     return root, name if name and layout.is_agent_name(name) else None
@@ -80,7 +76,9 @@ def nudge_hook(host: str, agent: str | None, stdin: TextIO, stdout: TextIO) -> i
         place = _where(event, agent)
         if place is None or place[1] is None:
             return
-        text = _due_reminder(place[0], place[1])
+        from taskfs.api.reminders import due_reminder
+
+        text = due_reminder(place[0], place[1])
         if text:
             name = event.get("hook_event_name")
             output = {
@@ -94,40 +92,6 @@ def nudge_hook(host: str, agent: str | None, stdin: TextIO, stdout: TextIO) -> i
     return _guarded(run)
 
 
-def _due_reminder(root: Path, agent: str) -> str | None:
-    from taskfs.store import nudges
-    from taskfs.store.git import Git
-
-    git = Git(root)
-    path = nudges.memory_path(git, agent)
-    memory = nudges.load(path)
-    inputs = nudges.answer_inputs(git, root)
-    now = time.time()
-    if memory.inputs == inputs and (memory.due is None or now < memory.due):
-        return None
-    # Something changed, or a reminder may be due: read the ledger.
-    from datetime import datetime, timezone
-
-    from taskfs.api import nudge as api
-    from taskfs.core.nudge import due
-    from taskfs.store.repository import Repository
-
-    moment = datetime.fromtimestamp(now, timezone.utc)
-    reminded = {k: datetime.fromtimestamp(v, timezone.utc) for k, v in memory.reminded.items()}
-    found = api.nudge(Repository.open(root), agent, now=moment, reminded=reminded)
-    text = found.reminder
-    held = {q.task_id for q in found.tasks}
-    memory.reminded = {k: v for k, v in memory.reminded.items() if k in held}
-    for quiet in found.overdue:
-        memory.reminded[quiet.task_id] = now
-        reminded[quiet.task_id] = moment
-    dues = [due(q.last, reminded.get(q.task_id), found.quiet_minutes) for q in found.tasks]
-    memory.due = min(dues).timestamp() if dues else None
-    memory.inputs = inputs
-    nudges.save(path, memory)
-    return text
-
-
 def prime_hook(host: str, agent: str | None, stdin: TextIO, stdout: TextIO) -> int:
     """`taskfs prime --hook HOST`: the prime text for a session starting in a taskfs
     repository (plain text: both hosts add a SessionStart hook's output to the context). The
@@ -138,9 +102,8 @@ def prime_hook(host: str, agent: str | None, stdin: TextIO, stdout: TextIO) -> i
         place = _where(_event(stdin), agent)
         if place is None:
             return
-        from taskfs.api import prime
-        from taskfs.store.repository import Repository
+        from taskfs.api import context, prime
 
-        stdout.write(prime.prime(Repository.open(place[0]), place[1], mcp=True))
+        stdout.write(prime.prime(context.open(place[0]).repo, place[1], mcp=True))
 
     return _guarded(run)

@@ -10,11 +10,12 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from taskfs.core import layout
-from taskfs.errors import Problem, TaskfsError, fail, problem
+from taskfs.errors import Problem, TaskfsError, problem
+
+if TYPE_CHECKING:
+    from taskfs.api.context import Repository
 
 T = TypeVar("T")
 # A renderer answers (JSON document, text for people). The text may be a function, called only
@@ -65,18 +66,8 @@ def refuse(as_json: bool, problems: Sequence[Problem]) -> int:
     return 1
 
 
-def acting_agent(agent: str | None, *, required: bool = True) -> str | None:
-    """The --agent value (or TASKFS_AGENT), checked to be a valid agent name."""
-    if agent is None or agent == "":
-        if required:
-            raise fail("agent_required")
-        return None
-    if not layout.is_agent_name(agent):
-        raise fail("invalid_agent", value=agent)
-    return agent
+def open_repo() -> Repository:
+    """The checkout the command runs in, opened the one way in (`taskfs.api.context`)."""
+    from taskfs.api import context
 
-
-def open_repo() -> Any:
-    from taskfs.store.repository import Repository
-
-    return Repository.open(Path.cwd())
+    return context.open().repo

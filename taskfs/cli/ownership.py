@@ -9,8 +9,9 @@ from typing import Any
 import click
 
 from taskfs import i18n
-from taskfs.cli.app import agent_option, cli, json_option
-from taskfs.cli.output import act, acting_agent, open_repo
+from taskfs.api.context import acting_agent
+from taskfs.cli.group import agent_option, cli, json_option
+from taskfs.cli.output import act, open_repo
 from taskfs.core.shapes import document
 
 

@@ -15,7 +15,7 @@ import click
 
 from taskfs import i18n
 from taskfs.cli import render
-from taskfs.cli.app import cli, json_option
+from taskfs.cli.group import cli, json_option
 from taskfs.cli.output import act, open_repo
 from taskfs.core import shapes
 from taskfs.errors import TaskfsError, fail
@@ -229,12 +229,12 @@ def _stale_lines(repo: Any) -> dict[str, str]:
 
 
 def _write(path: Path, data: bytes) -> None:
-    from taskfs.store import fs
+    from taskfs.api.context import replace_file
 
     if not path.parent.is_dir():
         # A folder that is not there is a typo more often than a wish: say so, make nothing.
         raise fail("file_unwritable", path=str(path), reason=os.strerror(errno.ENOENT))
     try:
-        fs.replace(path, data, mode=0o644)
+        replace_file(path, data, mode=0o644)
     except OSError as exc:
         raise fail("file_unwritable", path=str(path), reason=exc.strerror or str(exc)) from None

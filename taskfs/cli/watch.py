@@ -9,8 +9,8 @@ from typing import TextIO
 
 import click
 
-from taskfs.cli.app import cli
-from taskfs.cli.output import open_repo, refuse
+from taskfs.cli.group import cli
+from taskfs.cli.output import refuse
 from taskfs.errors import TaskfsError, fail
 
 
@@ -60,6 +60,7 @@ def watch(
 ) -> int:
     """Submit envelopes dropped into tasks/, refuse bad ones with a report beside them, and
     answer check requests that the runner policy allows."""
+    from taskfs.api import context
     from taskfs.watch.log import ActionLog
     from taskfs.watch.loop import Options, watch
     from taskfs.watch.reconcile import Settings
@@ -73,7 +74,7 @@ def watch(
     )
     try:
         with _log_stream(log_file) as stream:
-            return watch(open_repo(), ActionLog(stream, verbose=verbose), options)
+            return watch(context.open(), ActionLog(stream, verbose=verbose), options)
     except TaskfsError as exc:
         return refuse(False, exc.problems)
 

@@ -16,9 +16,9 @@ from pydantic import Field
 
 from taskfs.api import agent_views as views
 from taskfs.api import interlink
-from taskfs.cli.output import acting_agent
+from taskfs.api.context import acting_agent
 from taskfs.mcp import interlink_text as say
-from taskfs.mcp.server import Tools, answer
+from taskfs.mcp.tools import Tools, answer
 
 To = Annotated[
     str,

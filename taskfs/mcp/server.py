@@ -17,99 +17,39 @@ beside these.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult
 from pydantic import Field
 
 from taskfs import __version__
 from taskfs.api import agent_views as views
-from taskfs.api import capabilities, evidence, messages, queries, submit, transitions
+from taskfs.api import (
+    capabilities,
+    delivery,
+    evidence,
+    messages,
+    queries,
+    submit,
+    threads,
+    transitions,
+)
 from taskfs.api import inbox as inbox_api
-from taskfs.api.suggest import explain
-from taskfs.cli.output import acting_agent
+from taskfs.api.context import acting_agent
 from taskfs.core import shapes
-from taskfs.errors import Problem, TaskfsError, problem
-from taskfs.mcp import hints
-from taskfs.mcp.schema import slim
-from taskfs.store.repository import Repository
+from taskfs.errors import Problem, TaskfsError
+from taskfs.mcp.interlink import register_interlink_tools
+from taskfs.mcp.tools import Session, Tools, answer
 
 INSTRUCTIONS = (
     "taskfs: tasks delegated between agents, kept as files in git. Start with agent_inbox; "
     "a refused call names its error codes."
 )
-
-
-class Session:
-    """Where the server works and for whom."""
-
-    def __init__(self, agent: str | None, start: Path, session: str | None = None) -> None:
-        self._agent = agent
-        self.start = start
-        self.session_name = session
-
-    def repo(self) -> Repository:
-        return Repository.open(self.start)
-
-    def agent(self) -> str:
-        return acting_agent(self._agent) or ""
-
-    def maybe_agent(self) -> str | None:
-        return acting_agent(self._agent, required=False)
-
-
-def answer(
-    call: Callable[[], dict[str, Any]],
-    say: Callable[[dict[str, Any]], str] | None = None,
-    *,
-    tool: str = "",
-) -> CallToolResult:
-    """The tool result for one library call: its document, or its refusal as a tool error.
-    The text content is the document as JSON, or, with `say`, the line `say` makes of it (a
-    refusal then reads `refused: CODE: message`, one per error); the structured content is
-    always the document."""
-    try:
-        result = call()
-        doc = shapes.document(bool(result.pop("ok", True)), **result)
-    except TaskfsError as exc:
-        doc = shapes.refusal(hints.for_tools(tuple(explain(exc.problems)), tool))
-    except Exception as exc:
-        doc = shapes.refusal([problem("internal_error", reason=f"{type(exc).__name__}: {exc}")])
-    text = json.dumps(doc, ensure_ascii=False)
-    if say is not None:
-        text = say(doc) if doc["ok"] else refused_text(doc)
-    return CallToolResult(
-        content=[TextContent(type="text", text=text)],
-        structured_content=doc,
-        is_error=not doc["ok"],
-    )
-
-
-def refused_text(doc: dict[str, Any]) -> str:
-    return "\n".join(
-        f"refused: {e['code']}: {e['message']}" + (f" (-> {e['tool']})" if "tool" in e else "")
-        for e in doc.get("errors", [])
-    )
-
-
-class Tools:
-    """The server and the session its tools act in."""
-
-    def __init__(self, server: MCPServer[Any], session: Session) -> None:
-        self.server = server
-        self.session = session
-
-    def add(self, fn: Callable[..., CallToolResult], description: str) -> None:
-        self.server.add_tool(fn, name=fn.__name__, description=description)
-        listed = self.server._tool_manager.get_tool(fn.__name__)
-        if listed is not None:  # what tools/list shows; arguments are still validated in full
-            listed.parameters = slim(listed.parameters)
 
 
 def _moved(result: transitions.Moved) -> dict[str, Any]:
@@ -172,7 +112,7 @@ def register_agent_tools(tools: Tools) -> None:
             repo, agent = s.repo(), s.agent()
             box = inbox_api.inbox(repo, agent, session=s.session_name)
             if mark_read and box.unread:
-                messages.mark_read(repo, agent, [c.record.msg_id for c in box.unread])
+                delivery.mark_read(repo, agent, [c.record.msg_id for c in box.unread])
             return views.inbox(box)
 
         return answer(call)
@@ -219,7 +159,7 @@ def register_agent_tools(tools: Tools) -> None:
         # The `result` message records the claim of a result (and asks a watcher for the check);
         # the check then runs here, so the agent learns the verdict in the same call.
         def call() -> dict[str, Any]:
-            sent = views.sent(evidence.request_check(s.repo(), task_id, s.agent(), text))
+            sent = views.sent(messages.request_check(s.repo(), task_id, s.agent(), text))
             checked = evidence.check(s.repo(), task_id, agent=s.agent())
             return {
                 **sent,
@@ -268,7 +208,7 @@ def register_agent_tools(tools: Tools) -> None:
         def call() -> dict[str, Any]:
             repo = s.repo()
             task = queries.show(repo, task_id)
-            thread = messages.messages(repo, task_id)
+            thread = threads.messages(repo, task_id)
             return {
                 "id": task.id,
                 "state": task.state,
@@ -326,8 +266,6 @@ def build(session: Session) -> Tools:
     )
     tools = Tools(server, session)
     register_agent_tools(tools)
-    from taskfs.mcp.interlink import register_interlink_tools
-
     register_interlink_tools(tools)
     return tools
 

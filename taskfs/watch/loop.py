@@ -18,14 +18,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import FrameType
+from typing import TYPE_CHECKING
 
+from taskfs.api.context import Context, LockHeld
 from taskfs.errors import TaskfsError, fail
-from taskfs.store import fs
-from taskfs.store.policy import LoadedPolicy, load_policy
-from taskfs.store.repository import Repository
 from taskfs.watch.events import Hint, Hints, start_observer
 from taskfs.watch.log import ActionLog
 from taskfs.watch.reconcile import PassResult, Reconciler, Settings
+
+if TYPE_CHECKING:
+    from taskfs.api.context import LoadedPolicy, Repository
 
 # The longest a stop request waits to be noticed while the loop is idle.
 _STOP_SLICE = 0.1
@@ -98,9 +100,11 @@ class Wakeup:
             return now - self._last >= debounce or now - self._first >= longest
 
 
-def watch(repo: Repository, log: ActionLog, options: Options) -> int:
-    """Run the watcher on `repo`; the exit status (0, or 1 when --once left errors behind)."""
-    policy = load_policy(repo.root)
+def watch(context: Context, log: ActionLog, options: Options) -> int:
+    """Run the watcher on the checkout; the exit status (0, or 1 when --once left errors
+    behind)."""
+    repo = context.repo
+    policy = context.policy()
     if not repo.tasks_dir.is_dir():
         raise fail(
             "file_unreadable",
@@ -109,14 +113,14 @@ def watch(repo: Repository, log: ActionLog, options: Options) -> int:
         )
     stop = Stop()
     try:
-        with fs.sole_lock(repo.state_dir() / "watch.lock", f"pid {os.getpid()}"), _signals(stop):
+        with context.sole_lock("watch.lock", f"pid {os.getpid()}"), _signals(stop):
             _recover(repo, log)
             _started(log, repo, policy, options)
             if options.once:
                 code = _once(repo, log, policy, options, stop)
             else:
                 code = _forever(repo, log, policy, options, stop)
-    except fs.LockHeld as held:
+    except LockHeld as held:
         raise fail("watcher_running", owner=held.owner or "another process") from None
     log("stopped", reason=stop.requested or ("done" if options.once else "stopped"))
     return code

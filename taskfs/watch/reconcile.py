@@ -19,23 +19,26 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 from taskfs.api.check_requests import (
     CheckOutcome,
     pending_check_requests,
     run_requested_check,
 )
+from taskfs.api.context import read_dropped, replace_file
 from taskfs.api.intake import IntakeIndex, Taken, digest, in_place_id, take_in
 from taskfs.core import layout
 from taskfs.core.layout import format_time
 from taskfs.core.policy import RunnerPolicy
 from taskfs.errors import Problem, TaskfsError
-from taskfs.store import fs
-from taskfs.store.repository import Repository, read_dropped
 from taskfs.watch.log import ActionLog
 from taskfs.watch.reports import report_bytes, report_sha256
 from taskfs.watch.scan import scan
 from taskfs.watch.settle import Look, Settler
+
+if TYPE_CHECKING:
+    from taskfs.api.context import Repository
 
 # Tells the event filter which changes the watcher itself is about to cause: (removed paths,
 # written paths), repository-relative.
@@ -168,7 +171,7 @@ class Reconciler:
             at = format_time(datetime.now(timezone.utc))
             data = report_bytes(rel, taken.sha256, taken.problems, at)
             try:
-                fs.replace(self.repo.root / report, data)
+                replace_file(self.repo.root / report, data)
             except OSError as exc:
                 # Something that is not a report stands in its place: say so and go on.
                 self._failed += 1

@@ -8,12 +8,14 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from taskfs.api.context import leftover_temporaries, transitions_of
 from taskfs.core import layout
-from taskfs.core.layout import STATUS
-from taskfs.store import fs
-from taskfs.store.repository import Repository
 from taskfs.watch.settle import Look
+
+if TYPE_CHECKING:
+    from taskfs.api.context import Repository
 
 
 @dataclass
@@ -48,7 +50,7 @@ def scan(repo: Repository, known_tasks: set[str]) -> Found:
 
 
 def _look_into(repo: Repository, name: str, found: Found, known_tasks: set[str]) -> None:
-    if repo.list_dir(name, STATUS):
+    if transitions_of(repo, name):
         known_tasks.add(name)
         return
     folder = repo.tasks_dir / name
@@ -57,7 +59,7 @@ def _look_into(repo: Repository, name: str, found: Found, known_tasks: set[str])
     report = folder / layout.report_name(layout.ENVELOPE)
     if report.exists():
         found.reports.add(rel + report.name)
-    found.leftovers += fs.temporaries(report)
+    found.leftovers += leftover_temporaries(report)
 
 
 def _note(found: Found, rel: str, path: str) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from taskfs.api import messages as messages_api
+from taskfs.api import threads
 from taskfs.core import messages as core
 from taskfs.core import yamlio
 from taskfs.core.layout import format_time, message_id, stamped_name
@@ -345,9 +345,9 @@ def test_a_message_written_elsewhere_is_delivered_with_its_transition(repo: Path
         at=datetime.now(timezone.utc) - timedelta(hours=1),
     )
     assert messages_of(task)[0]["delivery"] == "pending"
-    waiting = messages_api.pending(Repository.open(repo), "builder")
+    waiting = threads.pending(Repository.open(repo), "builder")
     assert [c.stored.rel for c in waiting] == [path.relative_to(repo).as_posix()]
-    assert messages_api.pending(Repository.open(repo), "planner") == []
+    assert threads.pending(Repository.open(repo), "planner") == []
     result = taskfs("deliver", "--json")
     assert result.code == 0, result.stdout
     assert result.json["delivered"][0]["transition"] == {"from": "working", "to": "input_required"}

@@ -1,0 +1,163 @@
+"""The one way in: open the checkout as an agent (`open(start, agent) -> Context`).
+
+The adapters (the command line and its hooks, the MCP server, the watcher, the A2A server, the
+reports) reach the ledger through a `Context` and the other `taskfs.api` modules, never through
+`taskfs.store` or `taskfs.runner`: what they used to take from there is here, named and typed.
+
+Importing this module costs nothing: the store (and pydantic, YAML, git behind it) is loaded
+only when a context is opened or a helper is called, so the fast paths stay fast. The types an
+adapter annotates with (`Repository`, `LoadedPolicy`) are named here for the type checker only:
+import them under `if TYPE_CHECKING:`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from taskfs.core import layout as ids
+from taskfs.errors import fail
+
+if TYPE_CHECKING:
+    from taskfs.store.policy import LoadedPolicy
+    from taskfs.store.repository import Repository
+
+# `Repository` and `LoadedPolicy` are named for the type checker only (see above).
+__all__ = [
+    "Context",
+    "LoadedPolicy",
+    "LockHeld",
+    "Repository",
+    "acting_agent",
+    "leftover_temporaries",
+    "open",
+    "operator_file",
+    "read_dropped",
+    "read_input",
+    "read_operator_yaml",
+    "replace_file",
+    "transitions_of",
+]
+
+
+class LockHeld(Exception):
+    """Another process holds a lock this one asked for (`owner`: who, as it wrote)."""
+
+    def __init__(self, owner: str) -> None:
+        super().__init__(owner)
+        self.owner = owner
+
+
+def acting_agent(agent: str | None, *, required: bool = True) -> str | None:
+    """The --agent value (or TASKFS_AGENT), checked to be a valid agent name."""
+    if agent is None or agent == "":
+        if required:
+            raise fail("agent_required")
+        return None
+    if not ids.is_agent_name(agent):
+        raise fail("invalid_agent", value=agent)
+    return agent
+
+
+@dataclass(frozen=True)
+class Context:
+    """An open checkout and the agent acting on it (as given: checked when it is asked for,
+    so that a command names its errors in the order it always did)."""
+
+    repo: Repository
+    given_agent: str | None = None
+
+    @property
+    def root(self) -> Path:
+        return self.repo.root
+
+    def agent(self) -> str:
+        """The acting agent; `agent_required` or `invalid_agent` when there is none fit."""
+        return acting_agent(self.given_agent) or ""
+
+    def maybe_agent(self) -> str | None:
+        """The acting agent when one is named (`invalid_agent` when it is no agent name)."""
+        return acting_agent(self.given_agent, required=False)
+
+    def policy(self) -> LoadedPolicy:
+        """The operator's runner policy for this checkout (allow-nothing when there is none)."""
+        from taskfs.store.policy import load_policy
+
+        return load_policy(self.repo.root)
+
+    @contextmanager
+    def sole_lock(self, name: str, owner: str) -> Iterator[None]:
+        """Hold the checkout's private lock file `name` for the block; `LockHeld` at once when
+        another process holds it."""
+        from taskfs.store import fs
+
+        try:
+            with fs.sole_lock(self.repo.state_dir() / name, owner):
+                yield
+        except fs.LockHeld as held:
+            raise LockHeld(held.owner) from None
+
+
+def open(start: Path | None = None, agent: str | None = None) -> Context:
+    """The checkout holding `start` (the current directory when None) as `agent`;
+    `not_a_repository` (or the store's other named errors) when there is none."""
+    from taskfs.store.repository import Repository
+
+    return Context(Repository.open(start if start is not None else Path.cwd()), agent)
+
+
+def transitions_of(repo: Repository, task_id: str) -> list[str]:
+    """The names of a task's status files, oldest first (none for a folder not yet a task)."""
+    from taskfs.core.layout import STATUS
+
+    return repo.list_dir(task_id, STATUS)
+
+
+def read_input(label: str) -> bytes:
+    """The bytes of a file named on the command line, refusing what cannot be an envelope."""
+    from taskfs.store.repository import read_input as read
+
+    return read(label)
+
+
+def read_dropped(root: Path, rel: str) -> bytes | None:
+    """The bytes of a file dropped into the tasks folder (never through a link, never more
+    than one byte past the envelope size limit); None when it is gone."""
+    from taskfs.store.repository import read_dropped as read
+
+    return read(root, rel)
+
+
+def replace_file(target: Path, data: bytes, mode: int | None = None) -> None:
+    """Write `target` atomically, replacing what was there."""
+    from taskfs.store import fs
+
+    fs.replace(target, data, mode)
+
+
+def leftover_temporaries(target: Path) -> list[Path]:
+    """The temporary files a writer of `target` killed midway may have left beside it."""
+    from taskfs.store import fs
+
+    return fs.temporaries(target)
+
+
+def operator_file(variable: str, default: str) -> Path:
+    """An operator's file outside every repository: `$variable`, else `default` in the
+    operator's configuration folder."""
+    from taskfs.store.operator import operator_path
+
+    return operator_path(variable, default)
+
+
+def read_operator_yaml(path: Path, root: Path, *, unsafe: str, invalid: str) -> object:
+    """What the operator's YAML file at `path` holds; None when there is no such file.
+    Refused with `unsafe` when it lies inside the working tree at `root`, `invalid` when it
+    cannot be read or is no YAML."""
+    from taskfs.store.operator import read_yaml
+
+    value: object = read_yaml(path, root, unsafe=unsafe, invalid=invalid)
+    return value

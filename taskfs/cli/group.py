@@ -1,0 +1,32 @@
+"""The `taskfs` click group and the options every command shares.
+
+The command modules register themselves on `cli` when `taskfs.cli.app` imports them; they
+import the group from here, so that nothing imports `app` but its callers.
+"""
+
+from __future__ import annotations
+
+import click
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+agent_option = click.option(
+    "--agent",
+    envvar="TASKFS_AGENT",
+    help="The acting agent (default: $TASKFS_AGENT).",
+)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="taskfs", message="taskfs %(version)s")
+@click.option(
+    "--lang",
+    metavar="LANG",
+    help="Language of error messages, e.g. tr (default: $TASKFS_LANG, then the locale). "
+    "Codes never change.",
+)
+def cli(lang: str | None) -> None:
+    """Task envelopes for delegating work between agents, kept as files in git."""
+    from taskfs import i18n
+
+    # Always set, so that one process running several commands (tests, hosts) forgets it.
+    i18n.choose(lang)

@@ -1,0 +1,92 @@
+"""What every MCP tool module shares: the session the tools act in, the registry they are
+added to, and how one library call becomes a tool result (its document, or its refusal as a
+tool error). `taskfs.mcp.server` and `taskfs.mcp.interlink` both build on this module, not on
+each other."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, TextContent
+
+from taskfs.api import context
+from taskfs.api.context import acting_agent
+from taskfs.api.suggest import explain
+from taskfs.core import shapes
+from taskfs.errors import TaskfsError, problem
+from taskfs.mcp import hints
+from taskfs.mcp.schema import slim
+
+if TYPE_CHECKING:
+    from taskfs.api.context import Repository
+
+
+class Session:
+    """Where the server works and for whom."""
+
+    def __init__(self, agent: str | None, start: Path, session: str | None = None) -> None:
+        self._agent = agent
+        self.start = start
+        self.session_name = session
+
+    def repo(self) -> Repository:
+        """The checkout, opened afresh for each call the one way in."""
+        return context.open(self.start, self._agent).repo
+
+    def agent(self) -> str:
+        return acting_agent(self._agent) or ""
+
+    def maybe_agent(self) -> str | None:
+        return acting_agent(self._agent, required=False)
+
+
+def answer(
+    call: Callable[[], dict[str, Any]],
+    say: Callable[[dict[str, Any]], str] | None = None,
+    *,
+    tool: str = "",
+) -> CallToolResult:
+    """The tool result for one library call: its document, or its refusal as a tool error.
+    The text content is the document as JSON, or, with `say`, the line `say` makes of it (a
+    refusal then reads `refused: CODE: message`, one per error); the structured content is
+    always the document."""
+    try:
+        result = call()
+        doc = shapes.document(bool(result.pop("ok", True)), **result)
+    except TaskfsError as exc:
+        doc = shapes.refusal(hints.for_tools(tuple(explain(exc.problems)), tool))
+    except Exception as exc:
+        doc = shapes.refusal([problem("internal_error", reason=f"{type(exc).__name__}: {exc}")])
+    text = json.dumps(doc, ensure_ascii=False)
+    if say is not None:
+        text = say(doc) if doc["ok"] else refused_text(doc)
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=doc,
+        is_error=not doc["ok"],
+    )
+
+
+def refused_text(doc: dict[str, Any]) -> str:
+    return "\n".join(
+        f"refused: {e['code']}: {e['message']}" + (f" (-> {e['tool']})" if "tool" in e else "")
+        for e in doc.get("errors", [])
+    )
+
+
+class Tools:
+    """The server and the session its tools act in."""
+
+    def __init__(self, server: MCPServer[Any], session: Session) -> None:
+        self.server = server
+        self.session = session
+
+    def add(self, fn: Callable[..., CallToolResult], description: str) -> None:
+        self.server.add_tool(fn, name=fn.__name__, description=description)
+        listed = self.server._tool_manager.get_tool(fn.__name__)
+        if listed is not None:  # what tools/list shows; arguments are still validated in full
+            listed.parameters = slim(listed.parameters)
