@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from taskfs.errors import Problem
-from taskfs.store.index import Summary
+from taskfs.readmodel.projection import Summary
 
 if TYPE_CHECKING:
     from taskfs.store.ledger import Task

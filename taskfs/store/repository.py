@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 from taskfs.core import ids
 from taskfs.core.paths import relative_folder
 from taskfs.errors import TaskfsError, fail, problem
+from taskfs.readmodel.stamps import NO_FILE, FileKey, file_key, newest, racy_margin, task_ids
 from taskfs.store.gitdir import find_git_dir, find_worktree
-from taskfs.store.prepared import NO_FILE, FileKey, file_key, newest, racy_margin, task_ids
 
 if TYPE_CHECKING:
     from taskfs.core.config import Config
