@@ -7,7 +7,7 @@ import ast
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import taskfs
@@ -39,6 +39,7 @@ summaries = st.builds(
 )
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])  # a loaded machine
 @given(summaries)
 def test_a_projection_survives_its_serialisation(summary: Summary) -> None:
     assert projection.decode(projection.encode(summary)) == summary
