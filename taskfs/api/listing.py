@@ -7,7 +7,9 @@ no YAML. What they answer is what the full reader would (store/index.py says why
 from __future__ import annotations
 
 from taskfs.core.shown import listed
-from taskfs.store.index import Summary, summaries
+from taskfs.readmodel.projection import Summary
+from taskfs.store import index
+from taskfs.store.index import summaries
 from taskfs.store.repository import Repository
 
 
@@ -39,3 +41,10 @@ def ready(repo: Repository, agent: str | None = None) -> list[Summary]:
     from taskfs.core.readiness import claimable
 
     return claimable(summaries(repo), agent)
+
+
+def head_moved_elsewhere(root: str, git_dir: str, token: bytes, tasks_rel: str) -> bool:
+    """Whether the prepared listings (under `token`) still hold although HEAD moved, because
+    the move changed nothing in the tasks folder (a commit of code); the fast path asks this
+    (`taskfs.readmodel.prepared.answer`) rather than answer through the full listing."""
+    return index.settle_moved_head(root, git_dir, token, tasks_rel)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from taskfs.api.inbox import Inbox
 from taskfs.api.threads import read_thread
 from taskfs.core.readiness import dependency_graph, parent_map, rivals, unfinished_dependencies
-from taskfs.store.index import Summary
+from taskfs.readmodel.projection import Summary
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task
 

@@ -17,8 +17,9 @@ from taskfs.core.layout import STATUS, format_time, status_name
 from taskfs.core.lifecycle import Parties, State, check_transition, is_state
 from taskfs.core.status_file import status_document, status_text
 from taskfs.errors import Problem, TaskfsError, fail, problem
+from taskfs.readmodel.projection import Summary
 from taskfs.store import index
-from taskfs.store.index import Summary, summaries
+from taskfs.store.index import summaries
 from taskfs.store.repository import Repository
 from taskfs.store.writer import Writer
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from taskfs.core import shapes
-from taskfs.store.index import Summary
+from taskfs.readmodel.projection import Summary
 
 if TYPE_CHECKING:
     from taskfs.store.task_reader import Task

@@ -78,11 +78,11 @@ def claim(task_id: str, agent: str | None, as_json: bool) -> int:
 
 def show(task_id: str, as_json: bool) -> int:
     """`show ID` (text or `--json`) through the full reader; a task found valid is stored
-    ready-made (`taskfs.store.answers`) for the next `show` to print without reading it."""
+    ready-made (`taskfs.readmodel.show`) for the next `show` to print without reading it."""
     import time
 
     from taskfs.api import queries, views
-    from taskfs.store import answers
+    from taskfs.readmodel import show as answers
 
     repo = None
     before: tuple[Any, ...] = ()

@@ -2,9 +2,10 @@
 
 Agents call `taskfs ls --json`, `taskfs ready --json` and `taskfs claim ID` constantly, so these
 skip click and the forty command definitions it would build: the arguments are read here and
-the same body is called (`taskfs.cli.bodies`), so the same document is printed. `ls` and
-`ready` first try the answer the last writer of the ledger cache prepared
-(`taskfs.store.prepared`), which needs no more than a `stat` per file it was derived from.
+the same body is called (`taskfs.cli.bodies`), so the same document is printed. `ls`,
+`ready` and `show` first try the answer the read model prepared (`taskfs.readmodel`), which
+needs no more than a `stat` per file it was derived from; this module imports nothing else
+of taskfs but the leaves until the answer is not there.
 Anything this does not recognise exactly (another option, a bad value, `--help`, `--`, text
 output of a listing for people) returns None, and click handles it as usual, error messages
 included.
@@ -73,10 +74,10 @@ def run(args: Sequence[str]) -> int | None:
 
 def _show(task_id: str, fmt: str, as_json: bool) -> int | None:
     """`show ID` (text or `--json`): the stored answer when it still holds (no YAML, no
-    pydantic, see `taskfs.store.answers`), else the full reader. Markdown goes to click."""
+    pydantic, see `taskfs.readmodel.show`), else the full reader. Markdown goes to click."""
     if fmt != "text":
         return None
-    from taskfs.store import answers
+    from taskfs.readmodel import show as answers
 
     stored = answers.answer(task_id, as_json)
     if stored is not None:
@@ -92,11 +93,18 @@ def _show(task_id: str, fmt: str, as_json: bool) -> int | None:
 
 def _prepared(command: str, values: dict[str, str], agent: str | None) -> str | None:
     from taskfs.core.layout import is_agent_name
-    from taskfs.store import prepared
+    from taskfs.readmodel import prepared
 
     if agent is not None and not is_agent_name(agent):
         return None  # the full path names what is wrong
-    return prepared.answer(command, values, agent)
+    return prepared.answer(command, values, agent, moved=_head_moved_elsewhere)
+
+
+def _head_moved_elsewhere(root: str, git_dir: str, token: bytes, tasks_rel: str) -> bool:
+    # Only when HEAD moved since the answers were prepared: one `git diff`, through the api.
+    from taskfs.api.listing import head_moved_elsewhere
+
+    return head_moved_elsewhere(root, git_dir, token, tasks_rel)
 
 
 def _parse(args: Sequence[str], known: Sequence[str]) -> tuple[dict[str, str], list[str]] | None:

@@ -30,6 +30,7 @@ do not end in `.yaml`, and an atomic save arrives as a move whose destination is
 
 from __future__ import annotations
 
+import os
 import re
 
 TYPE_CHECKING = False  # `typing` costs the fast paths milliseconds; type checkers know this
@@ -224,6 +225,26 @@ def _visible(name: str) -> bool:
 
 
 # -- finding the checkout, from the files git keeps, without running git -----------------------
+
+
+def checkout(start: str) -> tuple[str, str] | None:
+    """The working tree holding `start` and its git dir, as strings (the fast paths never load
+    `pathlib`); None outside a checkout or when `.git` says nothing usable."""
+    here = os.path.realpath(start)
+    while True:
+        dot_git = here + "/.git" if here != "/" else "/.git"
+        if os.path.isdir(dot_git):
+            return here, dot_git
+        if os.path.exists(dot_git):
+            with open(dot_git, encoding="utf-8") as handle:
+                text = handle.read().strip()
+            if not text.startswith("gitdir:"):
+                return None
+            return here, os.path.realpath(os.path.join(here, text[len("gitdir:") :].strip()))
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
 
 
 def find_worktree(start: Path) -> Path | None:

@@ -1,7 +1,7 @@
 """Which tasks a claim would succeed on: dependencies, rivals over owned files, delegation.
 
-Pure: the tasks are passed in as summaries (`taskfs.store.index.Summary`, or anything with the
-same fields). `ready` lists what `claimable` answers, and the claim's own gates
+Pure: the tasks are passed in as summaries (`taskfs.readmodel.projection.Summary`, or anything
+with the same fields). `ready` lists what `claimable` answers, and the claim's own gates
 (`taskfs.api.transitions`) call the same functions, so the two can never disagree.
 """
 

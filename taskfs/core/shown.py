@@ -1,7 +1,7 @@
 """Which tasks a listing shows: the filters of `ls` and the recipient rule of `ready`.
 
 Pure and import-free: the full listings (`taskfs.api.listing`, `taskfs.core.readiness`) and
-the prepared answers that skip them (`taskfs.store.prepared`) filter with these same two.
+the prepared answers that skip them (`taskfs.readmodel.prepared`) filter with these same two.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from taskfs.errors import Problem, TaskfsError, problem
 from taskfs.store.repository import Repository
 
 if TYPE_CHECKING:
-    from taskfs.store.index import Summary
+    from taskfs.readmodel.projection import Summary
 
 # Past this many task folders one pathspec for the whole tasks folder is cheaper.
 _SCOPED_MAX = 200
@@ -92,8 +92,8 @@ def refuse_loose(repo: Repository, task_id: str) -> None:
 def at_head(repo: Repository, task_ids: Collection[str]) -> dict[str, Summary | None]:
     """The tasks `task_ids` as HEAD holds them (None: HEAD has no such task, or cannot read
     it), whatever the working tree says."""
+    from taskfs.readmodel.projection import Summary
     from taskfs.store.commit_view import CommitView
-    from taskfs.store.index import Summary
     from taskfs.store.task_reader import load_task
 
     if not task_ids:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from taskfs.core import layout
 from taskfs.core.layout import CONFIG_PATH, ENVELOPE, find_git_dir, find_worktree, relative_folder
 from taskfs.errors import TaskfsError, fail, problem
-from taskfs.store.prepared import NO_FILE, FileKey, file_key, newest, racy_margin, task_ids
+from taskfs.readmodel.stamps import NO_FILE, FileKey, file_key, newest, racy_margin, task_ids
 
 if TYPE_CHECKING:
     from taskfs.core.config import Config

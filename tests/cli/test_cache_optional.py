@@ -1,17 +1,23 @@
-"""The derived-state cache is an optimisation only (issue 9): deleting or corrupting it
-changes no answer of `ls`, `ready` or `show`, and a corrupt cache is rebuilt, never trusted.
+"""The derived-state caches are an optimisation only (issue 9): deleting or corrupting them
+changes no answer of `ls`, `ready` or `show`, and a damaged or stale cache is rebuilt, never
+trusted.
 
-The cache lives in the checkout's private state folder (`<git dir>/taskfs/`, beside the
-write lock and the crash journal). Until a cache exists there, these tests skip and say so.
+The caches live in the checkout's private state folder (`<git dir>/taskfs/cache/`, beside the
+write lock and the crash journal): the ledger cache (`taskfs.readmodel.cache`), the prepared
+listings (`taskfs.readmodel.prepared`) and the stored `show` answers (`taskfs.readmodel.show`).
 """
 
 from __future__ import annotations
 
+import marshal
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from taskfs.readmodel import cache, prepared
+from taskfs.readmodel import show as shown
 from tests.helpers import git, submit, taskfs
 
 KEEP = {"lock", "journal"}  # the write lock and crash journal are not caches
@@ -26,13 +32,13 @@ def _answers(ids: list[str]) -> list[str]:
     return out
 
 
-def _cache_files(repo: Path) -> list[Path]:
+def _cache_files(repo: Path) -> dict[Path, bytes]:
     state = Path(git(repo, "rev-parse", "--absolute-git-dir")) / "taskfs"
-    if not state.is_dir():
-        return []
-    return [
-        p for p in state.rglob("*") if p.is_file() and p.relative_to(state).parts[0] not in KEEP
-    ]
+    return {
+        p: p.read_bytes()
+        for p in sorted(state.rglob("*"))
+        if p.is_file() and p.relative_to(state).parts[0] not in KEEP
+    }
 
 
 def _ledger(repo: Path) -> list[str]:
@@ -43,48 +49,99 @@ def _ledger(repo: Path) -> list[str]:
     return [first, second, third]
 
 
-def _corruptions() -> list[tuple[str, bytes | None]]:
-    return [
-        ("deleted", None),
-        ("emptied", b""),
-        ("garbage", b"\x00\xff{not json"),
-        ("truncated", b'{"version": 1, "tasks": ['),
-    ]
-
-
-@pytest.mark.parametrize(("how", "content"), _corruptions())
-def test_deleting_or_corrupting_the_cache_changes_no_answer(
-    repo: Path, how: str, content: bytes | None
-) -> None:
-    ids = _ledger(repo)
+def _warm(repo: Path, ids: list[str]) -> tuple[list[str], dict[Path, bytes]]:
+    """The answers, with every cache written (asked twice: the second time from the caches)."""
+    _answers(ids)
     before = _answers(ids)
     files = _cache_files(repo)
-    if not files:
-        pytest.skip("taskfs keeps no cache yet (issue 9, phase two)")
-    for path in files:
-        if content is None:
+    names = {p.name for p in files} | {p.parent.name for p in files}
+    # The three caches exist: without them these tests would prove nothing.
+    assert {cache.NAME, prepared.NAME, shown.FOLDER} <= names, sorted(names)
+    return before, files
+
+
+CORRUPTIONS: dict[str, Callable[[bytes], bytes | None]] = {
+    "deleted": lambda _data: None,
+    "emptied": lambda _data: b"",
+    "garbage": lambda _data: b"\x00\xff{not marshal",
+    "truncated": lambda data: data[: len(data) // 2],
+    "bytes flipped": lambda data: bytes(b ^ 0x5A for b in data),
+}
+
+
+@pytest.mark.parametrize("how", sorted(CORRUPTIONS))
+def test_deleting_or_corrupting_the_cache_changes_no_answer(repo: Path, how: str) -> None:
+    ids = _ledger(repo)
+    before, files = _warm(repo, ids)
+    for path, data in files.items():
+        damaged = CORRUPTIONS[how](data)
+        if damaged is None:
             path.unlink()
         else:
-            path.write_bytes(content)
+            path.write_bytes(damaged)
     assert _answers(ids) == before, how
+    # The ledger cache and the prepared listings were written again, whole and readable.
+    folder = Path(git(repo, "rev-parse", "--absolute-git-dir")) / "taskfs" / "cache"
+    rows, token = cache.read(str(folder / cache.NAME), "tasks")
+    assert token is not None
+    assert sorted(rows) == sorted(ids)
+    stored = prepared.Answers(*marshal.loads((folder / prepared.NAME).read_bytes()))
+    assert stored.ids == tuple(sorted(ids))
+    assert stored.token == token
     # ... and a change made after the damage shows up: the damaged cache was not trusted.
     assert taskfs("claim", ids[0], "--agent", "builder").code == 0
     state = {t["id"]: t["state"] for t in taskfs("ls", "--json").json["tasks"]}
     assert state[ids[0]] == "working"
+    assert taskfs("show", ids[0], "--json").json["state"] == "working"
+
+
+@pytest.mark.parametrize("margin", ["0", "2000"])
+def test_a_stale_cache_put_back_is_not_trusted(
+    repo: Path, margin: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Caches from before a claim, put back after it (well formed, only out of date), answer
+    nothing: with no racy margin the files' identities catch it, with the default one their
+    bytes do."""
+    monkeypatch.setenv("TASKFS_RACY_MARGIN_MS", margin)
+    ids = _ledger(repo)
+    _before, files = _warm(repo, ids)
+    assert taskfs("claim", ids[0], "--agent", "builder").code == 0
+    after = _answers(ids)
+    for path, data in files.items():
+        path.write_bytes(data)
+    assert _answers(ids) == after
+    assert taskfs("show", ids[0], "--json").json["state"] == "working"
+    ready = [t["id"] for t in taskfs("ready", "--json").json["tasks"]]
+    assert ids[0] not in ready
 
 
 def test_a_change_made_behind_taskfs_back_is_seen(repo: Path) -> None:
-    """A status file added by hand (as a merge would add it) shows at once, cache or not."""
+    """A task folder taken away and put back by hand (as a checkout or merge would) shows at
+    once, cache or not; so does a status file added by hand."""
     ids = _ledger(repo)
-    _answers(ids)
-    if not _cache_files(repo):
-        pytest.skip("taskfs keeps no cache yet (issue 9, phase two)")
+    _warm(repo, ids)
     source = repo / "tasks" / ids[2]
     copy = repo.parent / "copy"
     shutil.copytree(source, copy)
     shutil.rmtree(source)
     state = {t["id"] for t in taskfs("ls", "--json").json["tasks"]}
     assert ids[2] not in state
+    assert taskfs("show", ids[2], "--json").code == 1
     shutil.copytree(copy, source)
     state = {t["id"]: t["state"] for t in taskfs("ls", "--json").json["tasks"]}
     assert state[ids[2]] == "working"
+    # A transition made in another clone and merged in: the status file arrives by hand.
+    assert taskfs("claim", ids[0], "--agent", "builder").code == 0
+    status = repo / "tasks" / ids[0] / "status"
+    newest = sorted(status.iterdir())[-1]
+    moved = newest.read_bytes()
+    newest.unlink()
+    git(repo, "commit", "-q", "-am", "the claim, undone")
+    _answers(ids)
+    assert taskfs("show", ids[0], "--json").json["state"] == "submitted"
+    newest.write_bytes(moved)
+    git(repo, "add", str(newest))
+    git(repo, "commit", "-q", "-m", "the claim, merged in")
+    assert taskfs("show", ids[0], "--json").json["state"] == "working"
+    state = {t["id"]: t["state"] for t in taskfs("ls", "--json").json["tasks"]}
+    assert state[ids[0]] == "working"

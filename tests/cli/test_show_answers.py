@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from taskfs.core import yamlio
-from taskfs.store import answers, keys
+from taskfs.readmodel import show as answers
+from taskfs.store import keys
 from tests.cli.test_evidence import check, make_task, new_runner
 from tests.helpers import Result, taskfs
 

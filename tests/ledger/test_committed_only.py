@@ -169,7 +169,8 @@ def test_watcher_answers_no_check_on_a_loose_envelope(
 def test_prepared_answers_follow_head_and_survive_commits_of_code(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from taskfs.store import prepared
+    from taskfs.api.listing import head_moved_elsewhere
+    from taskfs.readmodel import prepared
 
     monkeypatch.setenv("TASKFS_RACY_MARGIN_MS", "0")
     task = submit(repo, id="plain")
@@ -178,16 +179,19 @@ def test_prepared_answers_follow_head_and_survive_commits_of_code(
     (repo / "code.py").write_text("x = 1\n")
     git(repo, "add", "code.py")
     git(repo, "commit", "-q", "-m", "code")
-    assert prepared.answer("ls", {}, None) == listed.rstrip("\n")
+    assert prepared.answer("ls", {}, None) is None  # HEAD moved: not vouched for alone ...
+    moved = head_moved_elsewhere  # ... but the fast path asks whether the tasks folder did
+    assert prepared.answer("ls", {}, None, moved=moved) == listed.rstrip("\n")
+    assert prepared.answer("ls", {}, None) == listed.rstrip("\n")  # and remembers it did not
     # A transition's own commit keeps the answers in use as well (the hot path: claim, ready).
     other = submit(repo, id="other", filesAndInterfaces=["other/**"])
     taskfs("ls", "--json")
     assert taskfs("claim", other, "--agent", "builder").code == 0
-    assert prepared.answer("ready", {}, None) is not None
+    assert prepared.answer("ready", {}, None, moved=moved) is not None
     git(repo, "reset", "-q", "--hard", "HEAD~2")  # the claim and `other` go away
     # HEAD moving the task's files out of every commit is seen without a file changing.
     git(repo, "reset", "-q", "HEAD~2")
-    assert prepared.answer("ls", {}, None) is None
+    assert prepared.answer("ls", {}, None, moved=moved) is None
     assert task not in [t["id"] for t in taskfs("ready", "--json").json["tasks"]]
 
 

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from taskfs.store import index, prepared
+from taskfs.readmodel import prepared
+from taskfs.readmodel.projection import Summary
+from taskfs.store import index
 from taskfs.store.repository import Repository
 from tests.helpers import git, submit, taskfs
 
@@ -25,15 +27,19 @@ def _no_racy_margin(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TASKFS_RACY_MARGIN_MS", "0")
 
 
-def fresh(repo: Path) -> dict[str, index.Summary]:
+def fresh(repo: Path) -> dict[str, Summary]:
     store = Repository.open(repo)
     for path in (index.cache_path(store), index.prepared_path(store)):
         Path(path).unlink(missing_ok=True)
     return index.summaries(store)
 
 
-def cached(repo: Path) -> dict[str, index.Summary]:
+def cached(repo: Path) -> dict[str, Summary]:
     return index.summaries(Repository.open(repo))
+
+
+def _stored(path: Path) -> prepared.Answers:
+    return prepared.Answers(*marshal.loads(path.read_bytes()))
 
 
 def listed(repo: Path) -> str:
@@ -151,10 +157,10 @@ def test_young_files_settle_and_are_then_trusted_by_their_keys(
     monkeypatch.setenv("TASKFS_RACY_MARGIN_MS", "300")
     answer = listed(repo).rstrip("\n")
     path = Path(index.prepared_path(Repository.open(repo)))
-    assert marshal.loads(path.read_bytes())[6]  # just written: young, checked by their bytes
+    assert _stored(path).young  # just written: young, checked by their bytes
     time.sleep(0.4)
     assert prepared.answer("ls", {}, None) == answer
-    assert marshal.loads(path.read_bytes())[6] == {}  # old enough now: their keys are trusted
+    assert _stored(path).young == {}  # old enough now: their keys are trusted
     assert prepared.answer("ls", {}, None) == answer
 
 

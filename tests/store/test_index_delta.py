@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from taskfs.store import index, prepared
+from taskfs.readmodel import prepared
+from taskfs.store import index
 from taskfs.store.repository import Repository
 from tests.cli.test_evidence import check, make_task
 from tests.helpers import submit, taskfs
@@ -65,7 +66,7 @@ def test_a_claim_writes_a_delta_and_the_listings_agree(repo: Path) -> None:
     assert taskfs("claim", first, "--agent", "builder").code == 0
     # The rows and the prepared answers were not stored again: a delta beside them says it.
     assert (_identity(index.cache_path(store)), _identity(index.prepared_path(store))) == whole
-    assert Path(index.delta_path(index.prepared_path(store))).is_file()
+    assert Path(prepared.delta_path(index.prepared_path(store))).is_file()
     _all_agree(repo)
     assert index.summaries(store)[first].state == "working"
     whole = (_identity(index.cache_path(store)), _identity(index.prepared_path(store)))
@@ -86,7 +87,7 @@ def test_a_delta_of_other_rows_is_ignored(repo: Path) -> None:
     assert taskfs("ls", "--json").code == 0
     assert taskfs("claim", task, "--agent", "builder").code == 0
     store = Repository.open(repo)
-    delta = Path(index.delta_path(index.prepared_path(store)))
+    delta = Path(prepared.delta_path(index.prepared_path(store)))
     kept = delta.read_bytes()
     # A listing that finds a file changed stores everything again under a new token ...
     submit(repo, id="second", filesAndInterfaces=["src/b/**"])
@@ -111,12 +112,13 @@ def test_a_young_task_of_a_delta_settles_in_the_delta(
     assert taskfs("claim", task, "--agent", "builder").code == 0
     store = Repository.open(repo)
     whole = _identity(index.prepared_path(store))
-    delta = Path(index.delta_path(index.prepared_path(store)))
+    delta = Path(prepared.delta_path(index.prepared_path(store)))
     assert prepared.answer("ls", {}, None) is not None  # young: checked by its bytes
     time.sleep(0.4)
     assert prepared.answer("ls", {}, None) is not None  # old enough: its age is stored ...
-    _token, changed, _ready = marshal.loads(delta.read_bytes())
-    assert changed[task][1] > 300_000_000
+    stored = prepared.Delta(*marshal.loads(delta.read_bytes()))
+    _key, age, _fingerprint, _shown = stored.changed[task]
+    assert age > 300_000_000
     assert _identity(index.prepared_path(store)) == whole  # ... in the delta alone
     monkeypatch.setenv("TASKFS_RACY_MARGIN_MS", "0")
     _all_agree(repo)

@@ -9,11 +9,11 @@ what decides its signature's standing (where HEAD is, which commits the runner k
 operator's trust list). `answer` finds the checkout, reads that one file, takes the same
 identities again (a dozen `stat` calls) and prints the stored answer when every one holds;
 otherwise it answers None and the full reader runs (and stores the file again). It imports
-nothing but `os`, `marshal`, `time` and `taskfs.store.prepared`. Deleting it changes no answer.
+nothing but `os`, `marshal` and `taskfs.readmodel.stamps`. Deleting it changes no answer.
 
 Only a task whose files the full reader found valid is stored (no problems to name), so a
 broken file is always named by the full path. A file changed in the same clock tick as the
-`stat` that keyed it could keep its key (`taskfs.store.index`): an answer is trusted only
+`stat` that keyed it could keep its key (`taskfs.readmodel.stamps`): an answer is trusted only
 when every file it was derived from is older than the racy margin at the time it was stored.
 Unlike the ledger cache, every status and evidence file is keyed itself, so even a file
 rewritten in place (which the contract forbids) is seen.
@@ -25,16 +25,45 @@ import marshal
 import os
 
 from taskfs import __version__
-from taskfs.core.layout import CONFIG_PATH, ENVELOPE, EVIDENCE, STATUS
-from taskfs.store import prepared
+from taskfs.core import layout
+from taskfs.readmodel import stamps
 
 TYPE_CHECKING = False  # `typing` costs the hot path 3 ms to import
 if TYPE_CHECKING:
     from typing import Any
 
-FORMAT = 1
+FORMAT = 2  # 2: the file is `Shown`'s slots in order (issue 17)
 FOLDER = "show"
 TRUST_LIST_ENV = "TASKFS_TRUSTED_RUNNERS"  # taskfs.store.keys.TRUST_LIST_ENV
+
+
+class Shown:
+    """A stored answer of `show ID`, by name; marshalled as its slots in order."""
+
+    # The order is the file's format: the marshalled tuple holds the fields in this order.
+    __slots__ = (  # noqa: RUF023
+        "header",
+        "task_id",
+        "signed",
+        "before",
+        "stamp",
+        "document",
+        "text",
+    )
+    header: tuple[int, str]  # (FORMAT, taskfs version)
+    task_id: str
+    signed: bool  # whether an evidence file is signed (its standing is in `before`)
+    before: tuple[Any, ...]  # the identities it was derived from (`identity`)
+    stamp: int  # when they were taken, before the files were read (ns)
+    document: str  # what `show ID --json` printed
+    text: str  # what `show ID` printed
+
+    def __init__(self, *fields: Any) -> None:
+        for name, value in zip(self.__slots__, fields, strict=True):
+            setattr(self, name, value)
+
+    def fields(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
 
 
 def trust_list_path() -> str:
@@ -59,8 +88,8 @@ def _entries(folder: str) -> tuple[Any, ...]:
     except OSError:
         return ()
     return (
-        prepared.file_key(folder),
-        tuple((name, prepared.file_key(f"{folder}/{name}")) for name in names),
+        stamps.file_key(folder),
+        tuple((name, stamps.file_key(f"{folder}/{name}")) for name in names),
     )
 
 
@@ -72,14 +101,14 @@ def identity(
     trust: tuple[Any, ...] = ()
     if signed:
         listed = trust_list_path()
-        trust = (prepared.head_identity(git_dir), listed, prepared.file_key(listed))
+        trust = (stamps.head_identity(git_dir), listed, stamps.file_key(listed))
     return (
-        prepared.file_key(f"{root}/{CONFIG_PATH}"),
+        stamps.file_key(f"{root}/{stamps.CONFIG}"),
         tasks_rel,
-        prepared.file_key(folder),
-        prepared.file_key(f"{folder}/{ENVELOPE}"),
-        _entries(f"{folder}/{STATUS}"),
-        _entries(f"{folder}/{EVIDENCE}"),
+        stamps.file_key(folder),
+        stamps.file_key(f"{folder}/{stamps.ENVELOPE}"),
+        _entries(f"{folder}/{stamps.STATUS}"),
+        _entries(f"{folder}/{stamps.EVIDENCE}"),
         _languages(),
         trust,
     )
@@ -91,14 +120,14 @@ def _newest(found: tuple[Any, ...]) -> int:
     for item in found:
         if type(item) is tuple:
             if len(item) == 4 and all(type(x) is int for x in item):
-                latest = max(latest, prepared.newest(item))
+                latest = max(latest, stamps.newest(item))
             else:
                 latest = max(latest, _newest(item))
     return latest
 
 
 def path(git_dir: str, task_id: str) -> str:
-    return f"{git_dir}/taskfs/cache/{FOLDER}/{task_id}"
+    return f"{stamps.cache_dir(git_dir)}/{FOLDER}/{task_id}"
 
 
 def store(
@@ -117,10 +146,8 @@ def store(
     `stamp`, before they were read). Nothing is stored when they changed while being read."""
     if identity(root, git_dir, tasks_rel, task_id, signed) != before:
         return
-    prepared.dump(
-        path(git_dir, task_id),
-        ((FORMAT, __version__), task_id, signed, before, stamp, document, text),
-    )
+    shown = Shown((FORMAT, __version__), task_id, signed, before, stamp, document, text)
+    stamps.dump(path(git_dir, task_id), shown.fields())
 
 
 def answer(task_id: str, as_json: bool) -> str | None:
@@ -131,19 +158,18 @@ def answer(task_id: str, as_json: bool) -> str | None:
     if not is_task_id(task_id):
         return None  # the full path names what is wrong with it
     try:
-        found = prepared._checkout(os.getcwd())
+        found = layout.checkout(os.getcwd())
         if found is None:
             return None
         root, git_dir = found
         with open(path(git_dir, task_id), "rb") as handle:
-            data = marshal.loads(handle.read())
-        header, stored_id, signed, before, stamp, document, text = data
-        if header != (FORMAT, __version__) or stored_id != task_id:
+            shown = Shown(*marshal.loads(handle.read()))
+        if shown.header != (FORMAT, __version__) or shown.task_id != task_id:
             return None
-        if _newest(before) >= stamp - prepared.racy_margin():
+        if _newest(shown.before) >= shown.stamp - stamps.racy_margin():
             return None  # a file as young as the stat: its key may hide a change
-        if identity(root, git_dir, before[1], task_id, signed) != before:
+        if identity(root, git_dir, shown.before[1], task_id, shown.signed) != shown.before:
             return None
-        return str(document if as_json else text)
+        return str(shown.document if as_json else shown.text)
     except Exception:  # a file that cannot be read is rebuilt, never trusted
         return None

@@ -1,0 +1,117 @@
+"""The projection of the ledger: a task as the rules and the listings see it.
+
+`Summary` is what `load_task` says of a task, cut down to what the rules (dependencies,
+ownership, delegation, readiness) and the listings read: the envelope's `Facts`, the state,
+the holder, the head of its status chain, the codes of what is wrong with its files. The
+ledger cache stores one per task (`taskfs.store.index`), and the prepared answers of `ls` and
+`ready` are rendered from it (`taskfs.readmodel.prepared`).
+
+There is one converter from the full reader (`Summary.of`) and one serialisation to the plain
+values the cache marshals (`encode` / `decode`): no other code reads a projection by position.
+Both are tuples with names (`NamedTuple`) rather than dataclasses: the listings build
+thousands per call, and a tuple's construction costs a fraction of a frozen dataclass's.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from taskfs.core.facts import EnvelopeFacts
+    from taskfs.store.task_reader import Task
+
+
+class Facts(NamedTuple):
+    """What the rules between tasks read of an envelope (`taskfs.core.facts.EnvelopeFacts`)."""
+
+    id: str | None
+    sender: str | None
+    recipient: str | None
+    context_id: str
+    depends_on: tuple[str, ...]
+    parent: str | None
+    files_and_interfaces: tuple[str, ...]
+    tools_allowed: tuple[str, ...] | None
+
+    @classmethod
+    def of(cls, envelope: EnvelopeFacts) -> Facts:
+        return cls(
+            envelope.id,
+            envelope.sender,
+            envelope.recipient,
+            envelope.context_id,
+            tuple(envelope.depends_on),
+            envelope.parent,
+            tuple(envelope.files_and_interfaces),
+            None if envelope.tools_allowed is None else tuple(envelope.tools_allowed),
+        )
+
+
+class Summary(NamedTuple):
+    """A task as the rules and listings see it (the same attribute names as `Task`)."""
+
+    id: str
+    envelope: Facts
+    state: str
+    holder: str | None
+    superseded: int  # transitions a fork left out of the chain
+    problems: tuple[str, ...]  # codes of what is wrong with its files
+    head: str | None  # the status file the next transition follows
+    head_by: str | None  # who made the transition into the current state
+    length: int  # status files in its history (0: an envelope no intake has taken yet)
+    overlaps: tuple[str, ...] = ()  # tasks (any state) owning an entry that overlaps one of its
+
+    @classmethod
+    def of(cls, task: Task) -> Summary:
+        """The one converter from the full reader: what `load_task` read, projected."""
+        chain = task.chain
+        return cls(
+            task.id,
+            Facts.of(task.envelope),
+            task.state,
+            chain.holder,
+            len(chain.superseded),
+            tuple(p.code for p in task.problems),
+            chain.head.name if chain.head else None,
+            chain.head.record.by if chain.head else None,
+            len(chain.links),
+        )
+
+    @property
+    def listed(self) -> bool:
+        """Whether `ls` and `ready` show it: an envelope no intake has taken yet is no task."""
+        return bool(self.length)
+
+    def row(self) -> dict[str, Any]:
+        """Its row in `ls` and `ready` (contract section 4)."""
+        env = self.envelope
+        return {
+            "id": self.id,
+            "state": self.state,
+            "from": env.sender,
+            "to": env.recipient,
+            "contextID": env.context_id,
+            "holder": self.holder,
+            "superseded": self.superseded,
+        }
+
+
+# -- the one serialisation: a projection <-> the plain values the cache marshals ---------------
+# `marshal` stores plain tuples only (not their named subclasses). The encoded form is the
+# fields in the classes' order, the facts nested: `decode(encode(s)) == s`.
+
+Encoded = tuple[Any, ...]
+
+
+def encode(summary: Summary) -> Encoded:
+    return (summary.id, tuple(summary.envelope), *summary[2:])
+
+
+def decode(fields: Encoded) -> Summary:
+    """The projection `encode` stored; TypeError or ValueError when `fields` is not one."""
+    if type(fields) is not tuple or len(fields) != len(Summary._fields):
+        raise ValueError("not an encoded summary")
+    facts = fields[1]
+    if type(facts) is not tuple or len(facts) != len(Facts._fields):
+        raise ValueError("not encoded facts")
+    return Summary(fields[0], Facts(*facts), *fields[2:])

@@ -1,0 +1,132 @@
+"""The read model (issue 17): one projection with named fields, one serialisation, and a fast
+path that imports nothing but the leaves."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import taskfs
+from taskfs.readmodel import cache, projection
+from taskfs.readmodel.projection import Facts, Summary
+from taskfs.store import index
+from taskfs.store.repository import Repository
+from tests.helpers import submit
+from tests.helpers import taskfs as run_taskfs
+
+PACKAGE = Path(taskfs.__file__).parent
+LEAVES = ("taskfs.core", "taskfs.errors", "taskfs.i18n", "taskfs.readmodel")
+
+names = st.text(alphabet="abcdefghij0123456789-", min_size=1, max_size=12)
+maybe = st.none() | names
+entries = st.lists(names, max_size=4).map(tuple)
+summaries = st.builds(
+    Summary,
+    names,
+    st.builds(Facts, maybe, maybe, maybe, names, entries, maybe, entries, st.none() | entries),
+    st.sampled_from(["submitted", "working", "completed"]),
+    maybe,
+    st.integers(0, 3),
+    entries,
+    maybe,
+    maybe,
+    st.integers(0, 9),
+    entries,
+)
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])  # a loaded machine
+@given(summaries)
+def test_a_projection_survives_its_serialisation(summary: Summary) -> None:
+    assert projection.decode(projection.encode(summary)) == summary
+    row = cache.CacheRow((1, 2, 3, 4, 5, 6, 7), 9, ("a.yaml",), b"d", summary, b"s", "{}", False)
+    assert cache.decode(summary.id, cache.encode(row)) == row
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        (),
+        ("id",),
+        ("id", ("facts",), "working", None, 0, (), None, None, 1, ()),  # facts too short
+        ("id", None, "working", None, 0, (), None, None, 1, ()),
+    ],
+)
+def test_what_is_not_an_encoded_projection_is_refused(fields: tuple[object, ...]) -> None:
+    with pytest.raises((ValueError, TypeError)):
+        projection.decode(fields)
+
+
+def test_a_row_of_another_task_is_refused() -> None:
+    summary = Summary(
+        "one",
+        Facts(None, None, None, "c", (), None, (), None),
+        "working",
+        None,
+        0,
+        (),
+        None,
+        None,
+        1,
+    )
+    row = cache.CacheRow((0,) * 7, 0, (), b"", summary)
+    with pytest.raises(ValueError, match="not a cache row"):
+        cache.decode("two", cache.encode(row))
+
+
+def test_the_cache_holds_what_the_full_reader_says(repo: Path) -> None:
+    """The one converter: each stored projection is `Summary.of` the full reader's task."""
+    from taskfs.store.task_reader import load_task
+
+    first = submit(repo, id="first", filesAndInterfaces=["src/a/**"])
+    submit(repo, id="second", filesAndInterfaces=["src/a/x.py"], dependsOn=[first])
+    assert run_taskfs("claim", first, "--agent", "builder").code == 0
+    store = Repository.open(repo)
+    index.summaries(store)
+    rows, token = cache.read(index.cache_path(store), store.tasks_rel)
+    assert token is not None
+    assert sorted(rows) == ["first", "second"]
+    for task_id, row in rows.items():
+        assert row.summary is not None
+        expected = Summary.of(load_task(store, task_id))
+        assert row.summary._replace(overlaps=()) == expected
+    assert rows["second"].overlaps == ("first",)
+    assert rows["first"].summary is not None
+    assert rows["first"].summary.holder == "builder"
+
+
+def _imports(path: Path) -> set[str]:
+    """The taskfs modules a file imports at run time (`if TYPE_CHECKING:` blocks left out)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                continue
+            if isinstance(child, ast.Import):
+                found.update(alias.name for alias in child.names)
+            elif isinstance(child, ast.ImportFrom) and child.module:
+                found.add(child.module)
+            visit(child)
+
+    visit(tree)
+    return {name for name in found if name.split(".")[0] == "taskfs"}
+
+
+def test_the_read_model_imports_only_the_leaves() -> None:
+    files = sorted((PACKAGE / "readmodel").glob("*.py"))
+    assert len(files) >= 5
+    for path in files:
+        outside = {m for m in _imports(path) if m != "taskfs" and not m.startswith(LEAVES)}
+        assert outside == set(), path.name
+
+
+def test_the_fast_path_never_imports_the_store() -> None:
+    imported = _imports(PACKAGE / "cli" / "fast.py")
+    assert "taskfs.readmodel" in imported or any(m.startswith("taskfs.readmodel") for m in imported)
+    assert not [m for m in imported if m.startswith(("taskfs.store", "taskfs.runner"))]
