@@ -21,7 +21,8 @@ from taskfs.core.lifecycle import Parties, State, check_transition
 from taskfs.core.records import MessageRecord, StatusRecord
 from taskfs.core.transition_signing import verifies
 from taskfs.errors import Problem, TaskfsError, problem
-from taskfs.store.git import Author, Identity
+from taskfs.store.git.history import Author
+from taskfs.store.git.objects import Identity
 from taskfs.store.keys import KeysAt
 from taskfs.store.ledger import Task
 from taskfs.store.repository import ENVELOPE, STATUS, Repository

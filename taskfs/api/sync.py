@@ -28,7 +28,7 @@ from taskfs.core.lifecycle import next_states
 from taskfs.core.names import STATUS_NAME_RE
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import fs
-from taskfs.store.git import Identity
+from taskfs.store.git.objects import Identity
 from taskfs.store.repository import ENVELOPE, STATUS, Repository
 from taskfs.store.revisions import LedgerAt
 
