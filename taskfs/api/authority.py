@@ -11,7 +11,7 @@ checked against the key that stood when they were committed, not today's.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from taskfs.core import forks
@@ -39,6 +39,7 @@ class Context:
     added: Mapping[str, Author]
     keys: KeysAt
     require_signed: bool
+    is_ancestor: Callable[[str, str], bool]
 
 
 def transition_problems(context: Context, task: Task) -> list[Problem]:
@@ -263,7 +264,7 @@ def _late(context: Context, task: Task, links: Iterable[Link]) -> list[Problem]:
         if (author := context.added.get(repo.task_rel(task.id, STATUS, link.name)))
     }
     out = []
-    for loss in forks.late_siblings(links, commit_of, repo.git.is_ancestor):
+    for loss in forks.late_siblings(links, commit_of, context.is_ancestor):
         out.append(late_problem(repo, task.id, loss, _state_of(task, loss.link.record.prev)))
     return out
 

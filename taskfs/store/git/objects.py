@@ -370,7 +370,7 @@ class ObjectReader:
         found = self.read(oid)
         if found is None or found[0] != "tree":
             return
-        yield from _parse_tree(found[1], self._git._hash().digest_size)
+        yield from parse_tree(found[1], self._git._hash().digest_size)
 
     def tree_body(self, oid: str) -> bytes | None:
         """A tree object's bytes; None when `oid` is not a tree."""
@@ -382,7 +382,7 @@ class ObjectReader:
         found = self.read(revision_path)
         if found is None or found[0] != "tree":
             return []
-        return list(_parse_tree(found[1], self._git._hash().digest_size))
+        return list(parse_tree(found[1], self._git._hash().digest_size))
 
     def exists(self, revision_path: str) -> bool:
         return self.read(revision_path) is not None
@@ -395,7 +395,8 @@ class ObjectReader:
         self._proc.wait()
 
 
-def _parse_tree(body: bytes, digest_size: int) -> Iterator[tuple[str, tuple[str, str]]]:
+def parse_tree(body: bytes, digest_size: int) -> Iterator[tuple[str, tuple[str, str]]]:
+    """(name, (mode, oid)) of each entry of a tree object's bytes (SHA-1 or SHA-256 ids)."""
     i = 0
     while i < len(body):
         space = body.index(b" ", i)
