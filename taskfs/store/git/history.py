@@ -16,7 +16,7 @@ from taskfs.store.git.process import Process, git_error, nul_list
 
 # The header of each commit in a log: a mark no path or message holds, then NUL-separated fields.
 _MARK = "\x01"
-_FIELDS = {"commit": "%H", "author": "%an", "email": "%ae", "message": "%B"}
+_FIELDS = {"commit": "%H", "author": "%an", "email": "%ae", "committed": "%ct", "message": "%B"}
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,7 @@ class LogEntry:
     commit: str
     author: str = ""
     email: str = ""
+    committed: int = 0  # the commit time, in seconds since the epoch
     message: str = ""
     changes: tuple[Change, ...] = ()
 
@@ -62,7 +63,7 @@ def log_args(*options: str, message: bool = False) -> list[str]:
 def parse_log(data: bytes, *, message: bool = False) -> list[LogEntry]:
     """The entries of a `git log` run with `log_args` (the one parser of git's logs)."""
     tokens = data.decode("utf-8", "surrogateescape").split("\0")
-    width = 4 if message else 3
+    width = len(_FIELDS) if message else len(_FIELDS) - 1
     out: list[LogEntry] = []
     head: list[str] | None = None
     changes: list[Change] = []
@@ -88,8 +89,9 @@ def parse_log(data: bytes, *, message: bool = False) -> list[LogEntry]:
 
 
 def _entry(head: list[str], changes: list[Change]) -> LogEntry:
-    head = head + [""] * (4 - len(head))
-    return LogEntry(head[0], head[1], head[2], head[3].strip(), tuple(changes))
+    commit, author, email, committed, message = head + [""] * (len(_FIELDS) - len(head))
+    seconds = int(committed) if committed.isdigit() else 0
+    return LogEntry(commit, author, email, seconds, message.strip(), tuple(changes))
 
 
 class History(Process):
@@ -154,6 +156,16 @@ class History(Process):
         revisions = f"{since}..HEAD" if since else "HEAD"
         entries = self.log("--no-patch", "-E", f"--grep={grep}", revisions, message=True)
         return [e.message for e in entries if e.message]
+
+    def last_commit_time(self, pathspecs: Sequence[str]) -> int | None:
+        """When the latest commit in HEAD's history that touched `pathspecs` was made (seconds
+        since the epoch); None when none did, or git could not say."""
+        if not pathspecs or self.head() is None:
+            return None
+        args = log_args("-1", "--no-patch", "HEAD", "--", *pathspecs)
+        proc = self.run_raw(*args)
+        found = parse_log(proc.stdout) if proc.returncode == 0 else []
+        return found[0].committed if found and found[0].committed else None
 
     def commits(self, rev_range: str) -> list[tuple[str, str]]:
         """(commit, author name) for every commit of `rev_range` (as `git log` takes it),
