@@ -173,12 +173,6 @@ class History(Process):
         entries = self.log("--reverse", "--no-patch", "--end-of-options", rev_range, "--")
         return [(e.commit, e.author) for e in entries]
 
-    def commits_in(self, revisions: str) -> list[str]:
-        """The commits of a range (`A..B`, `A...B`), oldest first; `git_failed` when git
-        does not know it."""
-        out = self.run("rev-list", "--reverse", "--end-of-options", revisions, "--")
-        return out.split()
-
     def added_files(self, revisions: str, folder: str) -> list[tuple[str, str, str]]:
         """(commit, author, path) of every file under `folder` that a commit of the range
         added, oldest first."""
