@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import Result, submit, taskfs
+from tests.helpers import Result, submit, taskfs, write_envelope
 
 HEAVY = ("pydantic", "yaml", "rich", "mcp", "watchdog", "cryptography", "git", "tomlkit")
 
@@ -247,3 +247,31 @@ def test_move_refuse_and_complete_skip_the_command_line_framework(repo: Path) ->
         slow = _fast(repo, args)
         assert "click" in slow["loaded"], args
     assert _fast(repo, ["move", first, "finished", "--agent", "builder", "--json"])["code"] == 2
+
+
+def test_history_readers_load_gitpython_and_the_fast_paths_do_not(repo: Path) -> None:
+    # Issue 17: GitPython (`git`) is paid for once by the commands that read history, and by
+    # no command that must start fast.
+    first = submit(repo, id="first", filesAndInterfaces=["src/first.py"])
+    submit(repo, id="second", filesAndInterfaces=["src/second.py"])
+    third = write_envelope(repo / "third.yaml", id="third", filesAndInterfaces=["src/third.py"])
+    writes = _loaded(
+        repo,
+        [
+            ["new", str(third)],
+            ["claim", first, "--agent", "builder"],
+            ["move", first, "input_required", "--agent", "builder"],
+            ["ls", "--json"],
+            ["ready", "--json"],
+            ["show", first, "--json"],
+            ["log", first, "--json"],
+        ],
+    )
+    assert writes["codes"] == [0, 0, 0, 0, 0, 0, 0]
+    assert "git" not in writes["loaded"]  # type: ignore[operator]
+    audited = _loaded(repo, [["audit", "--json"]])
+    assert audited["codes"] == [0]
+    assert "git" in audited["loaded"]  # type: ignore[operator]
+    reviewed = _loaded(repo, [["review", "--json", "HEAD~2..HEAD"]])
+    assert reviewed["codes"] == [0]
+    assert "git" in reviewed["loaded"]  # type: ignore[operator]

@@ -27,6 +27,7 @@ from taskfs.core.records import CheckEvidence
 from taskfs.errors import Problem, problem
 from taskfs.store import keys
 from taskfs.store.all_tasks import load_all
+from taskfs.store.git.session import Session, open_session
 from taskfs.store.keys import KeysAt
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task, load_evidence
@@ -53,7 +54,11 @@ class Audit:
         return not self.findings
 
 
-def audit(repo: Repository) -> Audit:
+def audit(repo: Repository, session: Session | None = None) -> Audit:
+    """Everything wrong in the ledger; `session` when the caller has GitPython open already."""
+    if session is None:
+        with open_session(repo.git) as opened:
+            return audit(repo, opened)
     findings: list[Finding] = []
     findings += _history(repo)
     findings += _worktree(repo)
@@ -73,29 +78,33 @@ def audit(repo: Repository) -> Audit:
     notes += key_notes
     agent_history = repo.git.path_history(f"{KEYS_DIR}/agent")
     findings += _agent_keys(repo, agent_history)
-    findings += _authority(repo, agent_history, tasks)
+    findings += _authority(repo, session, agent_history, tasks)
     return Audit(_sorted(findings), _sorted(notes))
 
 
 def _authority(
-    repo: Repository, agent_history: list[tuple[str, str, str, str]], tasks: dict[str, Task]
+    repo: Repository,
+    session: Session,
+    agent_history: list[tuple[str, str, str, str]],
+    tasks: dict[str, Task],
 ) -> list[Finding]:
     """Transitions their `by` could not make or did not write, and messages or transitions
-    whose signatures do not hold under the keys that stood when they were committed."""
+    whose signatures do not hold under the keys that stood when they were committed (read
+    through the session's one `git cat-file`)."""
     names = {path.rsplit("/", 1)[-1].removesuffix(".pub") for *_rest, path in agent_history}
     names |= set(keys.public_keys(repo.root, "agent"))
     found: list[Problem] = []
-    with repo.git.reader() as reader:
-        context = authority.Context(
-            repo,
-            repo.git.file_additions([repo.tasks_rel]),
-            KeysAt(reader, "agent", names),
-            repo.config.require_signed_transitions,
-        )
-        for task in tasks.values():
-            found += authority.transition_problems(context, task)
-            if repo.list_dir(task.id, MESSAGES):
-                found += authority.message_problems(context, task.id)
+    context = authority.Context(
+        repo,
+        repo.git.file_additions([repo.tasks_rel]),
+        KeysAt(session, "agent", names),
+        repo.config.require_signed_transitions,
+        session.is_ancestor,
+    )
+    for task in tasks.values():
+        found += authority.transition_problems(context, task)
+        if repo.list_dir(task.id, MESSAGES):
+            found += authority.message_problems(context, task.id)
     return [_finding(p, str(p.data.get("path", ""))) for p in found]
 
 

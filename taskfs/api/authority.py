@@ -11,7 +11,7 @@ checked against the key that stood when they were committed, not today's.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from taskfs.core import forks
@@ -22,7 +22,8 @@ from taskfs.core.lifecycle import Parties, State, check_transition
 from taskfs.core.records import MessageRecord, StatusRecord
 from taskfs.core.transition_signing import verifies
 from taskfs.errors import Problem, TaskfsError, problem
-from taskfs.store.git import Author, Identity
+from taskfs.store.git.history import Author
+from taskfs.store.git.objects import Identity
 from taskfs.store.keys import KeysAt
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task
@@ -39,6 +40,7 @@ class Context:
     added: Mapping[str, Author]
     keys: KeysAt
     require_signed: bool
+    is_ancestor: Callable[[str, str], bool]
 
 
 def transition_problems(context: Context, task: Task) -> list[Problem]:
@@ -268,7 +270,7 @@ def _late(context: Context, task: Task, links: Iterable[Link]) -> list[Problem]:
         if (author := context.added.get(repo.task_rel(task.id, STATUS, link.name)))
     }
     out = []
-    for loss in forks.late_siblings(links, commit_of, repo.git.is_ancestor):
+    for loss in forks.late_siblings(links, commit_of, context.is_ancestor):
         out.append(late_problem(repo, task.id, loss, _state_of(task, loss.link.record.prev)))
     return out
 

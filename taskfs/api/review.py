@@ -25,6 +25,7 @@ from taskfs.core.layout import ENVELOPE, EVIDENCE, MESSAGES, STATUS
 from taskfs.core.records import StatusRecord
 from taskfs.errors import Problem, TaskfsError, fail
 from taskfs.store.all_tasks import load_all
+from taskfs.store.git.session import Session, open_session
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task
 
@@ -91,13 +92,25 @@ def resolve(repo: Repository, spec: str | None) -> tuple[str, str, str]:
 
 def review(repo: Repository, spec: str | None) -> Review:
     revisions, base, tip = resolve(repo, spec)
-    try:
-        commits = repo.git.commits_in(revisions)
-        added = repo.git.added_files(revisions, repo.tasks_rel)
-    except TaskfsError as exc:
-        raise fail(
-            "range_invalid", range=spec or revisions, reason=exc.problems[0].english
-        ) from None
+    with open_session(repo.git) as session:
+        try:
+            commits = session.commits_in(revisions)
+            added = repo.git.added_files(revisions, repo.tasks_rel)
+        except TaskfsError as exc:
+            raise fail(
+                "range_invalid", range=spec or revisions, reason=exc.problems[0].english
+            ) from None
+        return _review(repo, session, (revisions, base, tip), len(commits), added)
+
+
+def _review(
+    repo: Repository,
+    session: Session,
+    labels: tuple[str, str, str],
+    commits: int,
+    added: list[tuple[str, str, str]],
+) -> Review:
+    revisions, base, tip = labels
     now = load_all(repo)
     by_kind: dict[str, list[tuple[str, str, str, str]]] = {}
     for commit, author, path in added:
@@ -105,7 +118,7 @@ def review(repo: Repository, spec: str | None) -> Review:
         if parsed is not None:
             task_id, kind = parsed
             by_kind.setdefault(kind, []).append((commit, author, path, task_id))
-    contents = _contents(repo, by_kind)
+    contents = _contents(session, by_kind)
     tasks = tuple(_added_task(item, contents[item[2]], now) for item in by_kind.get(ENVELOPE, []))
     superseded = {
         repo.task_rel(t.id, STATUS, link.name) for t in now.values() for link in t.chain.superseded
@@ -126,12 +139,12 @@ def review(repo: Repository, spec: str | None) -> Review:
         revisions=revisions,
         base=base,
         tip=tip,
-        commits=len(commits),
+        commits=commits,
         tasks=tasks,
         transitions=transitions,
         evidence=evidence,
         messages=messages,
-        errors=audit_api.audit(repo).findings,
+        errors=audit_api.audit(repo, session).findings,
         warnings=tuple(_warnings(repo, tasks, now)),
         tip_is_checkout=repo.git.verify(f"{tip}^{{commit}}") == head,
     )
@@ -149,12 +162,10 @@ def _ledger_path(repo: Repository, path: str) -> tuple[str, str] | None:
 
 
 def _contents(
-    repo: Repository, by_kind: dict[str, list[tuple[str, str, str, str]]]
+    session: Session, by_kind: dict[str, list[tuple[str, str, str, str]]]
 ) -> dict[str, bytes | None]:
     wanted = [(commit, path) for items in by_kind.values() for commit, _a, path, _t in items]
-    return {
-        path: data for (_c, path), data in zip(wanted, repo.git.read_blobs(wanted), strict=True)
-    }
+    return {path: data for (_c, path), data in zip(wanted, session.read_blobs(wanted), strict=True)}
 
 
 def _load(data: bytes | None) -> tuple[object, str]:

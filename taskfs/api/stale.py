@@ -94,10 +94,8 @@ def _last_activity(repo: Repository, task: Task) -> datetime | None:
 
 def _last_commit(repo: Repository, owned: Iterable[str]) -> datetime | None:
     specs = [f":(glob){e}" for e in owned if not e.startswith(("interface:", "!"))]
-    if not specs or repo.git.head() is None:
-        return None
-    out = repo.git.run("log", "-1", "--format=%ct", "HEAD", "--", *specs, check=False)
-    return datetime.fromtimestamp(int(out), timezone.utc) if out.isdigit() else None
+    seconds = repo.git.last_commit_time(specs)
+    return datetime.fromtimestamp(seconds, timezone.utc) if seconds is not None else None
 
 
 def _time(text: str) -> datetime | None:

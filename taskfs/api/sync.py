@@ -29,7 +29,8 @@ from taskfs.core.lifecycle import next_states
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import fs
 from taskfs.store.commit_chains import CommitChains
-from taskfs.store.git import Identity
+from taskfs.store.git.objects import Identity
+from taskfs.store.git.session import Session, open_session
 from taskfs.store.repository import Repository
 
 MAX_ATTEMPTS = 20
@@ -113,7 +114,7 @@ def sync(repo: Repository, *, remote: str | None = None, agent: str | None = Non
     authored by `agent`, or `taskfs`)."""
     upstream = find_upstream(repo, remote)
     result = Synced(upstream)
-    with _one_sync_at_a_time(repo):
+    with _one_sync_at_a_time(repo), open_session(repo.git) as session:
         refused: tuple[str | None, str] | None = None
         while True:
             result.attempts += 1
@@ -121,7 +122,7 @@ def sync(repo: Repository, *, remote: str | None = None, agent: str | None = Non
             if refused is not None and refused[0] == fetched:
                 # Refused although nobody else pushed in between: not a race, a refusal.
                 raise _push_rejected(upstream, refused[1])
-            step = _integrate(repo, upstream, fetched, agent)
+            step = _integrate(repo, session, upstream, fetched, agent)
             result.fetched, result.head = fetched, step.head
             result.demoted += step.demoted
             result.superseded += step.superseded
@@ -159,9 +160,9 @@ def claim_sync(
     the claim refused with `transition_not_allowed` naming the winner."""
     upstream = find_upstream(repo, remote)
     git = repo.git
-    with _one_sync_at_a_time(repo):
+    with _one_sync_at_a_time(repo), open_session(git) as session:
         integrated = git.fetch(upstream.remote, upstream.branch)
-        _integrate(repo, upstream, integrated, agent)
+        _integrate(repo, session, upstream, integrated, agent)
         moved = transitions.transition(repo, task_id, "working", agent)
         attempts = 0
         while True:
@@ -175,7 +176,9 @@ def claim_sync(
                 fetched = git.fetch(upstream.remote, upstream.branch)
                 if fetched == integrated or attempts >= MAX_ATTEMPTS:
                     raise _push_rejected(upstream, reason)
-                step = _integrate(repo, upstream, fetched, agent, withdraw=moved.status_file)
+                step = _integrate(
+                    repo, session, upstream, fetched, agent, withdraw=moved.status_file
+                )
             except TaskfsError:
                 _withdraw(repo, upstream, moved.status_file)
                 raise
@@ -228,6 +231,7 @@ class _Step:
 
 def _integrate(
     repo: Repository,
+    session: Session,
     upstream: Upstream,
     fetched: str | None,
     agent: str | None,
@@ -240,20 +244,22 @@ def _integrate(
         if operation is not None:
             raise fail("sync_in_progress", operation=operation)
         head = git.head()
-        late = late_transitions(repo, head, fetched)
+        late = late_transitions(repo, session, head, fetched)
         if late:
             raise TaskfsError(late)
-        step = _settle(repo, head, fetched, withdraw)
-        merged, step.kind = _merge(repo, upstream, step.head, fetched, agent)
+        step = _settle(repo, session, head, fetched, withdraw)
+        merged, step.kind = _merge(repo, session, upstream, step.head, fetched, agent=agent)
         step.head = merged
         if merged is not None and merged != head:
             _move(repo, upstream, head, merged)
             if head is not None:
-                step.superseded = _newly_superseded(repo, head, merged)
+                step.superseded = _newly_superseded(repo, session, head, merged)
     return step
 
 
-def _settle(repo: Repository, head: str | None, fetched: str | None, withdraw: str | None) -> _Step:
+def _settle(
+    repo: Repository, session: Session, head: str | None, fetched: str | None, withdraw: str | None
+) -> _Step:
     """Rewrite unpublished history so that none of its transitions overturns a published one."""
     step = _Step(head)
     if head is None or fetched is None:
@@ -266,26 +272,27 @@ def _settle(repo: Repository, head: str | None, fetched: str | None, withdraw: s
             mine.setdefault(found[0], set()).add(found[1])
     withdrawn = _status_path(repo, withdraw) if withdraw else None
     edits: dict[str, tuple[str, bytes] | None] = {}
-    with git.reader() as reader:
-        theirs, ours = CommitChains(repo, reader, fetched), CommitChains(repo, reader, head)
-        for task_id, names in sorted(mine.items()):
-            published = theirs.links(task_id)
-            if not published:
-                continue
-            drop = {withdrawn[1]} if withdrawn and withdrawn[0] == task_id else set()
-            unpublished = [link for link in ours.links(task_id) if link.name in names]
-            plan = forks.settle(published, unpublished, drop=drop)
-            edits.update(_edits(repo, ours, task_id, plan))
-            step.demoted += _demotions(task_id, plan)
-            for loss in plan.losses:
-                if loss.link.name in drop and loss.link.name in plan.dropped:
-                    step.withdrawn = Lost.of(task_id, loss)
+    theirs, ours = CommitChains(repo, session, fetched), CommitChains(repo, session, head)
+    for task_id, names in sorted(mine.items()):
+        published = theirs.links(task_id)
+        if not published:
+            continue
+        drop = {withdrawn[1]} if withdrawn and withdrawn[0] == task_id else set()
+        unpublished = [link for link in ours.links(task_id) if link.name in names]
+        plan = forks.settle(published, unpublished, drop=drop)
+        edits.update(_edits(repo, ours, task_id, plan))
+        step.demoted += _demotions(task_id, plan)
+        for loss in plan.losses:
+            if loss.link.name in drop and loss.link.name in plan.dropped:
+                step.withdrawn = Lost.of(task_id, loss)
     if edits:
         step.head = git.rewrite(git.unpublished(head), edits).get(head, head)
     return step
 
 
-def late_transitions(repo: Repository, ours: str | None, theirs: str | None) -> list[Problem]:
+def late_transitions(
+    repo: Repository, session: Session, ours: str | None, theirs: str | None
+) -> list[Problem]:
     """Status files one side added after the transition they fork, which their commit already
     held (`forks.late_siblings`): illegal transitions, not forks; a sync that would merge or
     push one stops. Only what the two sides do not share yet is looked at."""
@@ -298,25 +305,24 @@ def late_transitions(repo: Repository, ours: str | None, theirs: str | None) -> 
         if found:
             new.setdefault(found[0], set()).add(found[1])
     problems: list[Problem] = []
-    with git.reader() as reader:
-        sides = (CommitChains(repo, reader, ours), CommitChains(repo, reader, theirs))
-        for task_id, names in sorted(new.items()):
-            links = {link.name: link for side in sides for link in side.links(task_id)}
-            prevs = [link.record.prev for link in links.values()]
-            if len(prevs) == len(set(prevs)):
-                continue  # no two transitions follow the same one: nothing forks
-            folder = repo.task_rel(task_id, STATUS)
-            added = git.file_additions([folder], (ours, theirs))
-            commit_of = {
-                name: added[rel].commit
-                for name in links
-                if (rel := repo.task_rel(task_id, STATUS, name)) in added
-            }
-            states = {link.name: link.record.state for link in links.values()}
-            for loss in forks.late_siblings(links.values(), commit_of, git.is_ancestor):
-                if loss.link.name in names:
-                    before = states.get(loss.link.record.prev or "")
-                    problems.append(authority.late_problem(repo, task_id, loss, before))
+    sides = (CommitChains(repo, session, ours), CommitChains(repo, session, theirs))
+    for task_id, names in sorted(new.items()):
+        links = {link.name: link for side in sides for link in side.links(task_id)}
+        prevs = [link.record.prev for link in links.values()]
+        if len(prevs) == len(set(prevs)):
+            continue  # no two transitions follow the same one: nothing forks
+        folder = repo.task_rel(task_id, STATUS)
+        added = git.file_additions([folder], (ours, theirs))
+        commit_of = {
+            name: added[rel].commit
+            for name in links
+            if (rel := repo.task_rel(task_id, STATUS, name)) in added
+        }
+        states = {link.name: link.record.state for link in links.values()}
+        for loss in forks.late_siblings(links.values(), commit_of, session.is_ancestor):
+            if loss.link.name in names:
+                before = states.get(loss.link.record.prev or "")
+                problems.append(authority.late_problem(repo, task_id, loss, before))
     return problems
 
 
@@ -368,17 +374,19 @@ def _demotions(task_id: str, plan: forks.Settlement) -> list[Demoted]:
 
 def _merge(
     repo: Repository,
+    session: Session,
     upstream: Upstream,
     ours: str | None,
     theirs: str | None,
+    *,
     agent: str | None,
 ) -> tuple[str | None, str]:
     git = repo.git
     if theirs is None or theirs == ours:
         return ours, "none"
-    if ours is None or git.is_ancestor(ours, theirs):
+    if ours is None or session.is_ancestor(ours, theirs):
         return theirs, "fast-forward"
-    if git.is_ancestor(theirs, ours):
+    if session.is_ancestor(theirs, ours):
         return ours, "none"
     if not git.have_common_history(ours, theirs):
         raise fail("sync_unrelated_histories", upstream=upstream.name)
@@ -429,21 +437,18 @@ def _conflicts(repo: Repository, upstream: Upstream, paths: Sequence[str]) -> li
     return problems
 
 
-def _newly_superseded(repo: Repository, old: str, new: str) -> list[Lost]:
-    changed = [
-        _status_path(repo, path) for path in repo.git.changed_paths(old, new, repo.tasks_rel)
-    ]
+def _newly_superseded(repo: Repository, session: Session, old: str, new: str) -> list[Lost]:
+    changed = [_status_path(repo, path) for path in session.changed_paths(old, new, repo.tasks_rel)]
     task_ids = sorted({found[0] for found in changed if found})
     out: list[Lost] = []
-    with repo.git.reader() as reader:
-        before, after = CommitChains(repo, reader, old), CommitChains(repo, reader, new)
-        for task_id in task_ids:
-            was = {link.name for link in before.chain(task_id).superseded}
-            out += [
-                Lost.of(task_id, loss)
-                for loss in forks.losses(after.chain(task_id))
-                if loss.link.name not in was
-            ]
+    before, after = CommitChains(repo, session, old), CommitChains(repo, session, new)
+    for task_id in task_ids:
+        was = {link.name for link in before.chain(task_id).superseded}
+        out += [
+            Lost.of(task_id, loss)
+            for loss in forks.losses(after.chain(task_id))
+            if loss.link.name not in was
+        ]
     return out
 
 

@@ -9,14 +9,14 @@ from taskfs.core import yamlio
 from taskfs.core.chain import Chain, Link, resolve
 from taskfs.core.layout import STATUS, STATUS_NAME_RE
 from taskfs.core.records import StatusRecord
-from taskfs.store.git import ObjectReader
+from taskfs.store.git.objects import ObjectSource
 from taskfs.store.repository import Repository
 
 
 class CommitChains:
     """Status files of tasks at one commit, read through one `git cat-file` process."""
 
-    def __init__(self, repo: Repository, reader: ObjectReader, commit: str | None) -> None:
+    def __init__(self, repo: Repository, reader: ObjectSource, commit: str | None) -> None:
         self._repo = repo
         self._reader = reader
         self.commit = commit

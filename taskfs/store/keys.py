@@ -22,7 +22,8 @@ from taskfs.core import layout, signing, wire
 from taskfs.core.layout import KEYS_DIR
 from taskfs.errors import fail
 from taskfs.store import fs, keypaths
-from taskfs.store.git import Git, ObjectReader
+from taskfs.store.git import Git
+from taskfs.store.git.objects import ObjectSource
 from taskfs.store.keypaths import KEY_DIR_ENV, private_name
 from taskfs.store.operator import inside, operator_path
 
@@ -177,7 +178,7 @@ class KeysAt:
     Reads go through the caller's `git cat-file` reader and are remembered per blob."""
 
     def __init__(
-        self, reader: ObjectReader, kind: KeyKind, names: Collection[str] | None = None
+        self, reader: ObjectSource, kind: KeyKind, names: Collection[str] | None = None
     ) -> None:
         self._reader = reader
         self._kind = kind

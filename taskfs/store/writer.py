@@ -19,7 +19,7 @@ from typing import Any
 from taskfs.core import layout
 from taskfs.errors import TaskfsError, fail
 from taskfs.store import fs
-from taskfs.store.git import Identity
+from taskfs.store.git.objects import Identity
 from taskfs.store.repository import Repository
 
 

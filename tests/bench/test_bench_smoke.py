@@ -136,3 +136,32 @@ def test_the_paired_bench_of_issue_19_runs_every_pair(tmp_path: Path) -> None:
     for name, figures in pairs.items():
         assert figures["failed_runs"] == 0, (name, proc.stdout)
         assert figures["ratio"] > 0
+
+
+def test_the_history_bench_of_issue_17_runs_every_command(tmp_path: Path) -> None:
+    script = str(Path(sys.executable).parent / "taskfs")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "history_ab.py"),
+            "--a",
+            script,
+            "--b",
+            script,
+            "--size",
+            "20",
+            "--runs",
+            "1",
+            "--cache",
+            str(tmp_path / "cache"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert [line.split()[0] for line in lines] == ["audit", "review", "log", "ls", "claim"]
+    for line in lines[2:]:  # audit and review exit 1 where they find something: not a failure
+        assert "FAILED RUNS" not in line, proc.stdout

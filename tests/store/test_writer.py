@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from taskfs.errors import TaskfsError
-from taskfs.store import git as git_module
+from taskfs.store.git import process as git_module
 from taskfs.store.repository import Repository
 from taskfs.store.writer import write_journal
 from tests.helpers import git, submit, taskfs

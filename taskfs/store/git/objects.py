@@ -1,0 +1,468 @@
+"""Git objects: blobs, trees and commits, read through one `git cat-file` and written as
+loose objects (the ledger's write path).
+
+Ledger commits are built without touching the user's staged work: the new files' blobs, the
+trees along their paths and the commit are written as loose objects (the format is git's
+documented object format), `HEAD` is moved with `git update-ref NEW OLD` (a compare-and-swap,
+so a concurrent commit is never overwritten), and the new paths are added to the index so that
+the user's `git status` stays clean. `git commit -- PATHS` would do the same but costs three
+times a plain commit in a 5,000-task repository, and would run the user's commit hooks.
+Nothing here imports GitPython: every ledger write (claim, new, move) goes through here.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from functools import cached_property
+from typing import Protocol
+
+from taskfs.errors import TaskfsError, fail
+from taskfs.store.git.process import Process, git_error, nul_list, scrubbed_env
+
+# A tree edit: a file's new content, None to remove it, or the edits of a subtree.
+Nested = dict[str, "bytes | Stored | Nested | None"]
+FILE_MODE = "100644"
+TREE_MODE = "40000"
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A file's blob that git already wrote (through the file's clean filter): taken as is."""
+
+    oid: str
+
+
+@dataclass(frozen=True)
+class Identity:
+    name: str
+    email: str
+
+    @classmethod
+    def agent(cls, agent: str) -> Identity:
+        return cls(agent, f"{agent}@taskfs")
+
+
+class ObjectSource(Protocol):
+    """What readers of the ledger at a commit need: objects by name (`COMMIT:PATH` too).
+    `ObjectReader` (the write path's) and the history session's reader both are one."""
+
+    def read(self, name: str) -> tuple[str, bytes] | None: ...
+
+    def tree(self, oid: str) -> Iterator[tuple[str, tuple[str, str]]]: ...
+
+    def tree_at(self, revision_path: str) -> list[tuple[str, tuple[str, str]]]: ...
+
+
+class Objects(Process):
+    """Reading and writing git objects, and the ledger commits built from them."""
+
+    @contextmanager
+    def reader(self) -> Iterator[ObjectReader]:
+        reader = ObjectReader(self)
+        try:
+            yield reader
+        finally:
+            reader.close()
+
+    def tree_id(self, rev: str, folder: str) -> str | None:
+        """The tree `folder` has in commit `rev`, or None when it has none."""
+        proc = self.run_raw("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}:{folder}")
+        return proc.stdout.decode().strip() or None
+
+    def tree_blobs(self, tree: str) -> dict[str, str]:
+        """Path (relative to `tree`) to blob id, for every file below a tree."""
+        out = self.run_raw("ls-tree", "-r", "-z", "--full-tree", tree)
+        if out.returncode != 0:
+            raise git_error(("ls-tree",), out)
+        blobs: dict[str, str] = {}
+        for row in nul_list(out.stdout):
+            info, _tab, path = row.partition("\t")
+            _mode, kind, oid = info.split()
+            if kind == "blob":
+                blobs[path] = oid
+        return blobs
+
+    def read_blobs(self, wanted: Sequence[tuple[str, str]]) -> list[bytes | None]:
+        """The bytes of each (commit, path) as that commit holds it (None when it holds none),
+        through one `git cat-file` process."""
+        out: list[bytes | None] = []
+        with self.reader() as reader:
+            for commit, path in wanted:
+                found = reader.read(f"{commit}:{path}")
+                out.append(found[1] if found and found[0] == "blob" else None)
+        return out
+
+    def commit_files(
+        self,
+        paths: Sequence[str],
+        message: str,
+        author: Identity,
+        *,
+        when: datetime | None = None,
+        removed: Sequence[str] = (),
+    ) -> str:
+        """Commit the working-tree content of `paths` (repository-relative) onto HEAD, and the
+        removal of `removed` (files the change consumed; the caller deletes them afterwards).
+
+        Only these paths change, relative to HEAD; the user's other staged or unstaged work
+        stays as it was. Returns the new commit id. Raises `TaskfsError` (git_failed) when HEAD
+        moved under us too often, which only concurrent non-taskfs commits can cause.
+        """
+        raw = {p: (self.root / p).read_bytes() for p in paths}
+        # The blob `git add` writes is the file through its clean filter (.gitattributes), if
+        # one applies. When it wrote the raw bytes' blob, that is the blob; otherwise the
+        # index says which it wrote, and the commit takes the same, so `git status` is clean.
+        oids = {
+            p: self._hash(b"blob %d\0" % len(data) + data).hexdigest() for p, data in raw.items()
+        }
+        known = {p for p, oid in oids.items() if self._loose(oid)}
+        if paths:
+            args = ("add", "--force", "--", *paths)
+            proc = self.run_index(*args, env={"GIT_LITERAL_PATHSPECS": "1"})
+            if proc.returncode != 0:
+                raise git_error(args, proc)
+        contents: dict[str, bytes | Stored | None] = dict(raw)
+        unsure = [p for p, oid in oids.items() if p in known or not self._loose(oid)]
+        contents.update({p: Stored(oid) for p, oid in self._index_blobs(unsure).items()})
+        contents.update(dict.fromkeys(removed))
+        if removed:
+            args = ("update-index", "--force-remove", "--", *removed)
+            proc = self.run_index(*args)
+            if proc.returncode != 0:
+                raise git_error(args, proc)
+        try:
+            return self._commit_onto_head(contents, message, author, when)
+        except TaskfsError:
+            # Nothing was committed (signing failed, say): the index goes back to HEAD's for
+            # these paths, so no half-made change stays staged.
+            self.run_index(
+                "reset", "-q", "--", *paths, *removed, env={"GIT_LITERAL_PATHSPECS": "1"}
+            )
+            raise
+
+    def _commit_onto_head(
+        self,
+        contents: dict[str, bytes | Stored | None],
+        message: str,
+        author: Identity,
+        when: datetime | None,
+    ) -> str:
+        parent = self.head_guess()
+        while True:
+            with self.reader() as reader:
+                base_tree = reader.commit_tree(parent) if parent else None
+                tree = self._write_tree(reader, base_tree, _nest(contents))
+            commit = self.write_commit(tree, (parent,) if parent else (), message, author, when)
+            old = parent or self.zero
+            proc = self.run_raw("update-ref", "-m", _first_line(message), "HEAD", commit, old)
+            if proc.returncode == 0:
+                # What the ledger cache needs to know that this commit was the only change.
+                self.last_commit = (parent, commit)
+                return commit
+            # Someone else's commit moved HEAD between our read and our swap (or the guess
+            # from the files was wrong): build again on top of it. Any other failure is git's.
+            moved = self.head()
+            if moved == parent:
+                raise git_error(("update-ref",), proc)
+            parent = moved
+
+    def _write_tree(self, reader: ObjectReader, base: str | None, changes: Nested) -> str:
+        """The tree `base` with `changes` applied (the empty tree when nothing is left).
+
+        The base's entries are kept as the bytes git wrote: a tasks folder of thousands of
+        tasks is re-joined, not re-encoded, when one task's entry changes."""
+        size = self._hash().digest_size
+        entries = _tree_entries(reader.tree_body(base) or b"", size) if base else {}
+        resort = False  # whether an entry was added or changed between file and folder
+        for name, change in changes.items():
+            raw = name.encode("utf-8", "surrogateescape")
+            old = entries.get(raw)
+            old_mode = old[: old.index(b" ")].decode() if old else None
+            if change is None:
+                entries.pop(raw, None)
+                continue
+            if isinstance(change, Stored):
+                mode, oid = FILE_MODE, change.oid
+            elif isinstance(change, bytes):
+                mode, oid = FILE_MODE, self.write_object("blob", change)
+            else:
+                sub_base = old[-size:].hex() if old and old_mode == TREE_MODE else None
+                mode, oid = TREE_MODE, self._write_tree(reader, sub_base, change)
+                if oid == self.empty_tree:
+                    entries.pop(raw, None)  # git keeps no empty folders
+                    continue
+            resort = resort or mode != old_mode
+            entries[raw] = f"{mode} ".encode() + raw + b"\0" + bytes.fromhex(oid)
+        if resort:
+            # git orders tree entries by name, comparing a subtree's name as if it ended in "/".
+            order = sorted(entries, key=lambda n: n + b"/" if entries[n][:6] == b"40000 " else n)
+            body = b"".join(entries[n] for n in order)
+        else:
+            body = b"".join(entries.values())  # the base's order, which git made
+        return self.write_object("tree", body)
+
+    def _loose(self, oid: str) -> bool:
+        return (self.common_dir / "objects" / oid[:2] / oid[2:]).exists()
+
+    def _index_blobs(self, paths: Sequence[str]) -> dict[str, str]:
+        """The blob the index holds for each of `paths` (that it holds)."""
+        if not paths:
+            return {}
+        out = self.run_raw(
+            "ls-files", "--stage", "-z", "--", *paths, env={"GIT_LITERAL_PATHSPECS": "1"}
+        )
+        if out.returncode != 0:
+            raise git_error(("ls-files",), out)
+        found: dict[str, str] = {}
+        for row in nul_list(out.stdout):
+            info, _tab, path = row.partition("\t")
+            found[path] = info.split()[1]
+        return found
+
+    @cached_property
+    def empty_tree(self) -> str:
+        return self.write_object("tree", b"")
+
+    def write_commit(
+        self,
+        tree: str,
+        parents: Sequence[str],
+        message: str,
+        author: Identity,
+        when: datetime | None = None,
+    ) -> str:
+        moment = when or datetime.now(timezone.utc)
+        # The user's own offset, as plain git writes it (TZ respected): the instant is the same.
+        stamp = f"{int(moment.timestamp())} {moment.astimezone().strftime('%z') or '+0000'}"
+        if self.signs_commits:
+            return self._signed_commit(tree, parents, message, author, stamp)
+        ident = f"{_clean(author.name)} <{_clean(author.email)}> {stamp}"
+        lines = [f"tree {tree}", *(f"parent {p}" for p in parents)]
+        lines += [f"author {ident}", f"committer {ident}", "", message.rstrip("\n"), ""]
+        return self.write_object("commit", "\n".join(lines).encode())
+
+    @cached_property
+    def signs_commits(self) -> bool:
+        """Whether the user's git signs commits (`commit.gpgSign`): branch protection may
+        refuse ledger commits that are not signed."""
+        proc = self.run_raw("config", "--type=bool", "--get", "commit.gpgsign")
+        return proc.returncode == 0 and proc.stdout.strip() == b"true"
+
+    def _signed_commit(
+        self, tree: str, parents: Sequence[str], message: str, author: Identity, stamp: str
+    ) -> str:
+        """The commit made by `git commit-tree`, which signs it as the user's git is set up to
+        (`user.signingKey`, `gpg.format` openpgp, ssh or x509)."""
+        who = {
+            f"GIT_{role}_{part}": value
+            for role in ("AUTHOR", "COMMITTER")
+            for part, value in (
+                ("NAME", _clean(author.name)),
+                ("EMAIL", _clean(author.email)),
+                ("DATE", stamp),
+            )
+        }
+        args = ["commit-tree", tree, *(arg for p in parents for arg in ("-p", p)), "-S"]
+        text = message.rstrip("\n") + "\n"
+        return self.run(*args, input=text.encode(), env=who)
+
+    def write_object(self, kind: str, body: bytes) -> str:
+        """Store a loose object the way git does; returns its id."""
+        data = f"{kind} {len(body)}\0".encode() + body
+        oid = self._hash(data).hexdigest()
+        folder = self.common_dir / "objects" / oid[:2]
+        target = folder / oid[2:]
+        if target.exists():
+            return oid
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f"tmp_obj_{os.getpid()}_{oid[2:10]}"
+        tmp.write_bytes(zlib.compress(data))
+        os.chmod(tmp, 0o444)
+        os.replace(tmp, target)
+        return oid
+
+    def rewrite(
+        self, commits: Sequence[str], edits: Mapping[str, tuple[str, bytes] | None]
+    ) -> dict[str, str]:
+        """Rewrite `commits` (parents first) with `edits` applied to every tree that holds the
+        edited path: the path is removed and, unless its edit is None, (new path, content) is
+        added in its place. Authors, dates and messages are kept (signatures cannot be). A
+        commit whose only change was removed is dropped. Returns old -> new commit ids; used
+        only on commits no remote holds."""
+        mapped: dict[str, str] = {}
+        with self.reader() as reader:
+            for commit in commits:
+                found = reader.read(commit)
+                if found is None or found[0] != "commit":
+                    raise fail("git_failed", command="cat-file", reason=f"{commit} is not a commit")
+                head, _sep, message = found[1].partition(b"\n\n")
+                tree, parents = _tree_and_parents(head)
+                new_parents = list(dict.fromkeys(mapped.get(p, p) for p in parents))
+                changes: dict[str, bytes | None] = {}
+                for old, edit in edits.items():
+                    if reader.exists(f"{tree}:{old}"):
+                        changes[old] = None
+                        if edit is not None:
+                            changes[edit[0]] = edit[1]
+                new_tree = self._write_tree(reader, tree, _nest(changes)) if changes else tree
+                if (
+                    changes
+                    and len(parents) == 1
+                    and new_tree == reader.commit_tree(new_parents[0])
+                    and tree != reader.commit_tree(parents[0])
+                ):
+                    mapped[commit] = new_parents[0]
+                    continue
+                if new_tree == tree and new_parents == parents:
+                    continue
+                body = _rewritten_header(head, new_tree, new_parents) + b"\n\n" + message
+                mapped[commit] = self.write_object("commit", body)
+        return mapped
+
+    def move_head(self, new: str, old: str | None, message: str) -> bool:
+        """Point HEAD at `new` if it still points at `old` (a compare-and-swap)."""
+        proc = self.run_raw("update-ref", "-m", message, "HEAD", new, old or self.zero)
+        return proc.returncode == 0
+
+
+class ObjectReader:
+    """One long-lived `git cat-file --batch` for all reads of a command; closed after use."""
+
+    def __init__(self, git: Process) -> None:
+        self._git = git
+        self._proc = subprocess.Popen(
+            ["git", "cat-file", "--batch"],
+            cwd=git.root,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=scrubbed_env(),
+        )
+
+    def read(self, name: str) -> tuple[str, bytes] | None:
+        """(type, content) of the object `name` (any revision syntax), None when missing."""
+        assert self._proc.stdin is not None
+        assert self._proc.stdout is not None
+        self._proc.stdin.write(name.encode() + b"\n")
+        self._proc.stdin.flush()
+        header = self._proc.stdout.readline().decode().split()
+        if len(header) != 3:
+            return None
+        _oid, kind, size = header
+        body = self._proc.stdout.read(int(size))
+        self._proc.stdout.read(1)
+        return kind, body
+
+    def commit_tree(self, commit: str) -> str:
+        found = self.read(commit)
+        if found is None or found[0] != "commit":
+            raise fail("git_failed", command="cat-file", reason=f"{commit} is not a commit")
+        first = found[1].split(b"\n", 1)[0].decode()
+        return first.split()[1]
+
+    def tree(self, oid: str) -> Iterator[tuple[str, tuple[str, str]]]:
+        found = self.read(oid)
+        if found is None or found[0] != "tree":
+            return
+        yield from parse_tree(found[1], self._git._hash().digest_size)
+
+    def tree_body(self, oid: str) -> bytes | None:
+        """A tree object's bytes; None when `oid` is not a tree."""
+        found = self.read(oid)
+        return found[1] if found is not None and found[0] == "tree" else None
+
+    def tree_at(self, revision_path: str) -> list[tuple[str, tuple[str, str]]]:
+        """The entries of the tree `revision_path` names (e.g. `HEAD:tasks`); [] if none."""
+        found = self.read(revision_path)
+        if found is None or found[0] != "tree":
+            return []
+        return list(parse_tree(found[1], self._git._hash().digest_size))
+
+    def exists(self, revision_path: str) -> bool:
+        return self.read(revision_path) is not None
+
+    def close(self) -> None:
+        if self._proc.stdin:
+            self._proc.stdin.close()
+        if self._proc.stdout:
+            self._proc.stdout.close()
+        self._proc.wait()
+
+
+def parse_tree(body: bytes, digest_size: int) -> Iterator[tuple[str, tuple[str, str]]]:
+    """(name, (mode, oid)) of each entry of a tree object's bytes (SHA-1 or SHA-256 ids)."""
+    i = 0
+    while i < len(body):
+        space = body.index(b" ", i)
+        nul = body.index(b"\0", space)
+        mode = body[i:space].decode()
+        name = body[space + 1 : nul].decode("utf-8", "surrogateescape")
+        oid = body[nul + 1 : nul + 1 + digest_size].hex()
+        yield name, (mode, oid)
+        i = nul + 1 + digest_size
+
+
+def _tree_entries(body: bytes, digest_size: int) -> dict[bytes, bytes]:
+    """A tree's entries in its order: each name (as git stores it) with the entry's bytes."""
+    out: dict[bytes, bytes] = {}
+    find, i = body.index, 0
+    while i < len(body):
+        nul = find(b"\0", i)
+        end = nul + 1 + digest_size
+        out[body[find(b" ", i) + 1 : nul]] = body[i:end]
+        i = end
+    return out
+
+
+def _nest(contents: Mapping[str, bytes | Stored | None]) -> Nested:
+    root: Nested = {}
+    for path, data in contents.items():
+        *dirs, leaf = path.split("/")
+        node = root
+        for part in dirs:
+            child = node.setdefault(part, {})
+            assert isinstance(child, dict), f"{path} runs through a file"
+            node = child
+        node[leaf] = data
+    return root
+
+
+def _tree_and_parents(header: bytes) -> tuple[str, list[str]]:
+    tree, parents = "", []
+    for line in header.split(b"\n"):
+        if line.startswith(b"tree "):
+            tree = line[5:].decode()
+        elif line.startswith(b"parent "):
+            parents.append(line[7:].decode())
+    return tree, parents
+
+
+def _rewritten_header(header: bytes, tree: str, parents: Sequence[str]) -> bytes:
+    """A commit header with a new tree and parents; a signature would no longer verify, so it
+    goes (its continuation lines start with a space)."""
+    out = [f"tree {tree}".encode(), *(f"parent {p}".encode() for p in parents)]
+    dropping = False
+    for line in header.split(b"\n"):
+        if line.startswith(b" "):
+            if not dropping:
+                out.append(line)
+            continue
+        key = line.split(b" ", 1)[0]
+        dropping = key in (b"tree", b"parent", b"gpgsig", b"gpgsig-sha256")
+        if not dropping:
+            out.append(line)
+    return b"\n".join(out)
+
+
+def _clean(text: str) -> str:
+    return "".join(ch for ch in text if ch not in "<>\n\r\0")
+
+
+def _first_line(message: str) -> str:
+    return message.split("\n", 1)[0]

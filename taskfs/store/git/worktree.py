@@ -1,0 +1,202 @@
+"""The working tree and the index: what is uncommitted, staged or in the way, and moving them.
+
+The ownership guard asks what the next commit would change (`staged_paths`); decisions that
+rest on HEAD ask what no commit holds (`not_at_head`: taskfs.store.head_ledger); `sync` moves the
+index and working tree to a merged commit as `git checkout` would (`switch_tree`).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TypeVar
+
+from taskfs.store.git.history import History
+from taskfs.store.git.objects import Identity, Objects
+from taskfs.store.git.process import git_error, nul_list
+
+_W = TypeVar("_W", bound="Worktree")
+
+
+class Worktree(Objects, History):
+    """The working tree and the index of a checkout."""
+
+    def worktree_files(self) -> list[str]:
+        """Every tracked file and every untracked file git does not ignore, as paths relative
+        to the working tree (tracked files deleted from the tree included), sorted, once each."""
+        out = self.run_raw("ls-files", "-z", "--cached", "--others", "--exclude-standard")
+        if out.returncode != 0:
+            raise git_error(("ls-files",), out)
+        names = out.stdout.decode("utf-8", "surrogateescape").split("\0")
+        return sorted({name for name in names if name})
+
+    def add_worktree(self: _W, path: Path, commit: str) -> _W:
+        """A detached checkout of `commit` at `path` (new or empty); remove it with
+        `remove_worktree`."""
+        self.run("worktree", "add", "--detach", "--quiet", str(path), commit)
+        return type(self)(path)
+
+    def remove_worktree(self, path: Path) -> None:
+        """Remove a worktree made by `add_worktree`, whatever state it was left in."""
+        self.run_raw("worktree", "remove", "--force", "--force", str(path))
+        if path.exists():
+            # The check left something git would not delete (a read-only folder, say).
+            shutil.rmtree(path, ignore_errors=True)
+        self.run_raw("worktree", "prune")
+
+    def tracked(self, paths: Sequence[str]) -> set[str]:
+        """Those of `paths` (repository-relative) that the index holds."""
+        if not paths:
+            return set()
+        out = self.run_raw("ls-files", "-z", "--", *paths, env={"GIT_LITERAL_PATHSPECS": "1"})
+        return {p for p in out.stdout.decode("utf-8", "surrogateescape").split("\0") if p}
+
+    def worktree_changes(self, folder: str) -> list[tuple[str, str]]:
+        """(porcelain status, path) of files under `folder` that differ from HEAD."""
+        out = self.run_raw("status", "--porcelain", "-z", "--untracked-files=all", "--", folder)
+        entries = out.stdout.decode("utf-8", "surrogateescape").split("\0")
+        return [(e[:2], e[3:]) for e in entries if len(e) > 3]
+
+    def staged_paths(self, index_file: str | None = None) -> list[str]:
+        """Paths the next commit would change: added, modified, deleted, and both sides of a
+        rename. `index_file` is the index git hands a pre-commit hook (`GIT_INDEX_FILE`, which
+        `git commit -a` or `git commit PATHS` point at a temporary index).
+
+        While a merge is being concluded, only what the merge itself changes counts (paths
+        that differ from every parent, as `--cc` shows a merge commit), not what it brings in
+        from the other side: those commits were checked on their own.
+        """
+        env = {"GIT_INDEX_FILE": str(self.root / index_file)} if index_file else None
+        merging = self.merge_heads()
+        parent = self.head()
+        if merging and parent:
+            # The merge as it would be committed: a commit object nothing refers to (git's gc
+            # removes it), so that `--cc` can say what the merge changes itself.
+            tree = self.run("write-tree", env=env)
+            parents = [arg for p in (parent, *merging) for arg in ("-p", p)]
+            ident = Identity.agent("taskfs")
+            who = {
+                f"GIT_{role}_{part}": value
+                for role in ("AUTHOR", "COMMITTER")
+                for part, value in (("NAME", ident.name), ("EMAIL", ident.email))
+            }
+            commit = self.run(
+                "commit-tree", "--no-gpg-sign", tree, *parents, input=b"merge\n", env=who
+            )
+            return self.commit_paths(commit)
+        out = self.run_raw(
+            "diff", "--cached", "--name-only", "--no-renames", "-z", "--no-ext-diff", env=env
+        )
+        if out.returncode != 0:
+            raise git_error(("diff",), out)
+        return nul_list(out.stdout)
+
+    def merge_heads(self) -> list[str]:
+        """The commits being merged in, while a merge waits to be committed."""
+        try:
+            text = (self.git_dir / "MERGE_HEAD").read_text(encoding="ascii", errors="replace")
+        except OSError:
+            return []
+        return [line.strip() for line in text.splitlines() if line.strip()]
+
+    def unmerged_paths(self, folder: str) -> list[str]:
+        out = self.run_raw("ls-files", "--unmerged", "-z", "--", folder or ".").stdout
+        paths = {
+            e.split("\t", 1)[1]
+            for e in out.decode("utf-8", "surrogateescape").split("\0")
+            if "\t" in e
+        }
+        return sorted(paths)
+
+    def operation_in_progress(self) -> str | None:
+        """The git operation (merge, rebase, ...) left unfinished in this checkout, if any."""
+        markers = {
+            "MERGE_HEAD": "a merge",
+            "rebase-merge": "a rebase",
+            "rebase-apply": "a rebase or am",
+            "CHERRY_PICK_HEAD": "a cherry-pick",
+            "REVERT_HEAD": "a revert",
+        }
+        for name, what in markers.items():
+            if (self.git_dir / name).exists():
+                return what
+        return "a conflict resolution" if self.unmerged_paths("") else None
+
+    def switch_tree(self, old: str | None, new: str) -> list[str]:
+        """Move the index and working tree from commit `old` to commit `new`, carrying the
+        user's uncommitted changes as `git checkout` does. Returns the paths whose uncommitted
+        changes (or untracked files) would be overwritten; nothing is changed then."""
+        self.run_index("update-index", "-q", "--refresh")
+        proc = self.run_index("read-tree", "-m", "-u", old or self.empty_tree, new)
+        if proc.returncode == 0:
+            return []
+        blocked = re.findall(r"'([^']+)'", proc.stderr.decode("utf-8", "surrogateescape"))
+        if not blocked or b"index.lock" in proc.stderr:  # the lock's path is no user file
+            raise git_error(("read-tree",), proc)
+        return sorted(set(blocked))
+
+    def not_at_head(self, pathspecs: Sequence[str]) -> list[tuple[str, str]]:
+        """(kind, path) of every file under `pathspecs` whose working-tree or index content is
+        not what HEAD holds: `untracked` (ignored files included: taskfs would read them just
+        the same) or `changed` (edited, deleted, staged). `git diff HEAD` compares contents,
+        so a file only touched is not changed. Scoped by the caller: it costs a stat per
+        tracked file under the pathspecs."""
+        if not pathspecs:
+            return []
+        env = {"GIT_LITERAL_PATHSPECS": "1"}
+        found: list[tuple[str, str]] = []
+        if self.head_guess() is None:
+            listed = self.run_raw("ls-files", "-z", "--cached", "--", *pathspecs, env=env)
+            found += [("changed", p) for p in nul_list(listed.stdout)]
+        else:
+            diff = self.run_raw(
+                "diff", "HEAD", "--name-only", "-z", "--no-renames", "--no-ext-diff",
+                "--", *pathspecs, env=env,
+            )  # fmt: skip
+            if diff.returncode != 0:
+                raise git_error(("diff",), diff)
+            found += [("changed", p) for p in nul_list(diff.stdout)]
+        other = self.run_raw("ls-files", "-z", "--others", "--", *pathspecs, env=env)
+        if other.returncode != 0:
+            raise git_error(("ls-files",), other)
+        found += [("untracked", p) for p in nul_list(other.stdout)]
+        return found
+
+    def uncommitted_files(self) -> list[str]:
+        """Every path whose working-tree content HEAD does not hold: tracked files edited,
+        deleted or staged, and untracked files git does not ignore (work not committed)."""
+        if self.head_guess() is None:
+            return self.worktree_files()
+        diff = self.run_raw("diff", "HEAD", "--name-only", "-z", "--no-renames", "--no-ext-diff")
+        if diff.returncode != 0:
+            raise git_error(("diff",), diff)
+        other = self.run_raw("ls-files", "-z", "--others", "--exclude-standard")
+        if other.returncode != 0:
+            raise git_error(("ls-files",), other)
+        return sorted(set(nul_list(diff.stdout)) | set(nul_list(other.stdout)))
+
+    def head_files(self, pathspecs: Sequence[str]) -> dict[str, bytes]:
+        """The bytes HEAD holds of every file under `pathspecs`, by repository-relative path."""
+        if not pathspecs or self.head_guess() is None:
+            return {}
+        env = {"GIT_LITERAL_PATHSPECS": "1"}
+        listed = self.run_raw(
+            "ls-tree", "-r", "-z", "--full-tree", "HEAD", "--", *pathspecs, env=env
+        )
+        if listed.returncode != 0:
+            raise git_error(("ls-tree",), listed)
+        wanted: list[tuple[str, str]] = []
+        for line in nul_list(listed.stdout):
+            meta, _tab, path = line.partition("\t")
+            mode, kind, oid = meta.split(" ")
+            if kind == "blob" and mode.startswith("100"):
+                wanted.append((path, oid))
+        out: dict[str, bytes] = {}
+        with self.reader() as reader:
+            for path, oid in wanted:
+                found = reader.read(oid)
+                if found is not None and found[0] == "blob":
+                    out[path] = found[1]
+        return out
