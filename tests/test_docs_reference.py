@@ -336,7 +336,6 @@ def test_the_path_finder_reads_package_paths_only() -> None:
     assert not exists("taskfs/nowhere.py")
 
 
-@pytest.mark.xfail(strict=False, reason="until issue 17's branches merge")
 def test_every_package_path_the_docs_name_exists() -> None:
     assert missing_paths([ROOT / "CONTRIBUTING.md", *sorted(DOCS.glob("*.md"))]) == []
 

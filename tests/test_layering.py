@@ -36,7 +36,6 @@ from tests.layering import (
 ROOT = Path(__file__).resolve().parent.parent
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 Real = tuple[subprocess.CompletedProcess[str], subprocess.CompletedProcess[str]]
-UNTIL_MERGE = pytest.mark.xfail(strict=False, reason="until issue 17's branches merge")
 
 
 def _run(*args: str, where: Path) -> subprocess.CompletedProcess[str]:
@@ -152,17 +151,14 @@ def test_every_folder_of_modules_is_a_package() -> None:
     assert folders_without_init(ROOT / "taskfs") == []
 
 
-@UNTIL_MERGE
 def test_the_tree_keeps_the_import_contracts(real: Real) -> None:
     found = real[0]
     assert found.returncode == 0, found.stdout + found.stderr
 
 
-@UNTIL_MERGE
 def test_the_tree_has_no_import_cycle() -> None:
     assert find_cycles(import_graph()) == []
 
 
-@UNTIL_MERGE
 def test_no_module_is_over_600_lines() -> None:
     assert long_modules(ROOT / "taskfs") == []

@@ -14,13 +14,15 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from taskfs.core import layout
 from taskfs.errors import TaskfsError, fail
 from taskfs.store import fs
 from taskfs.store.git.objects import Identity
-from taskfs.store.repository import Repository
+
+if TYPE_CHECKING:
+    from taskfs.store.repository import Repository
 
 
 @contextlib.contextmanager
