@@ -67,8 +67,8 @@ def build(target: Path, size: int, *, check: bool = True) -> dict[str, Any]:
                     path.parent.mkdir(parents=True, exist_ok=True)
                     made.add(path.parent)
                 path.write_bytes(data)
-    _git(target, env, "add", "-A", "--", repo.tasks_rel)
-    _git(target, env, "commit", "-q", "-m", f"bench: {size} tasks written directly")
+    _git(target, env, "-c", "gc.auto=0", "add", "-A", "--", repo.tasks_rel)
+    _git(target, env, "-c", "gc.auto=0", "commit", "-q", "-m", f"bench: {size} tasks written")
     # Packed now, not by a `gc --auto` git would start in the background after this commit
     # (it would repack the cached repository while the harness copies it).
     _git(target, env, "gc", "-q")
