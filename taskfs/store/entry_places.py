@@ -42,7 +42,7 @@ class Places:
 
     def of(self, raw: str) -> Place:
         found = self._places.get(raw)
-        if found is None or not _well_formed(found):  # checked when used, not all on reading
+        if found is None:
             names, literal = globs._placement(raw)  # the index's own rule
             found = self._places[raw] = (tuple(names), literal)
             self._added += 1
@@ -61,12 +61,15 @@ class Places:
         wanted = [self.of(q)[0] for q in queries if not q.startswith(globs.INTERFACE_PREFIX)]
         if any(not p for p in wanted):  # a query with no literal prefix meets everything
             return list(records)
+        firsts = {p[0] for p in wanted}
         found: list[tuple[K, str]] = []
         for key, raw in records:
             if raw.startswith(globs.INTERFACE_PREFIX):
                 found.append((key, raw))
                 continue
             names = self.of(raw)[0]
+            if names and names[0] not in firsts:
+                continue
             for p in wanted:
                 n = min(len(p), len(names))
                 if names[:n] == p[:n]:
@@ -84,14 +87,16 @@ def _read(path: str) -> dict[str, Place]:
     if not (isinstance(data, tuple) and len(data) == 2 and data[0] == FORMAT):
         return {}
     places = data[1]
-    return places if isinstance(places, dict) else {}
+    if not isinstance(places, dict) or not all(map(_well_formed, places.values())):
+        return {}
+    return places
 
 
 def _well_formed(place: object) -> bool:
     return (
-        isinstance(place, tuple)
+        type(place) is tuple
         and len(place) == 2
-        and isinstance(place[0], tuple)
-        and isinstance(place[1], bool)
-        and all(isinstance(name, str) for name in place[0])
+        and type(place[0]) is tuple
+        and type(place[1]) is bool
+        and all(type(name) is str for name in place[0])
     )

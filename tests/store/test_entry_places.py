@@ -4,6 +4,7 @@ only against the entries near its own, and that must never lose an overlap."""
 from __future__ import annotations
 
 import itertools
+import marshal
 from pathlib import Path
 
 from taskfs.core import globs
@@ -59,6 +60,9 @@ def test_places_are_stored_and_a_damaged_file_is_rebuilt(tmp_path: Path) -> None
     assert stored.is_file()
     assert Places(cache).of("src/auth/*.py") == (("src", "auth"), False)
     stored.write_bytes(b"\x00not marshal")
+    assert Places(cache).of("src/auth/*.py") == (("src", "auth"), False)
+    # Marshalled, but not places: a segment list that is not a tuple of strings.
+    stored.write_bytes(marshal.dumps((1, {"src/auth/*.py": (["elsewhere"], False)})))
     assert Places(cache).of("src/auth/*.py") == (("src", "auth"), False)
 
 
