@@ -17,8 +17,15 @@ The pairs:
 - the first `ls --json` after a `claim` (the claim untimed) against a settled `ls --json`
   (one taken after the racy margin has passed and a listing has settled the claim's files).
 
-`complete` needs a passing acceptance check first, which the generated tasks' commands are
-not; it takes `move`'s path (`taskfs.api.transitions`) plus the evidence gate.
+- `send` of a message on a claimed task, `check`'s bookkeeping (a claimed task whose
+  acceptance command is `true`, checked with `--sandbox off`: the command costs nothing, the
+  rest is taskfs), `evidence add` of a judgement, and `complete` (before each timed run, untimed:
+  `new` of a task whose acceptance command is `true`, `claim`, a passing `check`) against the
+  same bare commit.
+
+`--builder direct` (the default) takes the repository direct.py writes (the same files, in one
+commit); `--builder writer` the one generate.py writes through taskfs's own writer.
+`--sizes 50000 --only show,ls,ready,claim,new` measures what issue 19 asks at 50,000 tasks.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import direct
 import generate
 import peers as peers_module
 import run as run_module
@@ -54,6 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", help="write the raw figures here")
     parser.add_argument("--taskfs", help="the taskfs command (default: bench/.cache/venv's)")
     parser.add_argument("--no-peers", action="store_true", help="no seeds pairs")
+    parser.add_argument("--builder", choices=("direct", "writer"), default="direct")
     args = parser.parse_args(argv)
     cache = Path(args.cache).resolve()
     env = run_module._child_env()
@@ -78,7 +87,8 @@ def _size(  # noqa: PLR0917 - one size's whole setting
     env: dict[str, str],
     args: argparse.Namespace,
 ) -> dict[str, Any]:
-    source, manifest = generate.cached_repo(cache, size, _log)
+    builder = direct.cached_repo if args.builder == "direct" else generate.cached_repo
+    source, manifest = builder(cache, size, _log)
     work = cache / "work" / f"paired-{size}"
     repo = run_module._copy(source, work / "repo")
     sd_repo, sd_manifest, sd = None, None, None
@@ -121,6 +131,49 @@ def _size(  # noqa: PLR0917 - one size's whole setting
     def refuse(i: int) -> list[Argv]:
         task = pool.pop()
         return [[*tf, "refuse", task, "--agent", manifest["agent"], "--reason", "no", "--json"]]
+
+    def run(*argv: str) -> str:
+        done = subprocess.run(
+            [*tf, *argv], cwd=repo, env=env, capture_output=True, text=True, check=False
+        )
+        if done.returncode:
+            _log(f"setup {argv[0]} failed: {done.stdout} {done.stderr}")
+        return done.stdout
+
+    def passing_task() -> str:
+        """A new task for builder whose acceptance command is `true`, claimed (untimed)."""
+        counter["true"] = n = counter.get("true", 0) + 1
+        path = inputs / f"true-{n}.yaml"
+        text = run_module._envelope_text(f"paired-true-{n}", size + 900 + n)
+        command = f"passFailCommand: pytest -q tests/m{size + 900 + n}"
+        path.write_text(text.replace(command, "passFailCommand: 'true'"))
+        run("new", str(path), "--agent", "planner", "--json")
+        task = f"paired-true-{n}"
+        run("claim", task, "--agent", agent)
+        return task
+
+    agent = manifest["agent"]
+    checked = passing_task()
+    completing: list[str] = []
+
+    def send(i: int) -> list[Argv]:
+        return [[*tf, "send", moving, f"progress note {i}", "--agent", agent, "--json"]]
+
+    def check(i: int) -> list[Argv]:
+        argv = ["check", checked, "--sandbox", "off", "--agent", agent, "--json"]
+        return [[*tf, *argv]]
+
+    def evidence_add(i: int) -> list[Argv]:
+        argv = ["evidence", "add", checked, "--verdict", "pass", "--source", "bench"]
+        return [[*tf, *argv, "--note", f"judged {i}", "--agent", agent, "--json"]]
+
+    def ready_to_complete(i: int) -> None:  # before A: a task with a passing check, untimed
+        task = passing_task()
+        run("check", task, "--sandbox", "off", "--agent", agent, "--json")
+        completing.append(task)
+
+    def complete(i: int) -> list[Argv]:
+        return [[*tf, "complete", completing[-1], "--agent", agent, "--json"]]
 
     pairs: list[tuple[str, Steps, Path, Steps, Path, Callable[[int], None] | None]] = []
 
@@ -168,6 +221,10 @@ def _size(  # noqa: PLR0917 - one size's whole setting
         ("claim / git add+commit", claim, repo, commit, repo, None),
         ("move / git add+commit", move, repo, commit, repo, None),
         ("refuse / git add+commit", refuse, repo, commit, repo, None),
+        ("send / git add+commit", send, repo, commit, repo, None),
+        ("check (command true) / git add+commit", check, repo, commit, repo, None),
+        ("evidence add / git add+commit", evidence_add, repo, commit, repo, None),
+        ("complete / git add+commit", complete, repo, commit, repo, ready_to_complete),
     ]
 
     def claim_first(i: int) -> None:  # before A: a claim, untimed
@@ -181,10 +238,10 @@ def _size(  # noqa: PLR0917 - one size's whole setting
     pairs.append(("first ls after claim / settled ls", listing, repo, listing, repo, None))
     results: dict[str, Any] = {}
     only = set(args.only.split(",")) if args.only else None
-    for name, a, a_cwd, b, b_cwd, _ in pairs:
+    for name, a, a_cwd, b, b_cwd, prepare in pairs:
         if only and not any(name.startswith(o) for o in only):
             continue
-        before = (claim_first, settle) if name.startswith("first ls") else (None, None)
+        before = (claim_first, settle) if name.startswith("first ls") else (prepare, None)
         results[name] = _pair(a, a_cwd, b, b_cwd, env, args.runs, before)
         print(f"{size:>6}  {_line(name, results[name])}", flush=True)
     shutil.rmtree(work, ignore_errors=True)

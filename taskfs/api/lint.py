@@ -80,12 +80,28 @@ def _lint_all(
 
 def lint_sources(repo: Repository, sources: Sequence[Source]) -> tuple[Problem, ...]:
     """The warnings about envelopes about to be submitted (`new`), read from their bytes: run
-    before the submission, so that `new` adds no time after its files are written."""
-    tasks = load_all(repo)
-    contexts = {t.id: t.envelope.context_id for t in tasks.values()}
+    before the submission, so that `new` adds no time after its files are written.
+
+    The ledger is consulted only for the contexts of the tasks the envelopes depend on (the
+    one rule that looks past an envelope): those envelopes are read, never the whole ledger."""
     subjects = []
     for source in sources:
         envelope, _problems = parse_source(source)
         if envelope is not None:
             subjects.append((envelope.id or source.label, envelope))
+    contexts = _dependency_contexts(repo, [e for _, e in subjects])
     return _lint_all(subjects, [], contexts, repo.config.lint.settings()).warnings
+
+
+def _dependency_contexts(repo: Repository, envelopes: Sequence[Envelope]) -> dict[str, str]:
+    """The contextID of each task of the ledger named in a `dependsOn` of `envelopes`; a
+    dependency that is missing or unreadable has none (`new` names it, not the lint)."""
+    contexts: dict[str, str] = {}
+    for dep in {d for e in envelopes for d in e.depends_on}:
+        if not layout.is_task_id(dep):
+            continue
+        try:
+            contexts[dep] = load_envelope(repo, dep).context_id
+        except TaskfsError:
+            continue
+    return contexts

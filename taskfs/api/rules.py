@@ -22,7 +22,8 @@ from taskfs.core.readiness import (
     parent_map,
 )
 from taskfs.errors import Problem, TaskfsError, problem
-from taskfs.store.index import summaries
+from taskfs.store import entry_places
+from taskfs.store.index import cache_path, summaries
 from taskfs.store.repository import Repository
 
 if TYPE_CHECKING:
@@ -33,7 +34,9 @@ def check_new_tasks(repo: Repository, batch: Sequence[EnvelopeFacts]) -> None:
     """Refuse a batch of new tasks that would close a cycle, own what an open task owns, or
     break a delegation chain (contract section 8). The batch is checked as a whole: its tasks
     may depend on, and be delegated from, each other."""
-    admission = Admission(repo, summaries(repo), pending=batch)
+    # The new ids are `verify`'s (none has files yet): the writer stores the rows once, with
+    # its new tasks (`index.remember_new`), instead of here and again there.
+    admission = Admission(repo, summaries(repo, verify=[e.id for e in batch if e.id]), batch)
     problems: list[Problem] = []
     on_named_cycle: set[str] = set()  # a cycle is named once, not once by each of its tasks
     for envelope in batch:
@@ -72,7 +75,10 @@ class Admission:
         self._parents = parent_map(envelopes)
         self._known = {t.id: Known(t.envelope, t.state, t.holder) for t in tasks.values()}
         self._known.update({e.id: Known(e) for e in pending if e.id is not None})
-        self._index: globs.OwnershipIndex[str] = globs.OwnershipIndex()
+        # The open tasks' entries, in order; a candidate is checked against those near its
+        # own (`entry_places`), indexed for that query alone.
+        self._entries: list[tuple[str, str]] = []
+        self._places = entry_places.Places(cache_path(repo))
         for task in open_tasks(tasks):
             self._add(task.envelope)
         self._ledger: list[CapabilityLedger | None] = []  # read once, when a child needs it
@@ -97,7 +103,7 @@ class Admission:
                 _cycle(self._graph, task_id)
                 + envelope_rules.ledger_entries(envelope, self._folders)
                 + self._delegation(envelope)
-                + _conflicts(envelope, self._index, self._graph, self._parents, set())
+                + _conflicts(envelope, self._nearby(envelope), self._graph, self._parents, set())
             )
         finally:
             _restore(self._graph, task_id, saved[0])
@@ -113,8 +119,16 @@ class Admission:
 
     def _add(self, envelope: EnvelopeFacts) -> None:
         assert envelope.id is not None
-        for raw in envelope.files_and_interfaces:
-            self._index.add(envelope.id, raw)  # parsed only if a query reaches it
+        self._entries += ((envelope.id, raw) for raw in envelope.files_and_interfaces)
+
+    def _nearby(self, envelope: EnvelopeFacts) -> globs.OwnershipIndex[str]:
+        """The admitted entries `envelope`'s can overlap, indexed (parsed only if a query
+        reaches them)."""
+        index: globs.OwnershipIndex[str] = globs.OwnershipIndex()
+        for key, raw in self._places.nearby(self._entries, envelope.files_and_interfaces):
+            index.add(key, raw)
+        self._places.save()
+        return index
 
     def _delegation(self, child: EnvelopeFacts) -> list[Problem]:
         """The child checked against its parent chain. What a parent was granted is its

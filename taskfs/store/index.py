@@ -52,6 +52,7 @@ from taskfs.readmodel.stamps import FileKey, Key, newest
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from taskfs.store.entry_places import Places
     from taskfs.store.repository import Repository
 
 # The rows this process last read or wrote, by cache file, with the tasks folder's identity
@@ -213,7 +214,9 @@ def remember_new(repo: Repository, task_ids: Collection[str]) -> None:
     finally:
         opened.close()
     rows = dict(sorted(rows.items()))
-    _update_overlaps(rows, set(task_ids), set())
+    from taskfs.store.entry_places import Places
+
+    _update_overlaps(rows, set(task_ids), set(), Places(path))
     tasks = _tasks(rows)
     head = _after_own_commit(repo, settled)
     token = _store(repo, rows, folder, head, tasks)
@@ -329,18 +332,33 @@ def _settle_loose(repo: Repository, rows: dict[str, CacheRow], asked: set[str]) 
             rows[task_id] = rebuilt
 
 
-def _update_overlaps(rows: dict[str, CacheRow], rebuilt: set[str], gone: set[str]) -> None:
+def _update_overlaps(
+    rows: dict[str, CacheRow], rebuilt: set[str], gone: set[str], places: Places | None = None
+) -> None:
     """Keep every row's `overlaps` right after the envelopes in `rebuilt` changed and the tasks
     in `gone` went away: only the changed envelopes are queried, against all the others.
     Overlap is decided on the two envelopes' entries alone, whatever the tasks' states."""
     from taskfs.core import globs
 
     stale = rebuilt | gone
+    entries = [
+        (task_id, raw)
+        for task_id, row in rows.items()
+        if row.summary is not None
+        for raw in row.summary.envelope.files_and_interfaces
+    ]
+    queries = [
+        raw
+        for t in rebuilt
+        if (s := rows[t].summary) is not None
+        for raw in s.envelope.files_and_interfaces
+    ]
     index: globs.OwnershipIndex[str] = globs.OwnershipIndex()
-    for task_id, row in rows.items():
-        if row.summary is not None:
-            for raw in row.summary.envelope.files_and_interfaces:
-                index.add(task_id, raw)
+    if places is not None and len(rebuilt) <= DELTA_LIMIT:  # only the entries near the queries
+        entries = places.nearby(entries, queries)
+        places.save()
+    for task_id, raw in entries:
+        index.add(task_id, raw)
     found: dict[str, set[str]] = {task_id: set() for task_id in rebuilt}
     for task_id in rebuilt:
         summary = rows[task_id].summary

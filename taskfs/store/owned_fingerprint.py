@@ -47,11 +47,25 @@ def _hashed(
 ) -> Iterator[tuple[bytes, FileKind, str]]:
     if not patterns:
         return
-    for path in git.worktree_files():
+    for path in git.worktree_files(_below(patterns)):
         if path.startswith(skip) or not any(globs.matches(p, path) for p in patterns):
             continue
         kind, sha = _describe(os.path.join(git.root, path))
         yield path.encode("utf-8", "surrogateescape"), kind, sha
+
+
+def _below(patterns: Sequence[globs.Entry]) -> list[str]:
+    """The folders (or files) every path the patterns match lies at or below: their leading
+    literal segments. None when a pattern starts with a wildcard (then every file is looked
+    at), so that git lists the owned part of the tree, not all of it (the ledger's thousands
+    of files included)."""
+    below = []
+    for pattern in patterns:
+        names, _literal = globs.placement(pattern.text)  # the ownership index's own rule
+        if not names:
+            return []
+        below.append("/".join(names))
+    return below
 
 
 def _describe(full: str) -> tuple[FileKind, str]:

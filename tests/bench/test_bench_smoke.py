@@ -132,6 +132,10 @@ def test_the_paired_bench_of_issue_19_runs_every_pair(tmp_path: Path) -> None:
         "move / git add+commit",
         "refuse / git add+commit",
         "first ls after claim / settled ls",
+        "send / git add+commit",
+        "check (command true) / git add+commit",
+        "evidence add / git add+commit",
+        "complete / git add+commit",
     }
     for name, figures in pairs.items():
         assert figures["failed_runs"] == 0, (name, proc.stdout)

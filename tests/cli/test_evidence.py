@@ -787,3 +787,23 @@ def _no_process_left() -> Iterator[None]:
     ).stdout
     alive = [line for line in out.splitlines() if "sleep 317" in line and not line.startswith("Z")]
     assert alive == []
+
+
+def test_owned_files_are_looked_for_below_their_entries_literal_folders(repo: Path) -> None:
+    """The fingerprint asks git only for the files below each entry's literal prefix: the
+    same files the entries match, wherever they are in that folder, and no others."""
+    for rel in ("lib/core/a.py", "lib/core/deep/b.py", "docs/guide.md", "lib/other/c.py"):
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(f"{rel}\n")
+    commit_all(repo, "the work")
+    entries = ["lib/core/**/*.py", "docs/guide.md", "./lib/core/a.py"]
+    task = make_task(repo, "true", filesAndInterfaces=entries)
+    result = check(task)
+    assert result.code == 0
+    assert evidence_of(repo, result)["ownedFiles"]["count"] == 3
+    for outside in ("lib/other/d.py", "docs/other.md", "lib/core.py"):
+        (repo / outside).write_text("not owned\n")
+    (repo / "lib" / "core" / "deep" / "new.py").write_text("owned, untracked\n")
+    assert taskfs("complete", task, "--agent", "builder", "--json").codes == ["evidence_stale"]
+    (repo / "lib" / "core" / "deep" / "new.py").unlink()
+    assert taskfs("complete", task, "--agent", "builder", "--json").code == 0

@@ -66,6 +66,22 @@ def test_a_dependency_in_another_context_is_named(repo: Path) -> None:
     assert result.json["warnings"][0]["other_context"] == "billing"
 
 
+def test_new_names_a_dependency_in_another_context_reading_only_that_envelope(
+    repo: Path,
+) -> None:
+    submit(repo, id="billing-base", contextID="billing", filesAndInterfaces=["billing/**"])
+    # A broken envelope elsewhere in the ledger is not read: `new`'s lint looks only at the
+    # envelopes its dependencies name, so it neither fails nor names that task.
+    submit(repo, id="elsewhere", filesAndInterfaces=["docs/**"])
+    (repo / "tasks" / "elsewhere" / "envelope.yaml").write_text("objective: [unclosed\n")
+    path = write_envelope(repo / "plan.yaml", id="plan", dependsOn=["billing-base", "no-such-task"])
+    result = taskfs("new", str(path), "--agent", "planner", "--json")
+    assert result.code == 0, result.output
+    codes = [(w["code"], w.get("dependency")) for w in result.json["warnings"]]
+    assert ("dependency_other_context", "billing-base") in codes
+    assert all(w["subject"] == "plan" for w in result.json["warnings"])
+
+
 def test_settings_in_the_config_disable_codes_and_set_the_objective_length(repo: Path) -> None:
     path = write_envelope(repo / "plan.yaml", objective="Fix the login bug", boundaries="none")
     assert warning_codes(taskfs("lint", str(path), "--json").json) == ["boundaries_vague"]

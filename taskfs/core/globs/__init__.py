@@ -22,7 +22,7 @@ own.
 """
 
 from taskfs.core.globs.automata import matches, reaches_below
-from taskfs.core.globs.index import OwnershipIndex
+from taskfs.core.globs.index import OwnershipIndex, placement
 from taskfs.core.globs.parse import parse_entry
 from taskfs.core.globs.relations import COVER_BUDGET, WORK, CoverUndecided, covers, overlap
 from taskfs.core.globs.syntax import (
@@ -51,5 +51,6 @@ __all__ = [
     "matches",
     "overlap",
     "parse_entry",
+    "placement",
     "reaches_below",
 ]

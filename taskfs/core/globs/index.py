@@ -48,7 +48,7 @@ class _Node(Generic[K]):
         return found
 
 
-def _placement(text: str) -> tuple[list[str], bool]:
+def placement(text: str) -> tuple[list[str], bool]:
     """The leading segments of a path entry with no wildcard character, and whether that is
     all of it (a literal path), read off the text without parsing it.
 
@@ -88,7 +88,7 @@ class OwnershipIndex(Generic[K]):
             name = parsed.text if parsed is not None else raw[len(INTERFACE_PREFIX) :]
             self._interfaces.setdefault(name, []).append(record)
             return
-        prefix, literal = _placement(parsed.text if parsed is not None else raw)
+        prefix, literal = placement(parsed.text if parsed is not None else raw)
         node = self._root
         for name in prefix:
             node = node.child(name)

@@ -23,10 +23,20 @@ _W = TypeVar("_W", bound="Worktree")
 class Worktree(Objects, History):
     """The working tree and the index of a checkout."""
 
-    def worktree_files(self) -> list[str]:
+    def worktree_files(self, below: Sequence[str] = ()) -> list[str]:
         """Every tracked file and every untracked file git does not ignore, as paths relative
-        to the working tree (tracked files deleted from the tree included), sorted, once each."""
-        out = self.run_raw("ls-files", "-z", "--cached", "--others", "--exclude-standard")
+        to the working tree (tracked files deleted from the tree included), sorted, once each;
+        only those at or below the literal paths `below` when it names any."""
+        spec = ("--", *below) if below else ()
+        out = self.run_raw(
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+            *spec,
+            env={"GIT_LITERAL_PATHSPECS": "1"} if below else None,
+        )
         if out.returncode != 0:
             raise git_error(("ls-files",), out)
         names = out.stdout.decode("utf-8", "surrogateescape").split("\0")

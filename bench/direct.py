@@ -1,0 +1,127 @@
+"""The benchmark's repositories written directly: the same plan and the same files as
+generate.py, committed in ONE `git add -A` + `git commit` instead of through taskfs's writer.
+
+generate.py submits envelopes through `submit.submit` and commits a thousand transitions at a
+time; at 50,000 tasks that took over half an hour on a loaded machine (it flushes and commits
+about 200,000 files in batches and re-checks the ledger as it goes). A ledger is only its
+files and the commits that hold them, so this writes exactly the files generate.py writes:
+
+- each envelope as `new` writes it (`submit.envelope_bytes`: the schema comment, then the
+  envelope's document) and its `0001-submitted-*` status (`StatusRecord`, by the sender);
+- every later transition, with its evidence and messages, through generate.py's own
+  `_step_files` (each edge checked by `check_transition`);
+
+and commits them after one `taskfs init` commit. What differs from generate.py's ledger: the
+history (two commits instead of one per thousand files, so `log`-based views have less to
+read), the four tasks generate.py moves through `transitions.transition` are written like the
+others, and the submitted timestamps come from the plan's clock instead of the wall clock.
+`build()` checks the result as generate.py does (`ls` shows every planned state; `validate`
+is clean), up to `CHECK_UP_TO` tasks; `bench/paired.py --builder direct` (the default) uses it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import generate
+from generate import BASE_TIME, IDENTITY, Planned
+
+from taskfs.api import submit
+from taskfs.core.envelope import validate_envelope
+from taskfs.core.layout import ENVELOPE, STATUS, format_time, status_name
+from taskfs.core.records import StatusRecord
+from taskfs.store.repository import Repository
+
+DIRECT_VERSION = 1
+# Past this size the cached build skips the check (`ls` and `validate` of every file: most of
+# a 50,000-task build's time); the same code is checked at every smaller size.
+CHECK_UP_TO = 10_000
+
+
+def build(target: Path, size: int, *, check: bool = True) -> dict[str, Any]:
+    """Write the planned repository of `size` tasks at `target`; returns its manifest."""
+    the_plan = generate.plan(size)
+    env = {**os.environ, **IDENTITY}
+    target.mkdir(parents=True)
+    _git(target, env, "init", "-q", "-b", "main")
+    (target / "README.md").write_text("A synthetic project for the taskfs benchmark.\n")
+    _git(target, env, "add", "README.md")
+    _git(target, env, "commit", "-q", "-m", "initial")
+    submit.init(target, "bench")
+    repo = Repository.open(target)
+    commit = repo.git.head() or ""
+    made: set[Path] = set()
+    for task in the_plan.tasks:
+        for state in ("submitted", *task.steps):
+            clock = BASE_TIME + timedelta(minutes=task.index)
+            files = _submitted(repo, task, clock) if state == "submitted" else None
+            if files is None:
+                clock += timedelta(seconds=len(task.head))
+                files = list(generate._step_files(repo, task, state, commit, _later(task, clock)))
+            for rel, data in files:
+                path = target / rel
+                if path.parent not in made:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    made.add(path.parent)
+                path.write_bytes(data)
+    _git(target, env, "-c", "gc.auto=0", "add", "-A", "--", repo.tasks_rel)
+    _git(target, env, "-c", "gc.auto=0", "commit", "-q", "-m", f"bench: {size} tasks written")
+    # Packed now, not by a `gc --auto` git would start in the background after this commit
+    # (it would repack the cached repository while the harness copies it).
+    _git(target, env, "gc", "-q")
+    manifest = the_plan.manifest()
+    manifest["builder"] = "direct"
+    if check:
+        generate._check(repo, the_plan)
+    return manifest
+
+
+def _later(task: Planned, clock: datetime) -> datetime:
+    """Each transition of a task a few minutes after the one before (the head's sequence)."""
+    seq = int(task.head.split("-", 1)[0])
+    return clock + timedelta(minutes=5 * seq)
+
+
+def _submitted(repo: Repository, task: Planned, at: datetime) -> list[tuple[str, bytes]]:
+    envelope, problems = validate_envelope(task.envelope())
+    assert envelope is not None, problems
+    record = StatusRecord(task=task.id, state="submitted", by=task.sender, at=format_time(at))
+    name = status_name(1, "submitted")
+    task.head = name
+    return [
+        (repo.task_rel(task.id, ENVELOPE), submit.envelope_bytes(repo, envelope)),
+        (repo.task_rel(task.id, STATUS, name), submit.record_bytes(record.to_document())),
+    ]
+
+
+def _git(root: Path, env: dict[str, str], *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
+
+
+def cache_key(size: int) -> str:
+    return f"{generate.cache_key(size)}-direct{DIRECT_VERSION}"
+
+
+def cached_repo(cache: Path, size: int, log: Any = print) -> tuple[Path, dict[str, Any]]:
+    """The directly written repository of `size` tasks, built once per version."""
+    home = cache / "repos" / cache_key(size)
+    manifest_path = home / "manifest.json"
+    if manifest_path.is_file():
+        return home / "repo", json.loads(manifest_path.read_text())
+    building = cache / "repos" / f"{cache_key(size)}.building-{os.getpid()}"
+    shutil.rmtree(building, ignore_errors=True)
+    log(f"writing a repository of {size} tasks directly (cached under {home}) ...")
+    started = datetime.now(timezone.utc)
+    manifest = build(building / "repo", size, check=size <= CHECK_UP_TO)
+    manifest["buildSeconds"] = round((datetime.now(timezone.utc) - started).total_seconds(), 1)
+    (building / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    shutil.rmtree(home, ignore_errors=True)
+    os.rename(building, home)
+    log(f"  built in {manifest['buildSeconds']} s")
+    return home / "repo", manifest

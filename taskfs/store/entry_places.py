@@ -1,0 +1,102 @@
+"""Where each ownership entry of the ledger sits, stored beside the ledger cache, so that a
+check of a few new entries meets only the entries near them instead of indexing them all.
+
+`new` and the watcher's intake check a new envelope's `filesAndInterfaces` against the open
+tasks' entries, and the ledger cache keeps each task's overlaps with every other task's. Both
+used to place every entry of the ledger in an `OwnershipIndex` per call: at 5,000 tasks that
+is 15,000 entries read off their text (`globs.placement`), most of the work of a `new`.
+
+An entry's place is a pure function of its text: its leading literal segments and whether it
+is all literal. The places are kept, by entry text, in `<cache>/ledger-v*.places` (marshal);
+an entry met for the first time is placed and the file rewritten. A query entry whose literal
+prefix is P can only overlap an indexed entry whose literal prefix Q agrees with P as far as
+the shorter of the two goes (one is a prefix of the other, segment by segment): the trie of
+`OwnershipIndex` never meets any other. So `nearby` keeps only those (and every interface
+entry, which costs nothing to index), and the real index, built from them alone, decides as
+before. A damaged or foreign file is ignored and rebuilt; its content can only be a place
+computed from the same text, never a verdict.
+"""
+
+from __future__ import annotations
+
+import marshal
+from collections.abc import Iterable, Sequence
+from typing import TypeVar
+
+from taskfs.core import globs
+from taskfs.readmodel import stamps
+
+K = TypeVar("K")
+SUFFIX = ".places"
+FORMAT = 1
+Place = tuple[tuple[str, ...], bool]  # leading literal segments, all literal
+
+
+class Places:
+    """The stored places, read once; `save` writes them back when new ones were computed."""
+
+    def __init__(self, cache: str) -> None:
+        self._path = cache + SUFFIX
+        self._places: dict[str, Place] = _read(self._path)
+        self._added = 0
+
+    def of(self, raw: str) -> Place:
+        found = self._places.get(raw)
+        if found is None:
+            names, literal = globs.placement(raw)  # the index's own rule
+            found = self._places[raw] = (tuple(names), literal)
+            self._added += 1
+        return found
+
+    def save(self) -> None:
+        if self._added:
+            stamps.dump(self._path, (FORMAT, self._places))
+            self._added = 0
+
+    def nearby(
+        self, records: Iterable[tuple[K, str]], queries: Sequence[str]
+    ) -> list[tuple[K, str]]:
+        """The (key, entry) of `records` that the entries `queries` can overlap: every
+        interface entry, and every path entry whose place agrees with a query's."""
+        wanted = [self.of(q)[0] for q in queries if not q.startswith(globs.INTERFACE_PREFIX)]
+        if any(not p for p in wanted):  # a query with no literal prefix meets everything
+            return list(records)
+        firsts = {p[0] for p in wanted}
+        found: list[tuple[K, str]] = []
+        for key, raw in records:
+            if raw.startswith(globs.INTERFACE_PREFIX):
+                found.append((key, raw))
+                continue
+            names = self.of(raw)[0]
+            if names and names[0] not in firsts:
+                continue
+            for p in wanted:
+                n = min(len(p), len(names))
+                if names[:n] == p[:n]:
+                    found.append((key, raw))
+                    break
+        return found
+
+
+def _read(path: str) -> dict[str, Place]:
+    try:
+        with open(path, "rb") as handle:
+            data = marshal.loads(handle.read())
+    except (OSError, EOFError, ValueError, TypeError):
+        return {}
+    if not (isinstance(data, tuple) and len(data) == 2 and data[0] == FORMAT):
+        return {}
+    places = data[1]
+    if not isinstance(places, dict) or not all(map(_well_formed, places.values())):
+        return {}
+    return places
+
+
+def _well_formed(place: object) -> bool:
+    return (
+        type(place) is tuple
+        and len(place) == 2
+        and type(place[0]) is tuple
+        and type(place[1]) is bool
+        and all(type(name) is str for name in place[0])
+    )
