@@ -76,7 +76,7 @@ def envelope(i: int, **changes: object) -> dict[str, object]:
 
 def submit_many(repo: Path, envelopes: Sequence[dict[str, object]], batch: int = 500) -> None:
     """Submit envelopes in-process through taskfs's own writer, many per commit."""
-    from taskfs.api.submit import Source, submit
+    from taskfs.api.tasks.submit import Source, submit
     from taskfs.core import yamlio
     from taskfs.store.repository import Repository
 

@@ -108,7 +108,7 @@ def profile(name: str, argv: list[str], top: int, *, warm: bool, again: str) -> 
 
 def imports() -> None:
     """The modules a fresh `ls` imports, and what each costs, from -X importtime."""
-    code = "import taskfs.cli.app, taskfs.api.queries, taskfs.api.transitions"
+    code = "import taskfs.cli.app, taskfs.api.tasks.queries, taskfs.api.lifecycle.transitions"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", code],

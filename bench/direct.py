@@ -32,7 +32,7 @@ from typing import Any
 import generate
 from generate import BASE_TIME, IDENTITY, Planned
 
-from taskfs.api import submit
+from taskfs.api.tasks import submit
 from taskfs.core.envelope import validate_envelope
 from taskfs.core.layout import ENVELOPE, STATUS, format_time, status_name
 from taskfs.core.records import StatusRecord

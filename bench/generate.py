@@ -6,9 +6,9 @@ realistic mix: a fifth still submitted, a third completed, the rest working, wai
 canceled or refused; a task that was worked on has 3-7 status files, 3.1 on average over all
 tasks; about 0.7 evidence files and one message per task). `build()` then writes it:
 
-- envelopes through `taskfs.api.submit.submit`, a thousand envelopes per commit;
-- a few tasks' transitions through `taskfs.api.transitions.transition`, exactly as `claim` and
-  `move` do, so the real path is exercised at every size;
+- envelopes through `taskfs.api.tasks.submit.submit`, a thousand envelopes per commit;
+- a few tasks' transitions through `taskfs.api.lifecycle.transitions.transition`, exactly as
+  `claim` and `move` do, so the real path is exercised at every size;
 - every other transition through the same `Writer` (`repo.writing()`, one commit holding
   exactly the new files) with the same `StatusRecord` and `status_name`, each edge checked
   by `check_transition`, but a thousand tasks per commit. `transition()` commits one task at
@@ -36,7 +36,8 @@ from pathlib import Path
 from typing import Any
 
 import taskfs
-from taskfs.api import listing, queries, submit, transitions
+from taskfs.api.lifecycle import transitions
+from taskfs.api.tasks import listing, queries, submit
 from taskfs.core import yamlio
 from taskfs.core.layout import (
     EVIDENCE,

@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from taskfs.api import rules
+from taskfs.api.tasks import rules
 from taskfs.core import globs
 from taskfs.core.envelope import Envelope
 from taskfs.core.globs import automata, parse, relations

@@ -119,7 +119,8 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
 def offline_work(where: Path, agent: str, tasks: int, per_task: int) -> list[str]:
     """Submit `tasks` tasks in one commit, then make `per_task` transitions on each (a claim,
     then input_required and working in turn), through the api in this process."""
-    from taskfs.api import submit, transitions
+    from taskfs.api.lifecycle import transitions
+    from taskfs.api.tasks import submit
     from taskfs.store.repository import Repository
 
     repo = Repository.open(where)

@@ -158,7 +158,7 @@ def error_rows(text: str) -> list[tuple[str, str]]:
     return [(code, exit_cell.strip()) for code, exit_cell in ROW.findall(prose(text))]
 
 
-# Codes that are never a refusal: a note leaves `audit` clean (taskfs/api/audit.py).
+# Codes that are never a refusal: a note leaves `audit` clean (taskfs/api/review/audit.py).
 NOTES = {"runner_key_added": "0"}
 
 
@@ -322,13 +322,13 @@ def test_the_path_finder_reads_package_paths_only() -> None:
     text = (
         "`taskfs/errors.py`, taskfs/api/tasks/. `~/.config/taskfs/keys` `.git/taskfs/x` "
         "<git dir>/taskfs/cache/ github.com/o/taskfs .taskfs/config.yaml taskfs check "
-        "`taskfs.core.wire`, taskfs.api.forks.superseded_transitions(repo) x.taskfs.y"
+        "`taskfs.core.wire`, taskfs.api.lifecycle.forks.superseded_transitions(repo) x.taskfs.y"
     )
     assert named_paths(text) == {
         "taskfs/errors.py",
         "taskfs/api/tasks/",
         "taskfs.core.wire",
-        "taskfs.api.forks.superseded_transitions",
+        "taskfs.api.lifecycle.forks.superseded_transitions",
     }
     assert exists("taskfs.core.wire")
     assert exists("taskfs.errors.MESSAGES")

@@ -17,8 +17,8 @@ from a2a.utils import errors as a2a_errors
 from google.protobuf import json_format, struct_pb2
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from taskfs.api.events import LedgerEvent, TaskEvents
-from taskfs.api.threads import submitter
+from taskfs.api.messages.threads import submitter
+from taskfs.api.sync.events import LedgerEvent, TaskEvents
 from taskfs.errors import Problem, problem
 
 STATES: dict[str, int] = {

@@ -39,7 +39,12 @@ from google.protobuf import json_format
 
 from taskfs.a2a import mapping
 from taskfs.api import context as api_context
-from taskfs.api import evidence, messages, mirror, queries, submit, threads, transitions
+from taskfs.api.evidence import checks as evidence
+from taskfs.api.lifecycle import transitions
+from taskfs.api.messages import sending as messages
+from taskfs.api.messages import threads
+from taskfs.api.sync import mirror
+from taskfs.api.tasks import queries, submit
 from taskfs.core import yamlio
 from taskfs.core.records import Artifact
 from taskfs.errors import TaskfsError, fail

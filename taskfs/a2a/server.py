@@ -38,8 +38,10 @@ from taskfs import __version__
 from taskfs.a2a import mapping
 from taskfs.a2a.auth import ANONYMOUS, Tokens, is_loopback, load_tokens
 from taskfs.api import context as api_context
-from taskfs.api import events, messages, submit
-from taskfs.api.threads import submitter
+from taskfs.api.messages import sending as messages
+from taskfs.api.messages.threads import submitter
+from taskfs.api.sync import events
+from taskfs.api.tasks import submit
 from taskfs.core import yamlio
 from taskfs.errors import TaskfsError, fail, problem
 

@@ -11,8 +11,8 @@ from typing import Any
 import click
 
 from taskfs import i18n
-from taskfs.api import agent_views as views
 from taskfs.api.context import acting_agent
+from taskfs.api.views import agents as views
 from taskfs.cli.group import agent_option, cli, json_option
 from taskfs.cli.output import act, open_repo, refuse
 from taskfs.core import shapes
@@ -51,7 +51,7 @@ def send(
     as_json: bool,
 ) -> int:
     """Send a message about a task (TEXT, or - for stdin), with its transition if it asks one."""
-    from taskfs.api import messages
+    from taskfs.api.messages import sending as messages
 
     def call() -> messages.Sent:
         body = sys.stdin.read() if text == "-" else text
@@ -81,7 +81,7 @@ def _sent(sent: Any) -> tuple[dict[str, Any], str]:
 @json_option
 def messages(task_id: str, as_json: bool) -> int:
     """The messages about a task, each with its delivery and whether it verifies."""
-    from taskfs.api import threads as api
+    from taskfs.api.messages import threads as api
 
     def show(thread: Any) -> tuple[dict[str, Any], str]:
         rows = [views.message(c) for c in thread.messages]
@@ -114,7 +114,7 @@ def _message_text(checked: Any) -> str:
 @json_option
 def conversation(peer: str, agent: str | None, session: str | None, as_json: bool) -> int:
     """The messages between you and PEER, about any task, oldest first."""
-    from taskfs.api import threads as api
+    from taskfs.api.messages import threads as api
 
     def call() -> list[Any]:
         me = acting_agent(agent) or ""
@@ -134,8 +134,8 @@ def conversation(peer: str, agent: str | None, session: str | None, as_json: boo
 @json_option
 def inbox(agent: str | None, session: str | None, mark_read: bool, as_json: bool) -> int:
     """What waits for you, with counts: tasks to claim, questions, results, unread messages."""
-    from taskfs.api import delivery
-    from taskfs.api import inbox as api
+    from taskfs.api.messages import delivery
+    from taskfs.api.messages import inbox as api
 
     held: list[str] = []
 
@@ -144,7 +144,7 @@ def inbox(agent: str | None, session: str | None, mark_read: bool, as_json: bool
         repo = open_repo()
         box = api.inbox(repo, me, session=session or None)
         if not as_json:
-            from taskfs.api.resume import held_lines
+            from taskfs.api.lifecycle.resume import held_lines
 
             held.extend(held_lines(repo, box))
         if mark_read and box.unread:
@@ -152,7 +152,7 @@ def inbox(agent: str | None, session: str | None, mark_read: bool, as_json: bool
         return box
 
     def show(box: Any) -> tuple[dict[str, Any], str]:
-        from taskfs.api.resume import unread_lines
+        from taskfs.api.lifecycle.resume import unread_lines
 
         doc = shapes.document(True, **views.inbox(box))
         lines = [box.badge, *held]
@@ -176,7 +176,7 @@ def inbox(agent: str | None, session: str | None, mark_read: bool, as_json: bool
 @json_option
 def read_command(msg_ids: tuple[str, ...], agent: str | None, as_json: bool) -> int:
     """Mark messages addressed to you as read (a committed reads/ file)."""
-    from taskfs.api import delivery as api
+    from taskfs.api.messages import delivery as api
 
     def show(marked: Any) -> tuple[dict[str, Any], str]:
         doc = shapes.document(
@@ -194,7 +194,7 @@ def read_command(msg_ids: tuple[str, ...], agent: str | None, as_json: bool) -> 
 @json_option
 def deliver(paths: tuple[str, ...], as_json: bool) -> int:
     """Act on message files written into messages/ but not committed: check, move, commit."""
-    from taskfs.api import delivery as api
+    from taskfs.api.messages import delivery as api
 
     def show(results: list[Any]) -> tuple[dict[str, Any], str]:
         rows = [views.delivered(r) for r in results]
@@ -217,7 +217,7 @@ def deliver(paths: tuple[str, ...], as_json: bool) -> int:
 @json_option
 def bind(task_id: str, agent: str | None, as_json: bool) -> int:
     """The envelope bound to your capabilities: toolsAllowed within the capability ledger."""
-    from taskfs.api import capabilities
+    from taskfs.api.capabilities import bind as capabilities
 
     def show(bound: Any) -> tuple[dict[str, Any], str]:
         doc = shapes.document(True, **views.bound(bound))
@@ -241,7 +241,7 @@ def bind(task_id: str, agent: str | None, as_json: bool) -> int:
 @json_option
 def prime(agent: str | None, hook: str | None, mcp: bool, as_json: bool) -> int:
     """A short text telling an agent how to work with taskfs here (for start-up hooks)."""
-    from taskfs.api import prime as api
+    from taskfs.api.hosts import prime as api
 
     if hook is not None:
         from taskfs.cli.hook import prime_hook

@@ -17,7 +17,7 @@ from taskfs.core import shapes
 
 
 def ls(state: str | None, to: str | None, context: str | None, as_json: bool) -> int:
-    from taskfs.api import listing
+    from taskfs.api.tasks import listing
 
     return act(
         as_json,
@@ -27,7 +27,7 @@ def ls(state: str | None, to: str | None, context: str | None, as_json: bool) ->
 
 
 def ready(agent: str | None, as_json: bool) -> int:
-    from taskfs.api import listing
+    from taskfs.api.tasks import listing
 
     return act(
         as_json,
@@ -45,7 +45,7 @@ def transition(
     *,
     artifacts: Sequence[Any] = (),
 ) -> int:
-    from taskfs.api import transitions
+    from taskfs.api.lifecycle import transitions
 
     return act(
         as_json,
@@ -63,7 +63,7 @@ def transition(
 
 def claim(task_id: str, agent: str | None, as_json: bool) -> int:
     """`claim`: submitted -> working; a task the agent already holds is said so, exit 0."""
-    from taskfs.api import claiming
+    from taskfs.api.lifecycle import claiming
 
     def show(result: Any) -> tuple[dict[str, Any], str]:
         if isinstance(result, claiming.Held):
@@ -81,7 +81,8 @@ def show(task_id: str, as_json: bool) -> int:
     ready-made (`taskfs.readmodel.show`) for the next `show` to print without reading it."""
     import time
 
-    from taskfs.api import queries, views
+    from taskfs.api.tasks import queries
+    from taskfs.api.views import documents as views
     from taskfs.readmodel import show as answers
 
     repo = None

@@ -1,4 +1,4 @@
-"""`taskfs interlink bridge`: parse, run `taskfs.api.bridge`, report on stderr.
+"""`taskfs interlink bridge`: parse, run `taskfs.api.messages.bridge`, report on stderr.
 
 SIGINT and SIGTERM end the bridge cleanly: at once while it waits on the bus, or, when a
 received message is between its commit and its ack, right after the ack.
@@ -21,7 +21,7 @@ from taskfs.core import shapes
 from taskfs.errors import fail
 
 if TYPE_CHECKING:
-    from taskfs.api.bridge import Bridge, Round
+    from taskfs.api.messages.bridge import Bridge, Round
 
 
 class _Stop(Exception):
@@ -52,7 +52,7 @@ def interlink_bridge(
     agent: str | None, url: str | None, session: str, once: bool, as_json: bool
 ) -> int:
     """Carry your signed messages over interlink-bus, and record what arrives for you."""
-    from taskfs.api import bridge as api
+    from taskfs.api.messages import bridge as api
 
     def log(line: str) -> None:
         sys.stderr.write(f"bridge: {line}\n")
@@ -83,7 +83,7 @@ def interlink_bridge(
 
 def _until_stopped(carrier: Bridge, poll_ms: int, *, once: bool) -> Round:
     """One round, or rounds until SIGINT or SIGTERM; what they did, summed."""
-    from taskfs.api.bridge import Round
+    from taskfs.api.messages.bridge import Round
 
     total = Round()
 

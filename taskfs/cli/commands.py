@@ -25,7 +25,9 @@ from taskfs.errors import Problem
 @json_option
 def init(agent: str | None, hooks: bool, as_json: bool) -> int:
     """Make tasks/ and .taskfs/config.yaml (and a git repository if there is none)."""
-    from taskfs.api import context, ownership, submit
+    from taskfs.api import context
+    from taskfs.api.ownership import owners as ownership
+    from taskfs.api.tasks import submit
 
     def call() -> tuple[submit.Initialised, ownership.HookInstalled | None]:
         done = submit.init(Path.cwd(), acting_agent(agent, required=False) or "taskfs")
@@ -57,8 +59,8 @@ def init(agent: str | None, hooks: bool, as_json: bool) -> int:
 @json_option
 def new(files: tuple[str, ...], agent: str | None, as_json: bool) -> int:
     """Submit envelopes (FILE... or - for stdin): all of them in one commit, or none."""
-    from taskfs.api import submit
     from taskfs.api.context import read_input
+    from taskfs.api.tasks import submit
     from taskfs.errors import TaskfsError
 
     def call() -> list[submit.Submitted]:
@@ -92,7 +94,7 @@ def new(files: tuple[str, ...], agent: str | None, as_json: bool) -> int:
 
 
 def _lint_submitted(repo: Any, sources: list[Any]) -> list[Problem]:
-    from taskfs.api import lint as lint_api
+    from taskfs.api.tasks import lint as lint_api
 
     try:
         return list(lint_api.lint_sources(repo, sources))
@@ -105,7 +107,7 @@ def _lint_submitted(repo: Any, sources: list[Any]) -> list[Problem]:
 @json_option
 def validate(paths: tuple[str, ...], as_json: bool) -> int:
     """Validate envelope files (all of tasks/ when none is named); changes nothing."""
-    from taskfs.api import queries
+    from taskfs.api.tasks import queries
 
     return act(
         as_json,
@@ -220,7 +222,7 @@ def complete(task_id: str, agent: str | None, artifacts: list[Any], as_json: boo
 @json_option
 def log(task_id: str, as_json: bool) -> int:
     """The task's history: transitions, evidence, messages."""
-    from taskfs.api import reports
+    from taskfs.api.views import reports
 
     return act(
         as_json, lambda: reports.task_report(open_repo(), task_id, neighbours=False), render.log
@@ -231,6 +233,6 @@ def log(task_id: str, as_json: bool) -> int:
 @json_option
 def audit(as_json: bool) -> int:
     """Check the ledger against git history; exit 1 when anything is wrong."""
-    from taskfs.api import audit as audit_api
+    from taskfs.api.review import audit as audit_api
 
     return act(as_json, lambda: audit_api.audit(open_repo()), render.audit)

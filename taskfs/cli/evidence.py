@@ -79,10 +79,11 @@ def check(
     as_json: bool,
 ) -> int:
     """Run the acceptance check and record its evidence; exit 0 when it passed."""
-    from taskfs.api import evidence
+    from taskfs.api.evidence import checks as evidence
 
     if request:
-        from taskfs.api import agent_views, messages
+        from taskfs.api.messages import sending as messages
+        from taskfs.api.views import agents as agent_views
 
         def asked(sent: messages.Sent) -> tuple[dict[str, Any], str]:
             line = f"{sent.record.msg_id}: check requested"
@@ -312,7 +313,7 @@ def evidence_add(
 ) -> int:
     """Record a judgement not produced by running the check here (an LLM judge, a person).
     It is shown beside the check runs and never counts as the passing check by itself."""
-    from taskfs.api import evidence
+    from taskfs.api.evidence import checks as evidence
 
     if note is not None and note_file is not None:
         raise click.UsageError("give the judgement with --note or with --file, not both")
@@ -371,7 +372,7 @@ def keys_group() -> None:
 @click.pass_context
 def keys_new(ctx: click.Context, runner: str | None, agent: str | None, as_json: bool) -> int:
     """Make a signing key for an agent (--agent NAME) or a runner (--runner NAME)."""
-    from taskfs.api import keys
+    from taskfs.api.capabilities import keys
 
     typed_agent = ctx.get_parameter_source("agent") == click.core.ParameterSource.COMMANDLINE
     if runner is not None and typed_agent:

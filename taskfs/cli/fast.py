@@ -102,7 +102,7 @@ def _prepared(command: str, values: dict[str, str], agent: str | None) -> str | 
 
 def _head_moved_elsewhere(root: str, git_dir: str, token: bytes, tasks_rel: str) -> bool:
     # Only when HEAD moved since the answers were prepared: one `git diff`, through the api.
-    from taskfs.api.listing import head_moved_elsewhere
+    from taskfs.api.tasks.listing import head_moved_elsewhere
 
     return head_moved_elsewhere(root, git_dir, token, tasks_rel)
 

@@ -10,7 +10,7 @@ prints plain text, which both hosts add to the session's context.
 
 `taskfs nudge --hook` is run after every tool call, so it is kept off the command-line
 framework: `taskfs.cli.main` calls `main` here directly, and the ledger is read only when a
-reminder could be due (`taskfs.api.reminders`).
+reminder could be due (`taskfs.api.hosts.reminders`).
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def nudge_hook(host: str, agent: str | None, stdin: TextIO, stdout: TextIO) -> i
         place = _where(event, agent)
         if place is None or place[1] is None:
             return
-        from taskfs.api.reminders import due_reminder
+        from taskfs.api.hosts.reminders import due_reminder
 
         text = due_reminder(place[0], place[1])
         if text:
@@ -102,7 +102,8 @@ def prime_hook(host: str, agent: str | None, stdin: TextIO, stdout: TextIO) -> i
         place = _where(_event(stdin), agent)
         if place is None:
             return
-        from taskfs.api import context, prime
+        from taskfs.api import context
+        from taskfs.api.hosts import prime
 
         stdout.write(prime.prime(context.open(place[0]).repo, place[1], mcp=True))
 

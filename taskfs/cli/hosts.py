@@ -1,7 +1,7 @@
 """Where agents live: `taskfs setup claude|codex` writes the host's configuration, and
 `taskfs nudge` is the progress reminder its hook runs after every tool call.
 
-Each parses, calls the library (`taskfs.api.setup`, `taskfs.api.nudge`) and renders.
+Each parses, calls the library (`taskfs.api.hosts.setup`, `taskfs.api.hosts.nudge`) and renders.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def _setup_command(host: str) -> None:
     @click.option("--remove", is_flag=True, help="Undo an earlier setup.")
     @json_option
     def command(scope: str, agent: str | None, dry_run: bool, remove: bool, as_json: bool) -> int:
-        from taskfs.api import setup as api
+        from taskfs.api.hosts import setup as api
 
         def call() -> Any:
             name = acting_agent(agent, required=False)
@@ -137,7 +137,7 @@ def nudge(agent: str | None, hook: str | None, as_json: bool) -> int:
         from taskfs.cli.hook import nudge_hook
 
         return nudge_hook(hook, agent, sys.stdin, sys.stdout)
-    from taskfs.api import nudge as api
+    from taskfs.api.hosts import nudge as api
 
     def show(answer: tuple[Any, Any]) -> tuple[dict[str, Any], str]:
         found, stale = answer
@@ -175,7 +175,7 @@ def nudge(agent: str | None, hook: str | None, as_json: bool) -> int:
         return doc, text
 
     def call() -> Any:
-        from taskfs.api import stale
+        from taskfs.api.lifecycle import stale
 
         repo = open_repo()
         found = api.nudge(repo, acting_agent(agent) or "")

@@ -52,7 +52,7 @@ def act(as_json: bool, call: Callable[[], T], show: Renderer[T]) -> int:
 
 
 def refuse(as_json: bool, problems: Sequence[Problem]) -> int:
-    from taskfs.api.suggest import explain
+    from taskfs.api.tasks.suggest import explain
 
     problems = explain(problems)
     if as_json:

@@ -23,7 +23,7 @@ def owners(paths: tuple[str, ...], as_json: bool) -> int:
 
     A folder is answered with the tasks owning anything below it.
     """
-    from taskfs.api import ownership
+    from taskfs.api.ownership import owners as ownership
 
     return act(as_json, lambda: ownership.owners(open_repo(), paths, Path.cwd()), _owners)
 
@@ -44,7 +44,7 @@ def guard(ctx: click.Context, agent: str | None, rev_range: str | None, as_json:
 
     The agent is --agent or $TASKFS_AGENT, else the author name of the commit being made.
     """
-    from taskfs.api import ownership
+    from taskfs.api.ownership import owners as ownership
 
     if rev_range is not None:
         if ctx.get_parameter_source("agent") == click.core.ParameterSource.COMMANDLINE:

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from taskfs import i18n
-from taskfs.api import views
+from taskfs.api.views import documents as views
 from taskfs.core import shapes
 from taskfs.core.shapes import document
 from taskfs.errors import Problem

@@ -24,7 +24,7 @@ Shown = tuple[dict[str, Any], "str | Callable[[], str]"]
 
 
 def show_markdown(task_id: str, as_json: bool) -> int:
-    from taskfs.api import reports
+    from taskfs.api.views import reports
     from taskfs.report import markdown
 
     def show(report: reports.TaskReport) -> Shown:
@@ -41,7 +41,7 @@ def show_markdown(task_id: str, as_json: bool) -> int:
 @json_option
 def lint(targets: tuple[str, ...], strict: bool, as_json: bool) -> int:
     """Warnings for contracts that are valid but weak (the open tasks when none is named)."""
-    from taskfs.api import lint as lint_api
+    from taskfs.api.tasks import lint as lint_api
 
     def call() -> lint_api.Linted:
         return lint_api.lint(_repo_or_none() if targets else open_repo(), list(targets))
@@ -88,7 +88,7 @@ def review(rev_range: str | None, as_json: bool) -> int:
     REV_RANGE is A..B, A...B or A (meaning A..HEAD); by default the current branch against
     its upstream, else against main or master.
     """
-    from taskfs.api import review as review_api
+    from taskfs.api.review import ranges as review_api
     from taskfs.report import markdown
 
     def show(result: review_api.Review) -> Shown:
@@ -149,7 +149,7 @@ def _review_document(result: Any) -> dict[str, Any]:
 @json_option
 def graph(fmt: str, as_json: bool) -> int:
     """The dependsOn and delegation graph, coloured by state."""
-    from taskfs.api import reports
+    from taskfs.api.views import reports
     from taskfs.report import graph as graph_text
 
     def show(result: reports.TaskGraph) -> Shown:
@@ -169,7 +169,7 @@ def graph(fmt: str, as_json: bool) -> int:
 @json_option
 def board(target: str, as_json: bool) -> int:
     """One self-contained HTML page: columns by state, a card per task, filters."""
-    from taskfs.api import reports
+    from taskfs.api.views import reports
     from taskfs.report import board as board_html
 
     if as_json and target == "-":
@@ -223,7 +223,7 @@ def _lint_flags(repo: Any, rows: Sequence[Any]) -> dict[str, list[Any]]:
 
 
 def _stale_lines(repo: Any) -> dict[str, str]:
-    from taskfs.api import stale
+    from taskfs.api.lifecycle import stale
 
     return {s.id: s.line() for s in stale.stale_holders(repo)}
 

@@ -22,7 +22,7 @@ from taskfs.core import shapes
 @json_option
 def reassign(task_id: str, to: str, agent: str | None, reason: str | None, as_json: bool) -> int:
     """Hand a task you sent to another agent: cancel it and submit the same contract to them."""
-    from taskfs.api import reassign as api
+    from taskfs.api.lifecycle import reassign as api
 
     def call() -> api.Reassigned:
         acting = acting_agent(agent) or ""

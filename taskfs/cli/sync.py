@@ -18,7 +18,7 @@ from taskfs.core import shapes
 @json_option
 def sync_command(remote: str | None, agent: str | None, as_json: bool) -> int:
     """Fetch, merge and push the ledger; forks are settled the same way on every clone."""
-    from taskfs.api import sync
+    from taskfs.api.sync import remote as sync
 
     def call() -> sync.Synced:
         return sync.sync(open_repo(), remote=remote, agent=acting_agent(agent, required=False))
@@ -28,7 +28,7 @@ def sync_command(remote: str | None, agent: str | None, as_json: bool) -> int:
 
 def claim_synced(task_id: str, agent: str | None, as_json: bool) -> int:
     """`claim --sync`: claim, push, and lose to a claim that reached the remote first."""
-    from taskfs.api import sync
+    from taskfs.api.sync import remote as sync
 
     def call() -> sync.ClaimSynced:
         return sync.claim_sync(open_repo(), task_id, acting_agent(agent) or "")

@@ -1,6 +1,7 @@
 """interlink's wire at the command line: `keys add|import|ls`, `interlink export|import`.
 
-Each parses, calls one library function (`taskfs.api.keys`, `taskfs.api.wire`), and renders.
+Each parses, calls one library function (`taskfs.api.capabilities.keys`,
+`taskfs.api.messages.wire`), and renders.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ name_option = click.option(
 @json_option
 def keys_add(agent: str | None, public: str, as_json: bool) -> int:
     """Admit a peer's key (interlink id) under a local name, committed (like peers.json)."""
-    from taskfs.api import keys
+    from taskfs.api.capabilities import keys
 
     def show(done: Any) -> tuple[dict[str, Any], str]:
         doc = shapes.document(
@@ -60,7 +61,7 @@ def keys_add(agent: str | None, public: str, as_json: bool) -> int:
 @json_option
 def keys_import(agent: str | None, seed_file: str, as_json: bool) -> int:
     """Use an existing interlink secret key as NAME's agent key (one identity, both tools)."""
-    from taskfs.api import keys
+    from taskfs.api.capabilities import keys
 
     def call() -> Any:
         name = acting_agent(agent) or ""
@@ -86,7 +87,7 @@ def keys_import(agent: str | None, seed_file: str, as_json: bool) -> int:
 @json_option
 def keys_ls(as_json: bool) -> int:
     """Every committed key: name, interlink id and kind."""
-    from taskfs.api import keys
+    from taskfs.api.capabilities import keys
 
     def show(found: list[Any]) -> tuple[dict[str, Any], str]:
         rows = [
@@ -116,7 +117,7 @@ def interlink_group() -> None:
 @json_option
 def interlink_export(task: str | None, msg_ids: tuple[str, ...], as_json: bool) -> int:
     """Print messages as interlink SignedMessage JSON, one a line, exactly as signed."""
-    from taskfs.api import wire
+    from taskfs.api.messages import wire
 
     def show(lines: list[str]) -> tuple[dict[str, Any], str]:
         return shapes.document(True, messages=[json.loads(line) for line in lines]), "\n".join(
@@ -132,7 +133,7 @@ def interlink_export(task: str | None, msg_ids: tuple[str, ...], as_json: bool) 
 @json_option
 def interlink_import(source: str, agent: str | None, as_json: bool) -> int:
     """Record interlink messages addressed to you, after interlink's inbound gate."""
-    from taskfs.api import wire
+    from taskfs.api.messages import wire
 
     def call() -> Any:
         me = acting_agent(agent) or ""

@@ -1,6 +1,6 @@
 """interlink's vocabulary in taskfs's terms, and the two small decisions its tools need.
 
-Pure: values in, values out. `taskfs.api.interlink` applies them to the ledger.
+Pure: values in, values out. `taskfs.api.messages.interlink` applies them to the ledger.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Pure: the tasks are passed in as summaries (`taskfs.readmodel.projection.Summary`, or anything
 with the same fields). `ready` lists what `claimable` answers, and the claim's own gates
-(`taskfs.api.transitions`) call the same functions, so the two can never disagree.
+(`taskfs.api.lifecycle.transitions`) call the same functions, so the two can never disagree.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Which tasks a listing shows: the filters of `ls` and the recipient rule of `ready`.
 
-Pure and import-free: the full listings (`taskfs.api.listing`, `taskfs.core.readiness`) and
+Pure and import-free: the full listings (`taskfs.api.tasks.listing`, `taskfs.core.readiness`) and
 the prepared answers that skip them (`taskfs.readmodel.prepared`) filter with these same two.
 """
 

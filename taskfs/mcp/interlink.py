@@ -1,6 +1,6 @@
 """interlink's five tools, under their own names and argument names, beside the agent_* tools.
 
-Thin: each is one `taskfs.api.interlink` call and its view; the rules are the library's. As
+Thin: each is one `taskfs.api.messages.interlink` call and its view; the rules are the library's. As
 interlink's server does, each answers in one line of text for the model (its wording, in
 `interlink_text`), while the structured content keeps taskfs's JSON document. Arguments are
 read as interlink reads them: an empty `status` (or `session`, `task_id`, `in_reply_to`) is an
@@ -14,9 +14,9 @@ from typing import Annotated, Any, Literal
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from taskfs.api import agent_views as views
-from taskfs.api import interlink
 from taskfs.api.context import acting_agent
+from taskfs.api.messages import interlink
+from taskfs.api.views import agents as views
 from taskfs.mcp import interlink_text as say
 from taskfs.mcp.tools import Tools, answer
 

@@ -28,19 +28,15 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from taskfs import __version__
-from taskfs.api import agent_views as views
-from taskfs.api import (
-    capabilities,
-    delivery,
-    evidence,
-    messages,
-    queries,
-    submit,
-    threads,
-    transitions,
-)
-from taskfs.api import inbox as inbox_api
+from taskfs.api.capabilities import bind as capabilities
 from taskfs.api.context import acting_agent
+from taskfs.api.evidence import checks as evidence
+from taskfs.api.lifecycle import transitions
+from taskfs.api.messages import delivery, threads
+from taskfs.api.messages import inbox as inbox_api
+from taskfs.api.messages import sending as messages
+from taskfs.api.tasks import queries, submit
+from taskfs.api.views import agents as views
 from taskfs.core import shapes
 from taskfs.errors import Problem, TaskfsError
 from taskfs.mcp.interlink import register_interlink_tools
@@ -119,7 +115,7 @@ def register_agent_tools(tools: Tools) -> None:
 
     def agent_claim(task_id: TaskId) -> CallToolResult:
         def call() -> dict[str, Any]:
-            from taskfs.api import claiming
+            from taskfs.api.lifecycle import claiming
 
             result = claiming.claim(s.repo(), task_id, s.agent())
             if isinstance(result, claiming.Held):
@@ -241,7 +237,7 @@ def register_agent_tools(tools: Tools) -> None:
 
 
 def _history(task: Any) -> list[dict[str, Any]]:
-    from taskfs.api.views import history
+    from taskfs.api.views.documents import history
 
     return history(task)
 

@@ -15,7 +15,7 @@ from mcp.types import CallToolResult, TextContent
 
 from taskfs.api import context
 from taskfs.api.context import acting_agent
-from taskfs.api.suggest import explain
+from taskfs.api.tasks.suggest import explain
 from taskfs.core import shapes
 from taskfs.errors import TaskfsError, problem
 from taskfs.mcp import hints

@@ -14,8 +14,8 @@ from taskfs.core.lifecycle import STATES
 from taskfs.report.style import STATE_COLOURS, duration, short_time, state_colours
 
 if TYPE_CHECKING:
-    from taskfs.api.entries import EvidenceRow
-    from taskfs.api.reports import TaskReport, TimelineRow
+    from taskfs.api.views.entries import EvidenceRow
+    from taskfs.api.views.reports import TaskReport, TimelineRow
     from taskfs.errors import Problem
 
 LABELS: dict[str, str] = {state: state.replace("_", " ") for state in STATES}
@@ -27,7 +27,7 @@ def e(value: object) -> str:
 
 # The states that end a task badly: their card says why, from the last transition's reason.
 ENDED_BADLY = ("failed", "canceled", "rejected")
-REASSIGNED_FROM = "x-reassignedFrom"  # taskfs.api.reassign
+REASSIGNED_FROM = "x-reassignedFrom"  # taskfs.api.lifecycle.reassign
 
 
 def page(
@@ -39,7 +39,7 @@ def page(
     stale: Mapping[str, str] | None = None,
 ) -> str:
     """The board. `flags` are the lint warnings per task id, `stale` a line per task id whose
-    holder has gone quiet (`taskfs.api.stale`); both are shown on the cards."""
+    holder has gone quiet (`taskfs.api.lifecycle.stale`); both are shown on the cards."""
     contexts = sorted({r.task.envelope.context_id for r in reports})
     agents = sorted({a for r in reports for a in _agents(r)})
     notes = _Notes(flags or {}, stale or {})

@@ -6,7 +6,7 @@ delegated c" (parent). A node drawn dashed is named by a task but not in the led
 
 from __future__ import annotations
 
-from taskfs.api.reports import Node, TaskGraph
+from taskfs.api.views.reports import Node, TaskGraph
 from taskfs.core.lifecycle import STATES
 from taskfs.report.style import MISSING_COLOURS, state_colours
 

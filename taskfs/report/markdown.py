@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 from taskfs.report.style import duration, short_time
 
 if TYPE_CHECKING:
-    from taskfs.api.audit import Finding
-    from taskfs.api.entries import EvidenceRow, MessageRow
-    from taskfs.api.reports import TaskReport
-    from taskfs.api.review import AddedTask, AddedTransition, Review
+    from taskfs.api.review.audit import Finding
+    from taskfs.api.review.ranges import AddedTask, AddedTransition, Review
+    from taskfs.api.views.entries import EvidenceRow, MessageRow
+    from taskfs.api.views.reports import TaskReport
     from taskfs.core.envelope import Envelope
     from taskfs.errors import Problem
 

@@ -18,7 +18,7 @@ from taskfs.report.style import TERMINAL_STYLES, short_time
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
-    from taskfs.api.reports import TimelineRow
+    from taskfs.api.views.reports import TimelineRow
 
 
 def is_terminal() -> bool:

@@ -21,13 +21,13 @@ from datetime import datetime, timezone
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from taskfs.api.check_requests import (
+from taskfs.api.context import read_dropped, replace_file
+from taskfs.api.evidence.requests import (
     CheckOutcome,
     pending_check_requests,
     run_requested_check,
 )
-from taskfs.api.context import read_dropped, replace_file
-from taskfs.api.intake import IntakeIndex, Taken, digest, in_place_id, take_in
+from taskfs.api.intake.drops import IntakeIndex, Taken, digest, in_place_id, take_in
 from taskfs.core import layout
 from taskfs.core.layout import format_time
 from taskfs.core.policy import RunnerPolicy

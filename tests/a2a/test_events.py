@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from taskfs.api import events
+from taskfs.api.sync import events
 from taskfs.store.repository import Repository
 from tests.helpers import git, send, submit, taskfs
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from taskfs.api import mirror
+from taskfs.api.sync import mirror
 from taskfs.errors import TaskfsError
 from taskfs.store.repository import Repository
 from tests.helpers import git, submit

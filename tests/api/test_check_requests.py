@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from taskfs.api.check_requests import CheckRequest, Evidence, run_requested_check
+from taskfs.api.evidence.requests import CheckRequest, Evidence, run_requested_check
 from taskfs.core.policy import NOTHING, parse_policy
 from taskfs.store.repository import Repository
 from taskfs.watch import reconcile

@@ -1,5 +1,5 @@
-"""The bridge's way in and out (`taskfs.api.wire`): outgoing lines, the freshness window's exact
-edges with an injected clock, and durable replay protection."""
+"""The bridge's way in and out (`taskfs.api.messages.wire`): outgoing lines, the freshness window's
+exact edges with an injected clock, and durable replay protection."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import os
 from datetime import datetime, timezone
 from pathlib import Path
 
-from taskfs.api import wire
+from taskfs.api.messages import wire
 from taskfs.store.repository import Repository
 from tests import interlink_ref as ref
 from tests.helpers import submit, taskfs

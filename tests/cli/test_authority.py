@@ -383,7 +383,7 @@ def forged_message(
     with plain git; returns its path."""
     from datetime import datetime, timezone
 
-    from taskfs.api import messages
+    from taskfs.api.messages import sending as messages
     from taskfs.core import signing
     from taskfs.core.layout import stamped_name
     from taskfs.store.repository import Repository

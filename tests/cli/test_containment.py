@@ -344,7 +344,7 @@ def test_the_configured_default_applies_and_the_flag_overrides_it(
 def test_the_watcher_runs_checks_in_the_same_sandbox(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from taskfs.api.check_requests import record_evidence
+    from taskfs.api.evidence.requests import record_evidence
     from taskfs.store.repository import Repository
 
     monkeypatch.delenv("TASKFS_SANDBOX")
@@ -395,7 +395,7 @@ def test_the_largest_and_a_tiny_time_limit_are_accepted(repo: Path) -> None:
 
 
 def test_the_library_refuses_a_nan_time_limit_by_name(repo: Path) -> None:
-    from taskfs.api import evidence
+    from taskfs.api.evidence import checks as evidence
     from taskfs.errors import TaskfsError
     from taskfs.store.repository import Repository
 

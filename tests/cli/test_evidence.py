@@ -64,7 +64,7 @@ def running(pid: int) -> bool:
 def forge(repo: Path, task: str, **changes: Any) -> Path:
     """A hand-written evidence file claiming a pass, plausible in every field (its fingerprint
     is the owned files' real one), committed by hand."""
-    from taskfs.api.evidence import owned_fingerprint_now
+    from taskfs.api.evidence.checks import owned_fingerprint_now
     from taskfs.store.repository import Repository
     from taskfs.store.task_reader import load_task
 

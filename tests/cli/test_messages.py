@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from taskfs.api import threads
+from taskfs.api.messages import threads
 from taskfs.core import messages as core
 from taskfs.core import yamlio
 from taskfs.core.layout import format_time, message_id, stamped_name

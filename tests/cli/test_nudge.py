@@ -11,7 +11,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from taskfs.api import transitions
+from taskfs.api.lifecycle import transitions
 from taskfs.core import yamlio
 from taskfs.store.repository import Repository
 from tests.helpers import submit, taskfs

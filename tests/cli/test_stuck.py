@@ -43,7 +43,7 @@ def test_a_quiet_holder_is_reported_in_nudge_prime_and_the_board(
 
 
 def test_a_commit_touching_owned_files_counts_as_activity(repo: Path) -> None:
-    from taskfs.api.stale import stale_holders
+    from taskfs.api.lifecycle.stale import stale_holders
     from taskfs.store.repository import Repository
 
     task = submit(repo)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from taskfs.api.forks import superseded_transitions
+from taskfs.api.lifecycle.forks import superseded_transitions
 from taskfs.store.repository import Repository
 from tests.helpers import git, taskfs
 from tests.remotes import clone, make_remote, new_task
@@ -31,7 +31,7 @@ def fixed_nonces(monkeypatch: pytest.MonkeyPatch, by_clone: dict[Path, str]) -> 
         nonce = next(n for c, n in by_clone.items() if here == c.resolve())
         return f"{seq:04d}-{state}-{nonce}.yaml"
 
-    monkeypatch.setattr("taskfs.api.transitions.status_name", name)
+    monkeypatch.setattr("taskfs.api.lifecycle.transitions.status_name", name)
 
 
 def sync(where: Path, *args: str) -> dict[str, object]:

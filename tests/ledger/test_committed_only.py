@@ -169,7 +169,7 @@ def test_watcher_answers_no_check_on_a_loose_envelope(
 def test_prepared_answers_follow_head_and_survive_commits_of_code(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from taskfs.api.listing import head_moved_elsewhere
+    from taskfs.api.tasks.listing import head_moved_elsewhere
     from taskfs.readmodel import prepared
 
     monkeypatch.setenv("TASKFS_RACY_MARGIN_MS", "0")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import anyio
 
-from taskfs.api.filing import record_bytes
+from taskfs.api.tasks.filing import record_bytes
 from taskfs.core.layout import format_time, message_id, stamped_name
 from taskfs.core.records import MessageRecord
 from tests.helpers import git, send, taskfs, write_envelope

@@ -331,7 +331,7 @@ def test_an_unreadable_file_is_refused_and_the_others_go_in(repo: Path) -> None:
 def test_an_unexpected_error_in_one_file_spares_the_others(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from taskfs.api import intake
+    from taskfs.api.intake import drops as intake
 
     real = intake.parse_source
 
@@ -394,7 +394,7 @@ def test_a_write_killed_after_its_commit_files_is_finished_by_the_next_pass(
 ) -> None:
     """A watcher killed after writing a batch's files but before committing them: the next
     writer commits them from the journal, and the dropped file is then known as taken in."""
-    from taskfs.api import intake
+    from taskfs.api.intake import drops as intake
 
     drop = envelope(repo / "tasks" / "fix.yaml", 1, id="fix")
     store = Repository.open(repo)

@@ -1,0 +1,1 @@
+"""Intake: envelope files dropped into the tasks folder become tasks (the watcher's intake)."""

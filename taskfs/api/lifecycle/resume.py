@@ -1,0 +1,122 @@
+"""What an agent resumes first: the tasks it holds, and why each task offered to it waits.
+
+`prime` and `inbox` lead with these (as beads' `bd prime` does): the working tasks, the ones
+waiting for an answer (with the question), and the ones canceled under the agent ("stop"),
+then the questions and results waiting for it, then what it can claim, each blocked task with
+its blocker named (`blocked by t06 (input_required)`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from taskfs.api.messages.inbox import Inbox
+from taskfs.api.messages.threads import read_thread
+from taskfs.core.readiness import dependency_graph, parent_map, rivals, unfinished_dependencies
+from taskfs.readmodel.projection import Summary
+from taskfs.store.repository import Repository
+from taskfs.store.task_reader import Task
+
+OPEN_HELD = ("working", "input_required", "auth_required")
+
+
+@dataclass(frozen=True)
+class Held:
+    """A task the agent holds (claimed), as it should resume it."""
+
+    id: str
+    state: str
+    objective: str
+    question: str = ""  # input_required: the open question the agent asked
+    question_id: str = ""
+    by: str = ""  # canceled: who canceled it
+    reason: str = ""  # canceled: why
+
+
+def held(repo: Repository, tasks: Mapping[str, Task], box: Inbox) -> list[Held]:
+    """The open tasks `box.agent` holds, then those canceled under it that it has not yet
+    acknowledged (the cancellation is unread, or it made no move since)."""
+    agent = box.agent
+    unread = {c.record.msg_id for c in box.unread}
+    found: list[Held] = []
+    stopped: list[Held] = []
+    for task in tasks.values():
+        if task.holder != agent:
+            continue
+        head = task.chain.head
+        objective = task.envelope.objective
+        if task.state in OPEN_HELD:
+            found.append(_open(repo, task, objective))
+        elif task.state == "canceled" and head is not None and head.record.by != agent:
+            message = head.record.message
+            if message is None or message in unread:
+                reason = (head.record.reason or "").strip()
+                if not reason and message is not None:
+                    reason = _message_text(repo, task.id, message)
+                stopped.append(
+                    Held(task.id, "canceled", objective, by=head.record.by, reason=reason)
+                )
+    found.sort(key=lambda held: OPEN_HELD.index(held.state))  # working first
+    return found + stopped
+
+
+def _open(repo: Repository, task: Task, objective: str) -> Held:
+    if task.state != "input_required":
+        return Held(task.id, task.state, objective)
+    head = task.chain.head
+    asked = head.record.message if head is not None else None
+    text = _message_text(repo, task.id, asked) if asked else ""
+    return Held(task.id, task.state, objective, question=text, question_id=asked or "")
+
+
+def _message_text(repo: Repository, task_id: str, msg_id: str) -> str:
+    found = read_thread(repo, task_id).find(msg_id)
+    return found.record.text if found is not None else ""
+
+
+def blockers(task_id: str, summaries: Mapping[str, Summary]) -> list[str]:
+    """Why the task cannot be claimed now, each as `ID (STATE)`: its unfinished dependencies
+    (`missing` when the task does not exist yet), else the open rivals owning what it owns
+    (the claim's own gates, `taskfs.core.readiness`, decide both)."""
+    task = summaries[task_id]
+    out = [
+        f"{dep} ({summaries[dep].state if dep in summaries else 'missing'})"
+        for dep in unfinished_dependencies(task, summaries)
+    ]
+    if out:
+        return out
+    graph = dependency_graph(t.envelope for t in summaries.values())
+    parents = parent_map(t.envelope for t in summaries.values())
+    return [f"{r.id} ({r.state}, same files)" for r in rivals(task, summaries, graph, parents)]
+
+
+def held_lines(repo: Repository, box: Inbox) -> list[str]:
+    """The text inbox's first rows: what `box.agent` holds."""
+    from taskfs.store.all_tasks import load_all
+
+    rows = []
+    for task in held(repo, load_all(repo), box):
+        if task.state == "canceled":
+            rows.append(f"  STOP    {task.id}  canceled by {task.by}: stop working on it")
+        elif task.state == "input_required":
+            rows.append(f"  waiting {task.id}  for an answer to {task.question_id}")
+        else:
+            rows.append(f"  holding {task.id}  {task.state}")
+    return rows
+
+
+def unread_lines(box: Inbox, limit: int = 72) -> list[str]:
+    """The unread messages, cancellations first, each with an excerpt of its text."""
+    order = sorted(box.unread, key=lambda c: c.record.status != "canceled")
+    rows = []
+    for checked in order:
+        record = checked.record
+        flat = " ".join(record.text.split())
+        excerpt = flat if len(flat) <= limit else flat[: limit - 3] + "..."
+        kind = record.status or "message"
+        rows.append(
+            f"  unread  {record.msg_id}  {kind} from {record.sender} on {record.task_id or '-'}: "
+            f"{excerpt}"
+        )
+    return rows

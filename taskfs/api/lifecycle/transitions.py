@@ -1,0 +1,242 @@
+"""Lifecycle transitions: claim, move, refuse, complete. One path for all of them.
+
+`transition` reads the task under the checkout's lock, applies every rule, appends one status
+file and commits it, so two agents racing for one task can never both win on a checkout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING
+
+from taskfs.api.lifecycle import signing as transition_keys
+from taskfs.api.tasks import rules
+from taskfs.core import readiness
+from taskfs.core.layout import STATUS, format_time, status_name
+from taskfs.core.lifecycle import Parties, State, check_transition, is_state
+from taskfs.core.status_file import status_document, status_text
+from taskfs.errors import Problem, TaskfsError, fail, problem
+from taskfs.readmodel.projection import Summary
+from taskfs.store import index
+from taskfs.store.index import summaries
+from taskfs.store.repository import Repository
+from taskfs.store.writer import Writer
+
+if TYPE_CHECKING:
+    from taskfs.core.records import Artifact
+
+
+@dataclass(frozen=True)
+class Moved:
+    id: str
+    state: State
+    status_file: str
+    commit: str
+
+
+# A gate is a rule that only some transitions need (dependencies and ownership for a claim).
+# It sees the task and all the others under the lock, and returns what is wrong.
+Gate = Callable[[Repository, Summary, Mapping[str, Summary]], list[Problem]]
+
+
+def transition(
+    repo: Repository,
+    task_id: str,
+    target: str,
+    agent: str,
+    *,
+    reason: str | None = None,
+    artifacts: Sequence[Artifact] = (),
+    now: datetime | None = None,
+) -> Moved:
+    if not is_state(target):
+        from taskfs.core.synonyms import meant
+
+        guess = meant(target)
+        hint = f": did you mean {guess!r}?" if guess else ""
+        raise fail("usage", reason=f"{target!r} is not a state{hint}")
+    state: State = target  # type: ignore[assignment]
+    with repo.writing() as writer:
+        now = now or datetime.now(timezone.utc)
+        staged = stage_transition(
+            repo,
+            writer,
+            task_id,
+            state,
+            agent,
+            reason=reason,
+            artifacts=artifacts,
+            now=now,
+        )
+        commit = writer.commit(
+            transition_message(task_id, staged.before, state, agent, reason), agent, when=now
+        )
+        index.remember(repo, staged.after)
+    return Moved(task_id, state, staged.rel, commit)
+
+
+@dataclass(frozen=True)
+class Staged:
+    """A transition checked and added to a writer, not yet committed."""
+
+    before: State
+    rel: str
+    after: Summary  # the task as it will be once the commit holds the transition
+
+
+def stage_transition(
+    repo: Repository,
+    writer: Writer,
+    task_id: str,
+    state: State,
+    agent: str,
+    *,
+    now: datetime,
+    reason: str | None = None,
+    artifacts: Sequence[Artifact] = (),
+    message: str | None = None,
+    owner: str | None = None,
+) -> Staged:
+    """Apply every rule of the edge and add its status file to `writer` (held by the caller),
+    so that a message and the transition it makes are committed together or not at all.
+    `owner`: the delegation chain's owner, when it answers the open question (`Parties`).
+
+    The task is read from the ledger cache, which under the lock is exactly what its files
+    say; when anything is wrong with its files the full reader raises the named errors."""
+    tasks = summaries(repo, verify=(task_id,))
+    task = tasks.get(task_id)
+    tasks = _committed(repo, task_id, state, task, tasks)
+    if task is None or task.problems or not task.length:
+        from taskfs.store.task_reader import load_task  # names what is wrong with its files
+
+        task = Summary.of(load_task(repo, task_id, strict=True))
+    parties = Parties(task.envelope.sender, task.envelope.recipient, task.holder, owner)
+    current: State = task.state  # type: ignore[assignment]
+    problems = check_transition(
+        task_id, current, state, agent=agent, parties=parties, reason=reason
+    )
+    if problems and problems[0].code == "transition_not_allowed":
+        raise TaskfsError(_name_current(problems[0], task.head_by, current))
+    for gate in gates(current, state):
+        problems += gate(repo, task, tasks)
+    evidence = None
+    if state == "completed":
+        # The evidence gate also names what the completion rests on, for the status file.
+        from taskfs.api.evidence import checks as evidence_api
+        from taskfs.store.task_reader import load_task
+
+        full = load_task(repo, task_id, strict=True)
+        decision = evidence_api.completion(repo, full)
+        problems += evidence_api.completion_problems(full, decision)
+        evidence = decision.rests_on.rsplit("/", 1)[-1] if decision.rests_on else None
+    if problems:
+        raise TaskfsError(problems)
+    document = status_document(
+        task=task_id,
+        state=state,
+        by=agent,
+        at=format_time(now),
+        prev=task.head,
+        reason=reason.strip() if reason and reason.strip() else None,
+        evidence=evidence,
+        artifacts=[{"name": a.name, "location": a.location} for a in artifacts],
+        message=message,
+    )
+    document = transition_keys.signed(repo, agent, document, _describe_action(task_id, state))
+    name = status_name(task.length + 1, state)
+    rel = repo.task_rel(task_id, STATUS, name)
+    text = status_text(document)
+    if text is None:  # a reason or artifacts in free text: the YAML library writes them
+        from taskfs.core import yamlio
+
+        text = yamlio.dump(document)
+    writer.add(rel, text.encode())
+    claimed = current == "submitted" and state == "working"
+    after = task._replace(
+        state=state,
+        holder=agent if claimed else task.holder,
+        head=name,
+        head_by=agent,
+        length=task.length + 1,
+    )
+    return Staged(current, rel, after)
+
+
+def _committed(
+    repo: Repository,
+    task_id: str,
+    state: State,
+    task: Summary | None,
+    tasks: dict[str, Summary],
+) -> dict[str, Summary]:
+    """Refuse to build on a task folder holding a file no commit holds, and read the other
+    tasks a claim's gates consult (its dependencies and rivals) as HEAD holds them: the
+    working tree may say anything (taskfs.store.head_ledger)."""
+    from taskfs.store import head_ledger
+
+    others: list[str] = []
+    if task is not None and task.state == "submitted" and state == "working":
+        others = [*task.envelope.depends_on, *task.overlaps]
+    found = head_ledger.loose(repo, [task_id, *others])
+    if task_id in found:
+        raise TaskfsError(head_ledger.refusals(repo, {task_id: found[task_id]}))
+    if not found:
+        return tasks
+    return head_ledger.committed_view(repo, tasks, found)
+
+
+def _describe_action(task_id: str, state: State) -> str:
+    verb = {"working": "claim", "completed": "complete", "rejected": "refuse"}.get(state)
+    return f"{verb} task {task_id!r}" if verb else f"move task {task_id!r} to {state}"
+
+
+def _name_current(found: Problem, by: str | None, current: State) -> Problem:
+    why = f" ({current} since {by!r}'s transition)"
+    if current == "working":
+        why = f" (it was already claimed by {by!r})"
+    return problem("transition_not_allowed", **{**found.data, "by": by, "why_text": why})
+
+
+def _dependencies_gate(
+    repo: Repository, task: Summary, tasks: Mapping[str, Summary]
+) -> list[Problem]:
+    if not task.envelope.depends_on:
+        return []
+    pending = readiness.unfinished_dependencies(task, tasks)
+    if not pending:
+        return []
+    described = ", ".join(
+        f"{dep} ({tasks[dep].state if dep in tasks else 'does not exist yet'})" for dep in pending
+    )
+    return [problem("dependencies_unresolved", id=task.id, pending=pending, pending_text=described)]
+
+
+def _ownership_gate(repo: Repository, task: Summary, tasks: Mapping[str, Summary]) -> list[Problem]:
+    # A merge or a late dependency can change the picture after `new` checked it: check again.
+    graph = readiness.dependency_graph(t.envelope for t in tasks.values())
+    parents = readiness.parent_map(t.envelope for t in tasks.values())
+    others = [t.envelope for t in readiness.rivals(task, tasks, graph, parents)]
+    # The cache says who the rivals are; the entries and the witness are named afresh.
+    return rules.ownership_conflicts([task.envelope], others, graph, parents)
+
+
+def gates(current: State, target: State) -> tuple[Gate, ...]:
+    """The extra rules an edge needs: a claim checks dependencies and ownership again.
+    (Completion's evidence gate is applied in `transition`, which records what it rests on.)"""
+    if current == "submitted" and target == "working":
+        return (_dependencies_gate, _ownership_gate)
+    return ()
+
+
+def transition_message(
+    task_id: str, current: State, target: State, agent: str, reason: str | None
+) -> str:
+    body = f"\n{reason.strip()}\n" if reason and reason.strip() else ""
+    return (
+        f"taskfs: {task_id} {current} -> {target} by {agent}\n{body}\n"
+        f"Taskfs-Task: {task_id}\n"
+        f"Taskfs-Transition: {current} -> {target}\n"
+        f"Taskfs-Agent: {agent}\n"
+    )

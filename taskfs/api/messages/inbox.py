@@ -1,0 +1,157 @@
+"""What waits for an agent: tasks to claim, questions to answer, results to review, unread
+messages, and messages refused (shown with their codes, never counted as work).
+
+Nothing here waits for anything: delivery is asynchronous, the inbox is a view of the files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from taskfs.api.lifecycle.forks import Lost, lost_in
+from taskfs.api.messages.openings import stored_opening
+from taskfs.api.messages.threads import CheckedMessage, Thread, for_session, read_thread, trust
+from taskfs.api.tasks import listing
+from taskfs.core.layout import EVIDENCE, STAMPED_NAME_RE, parse_time
+from taskfs.core.lifecycle import TERMINAL
+from taskfs.store.all_tasks import load_all
+from taskfs.store.messages import pending_paths
+from taskfs.store.repository import Repository
+from taskfs.store.task_reader import Task
+
+
+@dataclass(frozen=True)
+class Inbox:
+    agent: str
+    to_claim: tuple[Task, ...]
+    ready: frozenset[str]
+    questions: tuple[CheckedMessage, ...]
+    results: tuple[CheckedMessage, ...]
+    unread: tuple[CheckedMessage, ...]
+    refused: tuple[CheckedMessage, ...]
+    # The agent's transitions that lost a fork between clones (its claim lost to another's).
+    superseded: tuple[Lost, ...] = ()
+    # Questions among `questions` put to another agent, shown here because this agent owns
+    # the delegation chain and may answer them (`taskfs.api.messages.chain_owner`).
+    as_owner: frozenset[str] = frozenset()
+
+    @property
+    def badge(self) -> str:
+        """The count line a status bar shows."""
+        return (
+            f"{self.agent}: {len(self.to_claim)} to claim, {len(self.questions)} to answer, "
+            f"{len(self.results)} to review, {len(self.unread)} unread"
+        )
+
+
+def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
+    """What waits for `agent`; with `session`, leaving out messages routed to its other
+    sessions (`threads.for_session`)."""
+    tasks = load_all(repo)
+    trusted, pending = trust(repo), pending_paths(repo)
+    questions: list[CheckedMessage] = []
+    results: list[CheckedMessage] = []
+    unread: list[CheckedMessage] = []
+    refused: list[CheckedMessage] = []
+    superseded: list[Lost] = []
+    as_owner: set[str] = set()
+    for task in tasks.values():
+        superseded += lost_in(task.id, task.chain, agent)
+        thread = read_thread(repo, task.id, trusted=trusted, pending=pending)
+        opened = stored_opening(task)  # the task itself, waiting to be claimed: not unread
+        for checked in thread.messages:
+            if opened is not None and checked.record.msg_id == opened:
+                continue
+            if _owned_question(repo, tasks, task, checked, agent):
+                questions.append(checked)
+                as_owner.add(checked.record.msg_id)
+                continue
+            if checked.record.recipient != agent or checked.delivery == "pending":
+                continue
+            if not for_session(checked.record, agent, session):
+                continue
+            if not checked.ok:
+                # A refused message on a closed task waits for nothing: history, not inbox.
+                if task.state not in TERMINAL:
+                    refused.append(checked)
+                continue
+            if checked.delivery == "sent":
+                unread.append(checked)
+            if is_open_question(task, checked):
+                questions.append(checked)
+            elif waits_for_review(repo, task, thread, checked):
+                results.append(checked)
+    to_claim = tuple(
+        t for t in tasks.values() if t.state == "submitted" and t.envelope.recipient == agent
+    )
+    ready = frozenset(t.id for t in listing.ready(repo, agent))
+    return Inbox(
+        agent,
+        to_claim,
+        ready,
+        tuple(questions),
+        tuple(results),
+        tuple(unread),
+        tuple(refused),
+        tuple(superseded),
+        frozenset(as_owner),
+    )
+
+
+def _owned_question(
+    repo: Repository, tasks: dict[str, Task], task: Task, checked: CheckedMessage, agent: str
+) -> bool:
+    """An open question of a delegated task, put to someone else, in a chain `agent` owns."""
+    record = checked.record
+    if agent in (record.recipient, record.sender) or task.envelope.parent is None:
+        return False
+    if not checked.ok or checked.delivery == "pending" or not is_open_question(task, checked):
+        return False
+    from taskfs.api.messages.chain_owner import chain_owner
+
+    return chain_owner(repo, task, tasks) == agent
+
+
+def is_open_question(task: Task, checked: CheckedMessage) -> bool:
+    """The question that put the task in `input_required` and that no answer has closed."""
+    head = task.chain.head
+    return (
+        checked.record.status == "needs_input"
+        and task.state == "input_required"
+        and head is not None
+        and head.record.message == checked.record.msg_id
+    )
+
+
+def waits_for_review(repo: Repository, task: Task, thread: Thread, checked: CheckedMessage) -> bool:
+    """A `result` waits while the task is still `working`, it is the task's latest genuine
+    result, and neither a transition nor an evidence file has come after it."""
+    if checked.record.status != "result" or task.state != "working":
+        return False
+    if _watcher_answered(thread, checked):
+        return False
+    results = [c for c in thread.messages if c.ok and c.record.status == "result"]
+    if results[-1] is not checked:
+        return False
+    head = task.chain.head
+    if head is not None and parse_time(head.record.at) > parse_time(checked.record.at):
+        return False
+    later = [
+        name
+        for name in repo.list_dir(task.id, EVIDENCE)
+        if STAMPED_NAME_RE.fullmatch(name) and name > checked.stored.name
+    ]
+    return not later
+
+
+def _watcher_answered(thread: Thread, checked: CheckedMessage) -> bool:
+    """Whether the watcher already said, in a committed message, why it did not check this
+    result (taskfs.api.evidence.requests): a request it declined is declined once."""
+    from taskfs.api.messages.sending import WATCHER
+
+    return any(
+        c.record.sender == WATCHER
+        and c.record.in_reply_to == checked.record.msg_id
+        and c.delivery != "pending"
+        for c in thread.messages
+    )

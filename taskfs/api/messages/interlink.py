@@ -1,0 +1,346 @@
+"""interlink's five tools over taskfs's messages: `send_message`, `cancel_task`,
+`message_status`, `conversation_history` and `list_pending`.
+
+Each is the same `taskfs.api.messages.sending` (and `submit`) call that `taskfs send`, `messages`,
+`conversation` and `deliver` make, so every lifecycle rule and code is theirs. interlink adds
+two decisions, made here and nowhere else:
+
+- A task opening is a message. `send_message` without `task_id` whose text is an envelope
+  (a YAML mapping with envelope keys) submits it, addressed to `to`; its id is
+  `<task>/envelope` (`core.interlink.opening_id`), and it counts as a message everywhere below.
+- Without `task_id`, and with text that is no envelope, a message without `status` is
+  interlink's plain chat turn: conversation about no task (`wire.send_conversation`), moving
+  nothing; a reply to such a message is one too. A message with a `status` is about a task, so
+  reply stickiness applies, per peer: it goes to the task of the last message exchanged with
+  `to`, in either direction, the openings included; `in_reply_to` names its task itself. With
+  no task exchanged yet it is refused (`no_conversation`): taskfs never guesses a task.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from taskfs.api.messages import sending as messages
+from taskfs.api.messages import threads, wire
+from taskfs.api.messages.sending import Sent
+from taskfs.api.messages.threads import CheckedMessage, Delivery
+from taskfs.api.messages.wire import Said
+from taskfs.api.tasks import submit
+from taskfs.core import interlink as rules
+from taskfs.core import yamlio
+from taskfs.core.layout import CONVERSATIONS, ENVELOPE, MESSAGES, parse_time
+from taskfs.core.lifecycle import State
+from taskfs.errors import TaskfsError, fail
+from taskfs.store.all_tasks import load_all
+from taskfs.store.repository import Repository
+from taskfs.store.task_reader import Task, load_task
+
+CANCEL_TEXT = (
+    "Canceled by {agent}: stop working on this task. Cancellation is cooperative: nothing was "
+    "stopped by force."
+)
+# interlink's `conversation_history` shows this many messages when no limit is given.
+HISTORY_DEFAULT = 20
+
+
+@dataclass(frozen=True)
+class Opening:
+    """A task seen as the first message of its conversation: its envelope, from its sender."""
+
+    task: Task
+    delivery: Delivery
+    file: str
+
+    @property
+    def msg_id(self) -> str:
+        return rules.opening_id(self.task.id)
+
+    @property
+    def sender(self) -> str:
+        return threads.submitter(self.task) or "anonymous"
+
+    @property
+    def recipient(self) -> str | None:
+        return self.task.envelope.recipient
+
+    @property
+    def at(self) -> str:
+        links = self.task.chain.links
+        # A task without a status file is broken (audit names it); sort it first.
+        return links[0].record.at if links else "1970-01-01T00:00:00Z"
+
+
+Entry = CheckedMessage | Opening
+
+
+def opening(repo: Repository, task: Task) -> Opening:
+    """A task's opening: `read` once anyone but its sender has moved the task."""
+    sender = threads.submitter(task)
+    seen = any(link.record.by != sender for link in task.chain.links[1:])
+    return Opening(task, "read" if seen else "sent", repo.task_rel(task.id, ENVELOPE))
+
+
+# -- send_message, cancel_task ---------------------------------------------------------
+
+
+def send_message(
+    repo: Repository,
+    agent: str,
+    to: str,
+    text: str,
+    *,
+    session: str | None = None,
+    task_id: str | None = None,
+    status: str | None = None,
+    in_reply_to: str | None = None,
+    now: datetime | None = None,
+) -> Sent | Opening | Said:
+    """A message to `to`, or the task its envelope opens (see the module's account).
+    Empty optional arguments are absent ones, as interlink reads them."""
+    status = status.strip() if status and status.strip() else None
+    session = session or None
+    task_id = task_id or None
+    in_reply_to = in_reply_to or None
+    if in_reply_to is not None:
+        replied = rules.opened_task(in_reply_to) or threads.locate(repo, in_reply_to) or ""
+        if not replied and task_id is None and _conversation_message(repo, in_reply_to):
+            return _converse(repo, agent, to, text, status, in_reply_to, session, now)
+        if not replied or (task_id is not None and task_id != replied):
+            raise fail("message_not_found", msg_id=in_reply_to)
+        task_id = replied
+        if rules.opened_task(in_reply_to):
+            # Answering an opening is writing about its task: the envelope is no message file.
+            in_reply_to = None
+    if task_id is None:
+        fields = _envelope_in(text)
+        if fields is not None:
+            if status not in (None, "none"):
+                raise fail("invalid_value", field="status", reason="a task is opened without one")
+            return open_task(repo, agent, to, fields)
+        if status is None:
+            return _converse(repo, agent, to, text, status, in_reply_to, session, now)
+        task_id = rules.sticky_task(
+            (parse_time(_at(e)), e_id(e), _task_of(e))
+            for e in conversation_history(repo, agent, to)
+            if _usable(e) and _task_of(e)
+        )
+        if task_id is None:
+            raise fail("no_conversation", agent=agent, peer=to)
+    return messages.send(
+        repo,
+        task_id,
+        agent,
+        text,
+        status=status,
+        in_reply_to=in_reply_to,
+        to=to,
+        session=session,
+        now=now,
+    )
+
+
+def _converse(  # noqa: PLR0917 (send_message's arguments, passed on)
+    repo: Repository,
+    agent: str,
+    to: str,
+    text: str,
+    status: str | None,
+    in_reply_to: str | None,
+    session: str | None,
+    now: datetime | None,
+) -> Said:
+    """interlink's plain message: about no task, so it carries no status."""
+    if status is not None:
+        raise fail("invalid_value", field="status", reason="a message about no task has none")
+    return wire.send_conversation(
+        repo, agent, to, text, in_reply_to=in_reply_to, session=session, now=now
+    )
+
+
+def _conversation_message(repo: Repository, msg_id: str) -> CheckedMessage | None:
+    found = threads.read_conversations(repo).messages
+    return next((c for c in found if c.in_place and c.record.msg_id == msg_id), None)
+
+
+def _envelope_in(text: str) -> dict[str, object] | None:
+    try:
+        value = yamlio.load(text.encode("utf-8", "surrogateescape"))
+    except yamlio.YamlError:
+        return None
+    return rules.envelope_fields(value)
+
+
+def open_task(repo: Repository, agent: str, to: str, fields: dict[str, object]) -> Opening:
+    """Submit the envelope, from `agent` to `to`, through the same path as `taskfs new`."""
+    addressed, wrong = rules.addressed(fields, agent, to)
+    if wrong == "to":
+        raise fail(
+            "invalid_value",
+            field="to",
+            reason=f"the envelope is addressed to {fields['to']!r}, the message to {to!r}",
+        )
+    if wrong == "from":
+        raise fail(
+            "agent_not_allowed",
+            agent=agent,
+            action="submit",
+            action_text="send this envelope",
+            reason=f"the envelope says it is from {fields['from']!r}",
+        )
+    source = submit.Source("send_message", yamlio.dump(addressed).encode("utf-8"))
+    done = submit.submit(repo, [source], agent)
+    return opening(repo, load_task(repo, done[0].id))
+
+
+def cancel_task(
+    repo: Repository,
+    agent: str,
+    to: str,
+    task_id: str,
+    *,
+    reason: str | None = None,
+    now: datetime | None = None,
+) -> Sent:
+    """A `canceled` message to `to` and the transition, in one commit. Cooperative: whoever
+    works on the task learns of it from its inbox; no process is stopped. `reason` is the
+    signed text, as in interlink (blank: taskfs's standing text)."""
+    text = reason.strip() if reason and reason.strip() else CANCEL_TEXT.format(agent=agent)
+    return messages.send(repo, task_id, agent, text, status="canceled", to=to, now=now)
+
+
+# -- message_status, conversation_history ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class MessageState:
+    entry: Entry
+    task_state: State | None  # None: a message about no task
+
+
+def message_status(repo: Repository, msg_id: str) -> MessageState:
+    """Where a message (or an opening) got to, and the state of its task."""
+    task_id = rules.opened_task(msg_id)
+    if task_id is None:
+        said = _conversation_message(repo, msg_id)
+        if said is not None:
+            return MessageState(said, None)
+        found = threads.message_status(repo, msg_id)
+        return MessageState(found.message, found.task_state)
+    if not repo.has_task(task_id):
+        raise fail("message_not_found", msg_id=msg_id)
+    task = load_task(repo, task_id)
+    return MessageState(opening(repo, task), task.state)
+
+
+def conversation_history(
+    repo: Repository,
+    agent: str,
+    peer: str,
+    *,
+    session: str | None = None,
+    limit: int | None = None,
+) -> list[Entry]:
+    """The messages between `agent` and `peer` about any task, and the tasks either opened
+    for the other, oldest first; with `limit`, only the latest `limit` of them (newest last,
+    as interlink shows them)."""
+    if limit is not None and limit < 0:
+        raise fail("invalid_value", field="limit", reason="use a number of messages, 0 or more")
+    found: list[Entry] = list(threads.conversation(repo, agent, peer, session=session))
+    pair = {agent, peer}
+    for task in load_all(repo).values():
+        opened = opening(repo, task)
+        if {opened.sender, opened.recipient} == pair:
+            found.append(opened)
+    ordered = sorted(_unshadowed(found), key=lambda e: (parse_time(_at(e)), e_id(e)))
+    if limit is None:
+        return ordered
+    return ordered[max(0, len(ordered) - limit) :] if limit else []
+
+
+def e_id(entry: Entry) -> str:
+    return entry.msg_id if isinstance(entry, Opening) else entry.record.msg_id
+
+
+def _at(entry: Entry) -> str:
+    return entry.at if isinstance(entry, Opening) else entry.record.at
+
+
+def _task_of(entry: Entry) -> str:
+    return entry.task.id if isinstance(entry, Opening) else entry.record.task_id or ""
+
+
+def _usable(entry: Entry) -> bool:
+    return isinstance(entry, Opening) or entry.ok
+
+
+# -- list_pending ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Outbox:
+    """What `agent` wrote that has not reached the remote: message files not committed, and
+    messages and openings committed but held by no remote-tracking branch yet (none when the
+    branch has no upstream to push to)."""
+
+    uncommitted: tuple[CheckedMessage, ...]
+    unpushed: tuple[Entry, ...]
+    upstream: str | None
+
+
+def list_pending(repo: Repository, agent: str) -> Outbox:
+    said = [
+        c
+        for c in threads.read_conversations(repo).messages
+        if c.delivery == "pending" and c.record.sender == agent
+    ]
+    uncommitted = tuple(
+        sorted(
+            [*threads.pending(repo, sender=agent), *said],
+            key=lambda c: (c.record.at, c.record.msg_id),
+        )
+    )
+    unpushed, upstream = _unpushed(repo, agent)
+    return Outbox(uncommitted, tuple(unpushed), upstream)
+
+
+def _unpushed(repo: Repository, agent: str) -> tuple[list[Entry], str | None]:
+    from taskfs.api.sync.remote import find_upstream
+
+    try:
+        upstream = find_upstream(repo)
+    except TaskfsError:
+        return [], None
+    head = repo.git.head()
+    if head is None:
+        return [], upstream.name
+    files: dict[str, set[str]] = {}
+    for rel in repo.git.unpublished_additions(head, repo.tasks_rel):
+        parts = rel[len(repo.tasks_rel) + 1 :].split("/")
+        if (len(parts) == 3 and parts[1] == MESSAGES) or parts[1:] == [ENVELOPE]:
+            files.setdefault(parts[0], set()).add(rel)
+    found: list[Entry] = []
+    said = set(repo.git.unpublished_additions(head, CONVERSATIONS))
+    if said:
+        found += [
+            c
+            for c in threads.read_conversations(repo).messages
+            if c.stored.rel in said and c.record.sender == agent
+        ]
+    for task_id, rels in sorted(files.items()):
+        if not repo.has_task(task_id):
+            continue
+        if repo.task_rel(task_id, ENVELOPE) in rels:
+            opened = opening(repo, load_task(repo, task_id))
+            if opened.sender == agent:
+                found.append(opened)
+        thread = threads.read_thread(repo, task_id, pending=set())
+        found += [c for c in thread.messages if c.stored.rel in rels and c.record.sender == agent]
+    return sorted(_unshadowed(found), key=lambda e: (parse_time(_at(e)), e_id(e))), upstream.name
+
+
+def _unshadowed(found: list[Entry]) -> list[Entry]:
+    """`found` without the openings a task keeps as its first message file (the same id):
+    the stored, signed one is the opening, shown once."""
+    stored = {(e.record.task_id, e.record.msg_id) for e in found if not isinstance(e, Opening)}
+    return [e for e in found if not (isinstance(e, Opening) and (e.task.id, e.msg_id) in stored)]

@@ -1,0 +1,249 @@
+"""Looking messages up (contract section 6): a task's thread, the plain conversation, who a
+party talks to, where a message is and how far it got, and `validate`'s view of the files.
+
+Every message is checked whenever it is read (`taskfs.core.messages` says what and when); one
+that fails is shown with its codes and never acted on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+from typing import Literal
+
+from taskfs.api.tasks.filing import FileReport
+from taskfs.core import messages as rules
+from taskfs.core.layout import CONVERSATIONS, MESSAGES, READS, message_location
+from taskfs.core.lifecycle import State
+from taskfs.core.records import MessageRecord
+from taskfs.errors import Problem, fail
+from taskfs.store.messages import (
+    Stored,
+    agent_keys,
+    find_task_of,
+    load_conversations,
+    load_messages,
+    load_reads,
+    pending_paths,
+)
+from taskfs.store.repository import Repository
+from taskfs.store.task_reader import Task, load_task
+
+Delivery = Literal["pending", "sent", "read"]
+# Acting on a message needs its neighbours' checks, not whether git holds them yet: this spares
+# a `git status` on every send.
+NOT_ASKED: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class CheckedMessage:
+    """A message as read, with every reason it may not be acted on, and how far it got."""
+
+    stored: Stored
+    problems: tuple[Problem, ...]
+    delivery: Delivery
+
+    @property
+    def record(self) -> MessageRecord:
+        return self.stored.record
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def in_place(self) -> bool:
+        return not any(p.code == "message_replayed" for p in self.problems)
+
+
+@dataclass(frozen=True)
+class Thread:
+    """Every message of one task, checked, and the files that could not be read."""
+
+    task_id: str
+    messages: tuple[CheckedMessage, ...]
+    problems: tuple[Problem, ...] = ()
+
+    def find(self, msg_id: str) -> CheckedMessage | None:
+        for checked in self.messages:
+            if checked.in_place and checked.record.msg_id == msg_id:
+                return checked
+        return None
+
+
+def trust(repo: Repository) -> rules.SenderTrust:
+    return rules.SenderTrust(agent_keys(repo), repo.config.require_signed_messages)
+
+
+def read_thread(
+    repo: Repository,
+    task_id: str,
+    *,
+    trusted: rules.SenderTrust | None = None,
+    pending: AbstractSet[str] | None = None,
+) -> Thread:
+    trusted = trusted or trust(repo)
+    pending = pending_paths(repo, task_id) if pending is None else pending
+    stored, problems = load_messages(repo, task_id, pending)
+    reads, read_problems = load_reads(repo, task_id)
+    read_by = {(msg_id, mark.by) for mark in reads for msg_id in mark.msg_ids}
+    seen: set[tuple[str, str]] = set()
+    out: list[CheckedMessage] = []
+    for item in stored:
+        record = item.record
+        found = rules.authenticity(record, trusted)
+        placed = rules.placement(record, task_id, item.own_id, seen)
+        if not placed:
+            seen.add(rules.replay_key(record))
+        delivery: Delivery = "sent"
+        if not item.committed:
+            delivery = "pending"
+        elif (record.msg_id, record.recipient) in read_by:
+            delivery = "read"
+        out.append(CheckedMessage(item, tuple(found + placed), delivery))
+    return Thread(task_id, tuple(out), tuple(problems + read_problems))
+
+
+def read_conversations(repo: Repository, *, trusted: rules.SenderTrust | None = None) -> Thread:
+    """The messages about no task (interlink's plain conversation), checked like a thread."""
+    if not (repo.root / CONVERSATIONS).is_dir():
+        return Thread("", ())
+    trusted = trusted or trust(repo)
+    pending = {
+        path
+        for status, path in repo.git.worktree_changes(CONVERSATIONS)
+        if status == "??" or "A" in status
+    }
+    stored, problems = load_conversations(repo, pending)
+    seen: set[tuple[str, str]] = set()
+    out: list[CheckedMessage] = []
+    for item in stored:
+        found = rules.authenticity(item.record, trusted)
+        found += rules.placement(item.record, None, item.own_id, seen)
+        seen.add(rules.replay_key(item.record))
+        out.append(CheckedMessage(item, tuple(found), "sent" if item.committed else "pending"))
+    return Thread("", tuple(out), tuple(problems))
+
+
+def submitter(task: Task) -> str | None:
+    """Who sent the task: its `from`, else the agent that submitted it."""
+    if task.envelope.sender:
+        return task.envelope.sender
+    return task.chain.links[0].record.by if task.chain.links else None
+
+
+def counterpart(task: Task, agent: str) -> str | None:
+    """Whom a party of the task talks to: the sender talks to the worker, everyone else to
+    the sender."""
+    sender = submitter(task)
+    if agent == sender:
+        return task.chain.holder or task.envelope.recipient
+    return sender
+
+
+# -- reading -------------------------------------------------------------------------------
+
+
+def file_reports(repo: Repository, task_id: str) -> list[FileReport]:
+    """`validate`'s view of a task's message and read files: malformed files, and messages
+    that fail their signature or are copies (unsigned ones are shown, not reported: whether
+    they were acceptable depended on the configuration when they were sent)."""
+    if not repo.list_dir(task_id, MESSAGES) and not repo.list_dir(task_id, READS):
+        return []
+    # Whether a file is committed does not matter here: no need to ask git.
+    thread = read_thread(repo, task_id, pending=set())
+    reports: dict[str, list[Problem]] = {}
+    for checked in thread.messages:
+        reports[checked.stored.rel] = [
+            p for p in checked.problems if p.code in ("signature_invalid", "message_replayed")
+        ]
+    for found in thread.problems:
+        reports.setdefault(str(found.data.get("path", "")), []).append(found)
+    for name in repo.list_dir(task_id, READS):
+        reports.setdefault(repo.task_rel(task_id, READS, name), [])
+    return [FileReport(path, tuple(found)) for path, found in sorted(reports.items())]
+
+
+def messages(repo: Repository, task_id: str) -> Thread:
+    load_task(repo, task_id)
+    return read_thread(repo, task_id)
+
+
+def conversation(
+    repo: Repository, agent: str, peer: str, *, session: str | None = None
+) -> list[CheckedMessage]:
+    """Every message between `agent` and `peer`, about any task, oldest first; with `session`,
+    only what that session of `agent` should see (`for_session`)."""
+    pair = {agent, peer}
+    trusted, pending = trust(repo), pending_paths(repo)
+    threads = [
+        read_thread(repo, task_id, trusted=trusted, pending=pending) for task_id in repo.task_ids()
+    ]
+    threads.append(read_conversations(repo, trusted=trusted))
+    found = [
+        checked
+        for thread in threads
+        for checked in thread.messages
+        if (
+            {checked.record.sender, checked.record.recipient} == pair
+            or (agent == peer and checked.record.sender == checked.record.recipient == agent)
+        )
+        and for_session(checked.record, agent, session)
+    ]
+    return sorted(found, key=lambda c: (c.record.at, c.record.msg_id))
+
+
+def for_session(record: MessageRecord, agent: str, session: str | None) -> bool:
+    """Whether one session of `agent` should see a message: a message to `agent` that names a
+    session goes to that session only; everything else (no session named, no session asked,
+    or written by `agent` itself) is for every session."""
+    return (
+        session is None
+        or record.session is None
+        or record.recipient != agent
+        or record.session == session
+    )
+
+
+def pending(repo: Repository, sender: str | None = None) -> list[CheckedMessage]:
+    """Message files written but not committed yet (by `sender`, when named), oldest first:
+    what `deliver` would act on."""
+    waiting = pending_paths(repo)
+    task_ids = sorted({p.split("/")[-3] for p in waiting if p.split("/")[-2:-1] == [MESSAGES]})
+    trusted = trust(repo)
+    found = [
+        checked
+        for task_id in task_ids
+        if repo.has_task(task_id)
+        for checked in read_thread(repo, task_id, trusted=trusted, pending=waiting).messages
+        if checked.delivery == "pending" and sender in (None, checked.record.sender)
+    ]
+    return sorted(found, key=lambda c: (c.record.at, c.record.msg_id))
+
+
+def locate(repo: Repository, msg_id: str, index: dict[str, str] | None = None) -> str | None:
+    """The task a message about a task belongs to: an older id names it; an opaque one is
+    found by the msg_id its file holds (in `index`, when the caller made one), never by a file
+    name."""
+    location = message_location(msg_id)
+    if location is not None:
+        return location[0] if repo.has_task(location[0]) else None
+    return index.get(msg_id) if index is not None else find_task_of(repo, msg_id)
+
+
+@dataclass(frozen=True)
+class Status:
+    message: CheckedMessage
+    task_state: State
+
+
+def message_status(repo: Repository, msg_id: str) -> Status:
+    """Where a message got to (`pending`, `sent`, `read`) and the state of its task."""
+    task_id = locate(repo, msg_id)
+    if task_id is None:
+        raise fail("message_not_found", msg_id=msg_id)
+    task = load_task(repo, task_id)
+    found = read_thread(repo, task.id).find(msg_id)
+    if found is None:
+        raise fail("message_not_found", msg_id=msg_id)
+    return Status(found, task.state)

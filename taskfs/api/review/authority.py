@@ -1,0 +1,321 @@
+"""`audit`'s checks of authority: who wrote each transition and message, and could they.
+
+A status file committed with plain git can claim any `by`. So audit replays every transition
+(winning or superseded) through the same rule the live gate applies (`lifecycle.
+check_transition`: only a party moves a task, `claim` is for the `to`, `completed` for the
+holder), compares its `by` with the author of the commit that added it (taskfs commits each
+transition as `NAME <NAME@taskfs>`), checks its signature against the agent key that stood in
+that commit, and names siblings that were not concurrent (`forks.late_siblings`). Messages are
+checked against the key that stood when they were committed, not today's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from taskfs.core import forks
+from taskfs.core import messages as message_rules
+from taskfs.core.chain import Link
+from taskfs.core.layout import ENVELOPE, STATUS
+from taskfs.core.lifecycle import Parties, State, check_transition
+from taskfs.core.records import MessageRecord, StatusRecord
+from taskfs.core.transition_signing import verifies
+from taskfs.errors import Problem, TaskfsError, problem
+from taskfs.store.git.history import Author
+from taskfs.store.git.objects import Identity
+from taskfs.store.keys import KeysAt
+from taskfs.store.repository import Repository
+from taskfs.store.task_reader import Task
+
+# Who `new` records when a batch names several senders and no --agent (api/tasks/submit.py).
+ANONYMOUS = "anonymous"
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the checks share: the commit that added each ledger file, and keys as they stood."""
+
+    repo: Repository
+    added: Mapping[str, Author]
+    keys: KeysAt
+    require_signed: bool
+    is_ancestor: Callable[[str, str], bool]
+
+
+def transition_problems(context: Context, task: Task) -> list[Problem]:
+    links = [*task.chain.links, *task.chain.superseded]
+    by_name = {link.name: link for link in links}
+    superseded = {link.name for link in task.chain.superseded}
+    used: set[str] = set()  # messages that already vouched for a transition
+    out: list[Problem] = []
+    for link in links:
+        rel = context.repo.task_rel(task.id, STATUS, link.name)
+        out += _authority(
+            context.repo, task, link, by_name, rel, superseded=link.name in superseded
+        )
+        author = context.added.get(rel)
+        if author is None:
+            continue  # not committed: audit names it ledger_file_uncommitted
+        out += _authorship(task, link, rel, author)
+        out += _signature(context, task, link, rel, used)
+    out += _late(context, task, links)
+    return out
+
+
+def _authority(
+    repo: Repository,
+    task: Task,
+    link: Link,
+    by_name: Mapping[str, Link],
+    rel: str,
+    *,
+    superseded: bool,
+) -> list[Problem]:
+    record = link.record
+    before = by_name.get(record.prev) if record.prev else None
+    if record.prev is None:
+        sender = task.envelope.sender
+        if record.state == "submitted" and sender and record.by not in (sender, ANONYMOUS):
+            why = f"the envelope is from {sender!r}, so only {sender!r} submits it"
+            return [_unauthorized(task, link, rel, "(nothing)", why)]
+        return []
+    if before is None:
+        return []  # chain_broken names a prev that is no status file of the task
+    current: State = before.record.state
+    parties = Parties(
+        task.envelope.sender,
+        task.envelope.recipient,
+        _holder(before, by_name),
+        _answering_owner(repo, task, record, current),
+    )
+    found = check_transition(
+        task.id, current, record.state, agent=record.by, parties=parties, reason=record.reason
+    )
+    out: list[Problem] = []
+    for item in found:
+        if item.code == "agent_not_allowed":
+            out.append(_unauthorized(task, link, rel, current, str(item.data.get("reason", ""))))
+        elif item.code == "reason_required":
+            out.append(problem("reason_required", id=task.id, to_state=record.state, path=rel))
+        elif item.code == "transition_not_allowed" and superseded:
+            # The winning chain's edges are named when it is read; a losing branch's are not.
+            out.append(
+                problem(
+                    "transition_not_allowed",
+                    id=task.id,
+                    path=rel,
+                    from_state=current,
+                    to_state=record.state,
+                )
+            )
+    return out
+
+
+def _answering_owner(
+    repo: Repository, task: Task, record: StatusRecord, current: State
+) -> str | None:
+    """The chain's owner, when this transition is its answer to the task's open question (the
+    one edge the live gate lets it make: `taskfs.api.messages.chain_owner`); otherwise None."""
+    if not (current == "input_required" and record.state == "working" and record.message):
+        return None
+    from taskfs.api.messages.chain_owner import chain_owner
+
+    owner = chain_owner(repo, task)
+    return owner if owner == record.by else None
+
+
+def _holder(link: Link, by_name: Mapping[str, Link]) -> str | None:
+    """Who had claimed the task once `link` was written: the `by` of the claim on its branch."""
+    seen: set[str] = set()
+    current: Link | None = link
+    while current is not None and current.name not in seen:
+        seen.add(current.name)
+        prev = by_name.get(current.record.prev) if current.record.prev else None
+        claim = current.record.state == "working"
+        if claim and prev is not None and prev.record.state == "submitted":
+            return current.record.by
+        current = prev
+    return None
+
+
+def _unauthorized(task: Task, link: Link, rel: str, current: str, reason: str) -> Problem:
+    return problem(
+        "transition_unauthorized",
+        id=task.id,
+        path=rel,
+        by=link.record.by,
+        from_state=current,
+        to_state=link.record.state,
+        reason=reason,
+    )
+
+
+def _authorship(task: Task, link: Link, rel: str, author: Author) -> list[Problem]:
+    expected = Identity.agent(link.record.by)
+    if (author.name, author.email) == (expected.name, expected.email):
+        return []
+    return [
+        problem(
+            "author_mismatch",
+            id=task.id,
+            path=rel,
+            by=link.record.by,
+            commit=author.commit[:12],
+            author=f"{author.name} <{author.email}>",
+            expected=f"{expected.name} <{expected.email}>",
+        )
+    ]
+
+
+def _signature(context: Context, task: Task, link: Link, rel: str, used: set[str]) -> list[Problem]:
+    record = link.record
+    key = standing_key(context, rel, record.by)
+    if key is None:
+        if record.sig is not None:
+            why = f"it is signed, but no key of {record.by!r} stood when it was committed"
+        elif context.require_signed:
+            why = "it is unsigned, and this repository requires signed transitions"
+        else:
+            return []
+    elif record.sig is None and _vouched(context, record, used):
+        return []
+    elif record.sig is None:
+        why = f"it is unsigned, though {record.by!r} had a registered key when it was committed"
+    elif not verifies(record.to_document(), key):
+        why = f"its signature does not verify under the key {record.by!r} had then"
+    else:
+        return []
+    return [_unauthorized(task, link, rel, _state_of(task, record.prev) or "(nothing)", why)]
+
+
+# The state a lifecycle message asks for (core.messages.effect); None: a claim or an answer.
+_MESSAGE_TARGET = {"needs_input": "input_required", "failed": "failed", "canceled": "canceled"}
+
+
+def _vouched(context: Context, transition: StatusRecord, used: set[str]) -> bool:
+    """Whether a transition made by a message rests on that message, signed by its `by` and
+    asking for exactly this state, vouching for no other transition: a peer signs its message
+    on its own machine, and the transition the message makes here cannot be signed by it."""
+    from taskfs.api.messages.threads import read_thread
+
+    msg_id = transition.message
+    if msg_id is None or msg_id in used:
+        return False
+    # A message id is opaque (interlink's): the message is found in the task's own folder by
+    # the id its file holds, never by its file name.
+    try:
+        thread = read_thread(
+            context.repo,
+            transition.task,
+            trusted=message_rules.SenderTrust({}, False),
+            pending=set(),
+        )
+    except TaskfsError:
+        return False
+    found = thread.find(msg_id)
+    if found is None:
+        return False
+    rel = context.repo.task_rel(transition.task, "messages", found.stored.name)
+    record = found.record
+    target = _MESSAGE_TARGET.get(record.status or "", "working")
+    if transition.state == "submitted" and transition.prev is None:
+        # A task's opening (interlink's first message) asks for the task it carries: its
+        # text is the envelope committed with it, byte for byte.
+        target = "submitted" if _opens(context, transition.task, record) else "(no opening)"
+    key = standing_key(context, rel, transition.by)
+    if (
+        record.sender != transition.by
+        or record.task_id != transition.task
+        or target != transition.state
+        or (record.signature is None and record.sig is None)
+        or key is None
+        or message_rules.authenticity(
+            record, message_rules.SenderTrust({transition.by: key}, False)
+        )
+    ):
+        return False
+    used.add(msg_id)
+    return True
+
+
+def _opens(context: Context, task_id: str, record: MessageRecord) -> bool:
+    """Whether `record` is the opening of `task_id`: no status, and its text is the task's
+    envelope as committed (the same bytes), or the envelope it was made from on import."""
+    if record.status is not None or record.in_reply_to is not None:
+        return False
+    try:
+        committed = context.repo.read_bytes(context.repo.task_rel(task_id, ENVELOPE))
+    except OSError:
+        return False
+    if record.text.encode("utf-8") == committed:
+        return True
+    from taskfs.api.messages.wire import opened_envelope  # the import's own rule
+
+    return opened_envelope(context.repo, record) == committed
+
+
+def _state_of(task: Task, name: str | None) -> str | None:
+    for link in (*task.chain.links, *task.chain.superseded):
+        if link.name == name:
+            return link.record.state
+    return None
+
+
+def _late(context: Context, task: Task, links: Iterable[Link]) -> list[Problem]:
+    repo = context.repo
+    commit_of = {
+        link.name: author.commit
+        for link in links
+        if (author := context.added.get(repo.task_rel(task.id, STATUS, link.name)))
+    }
+    out = []
+    for loss in forks.late_siblings(links, commit_of, context.is_ancestor):
+        out.append(late_problem(repo, task.id, loss, _state_of(task, loss.link.record.prev)))
+    return out
+
+
+def late_problem(repo: Repository, task_id: str, loss: forks.Loss, before: str | None) -> Problem:
+    """A sibling written after the transition it forks: `transition_not_allowed`."""
+    earlier = loss.winner.name if loss.winner else "another transition"
+    why = (
+        f" ({loss.link.name} forks {earlier}, which the commit that added it already held: a "
+        "transition follows the task's latest one and cannot overturn it)"
+    )
+    return problem(
+        "transition_not_allowed",
+        id=task_id,
+        path=repo.task_rel(task_id, STATUS, loss.link.name),
+        from_state=before or "(nothing)",
+        to_state=loss.link.record.state,
+        by=loss.link.record.by,
+        why_text=why,
+    )
+
+
+# -- messages ---------------------------------------------------------------------------------
+
+
+def standing_key(context: Context, rel: str, name: str) -> bytes | None:
+    """The key bytes a signature in ledger file `rel` by agent `name` is verified against: the
+    agent key as the commit that added `rel` held it (HEAD's for a file not committed yet)."""
+    author = context.added.get(rel)
+    return context.keys.key(author.commit if author else "HEAD", name)
+
+
+def message_problems(context: Context, task_id: str) -> list[Problem]:
+    """Messages whose signature does not hold under the key that stood when they were
+    committed (`signature_invalid`), or unsigned although their sender had a key then."""
+    from taskfs.api.messages.threads import read_thread
+
+    thread = read_thread(
+        context.repo, task_id, trusted=message_rules.SenderTrust({}, False), pending=set()
+    )
+    out: list[Problem] = []
+    for checked in thread.messages:
+        record = checked.record
+        key = standing_key(context, checked.stored.rel, record.sender)
+        trust = message_rules.SenderTrust({record.sender: key} if key else {}, False)
+        for found in message_rules.authenticity(record, trust):
+            out.append(problem(found.code, **{**found.data, "path": checked.stored.rel}))
+    return out

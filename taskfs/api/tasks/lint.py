@@ -1,0 +1,107 @@
+"""`taskfs lint`: warnings about contracts that are valid but weak (rules: taskfs.core.lint).
+
+Envelopes are written once and never edited, so a warning is most useful before `new`: lint
+takes envelope files as well as task ids. With neither it looks at the ledger's open tasks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from taskfs.api.tasks.submit import Source, parse_source
+from taskfs.core import layout
+from taskfs.core import lint as rules
+from taskfs.core.envelope import Envelope
+from taskfs.core.lifecycle import TERMINAL
+from taskfs.errors import Problem, TaskfsError, fail
+from taskfs.store.all_tasks import load_all
+from taskfs.store.repository import Repository, read_input
+from taskfs.store.task_reader import load_envelope
+
+
+@dataclass(frozen=True)
+class Linted:
+    warnings: tuple[Problem, ...]
+    errors: tuple[Problem, ...]  # what could not be linted: files that are not envelopes
+    checked: int
+
+    def ok(self, strict: bool) -> bool:
+        return not self.errors and not (strict and self.warnings)
+
+
+def lint(repo: Repository | None, targets: Sequence[str]) -> Linted:
+    """Lint the envelope files and task ids named, or every open task of the ledger."""
+    tasks = load_all(repo) if repo is not None else {}
+    contexts = {t.id: t.envelope.context_id for t in tasks.values()}
+    settings = repo.config.lint.settings() if repo is not None else rules.Settings()
+    if not targets:
+        if repo is None:
+            raise fail("not_a_repository", path=str(Path.cwd()))
+        open_tasks = [(t.id, t.envelope) for t in tasks.values() if t.state not in TERMINAL]
+        return _lint_all(open_tasks, [], contexts, settings)
+    subjects: list[tuple[str, Envelope]] = []
+    errors: list[Problem] = []
+    for target in targets:
+        try:
+            subjects += _target(repo, target, errors)
+        except TaskfsError as exc:
+            errors += exc.problems
+    return _lint_all(subjects, errors, contexts, settings)
+
+
+def _target(
+    repo: Repository | None, target: str, errors: list[Problem]
+) -> list[tuple[str, Envelope]]:
+    """A task id of the ledger, or an envelope file (whose problems go to `errors`)."""
+    if repo is not None and not Path(target).exists() and layout.is_task_id(target):
+        return [(target, load_envelope(repo, target))]
+    envelope, found = parse_source(Source(target, read_input(target)))
+    errors += found
+    return [(envelope.id or target, envelope)] if envelope is not None else []
+
+
+def _lint_all(
+    subjects: Sequence[tuple[str, Envelope]],
+    errors: Sequence[Problem],
+    contexts: Mapping[str, str],
+    settings: rules.Settings,
+) -> Linted:
+    # Tasks linted together know each other's contexts (a plan submitted in one batch).
+    known = {**contexts, **{e.id: e.context_id for _, e in subjects if e.id}}
+    warnings = [
+        w
+        for subject, envelope in subjects
+        for w in rules.lint_envelope(envelope, subject=subject, contexts=known, settings=settings)
+    ]
+    return Linted(tuple(warnings), tuple(errors), len(subjects))
+
+
+def lint_sources(repo: Repository, sources: Sequence[Source]) -> tuple[Problem, ...]:
+    """The warnings about envelopes about to be submitted (`new`), read from their bytes: run
+    before the submission, so that `new` adds no time after its files are written.
+
+    The ledger is consulted only for the contexts of the tasks the envelopes depend on (the
+    one rule that looks past an envelope): those envelopes are read, never the whole ledger."""
+    subjects = []
+    for source in sources:
+        envelope, _problems = parse_source(source)
+        if envelope is not None:
+            subjects.append((envelope.id or source.label, envelope))
+    contexts = _dependency_contexts(repo, [e for _, e in subjects])
+    return _lint_all(subjects, [], contexts, repo.config.lint.settings()).warnings
+
+
+def _dependency_contexts(repo: Repository, envelopes: Sequence[Envelope]) -> dict[str, str]:
+    """The contextID of each task of the ledger named in a `dependsOn` of `envelopes`; a
+    dependency that is missing or unreadable has none (`new` names it, not the lint)."""
+    contexts: dict[str, str] = {}
+    for dep in {d for e in envelopes for d in e.depends_on}:
+        if not layout.is_task_id(dep):
+            continue
+        try:
+            contexts[dep] = load_envelope(repo, dep).context_id
+        except TaskfsError:
+            continue
+    return contexts

@@ -1,0 +1,166 @@
+"""Questions about the ledger: show, ls, ready, log, validate. Nothing here writes."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from taskfs.api.messages import threads
+from taskfs.api.tasks import collisions, envelope_rules, rules
+from taskfs.api.tasks.filing import FileReport
+from taskfs.api.tasks.submit import Source, parse_source
+from taskfs.core import layout, readiness
+from taskfs.core.evidence import NO_TRUST
+from taskfs.core.layout import ENVELOPE, EVIDENCE, MESSAGES, READS, STATUS
+from taskfs.core.lifecycle import TERMINAL
+from taskfs.errors import Problem, TaskfsError, fail, problem
+from taskfs.store import task_reader
+from taskfs.store.all_tasks import load_all
+from taskfs.store.repository import Repository, read_input
+from taskfs.store.task_reader import Task, load_task
+
+
+def show(repo: Repository, task_id: str) -> Task:
+    """The task with its evidence files (and how each one's signature stands)."""
+    from taskfs.api.evidence import checks as evidence
+
+    return evidence.with_evidence(repo, load_task(repo, task_id))
+
+
+# -- validate --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Validation:
+    files: tuple[FileReport, ...]
+    problems: tuple[Problem, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and all(f.ok for f in self.files)
+
+
+def validate(repo: Repository | None, paths: Sequence[str]) -> Validation:
+    """Validate envelope files named (folders: every .yaml below), or the whole ledger."""
+    if paths:
+        return Validation(tuple(_validate_named(paths)))
+    if repo is None:
+        raise fail("not_a_repository", path=str(Path.cwd()))
+    return validate_ledger(repo)
+
+
+def _validate_named(paths: Sequence[str]) -> Iterator[FileReport]:
+    for label in paths:
+        path = Path(label)
+        if path.is_dir():
+            for found in sorted(path.rglob("*.yaml")):
+                if not layout.is_report([found.name]):
+                    yield _validate_file(str(found))
+        else:
+            yield _validate_file(label)
+
+
+def _validate_file(label: str) -> FileReport:
+    try:
+        data = read_input(label)
+    except TaskfsError as exc:
+        return FileReport(label, exc.problems)
+    _envelope, problems = parse_source(Source(label, data))
+    return FileReport(label, tuple(problems))
+
+
+def validate_ledger(repo: Repository) -> Validation:
+    reports: list[FileReport] = []
+    for entry in (
+        sorted(os.scandir(repo.tasks_dir), key=lambda e: e.name) if repo.tasks_dir.is_dir() else []
+    ):
+        rel = f"{repo.tasks_rel}/{entry.name}"
+        if entry.is_dir():
+            reports += _validate_task_dir(repo, entry.name)
+        elif entry.name == ".gitkeep" or layout.is_report([entry.name]):
+            continue
+        elif entry.name.endswith(".yaml"):
+            reports.append(_validate_file(str(repo.root / rel)))
+        else:
+            reports.append(
+                FileReport(rel, (problem("file_invalid", path=rel, reason="not a taskfs file"),))
+            )
+    tasks = load_all(repo)
+    graph = readiness.dependency_graph(t.envelope for t in tasks.values())
+    open_envelopes = [t.envelope for t in readiness.open_tasks(tasks)]
+    parents = readiness.parent_map(t.envelope for t in tasks.values())
+    overlaps = rules.ownership_conflicts(open_envelopes, [], graph, parents)
+    envelopes = [t.envelope for t in tasks.values()]
+    folders = envelope_rules.ledger_folders(repo.tasks_rel)
+    problems = (
+        *overlaps,
+        *collisions.id_collisions(repo),
+        *(p for e in envelopes for p in envelope_rules.ledger_entries(e, folders)),
+        *envelope_rules.parent_problems(envelopes),
+        *envelope_rules.ledger_cycles(graph),
+    )
+    return Validation(tuple(_relative(repo, r) for r in reports), problems)
+
+
+def _relative(repo: Repository, report: FileReport) -> FileReport:
+    path = Path(report.path)
+    if path.is_absolute():
+        return FileReport(repo.rel(path), report.problems)
+    return report
+
+
+def _validate_task_dir(repo: Repository, name: str) -> list[FileReport]:
+    folder = repo.task_rel(name)
+    if not repo.has_task(name):
+        reason = "no envelope.yaml" if (repo.tasks_dir / name).is_dir() else "not a task id"
+        return [FileReport(folder, (problem("file_invalid", path=folder, reason=reason),))]
+    reports = []
+    envelope_rel = repo.task_rel(name, ENVELOPE)
+    try:
+        task_reader.load_envelope(repo, name)
+        reports.append(FileReport(envelope_rel))
+    except TaskfsError as exc:
+        reports.append(FileReport(envelope_rel, exc.problems))
+    chain, problems = task_reader.load_chain(repo, name)
+    by_path: dict[str, list[Problem]] = {}
+    for found in problems:
+        path = str(found.data.get("path", folder))
+        by_path.setdefault(path, []).append(found)
+    for status in repo.list_dir(name, STATUS):
+        rel = repo.task_rel(name, STATUS, status)
+        reports.append(FileReport(rel, tuple(by_path.pop(rel, []))))
+    if not chain.links:
+        by_path.setdefault(folder, []).append(
+            problem("chain_broken", id=name, path=folder, reason_text="it has no status file")
+        )
+    reports += [FileReport(path, tuple(found)) for path, found in by_path.items()]
+    reports += _evidence_reports(repo, name)
+    reports += threads.file_reports(repo, name)
+    reports += _stray_files(repo, name)
+    return reports
+
+
+def _evidence_reports(repo: Repository, name: str) -> list[FileReport]:
+    """Every evidence file, each checked against the model (signatures are `audit`'s)."""
+    found, problems = task_reader.load_evidence(repo, name, NO_TRUST)
+    reports = [FileReport(item.rel) for item in found]
+    reports += [FileReport(str(p.data.get("path", "")), (p,)) for p in problems]
+    return sorted(reports, key=lambda r: r.path)
+
+
+def _stray_files(repo: Repository, name: str) -> list[FileReport]:
+    known = {ENVELOPE, STATUS, EVIDENCE, MESSAGES, READS}
+    out = []
+    for entry in sorted(os.listdir(repo.task_dir(name))):
+        if entry not in known:
+            rel = repo.task_rel(name, entry)
+            out.append(
+                FileReport(rel, (problem("file_invalid", path=rel, reason="not a taskfs file"),))
+            )
+    return out
+
+
+def is_open(task: Task) -> bool:
+    return task.state not in TERMINAL

@@ -1,0 +1,253 @@
+"""Submitting envelopes: `init`, `new` and `validate`.
+
+`new` is the one way a task enters the ledger; the CLI, the MCP server and the watcher's
+intake all call `submit`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from pathlib import Path, PurePosixPath
+
+from taskfs.api.lifecycle import signing as transition_keys
+from taskfs.api.messages.openings import OpeningSigner
+from taskfs.api.tasks import rules
+from taskfs.api.tasks.filing import record_bytes
+from taskfs.core import layout, yamlio
+from taskfs.core.config import Config
+from taskfs.core.envelope import Envelope, envelope_json_schema, validate_envelope
+from taskfs.core.layout import (
+    CONFIG_PATH,
+    ENVELOPE,
+    MESSAGES,
+    SCHEMA_DIR,
+    STATUS,
+    find_worktree,
+    format_time,
+    stamped_name,
+    status_name,
+)
+from taskfs.core.records import StatusRecord
+from taskfs.errors import Problem, TaskfsError, fail, problem
+from taskfs.schemas import schema_text
+from taskfs.store import fs, index
+from taskfs.store.git import Git
+from taskfs.store.repository import Repository
+from taskfs.store.writer import Writer
+
+ENVELOPE_SCHEMA = f"{SCHEMA_DIR}/envelope.schema.json"
+
+
+@dataclass(frozen=True)
+class Source:
+    """An envelope as it arrived: where from (a path, `-`, a tool call) and its bytes."""
+
+    label: str
+    data: bytes
+
+
+@dataclass(frozen=True)
+class Submitted:
+    id: str
+    state: str = "submitted"
+
+
+# -- init ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Initialised:
+    root: Path
+    created: tuple[str, ...]
+    commit: str | None
+
+
+def init(start: Path, agent: str) -> Initialised:
+    """Make `start` a taskfs repository (and a git repository if it is none); idempotent."""
+    root = find_worktree(start)
+    if root is None:
+        root = start.resolve()
+        root.mkdir(parents=True, exist_ok=True)
+        Git.init(root)
+    repo = Repository.open(root)
+    created = []
+    wanted = {
+        CONFIG_PATH: _config_text(repo.config),
+        ENVELOPE_SCHEMA: schema_text(envelope_json_schema()),
+        f"{repo.tasks_rel}/.gitkeep": "",
+    }
+    with repo.writing() as writer:
+        for rel, text in wanted.items():
+            path = root / rel
+            if rel == CONFIG_PATH and path.exists():
+                continue
+            if path.exists() and path.read_text(encoding="utf-8", errors="replace") == text:
+                continue
+            fs.replace(path, text.encode())
+            created.append(rel)
+        commit = writer.commit_existing(created, "taskfs: init", agent) if created else None
+    return Initialised(root, tuple(created), commit)
+
+
+def _config_text(config: Config) -> str:
+    return "# taskfs repository settings (committed, so every clone agrees)\n" + yamlio.dump(
+        config.to_document()
+    )
+
+
+# -- reading envelopes -----------------------------------------------------------------
+
+
+def parse_source(source: Source) -> tuple[Envelope | None, list[Problem]]:
+    """An envelope from raw bytes, or every problem with it (each tagged with its source)."""
+    try:
+        value = yamlio.load(source.data)
+    except yamlio.YamlError as exc:
+        return None, [_at(problem("yaml_invalid", reason=exc.reason), source.label)]
+    envelope, problems = validate_envelope(value)
+    return envelope, [_at(p, source.label) for p in problems]
+
+
+def _at(found: Problem, label: str) -> Problem:
+    return replace(found, data={**found.data, "source": label})
+
+
+# -- new -------------------------------------------------------------------------------
+
+
+def submit(repo: Repository, sources: Sequence[Source], agent: str | None) -> list[Submitted]:
+    """Validate every envelope, then write them all in one commit, or none of them."""
+    if not sources:
+        raise fail("usage", reason="name at least one envelope file (or - for stdin)")
+    parsed: list[tuple[Source, Envelope]] = []
+    problems: list[Problem] = []
+    for source in sources:
+        envelope, found = parse_source(source)
+        problems += found
+        if envelope is not None:
+            parsed.append((source, envelope))
+    if problems:
+        raise TaskfsError(problems)
+    actor = _actor(agent, [env for _, env in parsed], sources)
+    with repo.writing() as writer:
+        batch = _assign_ids(repo, parsed)
+        rules.check_new_tasks(repo, batch)
+        write_new_tasks(repo, writer, batch, actor)
+        # The models are loaded here anyway: add the new tasks to the ledger cache now, so
+        # the listings that follow need not load them.
+        index.remember_new(repo, [e.id for e in batch if e.id])
+    return [Submitted(e.id or "") for e in batch]
+
+
+def write_new_tasks(
+    repo: Repository,
+    writer: Writer,
+    batch: Sequence[Envelope],
+    actor: str,
+    *,
+    in_place: Collection[str] = (),
+    trailers: Sequence[str] = (),
+    opened: str | None = None,
+) -> str:
+    """Write each envelope of `batch` (already checked, ids assigned) and its `submitted`
+    status, in one commit by `actor`. A task named in `in_place` already has its envelope
+    file at its place (dropped there, not yet committed): that file is committed as it is.
+
+    The task's opening, interlink's signed message carrying the envelope as its text, is kept
+    beside it as its first message file and named by the `submitted` status (`message:`):
+    `opened` names a peer's opening as it arrived (one task; its file is the caller's to add),
+    or else one is signed here when the
+    sender's private key is on this machine and both ends have committed keys. It vouches for
+    the `submitted` (audit) and is exported as stored, from any clone, never re-signed."""
+    now = datetime.now(timezone.utc)
+    signer = OpeningSigner(repo, actor) if opened is None else None
+    for envelope in batch:
+        task_id = envelope.id
+        assert task_id is not None
+        envelope_rel = repo.task_rel(task_id, ENVELOPE)
+        if task_id in in_place:
+            writer.include(envelope_rel)
+            text = repo.read_bytes(envelope_rel)
+        else:
+            text = envelope_bytes(repo, envelope)
+            writer.add(envelope_rel, text)
+        at = format_time(now)
+        message = signer.sign(task_id, envelope.recipient, text, at) if signer else None
+        if message is not None:
+            rel = repo.task_rel(task_id, MESSAGES, stamped_name(now))
+            writer.add(rel, record_bytes(message.to_document()))
+        name = status_name(1, "submitted")
+        record = StatusRecord(
+            task=task_id,
+            state="submitted",
+            by=actor,
+            at=at,
+            message=message.msg_id if message is not None else opened,
+        )
+        document = transition_keys.signed(
+            repo, actor, record.to_document(), f"submit task {task_id!r}"
+        )
+        writer.add(repo.task_rel(task_id, STATUS, name), record_bytes(document))
+    subject = _new_message([e.id or "" for e in batch], actor, trailers)
+    return writer.commit(subject, actor, when=now)
+
+
+def _actor(agent: str | None, envelopes: Sequence[Envelope], sources: Sequence[Source]) -> str:
+    """Who submits: the acting agent, else the envelopes' sender, else `anonymous`."""
+    senders = {e.sender for e in envelopes if e.sender}
+    if agent is not None:
+        for envelope, source in zip(envelopes, sources, strict=False):
+            if envelope.sender and envelope.sender != agent:
+                raise fail(
+                    "agent_not_allowed",
+                    agent=agent,
+                    action="submit",
+                    action_text=f"submit {source.label}",
+                    reason=f"the envelope says it is from {envelope.sender!r}",
+                )
+        return agent
+    if len(senders) == 1:
+        return senders.pop()
+    return "anonymous"
+
+
+def _assign_ids(repo: Repository, parsed: Sequence[tuple[Source, Envelope]]) -> list[Envelope]:
+    batch: list[Envelope] = []
+    seen: dict[str, str] = {}
+    problems: list[Problem] = []
+    for source, envelope in parsed:
+        task_id = envelope.id or fresh_id(repo, seen)
+        if task_id in seen or repo.task_dir(task_id).exists():
+            problems.append(_at(problem("task_exists", field="id", id=task_id), source.label))
+        seen[task_id] = source.label
+        batch.append(envelope if envelope.id else envelope.with_id(task_id))
+    if problems:
+        raise TaskfsError(problems)
+    return batch
+
+
+def fresh_id(repo: Repository, taken: Iterable[str]) -> str:
+    """A generated id that no task folder and nothing in `taken` uses."""
+    while True:
+        candidate = layout.new_task_id()
+        if candidate not in taken and not repo.task_dir(candidate).exists():
+            return candidate
+
+
+def _new_message(task_ids: Sequence[str], agent: str, extra: Sequence[str] = ()) -> str:
+    subject = (
+        f"taskfs: {task_ids[0]} submitted by {agent}"
+        if len(task_ids) == 1
+        else f"taskfs: submit {len(task_ids)} tasks by {agent}"
+    )
+    trailers = "\n".join([*(f"Taskfs-Task: {task_id}" for task_id in task_ids), *extra])
+    return f"{subject}\n\n{trailers}\nTaskfs-Transition: -> submitted\nTaskfs-Agent: {agent}\n"
+
+
+def envelope_bytes(repo: Repository, envelope: Envelope) -> bytes:
+    schema = os.path.relpath(repo.root / ENVELOPE_SCHEMA, repo.tasks_dir / "x")
+    header = f"# yaml-language-server: $schema={PurePosixPath(schema)}\n"
+    return (header + yamlio.dump(envelope.to_document())).encode()

@@ -1,0 +1,1 @@
+"""Views: answers shaped for people and agents: task documents, agent rows, entries, reports."""

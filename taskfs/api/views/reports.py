@@ -1,0 +1,204 @@
+"""What people look at: a task with everything around it, its timeline, the task graph.
+
+`show --format markdown`, `log`, `board` and `graph` read the ledger through here; the
+renderers in `taskfs.report` turn these values into markdown, terminal tables, HTML and graphs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from taskfs.api.views import entries
+from taskfs.api.views.entries import EvidenceRow, MessageRow
+from taskfs.core.forks import losses
+from taskfs.core.layout import STATUS_NAME_RE
+from taskfs.core.records import Artifact
+from taskfs.store.all_tasks import load_all
+from taskfs.store.repository import Repository
+from taskfs.store.task_reader import Task, load_task
+
+
+@dataclass(frozen=True)
+class TimelineRow:
+    at: str
+    kind: str  # transition, evidence or message
+    actor: str
+    what: str  # the state entered, the verdict, the message's status
+    detail: str = ""
+    superseded: bool = False
+    superseded_by: str = ""  # for a superseded transition: the winner, "<state> by <agent>"
+    path: str = ""  # the evidence or message file
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "at": self.at,
+            "kind": self.kind,
+            "actor": self.actor,
+            "what": self.what,
+            "detail": self.detail,
+            **({"superseded": True} if self.superseded else {}),
+            **({"supersededBy": self.superseded_by} if self.superseded_by else {}),
+            **({"path": self.path} if self.path else {}),
+        }
+
+
+@dataclass(frozen=True)
+class TaskReport:
+    """A task and everything a reviewer wants beside it."""
+
+    task: Task
+    evidence: tuple[EvidenceRow, ...] = ()
+    messages: tuple[MessageRow, ...] = ()
+    dependencies: tuple[tuple[str, str | None], ...] = ()  # (id, its state; None: no such task)
+    children: tuple[str, ...] = ()
+
+    @property
+    def id(self) -> str:
+        return self.task.id
+
+    @property
+    def artifacts(self) -> tuple[Artifact, ...]:
+        return tuple(a for link in self.task.chain.links for a in link.record.artifacts or ())
+
+    @property
+    def latest_evidence(self) -> EvidenceRow | None:
+        return self.evidence[-1] if self.evidence else None
+
+    @property
+    def failing(self) -> bool:
+        """Whether the latest acceptance run failed (what a board shows in red)."""
+        latest = self.latest_evidence
+        return latest is not None and latest.verdict != "pass"
+
+    def timeline(self) -> list[TimelineRow]:
+        return timeline(self.task, self.evidence, self.messages)
+
+
+def task_report(repo: Repository, task_id: str, *, neighbours: bool = True) -> TaskReport:
+    """A task with its evidence and messages, and (`neighbours`) the states of its
+    dependencies and the tasks delegated from it, which takes reading the whole ledger."""
+    task = load_task(repo, task_id)
+    if not neighbours:
+        return TaskReport(
+            task,
+            tuple(entries.task_evidence(repo, task.id)),
+            tuple(entries.task_messages(repo, task.id)),
+        )
+    tasks = load_all(repo)
+    tasks.setdefault(task_id, task)
+    return _report(repo, task, tasks)
+
+
+def all_reports(repo: Repository) -> list[TaskReport]:
+    tasks = load_all(repo)
+    return [_report(repo, task, tasks) for task in tasks.values()]
+
+
+def _report(repo: Repository, task: Task, tasks: Mapping[str, Task]) -> TaskReport:
+    deps = tuple(
+        (dep, tasks[dep].state if dep in tasks else None) for dep in task.envelope.depends_on
+    )
+    children = tuple(sorted(t.id for t in tasks.values() if t.envelope.parent == task.id))
+    return TaskReport(
+        task,
+        tuple(entries.task_evidence(repo, task.id)),
+        tuple(entries.task_messages(repo, task.id)),
+        deps,
+        children,
+    )
+
+
+def timeline(
+    task: Task, evidence: Iterable[EvidenceRow] = (), messages: Iterable[MessageRow] = ()
+) -> list[TimelineRow]:
+    """Transitions, acceptance runs and messages in the order they happened."""
+    rows: list[TimelineRow] = []
+    for link in task.chain.links:
+        record = link.record
+        rows.append(
+            TimelineRow(record.at, "transition", record.by, record.state, record.reason or "")
+        )
+    for loss in losses(task.chain):
+        record, winner = loss.link.record, loss.winner
+        won = f"{winner.record.state} by {winner.record.by}" if winner else ""
+        rows.append(
+            TimelineRow(
+                record.at, "transition", record.by, record.state, record.reason or "", True, won
+            )
+        )
+    for run in evidence:
+        exit_text = f"exit {run.exit_code}" if run.exit_code is not None else ""
+        detail = " · ".join(x for x in (run.command, exit_text, run.problem) if x)
+        rows.append(
+            TimelineRow(
+                run.at, "evidence", run.source or "check", run.verdict, detail, path=run.path
+            )
+        )
+    for message in messages:
+        who = f"{message.sender} → {message.to}" if message.to else message.sender
+        what = message.status or "message"
+        rows.append(TimelineRow(message.at, "message", who, what, message.text, path=message.path))
+    order = {id(row): i for i, row in enumerate(rows)}
+    return sorted(rows, key=lambda row: (_moment(row.at), order[id(row)]))
+
+
+def _moment(text: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return datetime.max
+    if moment.tzinfo is None:
+        return moment
+    return moment.astimezone(timezone.utc).replace(tzinfo=None)
+
+
+def state_before(prev: str | None) -> str | None:
+    """The state a transition left, read from its `prev` file's name."""
+    if prev is None:
+        return None
+    match = STATUS_NAME_RE.fullmatch(prev)
+    return match.group("state") if match else None
+
+
+# -- the graph ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Node:
+    id: str
+    state: str | None  # None: named by a dependsOn or parent but not (yet) in the ledger
+    context: str = ""
+    objective: str = ""
+
+
+@dataclass(frozen=True)
+class Edge:
+    source: str
+    target: str
+    kind: str  # dependsOn (source needs target) or parent (source delegated target)
+
+
+@dataclass(frozen=True)
+class TaskGraph:
+    nodes: tuple[Node, ...]
+    edges: tuple[Edge, ...]
+
+
+def task_graph(repo: Repository) -> TaskGraph:
+    tasks = load_all(repo)
+    nodes = {
+        t.id: Node(t.id, t.state, t.envelope.context_id, t.envelope.objective)
+        for t in tasks.values()
+    }
+    edges: list[Edge] = []
+    for task in tasks.values():
+        for dep in task.envelope.depends_on:
+            edges.append(Edge(task.id, dep, "dependsOn"))
+            nodes.setdefault(dep, Node(dep, None))
+        if task.envelope.parent:
+            edges.append(Edge(task.envelope.parent, task.id, "parent"))
+            nodes.setdefault(task.envelope.parent, Node(task.envelope.parent, None))
+    return TaskGraph(tuple(sorted(nodes.values(), key=lambda n: n.id)), tuple(edges))
