@@ -84,16 +84,18 @@ class Summary(NamedTuple):
 
     def row(self) -> dict[str, Any]:
         """Its row in `ls` and `ready` (contract section 4)."""
+        from taskfs.core.shapes import task_row
+
         env = self.envelope
-        return {
-            "id": self.id,
-            "state": self.state,
-            "from": env.sender,
-            "to": env.recipient,
-            "contextID": env.context_id,
-            "holder": self.holder,
-            "superseded": self.superseded,
-        }
+        return task_row(
+            self.id,
+            self.state,
+            sender=env.sender,
+            recipient=env.recipient,
+            context_id=env.context_id,
+            holder=self.holder,
+            superseded=self.superseded,
+        )
 
 
 # -- the one serialisation: a projection <-> the plain values the cache marshals ---------------

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from taskfs.core import shapes
 from taskfs.readmodel.projection import Summary
 
 if TYPE_CHECKING:
@@ -15,18 +14,7 @@ if TYPE_CHECKING:
 
 def summary(task: Summary | Task) -> dict[str, Any]:
     """A task's row in `ls` and `ready` (from a cached summary, or a task read from disk)."""
-    if not isinstance(task, Summary):
-        task = Summary.of(task)
-    env = task.envelope
-    return shapes.task_row(
-        task.id,
-        task.state,
-        sender=env.sender,
-        recipient=env.recipient,
-        context_id=env.context_id,
-        holder=task.holder,
-        superseded=task.superseded,
-    )
+    return (task if isinstance(task, Summary) else Summary.of(task)).row()
 
 
 def detail(task: Task) -> dict[str, Any]:
