@@ -17,7 +17,7 @@ from typing import Any
 from taskfs import __version__
 from taskfs.readmodel import projection, stamps
 from taskfs.readmodel.projection import Summary
-from taskfs.readmodel.stamps import Fingerprint, Key
+from taskfs.readmodel.stamps import FolderDigest, Key
 
 FORMAT = 7  # 7: the projection carries its overlaps (issue 17); 6 kept them beside it
 NAME = f"ledger-v{FORMAT}"
@@ -38,7 +38,7 @@ class CacheRow:
     loose: bool = False  # its folder held files HEAD does not: the row is HEAD's
 
     @property
-    def fingerprint(self) -> Fingerprint:
+    def folder_digest(self) -> FolderDigest:
         return self.names, self.digest, self.status_digest
 
     @property

@@ -37,7 +37,7 @@ from taskfs.readmodel.stamps import (
     dump,
     file_digest,
     file_key,
-    fingerprint,
+    folder_digest,
     head_identity,
     newest,
     racy_margin,
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 
     from taskfs.readmodel.cache import CacheRow
     from taskfs.readmodel.projection import Summary
-    from taskfs.readmodel.stamps import FileKey, Fingerprint, Key
+    from taskfs.readmodel.stamps import FileKey, FolderDigest, Key
 
     # A task's row in `ls` as (state, to, contextID, JSON text).
     Shown = tuple[str, str | None, str, str]
@@ -91,7 +91,7 @@ class Answers:
     ids: tuple[str, ...]  # every task folder, sorted
     keys: tuple[Key, ...]  # their identities, in the order of `ids`
     trusted: int  # the youngest age among the identities trusted by their keys
-    young: dict[str, tuple[int, Fingerprint]]  # identities too young to be trusted, by id
+    young: dict[str, tuple[int, FolderDigest]]  # identities too young to be trusted, by id
     states: tuple[str, ...]  # the lifecycle's state names (an unknown `--state`: click's)
     opening: str  # the document up to its rows
     ls_all: str  # the rows of `ls`, joined
@@ -114,7 +114,7 @@ class Answers:
 
 class Delta:
     """A writer's change to a few tasks since the answers under `token` were stored: their
-    new identities and rows, `{task id: (key, age, fingerprint, Shown or None)}`, and the
+    new identities and rows, `{task id: (key, age, folder_digest, Shown or None)}`, and the
     whole `ready` answer."""
 
     __slots__ = ("token", "changed", "ready")  # noqa: RUF023 (the order is the format)
@@ -189,7 +189,7 @@ def build(
     margin = racy_margin()
     ready_for = _ready(tasks)
     keys: list[Key] = []
-    young: dict[str, tuple[int, Fingerprint]] = {}
+    young: dict[str, tuple[int, FolderDigest]] = {}
     trusted = margin + 1
     listed: list[Shown] = []
     listed_ids: list[str] = []
@@ -199,7 +199,7 @@ def build(
         keys.append(key)
         age = row.stamp - max(key[2], key[3], key[5], key[6])  # newest(key), inlined
         if age <= margin:
-            young[task_id] = (age, row.fingerprint)
+            young[task_id] = (age, row.folder_digest)
         elif age < trusted:
             trusted = age
         shown = _listed(tasks.get(task_id), row)
@@ -244,7 +244,7 @@ def build_delta(
     for task_id in changed:
         row = rows[task_id]
         age = row.stamp - newest(row.key)
-        listed[task_id] = (row.key, age, row.fingerprint, _listed(tasks.get(task_id), row))
+        listed[task_id] = (row.key, age, row.folder_digest, _listed(tasks.get(task_id), row))
     dump(delta_path(path), Delta(token, listed, ready).fields())
 
 
@@ -380,7 +380,7 @@ def _settled(root: str, data: Answers) -> dict[str, int] | None:
     if checked:
         key_of = dict(zip(data.ids, data.keys, strict=True))
         for task_id, (_age, print_) in checked.items():
-            if fingerprint(f"{tasks_dir}/{task_id}") != print_:
+            if folder_digest(f"{tasks_dir}/{task_id}") != print_:
                 return None
             settled[task_id] = stamp - newest(key_of[task_id])
     return settled

@@ -8,7 +8,7 @@ checks out, merges or pulls, so every legitimate change changes an identity
 
 Racily clean files: a file changed in the same clock tick as the `stat` that keyed it can keep
 its key (git's "racily clean" problem). An identity younger than `racy_margin()` is checked
-against the bytes it was derived from (`fingerprint`) instead.
+against the bytes it was derived from (`folder_digest`) instead.
 
 Imports nothing but `os` (the hot path); `hashlib` and the id rule only where used.
 """
@@ -39,8 +39,8 @@ NO_KEY: Key = (0, 0, 0, 0, 0, 0, 0)
 FileKey = tuple[int, int, int, int]
 NO_FILE: FileKey = (0, 0, 0, 0)
 # What a task's row was derived from: its status file names, and digests of the envelope and
-# of the status files (`fingerprint`).
-Fingerprint = tuple[tuple[str, ...], bytes, bytes]
+# of the status files (`folder_digest`).
+FolderDigest = tuple[tuple[str, ...], bytes, bytes]
 
 
 def racy_margin() -> int:
@@ -151,7 +151,7 @@ def status_names(folder: str) -> tuple[str, ...]:
     return tuple(sorted(n for n in names if n.endswith(".yaml") and not n.startswith(".")))
 
 
-def fingerprint(folder: str, names: tuple[str, ...] | None = None) -> Fingerprint:
+def folder_digest(folder: str, names: tuple[str, ...] | None = None) -> FolderDigest:
     """What a task folder holds, to the byte: its status file names, a digest of its envelope
     and a digest of its status files' names and bytes."""
     import hashlib

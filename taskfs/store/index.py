@@ -94,7 +94,7 @@ def summaries(repo: Repository, *, verify: Collection[str] = ()) -> dict[str, Su
                 rows[task_id] = row
                 continue
             task_folder = f"{tasks_dir}/{task_id}"
-            if row is not None and stamps.fingerprint(task_folder) == row.fingerprint:
+            if row is not None and stamps.folder_digest(task_folder) == row.folder_digest:
                 rows[task_id] = dataclasses.replace(row, key=key, stamp=stamp)
                 continue
             built = _build(repo, task_id, task_folder, key, stamp)
@@ -160,7 +160,7 @@ def remember(repo: Repository, after: Summary) -> None:
         key = opened.key(after.id)
     finally:
         opened.close()
-    names, _digest, status_digest = stamps.fingerprint(task_folder)
+    names, _digest, status_digest = stamps.folder_digest(task_folder)
     summary = after._replace(overlaps=row.overlaps)
     rows[after.id] = dataclasses.replace(
         row,
@@ -396,7 +396,7 @@ def _build(repo: Repository, task_id: str, folder: str, key: Key, stamp: int) ->
     from taskfs.errors import TaskfsError
     from taskfs.store.task_reader import load_task
 
-    names, digest, status_digest = stamps.fingerprint(folder)
+    names, digest, status_digest = stamps.folder_digest(folder)
     try:
         summary: Summary | None = Summary.of(load_task(repo, task_id))
     except TaskfsError:
