@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from taskfs.core import layout as ids
+from taskfs.core import layout
 from taskfs.errors import fail
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ def acting_agent(agent: str | None, *, required: bool = True) -> str | None:
         if required:
             raise fail("agent_required")
         return None
-    if not ids.is_agent_name(agent):
+    if not layout.is_agent_name(agent):
         raise fail("invalid_agent", value=agent)
     return agent
 

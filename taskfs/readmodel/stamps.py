@@ -134,13 +134,11 @@ def file_digest(path: str) -> bytes:
 
 def task_ids(tasks_dir: str) -> list[str]:
     """Every folder in the tasks folder whose name is a task id, sorted."""
-    from taskfs.core import layout as ids
-
     try:
         entries = list(os.scandir(tasks_dir))
     except (FileNotFoundError, NotADirectoryError):
         return []
-    return sorted(e.name for e in entries if e.is_dir() and ids.is_task_id(e.name))
+    return sorted(e.name for e in entries if e.is_dir() and layout.is_task_id(e.name))
 
 
 def status_names(folder: str) -> tuple[str, ...]:
