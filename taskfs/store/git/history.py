@@ -225,8 +225,11 @@ class History(Process):
         return out.split()
 
     def changed_paths(self, old: str, new: str, folder: str) -> list[str]:
-        out = self.run("diff", "--name-only", "--no-renames", old, new, "--", folder)
-        return out.splitlines()
+        """Paths under `folder` that differ between two commits (both sides of a rename),
+        NUL-separated as git prints them, so that no file name can be read as two."""
+        return nul_list(
+            self.run_checked("diff", "--name-only", "-z", "--no-renames", old, new, "--", folder)
+        )
 
     def commit_paths(self, commit: str) -> list[str]:
         """Paths `commit` changes (both sides of a rename). For a merge, only the paths that
