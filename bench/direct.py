@@ -21,11 +21,9 @@ is clean), up to `CHECK_UP_TO` tasks; `bench/paired.py --builder direct` (the de
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import subprocess
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -110,18 +108,10 @@ def cache_key(size: int) -> str:
 
 def cached_repo(cache: Path, size: int, log: Any = print) -> tuple[Path, dict[str, Any]]:
     """The directly written repository of `size` tasks, built once per version."""
-    home = cache / "repos" / cache_key(size)
-    manifest_path = home / "manifest.json"
-    if manifest_path.is_file():
-        return home / "repo", json.loads(manifest_path.read_text())
-    building = cache / "repos" / f"{cache_key(size)}.building-{os.getpid()}"
-    shutil.rmtree(building, ignore_errors=True)
-    log(f"writing a repository of {size} tasks directly (cached under {home}) ...")
-    started = datetime.now(timezone.utc)
-    manifest = build(building / "repo", size, check=size <= CHECK_UP_TO)
-    manifest["buildSeconds"] = round((datetime.now(timezone.utc) - started).total_seconds(), 1)
-    (building / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    shutil.rmtree(home, ignore_errors=True)
-    os.rename(building, home)
-    log(f"  built in {manifest['buildSeconds']} s")
-    return home / "repo", manifest
+    return generate.cached(
+        cache,
+        cache_key(size),
+        lambda repo: build(repo, size, check=size <= CHECK_UP_TO),
+        f"{size} tasks, written directly",
+        log,
+    )

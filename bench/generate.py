@@ -29,7 +29,7 @@ import os
 import random
 import shutil
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -413,16 +413,32 @@ def cache_key(size: int) -> str:
 
 def cached_repo(cache: Path, size: int, log: Any = print) -> tuple[Path, dict[str, Any]]:
     """The repository of `size` tasks, built once per taskfs version and generator version."""
-    home = cache / "repos" / cache_key(size)
+
+    def through_the_writer(repo: Path) -> dict[str, Any]:
+        with _without_fsync():
+            return build(repo, size)
+
+    return cached(cache, cache_key(size), through_the_writer, f"{size} tasks", log)
+
+
+def cached(
+    cache: Path,
+    key: str,
+    build_into: Callable[[Path], dict[str, Any]],
+    what: str,
+    log: Any = print,
+) -> tuple[Path, dict[str, Any]]:
+    """The repository `build_into` writes (returning its manifest), built once under `key`:
+    built beside its place and renamed into it, so that a killed build leaves no half."""
+    home = cache / "repos" / key
     manifest_path = home / "manifest.json"
     if manifest_path.is_file():
         return home / "repo", json.loads(manifest_path.read_text())
-    building = cache / "repos" / f"{cache_key(size)}.building-{os.getpid()}"
+    building = cache / "repos" / f"{key}.building-{os.getpid()}"
     shutil.rmtree(building, ignore_errors=True)
-    log(f"building a repository of {size} tasks (cached under {home}) ...")
+    log(f"building a repository of {what} (cached under {home}) ...")
     started = datetime.now(timezone.utc)
-    with _without_fsync():
-        manifest = build(building / "repo", size)
+    manifest = build_into(building / "repo")
     manifest["buildSeconds"] = round((datetime.now(timezone.utc) - started).total_seconds(), 1)
     (building / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     shutil.rmtree(home, ignore_errors=True)
