@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     # folder): asked of the store when the stored HEAD no longer holds (a commit of code).
     HeadCheck = Callable[[str, str, bytes, str], bool]
 
-FORMAT = 4  # 4: the file is `Answers`' slots in order (issue 17)
+FORMAT = 5  # 5: a delta may add tasks (issue 19); 4: the file is `Answers`' slots in order
 NAME = f"prepared-v{FORMAT}"
 SETTINGS, FOLDER = "<settings>", "<folder>"  # not task ids: those are [a-z0-9._-]
 
@@ -114,19 +114,28 @@ class Answers:
 
 class Delta:
     """A writer's change to a few tasks since the answers under `token` were stored: their
-    new identities and rows, `{task id: (key, age, folder_digest, Shown or None)}`, and the
-    whole `ready` answer."""
+    new identities and rows, `{task id: (key, age, folder_digest, Shown or None)}` (a task
+    not in the answers was added: `new`), the whole `ready` answer, and the tasks folder's
+    identity and age as the writer found it (None: not known to the writer; a delta that
+    adds tasks always has it)."""
 
-    __slots__ = ("token", "changed", "ready")  # noqa: RUF023 (the order is the format)
+    __slots__ = ("token", "changed", "ready", "folder")  # noqa: RUF023 (the order is the format)
     token: bytes
     changed: dict[str, Any]
     ready: list[Any]
+    folder: tuple[FileKey, int] | None
 
-    def __init__(self, token: bytes, changed: dict[str, Any], ready: list[Any]) -> None:
-        self.token, self.changed, self.ready = token, changed, ready
+    def __init__(
+        self,
+        token: bytes,
+        changed: dict[str, Any],
+        ready: list[Any],
+        folder: tuple[FileKey, int] | None = None,
+    ) -> None:
+        self.token, self.changed, self.ready, self.folder = token, changed, ready, folder
 
     def fields(self) -> tuple[Any, ...]:
-        return self.token, self.changed, self.ready
+        return self.token, self.changed, self.ready, self.folder
 
 
 def path(git_dir: str) -> str:
@@ -235,9 +244,11 @@ def build_delta(
     rows: Mapping[str, CacheRow],
     changed: Iterable[str],
     tasks: Mapping[str, Summary],
+    folder: tuple[FileKey, int] | None = None,
 ) -> None:
     """Store the new identities and rows of the tasks `changed` since the answers under
-    `token` were stored, and the whole `ready` answer (see `Delta`)."""
+    `token` were stored, and the whole `ready` answer (see `Delta`). `folder`: the tasks
+    folder's identity and the time it was taken, when tasks were added."""
     ready_for = _ready(tasks)
     ready = [(ready_for[t], row.shown) for t, row in rows.items() if t in ready_for and row.shown]
     listed: dict[str, Any] = {}
@@ -245,7 +256,23 @@ def build_delta(
         row = rows[task_id]
         age = row.stamp - newest(row.key)
         listed[task_id] = (row.key, age, row.folder_digest, _listed(tasks.get(task_id), row))
-    dump(delta_path(path), Delta(token, listed, ready).fields())
+    aged = None if folder is None else (folder[0], folder[1] - newest(folder[0]))
+    dump(delta_path(path), Delta(token, listed, ready, aged).fields())
+
+
+def delta_folder(path: str, token: bytes) -> tuple[FileKey, int] | None:
+    """The tasks folder's identity and the time it was taken, as the delta under `token`
+    stored it (None: no such delta, or none named it), for a writer that did not list the
+    tasks and adds none to the delta."""
+    try:
+        with open(delta_path(path), "rb") as handle:
+            delta = Delta(*marshal.loads(handle.read()))
+    except Exception:  # no usable delta: nothing to carry forward
+        return None
+    if delta.token != token or delta.folder is None:
+        return None
+    key, age = delta.folder
+    return key, age + newest(key)
 
 
 # -- reading (the hot path: `os`, `marshal`, `time`, `stamps` and `taskfs.core.shown`) ---------
@@ -295,7 +322,8 @@ def _same_head(git_dir: str, token: bytes) -> bool:
 
 def _with_delta(path: str, data: Answers) -> Delta | None:
     """Apply a writer's delta (`build_delta`) to `data`, and return it; a delta written for
-    other answers (another token) is ignored."""
+    other answers (another token) is ignored. Applying it twice changes nothing (`_settle`
+    may store answers it was applied to under the same token)."""
     try:
         with open(delta_path(path), "rb") as handle:
             delta = Delta(*marshal.loads(handle.read()))
@@ -303,9 +331,12 @@ def _with_delta(path: str, data: Answers) -> Delta | None:
         return None
     if delta.token != data.token:
         return None
+    where = {task_id: i for i, task_id in enumerate(data.ids)}
+    if not where.keys() >= delta.changed.keys():
+        _add_tasks(data, delta)
+        where = {task_id: i for i, task_id in enumerate(data.ids)}
     margin = racy_margin()
     keys, young = list(data.keys), dict(data.young)
-    where = {task_id: i for i, task_id in enumerate(data.ids)}
     listed_at = {task_id: i for i, task_id in enumerate(data.listed_ids)}
     listed = list(data.ls_rows)
     for task_id, (key, age, print_, shown) in delta.changed.items():
@@ -323,14 +354,37 @@ def _with_delta(path: str, data: Answers) -> Delta | None:
     data.ls_all = ", ".join(row[3] for row in listed)
     data.ready_all = ", ".join(text for _to, text in delta.ready)
     data.ready_rows = delta.ready
+    if delta.folder is not None:
+        data.folder = delta.folder
     return delta
 
 
+def _add_tasks(data: Answers, delta: Delta) -> None:
+    """Make room in `data` for the tasks `delta` adds (their identities and rows are then
+    set as any changed task's), in the sorted order of the tasks folder, and take the
+    folder's new identity. A delta that adds tasks without it is none this version wrote."""
+    if delta.folder is None:
+        raise ValueError("tasks added without the folder's identity")
+    key_of = dict(zip(data.ids, data.keys, strict=True))
+    shown_of = dict(zip(data.listed_ids, data.ls_rows, strict=True))
+    for task_id, (key, _age, _print, shown) in delta.changed.items():
+        if task_id not in key_of:
+            key_of[task_id] = key
+            if shown is not None:
+                shown_of[task_id] = shown
+    data.ids = tuple(sorted(key_of))
+    data.keys = tuple(key_of[task_id] for task_id in data.ids)
+    data.listed_ids = tuple(task_id for task_id in data.ids if task_id in shown_of)
+    data.ls_rows = [shown_of[task_id] for task_id in data.listed_ids]
+
+
 def _settle_delta(path: str, delta: Delta, settled: dict[str, int]) -> bool:
-    """`_settle` for tasks a writer's delta names: their new ages go in the delta, so that
-    the first listings after a write never store the whole answers again. False when an
-    identity outside the delta settled (the whole file is stored then)."""
-    if not set(settled) <= set(delta.changed):
+    """`_settle` for tasks a writer's delta names (and the tasks folder, when it added tasks):
+    their new ages go in the delta, so that the first listings after a write never store the
+    whole answers again. False when an identity outside the delta settled (the whole file is
+    stored then)."""
+    own = set(delta.changed) | ({FOLDER} if delta.folder is not None else set())
+    if not set(settled) <= own:
         return False
     margin = racy_margin()
     if all(age <= margin for age in settled.values()):
@@ -339,10 +393,14 @@ def _settle_delta(path: str, delta: Delta, settled: dict[str, int]) -> bool:
         if marshal.loads(handle.read()) != delta.fields():
             return True  # a writer stored a newer delta meanwhile: leave it whole
     changed = dict(delta.changed)
+    folder = delta.folder
     for task_id, age in settled.items():
+        if task_id == FOLDER and folder is not None:
+            folder = (folder[0], age)
+            continue
         key, _age, print_, shown = changed[task_id]
         changed[task_id] = (key, age, print_, shown)
-    dump(delta_path(path), Delta(delta.token, changed, delta.ready).fields())
+    dump(delta_path(path), Delta(delta.token, changed, delta.ready, folder).fields())
     return True
 
 

@@ -58,7 +58,10 @@ if TYPE_CHECKING:
 # The rows this process last read or wrote, by cache file, with the tasks folder's identity
 # when they were listed: a writer that read them under the lock updates them without reading
 # the file again.
-_Last = tuple[Mapping[str, CacheRow], tuple[FileKey, int], "Head | None", dict[str, Summary]]
+# The folder's identity is None when the rows were not checked against a listing of it.
+_Last = tuple[
+    Mapping[str, CacheRow], "tuple[FileKey, int] | None", "Head | None", dict[str, Summary]
+]
 _last: dict[str, _Last] = {}
 _tokens: dict[str, bytes | None] = {}  # the token of the rows in `_last`, by cache file
 # A writer's change to a few tasks is stored as a small delta beside the rows and the
@@ -72,10 +75,15 @@ def summaries(repo: Repository, *, verify: Collection[str] = ()) -> dict[str, Su
 
     The tasks named in `verify` are checked against every byte of their files, not only the
     identities of two: a writer about to append to a task uses this, so that even a status
-    file rewritten in place (which the key cannot see) is never built upon."""
+    file rewritten in place (which the key cannot see) is never built upon. A writer's view
+    of the others is HEAD's (`_as_writer`)."""
     path = cache_path(repo)
     old, token = cache.read(path, repo.tasks_rel)
     head_was = cache.read_head(str(repo.git_dir), token)
+    if verify and old and token is not None:
+        written = _as_writer(repo, path, old, token, head_was=head_was, verify=verify)
+        if written is not None:
+            return written
     rows: dict[str, CacheRow] = {}
     margin = stamps.racy_margin()
     rebuilt: set[str] = set()  # tasks whose envelope may have changed
@@ -124,6 +132,91 @@ def summaries(repo: Repository, *, verify: Collection[str] = ()) -> dict[str, Su
     return answer
 
 
+def _as_writer(
+    repo: Repository,
+    path: str,
+    old: dict[str, CacheRow],
+    token: bytes,
+    *,
+    head_was: Head | None,
+    verify: Collection[str],
+) -> dict[str, Summary] | None:
+    """The rows a writer decides on, without a `stat` of every task: every row is what HEAD
+    held when the rows were settled (a task whose folder held files no commit holds is read
+    as HEAD holds it: `_settle_loose`), so HEAD's view now is those rows with the tasks whose
+    folders HEAD changed since (one `git diff` between the two commits) read again, and the
+    tasks in `verify` read from every byte. An edit in the working tree that no commit holds
+    changes no decision, so it need not be looked for. None when the rows were settled against
+    no known commit, or HEAD's change cannot be read: the caller reads every task."""
+    head = _head_now(repo, head_was)
+    changed = _changed_since(repo, head_was, head)
+    if changed is None:
+        return None
+    rows = dict(old)
+    tasks_dir = str(repo.tasks_dir)
+    rebuilt: set[str] = set()
+    fresh: set[str] = set()
+    opened = stamps.Folder(tasks_dir)
+    try:
+        for task_id in sorted(changed | set(verify)):
+            if not os.path.isdir(f"{tasks_dir}/{task_id}"):
+                rows.pop(task_id, None)  # gone with HEAD's change, or a new task's id
+                continue
+            stamp = time.time_ns()
+            key, folder, row = opened.key(task_id), f"{tasks_dir}/{task_id}", old.get(task_id)
+            # Its every byte as the row was built from (and HEAD has not changed it since).
+            if task_id not in changed and row and stamps.folder_digest(folder) == row.folder_digest:
+                rows[task_id] = dataclasses.replace(row, key=key, stamp=stamp)
+                continue
+            built = _build(repo, task_id, folder, key, stamp)
+            if row is None or row.digest != built.digest or row.summary is None:
+                rebuilt.add(task_id)
+            else:
+                _keep_overlaps(built, row)
+            rows[task_id] = built
+            if task_id not in verify:
+                fresh.add(task_id)
+    finally:
+        opened.close()
+    _settle_loose(repo, rows, fresh)
+    gone = set(old) - set(rows)
+    if rebuilt or gone:
+        _update_overlaps(rows, rebuilt, gone)
+    if not rows.keys() <= old.keys():
+        rows = dict(sorted(rows.items()))
+    answer = _tasks(rows)
+    _last[path] = rows, _listed_folder(tasks_dir, rows), head, answer
+    _tokens[path] = token
+    return answer
+
+
+def _changed_since(repo: Repository, was: Head | None, now: Head) -> set[str] | None:
+    """The tasks whose folders HEAD changed between the commit the rows were settled against
+    and now; None when that is not known (no commit, a rewrite) or is many tasks (a pull:
+    reading every task costs no more then)."""
+    from taskfs.errors import TaskfsError
+
+    if was is None or was[1] is None or now[1] is None:
+        return None
+    if now[1] == was[1]:
+        return set()
+    try:
+        paths = repo.git.changed_paths(was[1], now[1], repo.tasks_rel)
+    except TaskfsError:
+        return None  # the old commit is gone (a rewrite)
+    prefix = repo.tasks_rel + "/"
+    changed = {p[len(prefix) :].split("/")[0] for p in paths if p.startswith(prefix)}
+    return changed if len(changed) <= DELTA_LIMIT else None
+
+
+def _listed_folder(tasks_dir: str, rows: Mapping[str, CacheRow]) -> tuple[FileKey, int] | None:
+    """The tasks folder's identity (and when it was taken), when a listing of it taken after
+    names exactly the tasks of `rows`; None otherwise (a folder dropped in, one deleted)."""
+    stamp = time.time_ns()
+    key = stamps.file_key(tasks_dir)
+    return (key, stamp) if stamps.task_ids(tasks_dir) == list(rows) else None
+
+
 def _tasks(rows: Mapping[str, CacheRow]) -> dict[str, Summary]:
     return {task_id: row.summary for task_id, row in rows.items() if row.summary is not None}
 
@@ -141,15 +234,15 @@ def remember(repo: Repository, after: Summary) -> None:
     # The writer read the rows a moment ago, under the same lock: no need to read them again.
     settled: Head | None
     token: bytes | None = None
+    folder: tuple[FileKey, int] | None
     if path in _last:
         last, folder, settled, tasks = _last[path]
         rows, tasks = dict(last), dict(tasks)
         token = _tokens.get(path)
     else:
-        stamp = time.time_ns()  # before the `stat`, as ages are measured (stamps.py)
-        folder = (stamps.file_key(str(repo.tasks_dir)), stamp)
         rows, token = cache.read(path, repo.tasks_rel)
         tasks, settled = {}, cache.read_head(str(repo.git_dir), token)
+        folder = _listed_folder(str(repo.tasks_dir), rows)
     row = rows.get(after.id)
     if row is None or row.summary is None:
         return
@@ -180,8 +273,16 @@ def remember(repo: Repository, after: Summary) -> None:
     if not (
         tasks
         and token
+        # A task's place in the listings changing is not a delta's to say.
+        and (row.shown is None) == (rows[after.id].shown is None)
         and _remember_delta(
-            repo, token, rows=rows, task_id=after.id, was=row, head=head, tasks=tasks
+            repo,
+            token,
+            rows=rows,
+            changed={after.id},
+            head=head,
+            tasks=tasks,
+            folder=folder,
         )
     ):
         token = _store(repo, rows, folder, head, tasks or None)
@@ -194,7 +295,9 @@ def remember_new(repo: Repository, task_ids: Collection[str]) -> None:
     """A writer committed new tasks after reading every row under the same lock (`new`): add
     their rows (read by the full reader, as any new task's) to the rows it read, instead of
     reading and `stat`-ing every task again; the overlaps of the new envelopes are found as
-    `summaries` finds them, and everything is stored (the listings gained tasks)."""
+    `summaries` finds them. The new rows, and those whose overlaps gained a new task, are
+    stored as a delta with the tasks folder's new identity (an insertion), or everything is
+    stored again when there are too many."""
     path = cache_path(repo)
     if path not in _last or not task_ids:
         summaries(repo)
@@ -214,12 +317,25 @@ def remember_new(repo: Repository, task_ids: Collection[str]) -> None:
     finally:
         opened.close()
     rows = dict(sorted(rows.items()))
-    from taskfs.store.entry_places import Places
+    from taskfs.store import entry_places
 
-    _update_overlaps(rows, set(task_ids), set(), Places(path))
+    changed = _update_overlaps(rows, set(task_ids), set(), entry_places.opened(path))
     tasks = _tasks(rows)
     head = _after_own_commit(repo, settled)
-    token = _store(repo, rows, folder, head, tasks)
+    token = _tokens.get(path)
+    if not (
+        token
+        and _remember_delta(
+            repo,
+            token,
+            rows=rows,
+            changed=set(task_ids) | changed,
+            head=head,
+            tasks=tasks,
+            folder=folder,
+        )
+    ):
+        token = _store(repo, rows, folder, head, tasks)
     _last[path] = rows, folder, head, tasks
     _tokens[path] = token
 
@@ -238,24 +354,29 @@ def _remember_delta(
     token: bytes,
     *,
     rows: Mapping[str, CacheRow],
-    task_id: str,
-    was: CacheRow,
+    changed: Collection[str],
     head: Head | None,
     tasks: Mapping[str, Summary],
+    folder: tuple[FileKey, int] | None = None,
 ) -> bool:
-    """Store one task's new row as a delta to the rows (and to the prepared answers) under
-    `token`, instead of storing every row again (issue 19). False when it cannot be (too many
-    changes gathered, or the task's place in the listings changed): the caller stores all."""
+    """Store the new rows of the tasks `changed` as a delta to the rows (and to the prepared
+    answers) under `token`, instead of storing every row again (issue 19); `folder`, the tasks
+    folder's new identity, when some of them are new. False when it cannot be (too many
+    changes gathered): the caller stores all."""
     path = cache_path(repo)
-    changed = dict(cache.read_delta(path, token))
-    row = rows[task_id]
-    if len(changed) >= DELTA_LIMIT or (row.shown is None) != (was.shown is None):
+    gathered = dict(cache.read_delta(path, token))
+    if len(gathered.keys() | set(changed)) > DELTA_LIMIT:
         return False
     if repo.settings_identity is None:
         return False
-    changed[task_id] = cache.encode(row)
-    prepared.build_delta(prepared_path(repo), token, rows=rows, changed=changed, tasks=tasks)
-    cache.write_delta(path, token, changed)
+    for task_id in changed:
+        gathered[task_id] = cache.encode(rows[task_id])
+    if folder is None:  # the writer did not list the tasks: the identity stored with them
+        folder = prepared.delta_folder(prepared_path(repo), token)
+    prepared.build_delta(
+        prepared_path(repo), token, rows=rows, changed=gathered, tasks=tasks, folder=folder
+    )
+    cache.write_delta(path, token, gathered)
     cache.write_head(str(repo.git_dir), token, head)
     return True
 
@@ -334,10 +455,11 @@ def _settle_loose(repo: Repository, rows: dict[str, CacheRow], asked: set[str]) 
 
 def _update_overlaps(
     rows: dict[str, CacheRow], rebuilt: set[str], gone: set[str], places: Places | None = None
-) -> None:
+) -> set[str]:
     """Keep every row's `overlaps` right after the envelopes in `rebuilt` changed and the tasks
     in `gone` went away: only the changed envelopes are queried, against all the others.
-    Overlap is decided on the two envelopes' entries alone, whatever the tasks' states."""
+    Overlap is decided on the two envelopes' entries alone, whatever the tasks' states.
+    Returns the tasks whose overlaps changed."""
     from taskfs.core import globs
 
     stale = rebuilt | gone
@@ -367,6 +489,7 @@ def _update_overlaps(
                 if other != task_id:
                     found[task_id].add(other)
                     found.setdefault(other, set()).add(task_id)
+    changed: set[str] = set()
     for task_id, row in rows.items():
         if row.summary is None:
             continue
@@ -374,6 +497,8 @@ def _update_overlaps(
         overlaps = tuple(sorted(kept | found.get(task_id, set())))
         if overlaps != row.overlaps:
             row.summary = row.summary._replace(overlaps=overlaps)
+            changed.add(task_id)
+    return changed
 
 
 def cache_path(repo: Repository) -> str:
@@ -420,18 +545,23 @@ def _remove(path: str) -> None:
 def _store(
     repo: Repository,
     rows: Mapping[str, CacheRow],
-    folder: tuple[FileKey, int],
+    folder: tuple[FileKey, int] | None,
     head: Head | None,
     tasks: Mapping[str, Summary] | None = None,
 ) -> bytes:
     """Write the rows, and the prepared answers of `ls` and `ready` derived from them, under
-    a new token (returned), and where HEAD stood (`cache.head_path`)."""
+    a new token (returned), and where HEAD stood (`cache.head_path`). Without the tasks
+    folder's identity (`folder` None: the rows were not checked against a listing of it)
+    no answers are prepared: the next listing reads the tasks."""
     token = os.urandom(8)
     path = cache_path(repo)
     cache.write(path, repo.tasks_rel, dict(rows), token)
     for stale in (cache.delta_path(path), prepared.delta_path(prepared_path(repo))):
         _remove(stale)  # deltas of the rows stored before: ignored by their token anyway
-    _prepare(repo, rows, folder, token, tasks)
+    if folder is None:
+        _remove(prepared_path(repo))
+    else:
+        _prepare(repo, rows, folder, token, tasks)
     cache.write_head(str(repo.git_dir), token, head)
     return token
 

@@ -89,8 +89,11 @@ def test_a_delta_of_other_rows_is_ignored(repo: Path) -> None:
     store = Repository.open(repo)
     delta = Path(prepared.delta_path(index.prepared_path(store)))
     kept = delta.read_bytes()
-    # A listing that finds a file changed stores everything again under a new token ...
+    # A listing that finds a file changed stores everything again under a new token (here a
+    # task that came with no delta: `new` writes one, so it is taken away) ...
     submit(repo, id="second", filesAndInterfaces=["src/b/**"])
+    Path(index.cache_path(store) + ".delta").unlink()
+    delta.unlink()
     assert taskfs("ls", "--json").code == 0
     # ... and the old delta, put back, belongs to nothing: it changes no answer.
     delta.write_bytes(kept)
@@ -137,3 +140,45 @@ def test_new_adds_its_rows_to_the_rows_it_read(repo: Path) -> None:
     shutil.rmtree(repo / ".git" / "taskfs" / "cache")
     assert index.summaries(store) == kept
     _all_agree(repo)
+
+
+def test_new_stores_its_tasks_as_a_delta_and_the_listings_agree(repo: Path) -> None:
+    first = submit(repo, id="first", filesAndInterfaces=["src/a/**"])
+    assert taskfs("ls", "--json").code == 0  # settled: the whole files are stored
+    store = Repository.open(repo)
+    whole = (_identity(index.cache_path(store)), _identity(index.prepared_path(store)))
+    # A new task that overlaps the first changes both rows; one that depends on it is not
+    # ready; one inserted before the others in the ids' order lands in its place.
+    second = submit(repo, id="second", filesAndInterfaces=["src/a/x.py"], dependsOn=[first])
+    assert (_identity(index.cache_path(store)), _identity(index.prepared_path(store))) == whole
+    _all_agree(repo)
+    assert taskfs("claim", first, "--agent", "builder").code == 0
+    early = submit(repo, id="aaa-early", filesAndInterfaces=["src/z/**"])
+    assert (_identity(index.cache_path(store)), _identity(index.prepared_path(store))) == whole
+    _all_agree(repo)
+    ls = prepared.answer("ls", {}, None)
+    assert ls is not None
+    assert ls.index(f'"{early}"') < ls.index(f'"{first}"') < ls.index(f'"{second}"')
+    ready = prepared.answer("ready", {}, None)
+    assert ready is not None
+    assert early in ready
+    assert second not in ready
+    kept = index.summaries(store)
+    assert kept[first].overlaps == (second,)
+    assert kept[second].overlaps == (first,)
+    shutil.rmtree(repo / ".git" / "taskfs" / "cache")
+    assert index.summaries(store) == kept
+
+
+def test_a_task_folder_dropped_beside_a_new_one_is_listed(repo: Path) -> None:
+    """The tasks folder's identity stored with an insertion is the one taken after the new
+    folders were made: a folder someone else made meanwhile must not be hidden by it."""
+    submit(repo, id="first", filesAndInterfaces=["src/a/**"])
+    assert taskfs("ls", "--json").code == 0
+    submit(repo, id="second", filesAndInterfaces=["src/b/**"])
+    dropped = repo / "tasks" / "dropped"
+    (dropped / "status").mkdir(parents=True)
+    shutil.copy(repo / "tasks" / "first" / "envelope.yaml", dropped / "envelope.yaml")
+    listing = taskfs("ls", "--json")
+    assert listing.code == 0
+    assert listing.stdout.rstrip("\n") == _truth(repo, "ls", {}, None)
