@@ -42,7 +42,7 @@ class Places:
 
     def of(self, raw: str) -> Place:
         found = self._places.get(raw)
-        if found is None:
+        if found is None or not _well_formed(found):  # checked when used, not all on reading
             names, literal = globs.placement(raw)  # the index's own rule
             found = self._places[raw] = (tuple(names), literal)
             self._added += 1
@@ -56,15 +56,25 @@ class Places:
     def nearby(
         self, records: Iterable[tuple[K, str]], queries: Sequence[str]
     ) -> list[tuple[K, str]]:
-        """The (key, entry) of `records` that the entries `queries` can overlap: every
-        interface entry, and every path entry whose place agrees with a query's."""
-        wanted = [self.of(q)[0] for q in queries if not q.startswith(globs.INTERFACE_PREFIX)]
-        if any(not p for p in wanted):  # a query with no literal prefix meets everything
-            return list(records)
-        firsts = {p[0] for p in wanted}
+        """The (key, entry) of `records` that the entries `queries` can overlap: an interface
+        entry of the same name as an interface query (the index compares interfaces by name
+        alone, and never with paths), and every path entry whose place agrees with a path
+        query's."""
+        prefix = globs.INTERFACE_PREFIX
+        names_asked = {q[len(prefix) :] for q in queries if q.startswith(prefix)}
+        names_asked |= {globs.parse_entry(q).text for q in queries if q.startswith(prefix)}
+        wanted = [self.of(q)[0] for q in queries if not q.startswith(prefix)]
+        everything = any(not p for p in wanted)  # no literal prefix: it meets every path
+        firsts = {p[0] for p in wanted if p}
         found: list[tuple[K, str]] = []
         for key, raw in records:
-            if raw.startswith(globs.INTERFACE_PREFIX):
+            if raw.startswith(prefix):
+                if raw[len(prefix) :] in names_asked:
+                    found.append((key, raw))
+                continue
+            if not wanted:
+                continue
+            if everything:
                 found.append((key, raw))
                 continue
             names = self.of(raw)[0]
@@ -78,6 +88,19 @@ class Places:
         return found
 
 
+_opened: dict[str, Places] = {}
+
+
+def opened(cache: str) -> Places:
+    """The places stored beside `cache`, read once per process: a place is a pure function of
+    an entry's text, so what one call placed holds for every later one (`new` checks its
+    envelopes at intake and then updates the cache's overlaps with the same entries)."""
+    found = _opened.get(cache)
+    if found is None:
+        found = _opened[cache] = Places(cache)
+    return found
+
+
 def _read(path: str) -> dict[str, Place]:
     try:
         with open(path, "rb") as handle:
@@ -87,9 +110,7 @@ def _read(path: str) -> dict[str, Place]:
     if not (isinstance(data, tuple) and len(data) == 2 and data[0] == FORMAT):
         return {}
     places = data[1]
-    if not isinstance(places, dict) or not all(map(_well_formed, places.values())):
-        return {}
-    return places
+    return places if type(places) is dict else {}  # each place is checked when used (`of`)
 
 
 def _well_formed(place: object) -> bool:

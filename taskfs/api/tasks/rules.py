@@ -78,7 +78,7 @@ class Admission:
         # The open tasks' entries, in order; a candidate is checked against those near its
         # own (`entry_places`), indexed for that query alone.
         self._entries: list[tuple[str, str]] = []
-        self._places = entry_places.Places(cache_path(repo))
+        self._places = entry_places.opened(cache_path(repo))
         for task in open_tasks(tasks):
             self._add(task.envelope)
         self._ledger: list[CapabilityLedger | None] = []  # read once, when a child needs it
@@ -127,7 +127,9 @@ class Admission:
         index: globs.OwnershipIndex[str] = globs.OwnershipIndex()
         for key, raw in self._places.nearby(self._entries, envelope.files_and_interfaces):
             index.add(key, raw)
-        self._places.save()
+        # Not stored here: the writer stores the places it learnt after its commit (the
+        # cache's overlaps, `taskfs.store.index`), so that its ledger files' `fsync` does not
+        # wait for this file's blocks too.
         return index
 
     def _delegation(self, child: EnvelopeFacts) -> list[Problem]:
