@@ -14,6 +14,7 @@ clones, never changes, and names the one file that holds it.
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import datetime, timedelta, timezone
 from typing import Annotated, Any, Literal
@@ -394,16 +395,22 @@ class JudgementEvidence(_Record):
 
 
 EvidenceRecord = Annotated[CheckEvidence | JudgementEvidence, Field(discriminator="kind")]
-EVIDENCE_ADAPTER: TypeAdapter[CheckEvidence | JudgementEvidence] = TypeAdapter(EvidenceRecord)
+
+
+@functools.cache
+def _evidence_adapter() -> TypeAdapter[CheckEvidence | JudgementEvidence]:
+    # Built on first use, not at import: building its validator costs tens of milliseconds,
+    # which every command importing the records (`new`, `send`) paid without reading evidence.
+    return TypeAdapter(EvidenceRecord)
 
 
 def parse_evidence(data: Any) -> CheckEvidence | JudgementEvidence:
     """The evidence record `data` holds; raises pydantic's ValidationError when it is none."""
-    return EVIDENCE_ADAPTER.validate_python(data)
+    return _evidence_adapter().validate_python(data)
 
 
 def evidence_json_schema() -> dict[str, Any]:
-    schema: dict[str, Any] = EVIDENCE_ADAPTER.json_schema(by_alias=True, mode="validation")
+    schema: dict[str, Any] = _evidence_adapter().json_schema(by_alias=True, mode="validation")
     return schema
 
 

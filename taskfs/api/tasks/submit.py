@@ -6,14 +6,15 @@ intake all call `submit`.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from taskfs.api.lifecycle import signing as transition_keys
-from taskfs.api.messages.openings import OpeningSigner
 from taskfs.api.tasks import rules
 from taskfs.api.tasks.filing import record_bytes
 from taskfs.core import layout, yamlio
@@ -33,10 +34,13 @@ from taskfs.core.layout import (
 from taskfs.core.records import StatusRecord
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.schemas import schema_text
-from taskfs.store import fs, index
+from taskfs.store import fs, index, keys
 from taskfs.store.git import Git
 from taskfs.store.repository import Repository
 from taskfs.store.writer import Writer
+
+if TYPE_CHECKING:
+    from taskfs.api.messages.openings import OpeningSigner
 
 ENVELOPE_SCHEMA = f"{SCHEMA_DIR}/envelope.schema.json"
 
@@ -103,12 +107,20 @@ def _config_text(config: Config) -> str:
 
 def parse_source(source: Source) -> tuple[Envelope | None, list[Problem]]:
     """An envelope from raw bytes, or every problem with it (each tagged with its source)."""
+    envelope, problems = _parsed(source)
+    return envelope, list(problems)
+
+
+@functools.lru_cache(maxsize=32)
+def _parsed(source: Source) -> tuple[Envelope | None, tuple[Problem, ...]]:
+    # `new` lints what it submits before submitting it: the same bytes are read once (an
+    # envelope is immutable, and so is what is wrong with it).
     try:
         value = yamlio.load(source.data)
     except yamlio.YamlError as exc:
-        return None, [_at(problem("yaml_invalid", reason=exc.reason), source.label)]
+        return None, (_at(problem("yaml_invalid", reason=exc.reason), source.label),)
     envelope, problems = validate_envelope(value)
-    return envelope, [_at(p, source.label) for p in problems]
+    return envelope, tuple(_at(p, source.label) for p in problems)
 
 
 def _at(found: Problem, label: str) -> Problem:
@@ -163,7 +175,7 @@ def write_new_tasks(
     sender's private key is on this machine and both ends have committed keys. It vouches for
     the `submitted` (audit) and is exported as stored, from any clone, never re-signed."""
     now = datetime.now(timezone.utc)
-    signer = OpeningSigner(repo, actor) if opened is None else None
+    signer = _opening_signer(repo, actor) if opened is None else None
     for envelope in batch:
         task_id = envelope.id
         assert task_id is not None
@@ -193,6 +205,17 @@ def write_new_tasks(
         writer.add(repo.task_rel(task_id, STATUS, name), record_bytes(document))
     subject = _new_message([e.id or "" for e in batch], actor, trailers)
     return writer.commit(subject, actor, when=now)
+
+
+def _opening_signer(repo: Repository, actor: str) -> OpeningSigner | None:
+    """The signer of `actor`'s openings, when its private key is on this machine. The
+    messages' modules are loaded only then: most submitters sign nothing, and `new` is a
+    command agents run on every turn."""
+    if not keys.private_path("agent", actor).exists():
+        return None
+    from taskfs.api.messages.openings import OpeningSigner
+
+    return OpeningSigner(repo, actor)
 
 
 def _actor(agent: str | None, envelopes: Sequence[Envelope], sources: Sequence[Source]) -> str:
