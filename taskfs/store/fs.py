@@ -17,13 +17,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 
-def _temp_beside(target: Path, data: bytes) -> Path:
+def _temp_beside(target: Path, data: bytes, *, durable: bool = True) -> Path:
     fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(name)
@@ -56,20 +57,21 @@ def glob_escape(name: str) -> str:
     return "".join(f"[{ch}]" if ch in "*?[" else ch for ch in name)
 
 
-def create_new(target: Path, data: bytes) -> None:
-    """Create `target` with `data`, atomically; FileExistsError if it already exists."""
+def create_new(target: Path, data: bytes, *, durable: bool = True) -> None:
+    """Create `target` with `data`, atomically; FileExistsError if it already exists.
+    `durable`: flushed to disk before it appears (a power cut cannot leave it empty)."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _temp_beside(target, data)
+    tmp = _temp_beside(target, data, durable=durable)
     try:
         os.link(tmp, target)
     finally:
         os.unlink(tmp)
 
 
-def replace(target: Path, data: bytes, mode: int | None = None) -> None:
+def replace(target: Path, data: bytes, mode: int | None = None, *, durable: bool = True) -> None:
     """Write `target` atomically, replacing what was there."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _temp_beside(target, data)
+    tmp = _temp_beside(target, data, durable=durable)
     try:
         if mode is not None:
             os.chmod(tmp, mode)

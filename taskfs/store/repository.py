@@ -157,7 +157,7 @@ def tasks_folder(root: Path, git_dir: Path, key: FileKey) -> tuple[str, bytes]:
     from taskfs.store import fs
 
     with contextlib.suppress(OSError):
-        fs.replace(memo, marshal.dumps((key, digest, value)))
+        fs.replace(memo, marshal.dumps((key, digest, value)), durable=False)  # a cache
     return value, digest
 
 

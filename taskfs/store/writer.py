@@ -68,13 +68,22 @@ class Writer:
         self._files.clear()
         self._included.clear()
         self._removed.clear()
+        # Flushed to disk first when git flushes the objects they become (`core.fsync`): an
+        # `fsync` waits for every file written before it, the caches and git's index included.
+        durable = repo.git.hardens_loose_objects
         journal = write_journal(
-            repo, sorted(files), message, agent, included=included, removed=removed
+            repo,
+            sorted(files),
+            message,
+            agent,
+            included=included,
+            removed=removed,
+            durable=durable,
         )
         created: list[Path] = []
         try:
             for rel, data in files.items():
-                fs.create_new(repo.root / rel, data)
+                fs.create_new(repo.root / rel, data, durable=durable)
                 created.append(repo.root / rel)
             commit = repo.git.commit_files(
                 [*files, *included], message, Identity.agent(agent), when=when, removed=removed
@@ -106,6 +115,7 @@ def write_journal(
     *,
     included: Sequence[str] = (),
     removed: Sequence[str] = (),
+    durable: bool = True,
 ) -> Path:
     """Record what is about to be written, so a writer killed midway can be finished or undone."""
     entry = {
@@ -117,7 +127,7 @@ def write_journal(
     }
     name = f"{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%S%f')}-{layout.nonce(8)}.json"
     target = repo.state_dir() / "journal" / name
-    fs.replace(target, json.dumps(entry).encode())
+    fs.replace(target, json.dumps(entry).encode(), durable=durable)
     return target
 
 

@@ -3,8 +3,10 @@ through a clean filter, in the user's time zone (issue 16)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -94,3 +96,59 @@ def test_ledger_commits_keep_the_users_time_zone(repo: Path) -> None:
     )
     assert plain.returncode == 0
     assert git(repo, "log", "-1", "--format=%ad", "--date=format:%z") == "+0530"
+
+
+@pytest.mark.parametrize(
+    ("settings", "flushed"),
+    [
+        ({}, False),  # git's default leaves loose objects unflushed
+        ({"core.fsync": "committed"}, True),
+        ({"core.fsync": "loose-object"}, True),
+        ({"core.fsync": "all,-loose-object"}, True),  # git's reading: what is named wins
+        ({"core.fsync": "-loose-object"}, False),
+        ({"core.fsync": "none"}, False),
+        ({"core.fsync": "none,added"}, True),
+        ({"core.fsync": "index,reference"}, False),
+        ({"core.fsyncObjectFiles": "true"}, True),
+        ({"core.fsyncObjectFiles": "true", "core.fsync": "-loose-object"}, True),
+        ({"core.fsyncObjectFiles": "off"}, False),
+    ],
+)
+def test_ledger_files_are_flushed_to_disk_when_git_flushes_loose_objects(
+    repo: Path, settings: dict[str, str], flushed: bool
+) -> None:
+    """The ledger files of a change become the loose objects of its commit: they are made
+    durable (fsync) exactly when the user's git makes those durable, so the ledger is as
+    durable as its history and no more costly than it."""
+    from taskfs.store.git import Git
+
+    for name, value in settings.items():
+        git(repo, "config", name, value)
+    assert Git(repo).hardens_loose_objects is flushed
+    if shutil.which("strace") is not None:  # git itself agrees: it flushes a loose object
+        (repo / "probe.txt").write_text(f"{settings}\n")
+        trace = repo.parent / "git-trace.txt"
+        argv = ["strace", "-f", "-e", "trace=fsync,fdatasync", "-o", str(trace)]
+        subprocess.run(
+            [*argv, "git", "hash-object", "-w", "probe.txt"],
+            cwd=repo,
+            check=True,
+            capture_output=True,
+        )
+        assert ("sync(" in trace.read_text()) is flushed
+        (repo / "probe.txt").unlink()
+    if shutil.which("strace") is None:
+        # CI installs strace (.ci/run): there the count below must be checked, not skipped.
+        assert not os.environ.get("TASKFS_REQUIRE_STRACE"), "strace is not installed"
+        return
+    from tests.helpers import write_envelope
+
+    envelope = write_envelope(repo.parent / "flushed.yaml")
+    trace = repo.parent / "trace.txt"
+    argv = ["strace", "-e", "trace=fsync", "-o", str(trace)]  # taskfs's own, not git's
+    argv += [sys.executable, "-m", "taskfs", "new", str(envelope), "--json"]
+    process = subprocess.run(argv, cwd=repo, capture_output=True, text=True, check=False)
+    assert process.returncode == 0, process.stderr
+    calls = [line for line in trace.read_text().splitlines() if "fsync(" in line]
+    # The journal, the envelope and its first status file; nothing at all otherwise.
+    assert (len(calls) >= 3) if flushed else (calls == [])

@@ -248,11 +248,35 @@ class Objects(Process):
         return self.write_object("commit", "\n".join(lines).encode())
 
     @cached_property
+    def _settings(self) -> dict[str, str | None]:
+        """The user's git settings a ledger commit follows, read once (one process): the last
+        value of each, by lower-case name (None: set without a value, which a boolean reads
+        as true)."""
+        pattern = r"^(commit\.gpgsign|core\.fsync|core\.fsyncobjectfiles)$"
+        proc = self.run_raw("config", "-z", "--get-regexp", pattern)
+        found: dict[str, str | None] = {}
+        for item in proc.stdout.split(b"\0") if proc.returncode == 0 else ():
+            if item:
+                name, newline, value = item.decode("utf-8", "replace").partition("\n")
+                found[name.lower()] = value if newline else None
+        return found
+
+    @property
     def signs_commits(self) -> bool:
         """Whether the user's git signs commits (`commit.gpgSign`): branch protection may
         refuse ledger commits that are not signed."""
-        proc = self.run_raw("config", "--type=bool", "--get", "commit.gpgsign")
-        return proc.returncode == 0 and proc.stdout.strip() == b"true"
+        return "commit.gpgsign" in self._settings and _true(self._settings["commit.gpgsign"])
+
+    @property
+    def hardens_loose_objects(self) -> bool:
+        """Whether the user's git flushes the loose objects it writes to disk before going on
+        (`core.fsync` naming them, or the older `core.fsyncObjectFiles`). Git's default does
+        not: a commit is not flushed, and neither are the ledger files that become its
+        objects (`taskfs.store.writer`), so the ledger is exactly as durable as the history
+        it is kept in. A user who asks git for more gets it for both."""
+        settings = self._settings
+        legacy = "core.fsyncobjectfiles" in settings and _true(settings["core.fsyncobjectfiles"])
+        return _fsyncs_loose_objects(settings.get("core.fsync"), legacy)
 
     def _signed_commit(
         self, tree: str, parents: Sequence[str], message: str, author: Identity, stamp: str
@@ -336,6 +360,7 @@ class ObjectReader:
 
     def __init__(self, git: Process) -> None:
         self._git = git
+        self.digest_size = git._hash().digest_size  # of its object ids: SHA-1 or SHA-256
         self._proc = subprocess.Popen(
             ["git", "cat-file", "--batch"],
             cwd=git.root,
@@ -466,3 +491,29 @@ def _clean(text: str) -> str:
 
 def _first_line(message: str) -> str:
     return message.split("\n", 1)[0]
+
+
+def _true(value: str | None) -> bool:
+    """A git boolean: set without a value, `true`, `yes`, `on` or a non-zero number."""
+    if value is None:
+        return True
+    text = value.strip().lower()
+    if text in ("true", "yes", "on"):
+        return True
+    try:
+        return int(text, 0) != 0
+    except ValueError:
+        return False
+
+
+# The `core.fsync` components that cover loose objects (git's config documentation).
+_LOOSE = frozenset({"loose-object", "objects", "committed", "added", "all"})
+
+
+def _fsyncs_loose_objects(components: str | None, legacy: bool) -> bool:
+    """Whether `core.fsync` (None: unset) makes git flush loose objects, as git 2.39 reads it
+    (checked against git itself, tests/store/test_git_config.py): its default set leaves them
+    out, a component named puts them in even when another takes them out (`all,-loose-object`
+    still flushes them), and `core.fsyncObjectFiles` set true flushes them whatever the rest."""
+    named = {token.strip().lower() for token in (components or "").split(",")}
+    return legacy or bool(named & _LOOSE)
