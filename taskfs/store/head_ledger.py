@@ -4,8 +4,9 @@ Decisions rest on committed files only: a status file written by hand, an eviden
 in place, an envelope dropped into a folder and never taken in, none of them may unblock a
 claim, buy a completion or be built upon. Writers ask `loose` about the task folders a decision
 reads (a `git diff HEAD` and a `git ls-files --others` scoped to those folders, so the cost
-does not grow with the ledger), refuse to write on a loose task (`ledger_file_uncommitted`),
-and read the others as HEAD holds them (`at_head`).
+does not grow with the ledger; a few folders are first compared with HEAD's trees byte for
+byte, which needs no read of git's index), refuse to write on a loose task
+(`ledger_file_uncommitted`), and read the others as HEAD holds them (`at_head`).
 
 Two kinds of file in a task folder are not loose in this sense: a message file written into
 `messages/` and not committed yet is a delivery waiting for `deliver` (which checks it and
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
 
 # Past this many task folders one pathspec for the whole tasks folder is cheaper.
 _SCOPED_MAX = 200
+# Up to this many task folders are compared with HEAD in-process first (`Git.as_at_head`).
+_COMPARED_MAX = 8
 # A refusal names at most this many files (a whole folder dropped in can hold many).
 _NAMED_MAX = 10
 
@@ -42,6 +45,10 @@ def loose(repo: Repository, task_ids: Iterable[str] | None = None) -> dict[str, 
         specs = [repo.tasks_rel]
     else:
         specs = [repo.task_rel(t) for t in wanted]
+        # A writer asks this of the task it writes to on every write: a few folders found
+        # as HEAD holds them need no `git diff`, which reads git's whole index.
+        if len(wanted) <= _COMPARED_MAX and repo.git.as_at_head(specs):
+            return {}
     prefix = repo.tasks_rel + "/"
     out: dict[str, list[str]] = {}
     for kind, path in repo.git.not_at_head(specs):

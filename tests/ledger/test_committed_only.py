@@ -224,3 +224,72 @@ def test_an_edited_question_is_not_answered_and_a_loose_answer_waits_for_deliver
     )
     assert taskfs("show", task, "--json").json["state"] == "input_required"
     assert task not in [t["id"] for t in taskfs("ready", "--json").json["tasks"]]
+
+
+def _edit_in_place(folder: Path) -> None:
+    status = sorted((folder / "status").iterdir())[0]
+    data = status.read_bytes()
+    status.write_bytes(data.replace(b"submitted", b"submittex"))  # same size, other bytes
+
+
+def _add_file(folder: Path) -> None:
+    (folder / "status" / "0002-working.yaml").write_text("state: working\n")
+
+
+def _delete_file(folder: Path) -> None:
+    sorted((folder / "status").iterdir())[0].unlink()
+
+
+def _make_executable(folder: Path) -> None:
+    (folder / "envelope.yaml").chmod(0o755)
+
+
+def _replace_with_link(folder: Path) -> None:
+    envelope = folder / "envelope.yaml"
+    kept = folder.parent.parent / "kept-envelope.yaml"
+    envelope.rename(kept)
+    envelope.symlink_to(kept)
+
+
+def _empty_folder(folder: Path) -> None:
+    (folder / "evidence").mkdir(exist_ok=True)  # git holds no folders: nothing changed
+
+
+def _touch(folder: Path) -> None:
+    envelope = folder / "envelope.yaml"
+    envelope.write_bytes(envelope.read_bytes())  # rewritten, the same bytes: not changed
+
+
+@pytest.mark.parametrize(
+    ("change", "loose"),
+    [
+        (_edit_in_place, True),
+        (_add_file, True),
+        (_delete_file, True),
+        (_make_executable, True),
+        (_replace_with_link, True),
+        (_empty_folder, False),
+        (_touch, False),
+    ],
+)
+def test_the_folder_compared_with_head_in_process_agrees_with_git(
+    repo: Path, change: object, loose: bool
+) -> None:
+    """A writer compares the task's folder with HEAD's trees itself (no `git diff`, which
+    reads the whole index) and asks git only when they differ: both must name the same."""
+    from taskfs.store import head_ledger
+    from taskfs.store.repository import Repository
+
+    task = submit(repo, id="compared", filesAndInterfaces=["src/c.py"])
+    folder = repo / "tasks" / task
+    store = Repository.open(repo)
+    assert store.git.as_at_head([f"tasks/{task}"])
+    assert head_ledger.loose(store, [task]) == {}
+    assert callable(change)
+    change(folder)
+    assert store.git.as_at_head([f"tasks/{task}"]) is not loose
+    by_git = [p for _kind, p in store.git.not_at_head([f"tasks/{task}"])]
+    assert bool(by_git) is loose
+    assert bool(head_ledger.loose(store, [task])) is loose
+    refused = taskfs("claim", task, "--agent", "builder", "--json")
+    assert (CODE in refused.codes) is loose

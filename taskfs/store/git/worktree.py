@@ -7,14 +7,16 @@ index and working tree to a merged commit as `git checkout` would (`switch_tree`
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
-from collections.abc import Sequence
+import stat
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from taskfs.store.git.history import History
-from taskfs.store.git.objects import Identity, Objects
+from taskfs.store.git.objects import Identity, ObjectReader, Objects, parse_tree
 from taskfs.store.git.process import git_error, nul_list
 
 _W = TypeVar("_W", bound="Worktree")
@@ -174,6 +176,24 @@ class Worktree(Objects, History):
         found += [("untracked", p) for p in nul_list(other.stdout)]
         return found
 
+    def as_at_head(self, folders: Sequence[str]) -> bool:
+        """Whether every file below each of `folders` (a few small ones: each file is read)
+        holds, byte for byte, the blob HEAD holds at its path, and HEAD holds no other file
+        there: then none is `not_at_head`, found with one `git cat-file` and no read of git's
+        index. False when unsure (a link, a special file, an executable bit, bytes git would
+        convert on the way in): `not_at_head` decides then. The index is not consulted: a
+        change staged and then undone in the working tree leaves the folder as HEAD holds
+        it, which is what a reader of the ledger reads."""
+        try:
+            with self.reader() as reader:
+                for folder in folders:
+                    held = _tree_files(reader, f"HEAD:{folder}")
+                    if held is None or _files_below(self.root / folder, self._hash) != held:
+                        return False
+        except (OSError, ValueError):
+            return False
+        return True
+
     def uncommitted_files(self) -> list[str]:
         """Every path whose working-tree content HEAD does not hold: tracked files edited,
         deleted or staged, and untracked files git does not ignore (work not committed)."""
@@ -210,3 +230,59 @@ class Worktree(Objects, History):
                 if found is not None and found[0] == "blob":
                     out[path] = found[1]
         return out
+
+
+_FILE, _TREE = "100644", "40000"
+
+
+def _tree_files(reader: ObjectReader, name: str) -> dict[str, str] | None:
+    """{path below the tree: blob id} of every file below the tree `name` names ({} when HEAD
+    holds nothing there); None when it holds anything but plain files and folders."""
+    found = reader.read(name)
+    if found is None:
+        return {}
+    kind, body = found
+    if kind != "tree":
+        return None
+    out: dict[str, str] = {}
+    pending = [("", body)]
+    size = reader.digest_size
+    while pending:
+        prefix, tree = pending.pop()
+        for entry, (mode, oid) in parse_tree(tree, size):
+            if mode == _FILE:
+                out[prefix + entry] = oid
+            elif mode == _TREE:
+                sub = reader.read(oid)
+                if sub is None or sub[0] != "tree":
+                    return None
+                pending.append((f"{prefix}{entry}/", sub[1]))
+            else:
+                return None  # an executable, a link or a submodule: for git to compare
+    return out
+
+
+def _files_below(folder: Path, hasher: Callable[[bytes], Any]) -> dict[str, str] | None:
+    """{path below `folder`: the blob id git would give its bytes as they are} of every file
+    below it ({} when there is no such folder); None when anything there is not a plain
+    file or folder, or is executable."""
+    out: dict[str, str] = {}
+    if folder.is_symlink():
+        return None
+    if not folder.exists():
+        return out
+    pending = [(str(folder), "")]
+    while pending:
+        path, prefix = pending.pop()
+        with os.scandir(path) as entries:
+            for entry in entries:
+                info = entry.stat(follow_symlinks=False)
+                if stat.S_ISDIR(info.st_mode):
+                    pending.append((entry.path, f"{prefix}{entry.name}/"))
+                elif stat.S_ISREG(info.st_mode) and not info.st_mode & 0o111:
+                    with open(entry.path, "rb") as handle:
+                        data = handle.read()
+                    out[prefix + entry.name] = hasher(b"blob %d\0" % len(data) + data).hexdigest()
+                else:
+                    return None
+    return out
