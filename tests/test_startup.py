@@ -249,6 +249,47 @@ def test_move_refuse_and_complete_skip_the_command_line_framework(repo: Path) ->
     assert _fast(repo, ["move", first, "finished", "--agent", "builder", "--json"])["code"] == 2
 
 
+def test_new_and_send_skip_the_command_line_framework_and_answer_as_click_does(
+    repo: Path,
+) -> None:
+    # Issue 19: agents run `new` and `send` on every turn; click and its forty commands cost
+    # them a fifth of the command. The same body prints the same document either way.
+    fast_env = repo.parent / "fast.yaml"
+    click_env = repo.parent / "click.yaml"
+    write_envelope(fast_env, id="by-fast", filesAndInterfaces=["src/fast.py"])
+    write_envelope(click_env, id="by-click", filesAndInterfaces=["src/click.py"])
+    fast = _fast(repo, ["new", str(fast_env), "--agent", "planner", "--json"])
+    assert "click" not in fast["loaded"]
+    through_click = _click(repo, ["new", str(click_env), "--agent", "planner", "--json"])
+    assert fast["code"] == through_click.code == 0
+    assert json.loads(str(fast["stdout"])) | {"id": "x"} == json.loads(through_click.stdout) | {
+        "id": "x"
+    }
+    # A refusal is the same refusal.
+    again = _fast(repo, ["new", str(fast_env), "--agent", "planner", "--json"])
+    expected = _click(repo, ["new", str(fast_env), "--agent", "planner", "--json"])
+    assert (again["code"], again["stdout"]) == (expected.code, expected.stdout) != (0, "")
+    assert taskfs("claim", "by-fast", "--agent", "builder").code == 0
+    sent = _fast(repo, ["send", "by-fast", "progress", "--agent", "builder", "--json"])
+    assert "click" not in sent["loaded"]
+    by_click = _click(repo, ["send", "by-fast", "progress", "--agent", "builder", "--json"])
+    assert sent["code"] == by_click.code == 0
+
+    def shape(text: str) -> dict[str, object]:
+        doc = dict(json.loads(text))
+        return {k: v for k, v in doc.items() if k not in ("msg_id", "file", "commit", "at", "ts")}
+
+    assert shape(str(sent["stdout"])) == shape(by_click.stdout)
+    # What the fast path does not read goes to click: a status that is none, stdin, --help.
+    for args in (
+        ["send", "by-fast", "x", "--status", "done", "--agent", "builder", "--json"],
+        ["send", "by-fast", "-", "--agent", "builder", "--json"],
+        ["new", "-", "--json"],
+        ["new", "--help"],
+    ):
+        assert "click" in _fast(repo, args)["loaded"], args
+
+
 def test_history_readers_load_gitpython_and_the_fast_paths_do_not(repo: Path) -> None:
     # Issue 17: GitPython (`git`) is paid for once by the commands that read history, and by
     # no command that must start fast.

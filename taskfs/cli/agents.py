@@ -10,9 +10,9 @@ from typing import Any
 
 import click
 
-from taskfs import i18n
 from taskfs.api.context import acting_agent
 from taskfs.api.views import agents as views
+from taskfs.cli import bodies
 from taskfs.cli.group import agent_option, cli, json_option
 from taskfs.cli.output import act, open_repo, refuse
 from taskfs.core import shapes
@@ -51,29 +51,7 @@ def send(
     as_json: bool,
 ) -> int:
     """Send a message about a task (TEXT, or - for stdin), with its transition if it asks one."""
-    from taskfs.api.messages import sending as messages
-
-    def call() -> messages.Sent:
-        body = sys.stdin.read() if text == "-" else text
-        return messages.send(
-            open_repo(),
-            task_id,
-            acting_agent(agent) or "",
-            body,
-            status=status,
-            in_reply_to=in_reply_to,
-            to=acting_agent(to, required=False),
-            session=session,
-        )
-
-    return act(as_json, call, _sent)
-
-
-def _sent(sent: Any) -> tuple[dict[str, Any], str]:
-    doc = shapes.document(True, **views.sent(sent))
-    moved = f" ({sent.transition[0]} -> {sent.transition[1]})" if sent.transition else ""
-    said = i18n.say("{msg_id}: sent to {to}", msg_id=sent.record.msg_id, to=sent.record.recipient)
-    return doc, said + moved
+    return bodies.send(task_id, text, agent, status, in_reply_to, to, session, as_json)
 
 
 @cli.command()

@@ -61,6 +61,94 @@ def transition(
     )
 
 
+def new(files: Sequence[str], agent: str | None, as_json: bool) -> int:
+    """`new FILE...`: every envelope in one commit, or none; the lint's warnings beside."""
+    import sys
+
+    from taskfs.api.context import read_input
+    from taskfs.api.tasks import submit
+    from taskfs.errors import Problem, TaskfsError
+
+    def call() -> list[submit.Submitted]:
+        sources: list[submit.Source] = []
+        problems: list[Problem] = []
+        for label in files:
+            try:
+                data = sys.stdin.buffer.read() if label == "-" else read_input(label)
+                sources.append(submit.Source(label, data))
+            except TaskfsError as exc:
+                problems += exc.problems
+        if problems:
+            raise TaskfsError(problems)
+        repo = open_repo()
+        warnings = _lint_submitted(repo, sources)
+        done = submit.submit(repo, sources, acting_agent(agent, required=False))
+        warned.extend(warnings)
+        return done
+
+    warned: list[Problem] = []
+
+    def show(results: list[submit.Submitted]) -> tuple[dict[str, Any], str]:
+        # What was submitted is never edited: its weak points are said now, not at review.
+        doc, text = render.submitted(results, single=len(files) == 1)
+        doc["warnings"] = [w.to_json() for w in warned]
+        for w in warned if not as_json else ():
+            sys.stderr.write(f"{w.data.get('subject')}: warning[{w.code}] {w.message}\n")
+        return doc, text
+
+    return act(as_json, call, show)
+
+
+def _lint_submitted(repo: Any, sources: list[Any]) -> list[Any]:
+    from taskfs.api.tasks import lint as lint_api
+
+    try:
+        return list(lint_api.lint_sources(repo, sources))
+    except Exception:  # a lint that cannot run must not stop a submission
+        return []
+
+
+def send(  # noqa: PLR0917 - the command's arguments, as click reads them
+    task_id: str,
+    text: str,
+    agent: str | None,
+    status: str | None,
+    in_reply_to: str | None,
+    to: str | None,
+    session: str | None,
+    as_json: bool,
+) -> int:
+    """`send ID TEXT`: a message about a task, with the transition it asks for."""
+    import sys
+
+    from taskfs.api.messages import sending as messages
+
+    def call() -> messages.Sent:
+        body = sys.stdin.read() if text == "-" else text
+        return messages.send(
+            open_repo(),
+            task_id,
+            acting_agent(agent) or "",
+            body,
+            status=status,
+            in_reply_to=in_reply_to,
+            to=acting_agent(to, required=False),
+            session=session,
+        )
+
+    def show(sent: messages.Sent) -> tuple[dict[str, Any], str]:
+        from taskfs import i18n
+        from taskfs.api.views import agents as views
+
+        doc = shapes.document(True, **views.sent(sent))
+        moved = f" ({sent.transition[0]} -> {sent.transition[1]})" if sent.transition else ""
+        record = sent.record
+        said = i18n.say("{msg_id}: sent to {to}", msg_id=record.msg_id, to=record.recipient)
+        return doc, said + moved
+
+    return act(as_json, call, show)
+
+
 def claim(task_id: str, agent: str | None, as_json: bool) -> int:
     """`claim`: submitted -> working; a task the agent already holds is said so, exit 0."""
     from taskfs.api.lifecycle import claiming

@@ -16,7 +16,6 @@ from taskfs.cli.output import act, open_repo
 from taskfs.cli.states import StateChoice
 from taskfs.core import shapes
 from taskfs.core.lifecycle import STATES
-from taskfs.errors import Problem
 
 
 @cli.command()
@@ -59,47 +58,7 @@ def init(agent: str | None, hooks: bool, as_json: bool) -> int:
 @json_option
 def new(files: tuple[str, ...], agent: str | None, as_json: bool) -> int:
     """Submit envelopes (FILE... or - for stdin): all of them in one commit, or none."""
-    from taskfs.api.context import read_input
-    from taskfs.api.tasks import submit
-    from taskfs.errors import TaskfsError
-
-    def call() -> list[submit.Submitted]:
-        sources: list[submit.Source] = []
-        problems: list[Problem] = []
-        for label in files:
-            try:
-                data = sys.stdin.buffer.read() if label == "-" else read_input(label)
-                sources.append(submit.Source(label, data))
-            except TaskfsError as exc:
-                problems += exc.problems
-        if problems:
-            raise TaskfsError(problems)
-        repo = open_repo()
-        warnings = _lint_submitted(repo, sources)
-        done = submit.submit(repo, sources, acting_agent(agent, required=False))
-        warned.extend(warnings)
-        return done
-
-    warned: list[Problem] = []
-
-    def show(results: list[submit.Submitted]) -> tuple[dict[str, Any], str]:
-        # What was submitted is never edited: its weak points are said now, not at review.
-        doc, text = render.submitted(results, single=len(files) == 1)
-        doc["warnings"] = [w.to_json() for w in warned]
-        for w in warned if not as_json else ():
-            sys.stderr.write(f"{w.data.get('subject')}: warning[{w.code}] {w.message}\n")
-        return doc, text
-
-    return act(as_json, call, show)
-
-
-def _lint_submitted(repo: Any, sources: list[Any]) -> list[Problem]:
-    from taskfs.api.tasks import lint as lint_api
-
-    try:
-        return list(lint_api.lint_sources(repo, sources))
-    except Exception:  # a lint that cannot run must not stop a submission
-        return []
+    return bodies.new(files, agent, as_json)
 
 
 @cli.command()

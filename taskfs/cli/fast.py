@@ -26,6 +26,8 @@ COMMANDS = {
     "move": (("--agent", "--reason"), 2, False),
     "refuse": (("--agent", "--reason"), 1, False),
     "complete": (("--agent",), 1, False),
+    "new": (("--agent",), -1, False),  # -1: one plain argument or more
+    "send": (("--agent", "--status", "--in-reply-to", "--to", "--session"), 2, False),
 }
 # The transitions: their target state (move names it), as their click commands call the body.
 TARGETS = {"claim": "working", "refuse": "rejected", "complete": "completed"}
@@ -41,13 +43,13 @@ def run(args: Sequence[str]) -> int | None:
     if parsed is None or (needs_json and not as_json):
         return None
     values, arguments = parsed
-    if len(arguments) != plain:
+    if len(arguments) != plain and not (plain == -1 and arguments):
         return None
     command = args[0]
     if command == "show":
         return _show(arguments[0], values.get("--format", "text"), as_json)
     agent = values.pop("--agent", os.environ.get("TASKFS_AGENT")) or None
-    if command not in ("claim", *TARGETS, "move"):
+    if command in ("ls", "ready"):
         answer = _prepared(command, values, agent)
         if answer is not None:
             sys.stdout.write(answer + "\n")
@@ -58,16 +60,45 @@ def run(args: Sequence[str]) -> int | None:
         return None  # click names the allowed states
     if command == "move" and arguments[1] not in STATES:
         return None  # likewise
+    if command == "send" and not _message_status(values.get("--status")):
+        return None  # click names the allowed ones
     from taskfs import i18n
-    from taskfs.cli import bodies
 
     i18n.choose(None)  # as click's group does: no language chosen on the command line
+    return _body(command, values, arguments, agent, as_json)
+
+
+def _message_status(status: str | None) -> bool:
+    from taskfs.core.lifecycle import MESSAGE_STATUSES
+
+    return status in (None, "none", *MESSAGE_STATUSES)
+
+
+def _body(
+    command: str, values: dict[str, str], arguments: list[str], agent: str | None, as_json: bool
+) -> int:
+    """The command's body, as its click command calls it."""
+    from taskfs.cli import bodies
+
     if command == "ls":
         return bodies.ls(values.get("--state"), values.get("--to"), values.get("--context"), True)
     if command == "ready":
         return bodies.ready(agent, True)
     if command == "claim":
         return bodies.claim(arguments[0], agent, as_json)  # a task already held is said so
+    if command == "new":
+        return bodies.new(arguments, agent, as_json)
+    if command == "send":
+        return bodies.send(
+            arguments[0],
+            arguments[1],
+            agent,
+            values.get("--status"),
+            values.get("--in-reply-to"),
+            values.get("--to"),
+            values.get("--session"),
+            as_json,
+        )
     target = arguments[1] if command == "move" else TARGETS[command]
     return bodies.transition(arguments[0], target, agent, values.get("--reason"), as_json)
 
