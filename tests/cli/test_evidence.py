@@ -25,6 +25,10 @@ from tests.helpers import Result, commit_as, git, submit, taskfs
 VERIFY = "Open the app and see it work."
 
 
+# Long enough to be killed, never to end: its length names this test process alone.
+LONG_SLEEP = f"sleep {100_000 + os.getpid()}"
+
+
 def make_task(repo: Path, command: str, *, claim: bool = True, **changes: Any) -> str:
     acceptance = {"passFailCommand": command, "endToEndVerification": VERIFY}
     acceptance.update(changes.pop("acceptance", {}))
@@ -212,7 +216,7 @@ def test_fresh_catches_an_uncommitted_file_the_check_needs(
 
 def test_a_check_past_its_limit_is_killed_with_its_children(repo: Path, tmp_path: Path) -> None:
     pids = tmp_path / "pids"
-    task = make_task(repo, f"sleep 317 & echo $! > {pids}; sleep 317")
+    task = make_task(repo, f"{LONG_SLEEP} & echo $! > {pids}; {LONG_SLEEP}")
     result = check(task, "--timeout", "0.5")
     assert result.code == 1
     doc = evidence_of(repo, result)
@@ -277,7 +281,7 @@ def test_a_huge_command_is_recorded_whole_under_the_file_limit(repo: Path) -> No
 
 def test_a_child_that_outlives_the_command_is_killed(repo: Path, tmp_path: Path) -> None:
     pids = tmp_path / "pids"
-    task = make_task(repo, f"sleep 317 & echo $! > {pids}; exit 0")
+    task = make_task(repo, f"{LONG_SLEEP} & echo $! > {pids}; exit 0")
     result = check(task)
     assert result.code == 0
     doc = evidence_of(repo, result)
@@ -314,7 +318,7 @@ def test_a_command_reading_stdin_gets_nothing(repo: Path) -> None:
 
 
 def test_a_command_that_kills_its_own_process_group(repo: Path) -> None:
-    task = make_task(repo, "sleep 317 & kill -9 0")
+    task = make_task(repo, f"{LONG_SLEEP} & kill -9 0")
     result = check(task)
     assert result.code == 1
     doc = evidence_of(repo, result)
@@ -780,12 +784,13 @@ def test_log_interleaves_evidence_with_transitions(repo: Path) -> None:
 @pytest.fixture(autouse=True)
 def _no_process_left() -> Iterator[None]:
     """Every check's process group is gone when its command returns: nothing may linger.
-    (The tests' long sleeps are `sleep 317`, a length no other test uses.)"""
+    (The tests' long sleeps are `LONG_SLEEP`, a length no other test, nor this file run by
+    another process, uses: another pytest worker's checks may be sleeping meanwhile.)"""
     yield
     out = subprocess.run(
         ["ps", "-eo", "stat=,args="], capture_output=True, text=True, check=False
     ).stdout
-    alive = [line for line in out.splitlines() if "sleep 317" in line and not line.startswith("Z")]
+    alive = [line for line in out.splitlines() if LONG_SLEEP in line and not line.startswith("Z")]
     assert alive == []
 
 
