@@ -49,10 +49,10 @@ from taskfs.readmodel import cache, prepared, stamps
 from taskfs.readmodel.cache import CacheRow, Head
 from taskfs.readmodel.projection import Summary
 from taskfs.readmodel.stamps import FileKey, Key, newest
+from taskfs.store import overlaps
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from taskfs.store.entry_places import Places
     from taskfs.store.repository import Repository
 
 # The rows this process last read or wrote, by cache file, with the tasks folder's identity
@@ -64,6 +64,9 @@ _Last = tuple[
 ]
 _last: dict[str, _Last] = {}
 _tokens: dict[str, bytes | None] = {}  # the token of the rows in `_last`, by cache file
+# The rows in `_last` a writer read that the stored ones do not say yet, and whether a task
+# went away (which no delta can say), by cache file.
+_unsaved: dict[str, tuple[set[str], bool]] = {}
 # A writer's change to a few tasks is stored as a small delta beside the rows and the
 # prepared answers (`_remember_delta`), named by their token; past this many tasks the
 # whole files are stored again.
@@ -84,13 +87,38 @@ def summaries(repo: Repository, *, verify: Collection[str] = ()) -> dict[str, Su
         written = _as_writer(repo, path, old, token, head_was=head_was, verify=verify)
         if written is not None:
             return written
+    tasks_dir = str(repo.tasks_dir)
+    stamp = time.time_ns()  # before the `stat`, as ages are measured (stamps.py)
+    folder = (stamps.file_key(tasks_dir), stamp)
+    rows, rebuilt, fresh = _read_rows(repo, old, verify)
+    head = _head_now(repo, head_was)
+    _settle_loose(repo, rows, fresh | _moved(repo, head_was, head, rows))
+    gone = set(old) - set(rows)
+    overlapped = overlaps.update(rows, rebuilt, gone) if rebuilt or gone else set()
+    answer = _tasks(rows)
+    _unsaved[path] = (set(), False)
+    if verify:
+        # A writer stores the rows once, with its own change (`remember`): the rows it read
+        # that differ from the stored ones go with it; a task gone makes it store them all.
+        read = {t for t, row in rows.items() if row is not old.get(t)} | overlapped
+        _unsaved[path] = (read, bool(gone))
+    else:
+        token = _settle(repo, (rows, folder, head, answer), old, token, head_was)
+    _last[path] = rows, folder, head, answer
+    _tokens[path] = token
+    return answer
+
+
+def _read_rows(
+    repo: Repository, old: Mapping[str, CacheRow], verify: Collection[str]
+) -> tuple[dict[str, CacheRow], set[str], set[str]]:
+    """Every task's row, from `old` where its key holds, else from its files; the tasks whose
+    envelope may have changed, and those whose rows were built from their files now."""
     rows: dict[str, CacheRow] = {}
     margin = stamps.racy_margin()
-    rebuilt: set[str] = set()  # tasks whose envelope may have changed
-    fresh: set[str] = set()  # tasks whose rows were built from their files now
+    rebuilt: set[str] = set()
+    fresh: set[str] = set()
     tasks_dir = str(repo.tasks_dir)
-    stamp = time.time_ns()
-    folder = (stamps.file_key(tasks_dir), stamp)
     opened = stamps.Folder(tasks_dir)
     try:
         for task_id in stamps.task_ids(tasks_dir):
@@ -109,27 +137,30 @@ def summaries(repo: Repository, *, verify: Collection[str] = ()) -> dict[str, Su
             if row is None or row.digest != built.digest or row.summary is None:
                 rebuilt.add(task_id)
             else:
-                _keep_overlaps(built, row)  # the same envelope overlaps the same tasks
+                overlaps.keep(built, row)  # the same envelope overlaps the same tasks
             rows[task_id] = built
             if not checked:  # a writer asks git about the task it writes to itself
                 fresh.add(task_id)
     finally:
         opened.close()
-    head = _head_now(repo, head_was)
-    _settle_loose(repo, rows, fresh | _moved(repo, head_was, head, rows))
-    gone = set(old) - set(rows)
-    if rebuilt or gone:
-        _update_overlaps(rows, rebuilt, gone)
-    answer = _tasks(rows)
-    # A writer (`verify`) stores the rows once, with its own change (`remember`).
-    if not verify and (rows != old or not os.path.exists(prepared_path(repo))):
-        token = _store(repo, rows, folder, head, answer)
-    elif not verify and head != head_was and token is not None:
+    return rows, rebuilt, fresh
+
+
+def _settle(
+    repo: Repository,
+    read: _Last,
+    old: Mapping[str, CacheRow],
+    token: bytes | None,
+    was: Head | None,
+) -> bytes | None:
+    """Store what a reader read when it differs from what is stored; the token of the rows."""
+    rows, folder, head, answer = read
+    if rows != old or not os.path.exists(prepared_path(repo)):
+        return _store(repo, rows, folder, head, answer)
+    if head != was and token is not None:
         # HEAD moved and no task changed: the rows and the prepared answers still hold.
         cache.write_head(str(repo.git_dir), token, head)
-    _last[path] = rows, folder, head, answer
-    _tokens[path] = token
-    return answer
+    return token
 
 
 def _as_writer(
@@ -141,59 +172,42 @@ def _as_writer(
     head_was: Head | None,
     verify: Collection[str],
 ) -> dict[str, Summary] | None:
-    """The rows a writer decides on, without a `stat` of every task: every row is what HEAD
-    held when the rows were settled (a task whose folder held files no commit holds is read
-    as HEAD holds it: `_settle_loose`), so HEAD's view now is those rows with the tasks whose
-    folders HEAD changed since (one `git diff` between the two commits) read again, and the
-    tasks in `verify` read from every byte. An edit in the working tree that no commit holds
-    changes no decision, so it need not be looked for. None when the rows were settled against
-    no known commit, or HEAD's change cannot be read: the caller reads every task."""
+    """The rows a writer decides on, without a `stat` of every task, when HEAD changed no
+    task's folder since they were settled (a commit of code, or none). Every row is what HEAD
+    held then (a task whose folder held files no commit holds is read as HEAD holds it:
+    `_settle_loose`), so it is what HEAD holds now: an edit in the working tree that no commit
+    holds changes no decision and need not be looked for. The tasks in `verify` are checked
+    against every byte. None (the caller reads every task, and stores what it read) when HEAD
+    changed a task, when it cannot be told whether it did, or when a task in `verify` is not
+    what its row says: a writer stores only the rows it changes itself."""
     head = _head_now(repo, head_was)
-    changed = _changed_since(repo, head_was, head)
-    if changed is None:
+    if _changed_since(repo, head_was, head) != set():
         return None
     rows = dict(old)
     tasks_dir = str(repo.tasks_dir)
-    rebuilt: set[str] = set()
-    fresh: set[str] = set()
     opened = stamps.Folder(tasks_dir)
     try:
-        for task_id in sorted(changed | set(verify)):
-            if not os.path.isdir(f"{tasks_dir}/{task_id}"):
-                rows.pop(task_id, None)  # gone with HEAD's change, or a new task's id
-                continue
+        for task_id in sorted(verify):
+            folder, row = f"{tasks_dir}/{task_id}", old.get(task_id)
+            if row is None and not os.path.lexists(folder):
+                continue  # a new task's id (`new`)
             stamp = time.time_ns()
-            key, folder, row = opened.key(task_id), f"{tasks_dir}/{task_id}", old.get(task_id)
-            # Its every byte as the row was built from (and HEAD has not changed it since).
-            if task_id not in changed and row and stamps.folder_digest(folder) == row.folder_digest:
-                rows[task_id] = dataclasses.replace(row, key=key, stamp=stamp)
-                continue
-            built = _build(repo, task_id, folder, key, stamp)
-            if row is None or row.digest != built.digest or row.summary is None:
-                rebuilt.add(task_id)
-            else:
-                _keep_overlaps(built, row)
-            rows[task_id] = built
-            if task_id not in verify:
-                fresh.add(task_id)
+            key = opened.key(task_id)
+            if row is None or stamps.folder_digest(folder) != row.folder_digest:
+                return None
+            rows[task_id] = dataclasses.replace(row, key=key, stamp=stamp)
     finally:
         opened.close()
-    _settle_loose(repo, rows, fresh)
-    gone = set(old) - set(rows)
-    if rebuilt or gone:
-        _update_overlaps(rows, rebuilt, gone)
-    if not rows.keys() <= old.keys():
-        rows = dict(sorted(rows.items()))
     answer = _tasks(rows)
     _last[path] = rows, _listed_folder(tasks_dir, rows), head, answer
     _tokens[path] = token
+    _unsaved[path] = (set(), False)
     return answer
 
 
 def _changed_since(repo: Repository, was: Head | None, now: Head) -> set[str] | None:
     """The tasks whose folders HEAD changed between the commit the rows were settled against
-    and now; None when that is not known (no commit, a rewrite) or is many tasks (a pull:
-    reading every task costs no more then)."""
+    and now; None when that is not known (no commit, a rewritten history)."""
     from taskfs.errors import TaskfsError
 
     if was is None or was[1] is None or now[1] is None:
@@ -205,8 +219,7 @@ def _changed_since(repo: Repository, was: Head | None, now: Head) -> set[str] | 
     except TaskfsError:
         return None  # the old commit is gone (a rewrite)
     prefix = repo.tasks_rel + "/"
-    changed = {p[len(prefix) :].split("/")[0] for p in paths if p.startswith(prefix)}
-    return changed if len(changed) <= DELTA_LIMIT else None
+    return {p[len(prefix) :].split("/")[0] for p in paths if p.startswith(prefix)}
 
 
 def _listed_folder(tasks_dir: str, rows: Mapping[str, CacheRow]) -> tuple[FileKey, int] | None:
@@ -221,11 +234,6 @@ def _tasks(rows: Mapping[str, CacheRow]) -> dict[str, Summary]:
     return {task_id: row.summary for task_id, row in rows.items() if row.summary is not None}
 
 
-def _keep_overlaps(row: CacheRow, was: CacheRow) -> None:
-    if row.summary is not None and row.summary.overlaps != was.overlaps:
-        row.summary = row.summary._replace(overlaps=was.overlaps)
-
-
 def remember(repo: Repository, after: Summary) -> None:
     """A writer appended one transition to a task it read fresh from this cache: store the row
     the full reader would build for it now, so that the next listing need not read the task.
@@ -235,6 +243,7 @@ def remember(repo: Repository, after: Summary) -> None:
     settled: Head | None
     token: bytes | None = None
     folder: tuple[FileKey, int] | None
+    unsaved, removed = _unsaved.pop(path, (set(), False))
     if path in _last:
         last, folder, settled, tasks = _last[path]
         rows, tasks = dict(last), dict(tasks)
@@ -273,13 +282,14 @@ def remember(repo: Repository, after: Summary) -> None:
     if not (
         tasks
         and token
+        and not removed
         # A task's place in the listings changing is not a delta's to say.
         and (row.shown is None) == (rows[after.id].shown is None)
         and _remember_delta(
             repo,
             token,
             rows=rows,
-            changed={after.id},
+            changed={after.id} | unsaved,
             head=head,
             tasks=tasks,
             folder=folder,
@@ -303,6 +313,7 @@ def remember_new(repo: Repository, task_ids: Collection[str]) -> None:
         summaries(repo)
         return
     last, _folder, settled, _tasks_was = _last[path]
+    unsaved, removed = _unsaved.pop(path, (set(), False))
     rows = dict(last)
     tasks_dir = str(repo.tasks_dir)
     stamp = time.time_ns()
@@ -319,17 +330,18 @@ def remember_new(repo: Repository, task_ids: Collection[str]) -> None:
     rows = dict(sorted(rows.items()))
     from taskfs.store import entry_places
 
-    changed = _update_overlaps(rows, set(task_ids), set(), entry_places.opened(path))
+    changed = overlaps.update(rows, set(task_ids), set(), entry_places.opened(path))
     tasks = _tasks(rows)
     head = _after_own_commit(repo, settled)
     token = _tokens.get(path)
     if not (
         token
+        and not removed
         and _remember_delta(
             repo,
             token,
             rows=rows,
-            changed=set(task_ids) | changed,
+            changed=set(task_ids) | changed | unsaved,
             head=head,
             tasks=tasks,
             folder=folder,
@@ -449,56 +461,8 @@ def _settle_loose(repo: Repository, rows: dict[str, CacheRow], asked: set[str]) 
         elif row.loose:
             folder = f"{repo.tasks_dir}/{task_id}"
             rebuilt = _build(repo, task_id, folder, row.key, row.stamp)
-            _keep_overlaps(rebuilt, row)
+            overlaps.keep(rebuilt, row)
             rows[task_id] = rebuilt
-
-
-def _update_overlaps(
-    rows: dict[str, CacheRow], rebuilt: set[str], gone: set[str], places: Places | None = None
-) -> set[str]:
-    """Keep every row's `overlaps` right after the envelopes in `rebuilt` changed and the tasks
-    in `gone` went away: only the changed envelopes are queried, against all the others.
-    Overlap is decided on the two envelopes' entries alone, whatever the tasks' states.
-    Returns the tasks whose overlaps changed."""
-    from taskfs.core import globs
-
-    stale = rebuilt | gone
-    entries = [
-        (task_id, raw)
-        for task_id, row in rows.items()
-        if row.summary is not None
-        for raw in row.summary.envelope.files_and_interfaces
-    ]
-    queries = [
-        raw
-        for t in rebuilt
-        if (s := rows[t].summary) is not None
-        for raw in s.envelope.files_and_interfaces
-    ]
-    index: globs.OwnershipIndex[str] = globs.OwnershipIndex()
-    if places is not None and len(rebuilt) <= DELTA_LIMIT:  # only the entries near the queries
-        entries = places.nearby(entries, queries)
-        places.save()
-    for task_id, raw in entries:
-        index.add(task_id, raw)
-    found: dict[str, set[str]] = {task_id: set() for task_id in rebuilt}
-    for task_id in rebuilt:
-        summary = rows[task_id].summary
-        for raw in summary.envelope.files_and_interfaces if summary is not None else ():
-            for other, _entry, _witness in index.conflicts(globs.parse_entry(raw)):
-                if other != task_id:
-                    found[task_id].add(other)
-                    found.setdefault(other, set()).add(task_id)
-    changed: set[str] = set()
-    for task_id, row in rows.items():
-        if row.summary is None:
-            continue
-        kept = {o for o in row.overlaps if o not in stale} if task_id not in rebuilt else set()
-        overlaps = tuple(sorted(kept | found.get(task_id, set())))
-        if overlaps != row.overlaps:
-            row.summary = row.summary._replace(overlaps=overlaps)
-            changed.add(task_id)
-    return changed
 
 
 def cache_path(repo: Repository) -> str:
