@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from taskfs import i18n
 from taskfs.api.lifecycle import signing as transition_keys
 from taskfs.api.tasks import rules
 from taskfs.api.tasks.filing import record_bytes
@@ -107,14 +108,16 @@ def _config_text(config: Config) -> str:
 
 def parse_source(source: Source) -> tuple[Envelope | None, list[Problem]]:
     """An envelope from raw bytes, or every problem with it (each tagged with its source)."""
-    envelope, problems = _parsed(source)
+    envelope, problems = _parsed(source, i18n.languages())
     return envelope, list(problems)
 
 
 @functools.lru_cache(maxsize=32)
-def _parsed(source: Source) -> tuple[Envelope | None, tuple[Problem, ...]]:
+def _parsed(
+    source: Source, _languages: tuple[str, ...]
+) -> tuple[Envelope | None, tuple[Problem, ...]]:
     # `new` lints what it submits before submitting it: the same bytes are read once (an
-    # envelope is immutable, and so is what is wrong with it).
+    # envelope is immutable, and so is what is wrong with it, in the language it is said in).
     try:
         value = yamlio.load(source.data)
     except yamlio.YamlError as exc:
