@@ -68,14 +68,13 @@ import binascii
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed448, rsa, x448, x25519
-from cryptography.hazmat.primitives.asymmetric.ed25519 import (
-    Ed25519PrivateKey,
-    Ed25519PublicKey,
-)
+# `cryptography` (OpenSSL's bindings) is imported by the functions that sign, verify or read a
+# key, not here: most commands that import this module never do any of it, and the import
+# costs them 10-15 ms.
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 __all__ = [
     "EVIDENCE_DOMAIN",
@@ -186,6 +185,8 @@ def signed_bytes(domain: str, fields: Sequence[tuple[str, str | None]]) -> bytes
 
 def generate_keypair() -> KeyPair:
     """A new random key pair (from the operating system's random source)."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     key = Ed25519PrivateKey.generate()
     return KeyPair(private=key.private_bytes_raw(), public=key.public_key().public_bytes_raw())
 
@@ -213,6 +214,8 @@ def private_key_pem(private: bytes) -> bytes:
 
     Unencrypted: whoever stores it keeps it outside the repository with owner-only permissions.
     """
+    from cryptography.hazmat.primitives import serialization
+
     return _private_key(private).private_bytes(
         encoding=serialization.Encoding.PEM,
         format=serialization.PrivateFormat.PKCS8,
@@ -222,6 +225,10 @@ def private_key_pem(private: bytes) -> bytes:
 
 def load_private_key_pem(data: bytes) -> KeyPair:
     """The key pair in an unencrypted PEM private key; `SigningError` unless it is Ed25519."""
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     if not isinstance(data, bytes):
         raise SigningError(f"a PEM private key is bytes, not {type(data).__name__}")
     try:
@@ -268,6 +275,9 @@ def verify(
     errors `sign` raises for: duplicate names, a bad domain, wrong Python types of the fields or
     of `public`.
     """
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
     if not isinstance(public, bytes):
         raise TypeError(f"the public key is raw bytes, not {type(public).__name__}")
     try:
@@ -300,6 +310,8 @@ def _length_prefixed(data: bytes) -> bytes:
 
 
 def _private_key(private: bytes) -> Ed25519PrivateKey:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     if not isinstance(private, bytes):
         raise TypeError(f"the private key is a raw seed (bytes), not {type(private).__name__}")
     if len(private) != _SEED_LENGTH:
@@ -322,6 +334,8 @@ def _check_public(public: bytes) -> None:
 
 
 def _key_kind(key: object) -> str:
+    from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed448, rsa, x448, x25519
+
     kinds: list[tuple[type, str]] = [
         (rsa.RSAPrivateKey, "RSA"),
         (ec.EllipticCurvePrivateKey, "EC"),

@@ -31,12 +31,6 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric.ed25519 import (
-    Ed25519PrivateKey,
-    Ed25519PublicKey,
-)
-
 DOMAIN = b"interlink-v2\x00"
 KINDS = ("message", "pair_request", "pair_accept")
 STATUSES = ("update", "needs_input", "result", "failed", "canceled")
@@ -194,6 +188,8 @@ def canonical(  # noqa: PLR0917 (interlink's own field list)
 def sign(seed: bytes, message: Message) -> Message:
     """`message` carrying the signature of the key whose seed is given (its `from` must be
     that key's id)."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     key = Ed25519PrivateKey.from_private_bytes(seed)
     if b64(key.public_key().public_bytes_raw()) != message.sender:
         raise WireError("the message's from is not the signing key's id")
@@ -202,12 +198,17 @@ def sign(seed: bytes, message: Message) -> Message:
 
 
 def public_id(seed: bytes) -> str:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     return b64(Ed25519PrivateKey.from_private_bytes(seed).public_key().public_bytes_raw())
 
 
 def verify_strict(public: bytes, message: bytes, sig: object) -> bool:
     """ed25519-dalek's `verify_strict`: refuses small-order keys, small-order (or
     non-canonical) R and S >= L before checking the equation."""
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
     try:
         raw = unb64(sig, 64, "a signature")
     except WireError:
