@@ -60,8 +60,12 @@ def update(
                 if other != task_id:
                     found[task_id].add(other)
                     found.setdefault(other, set()).add(task_id)
+    # Only these rows can change: the queried ones, those they overlap now, and those that
+    # named a changed or gone task before (most rows name none: one look at each).
+    named = {t for t, row in rows.items() if row.overlaps and not stale.isdisjoint(row.overlaps)}
     changed: set[str] = set()
-    for task_id, row in rows.items():
+    for task_id in sorted(rebuilt | found.keys() | named):
+        row = rows[task_id]
         if row.summary is None:
             continue
         kept = {o for o in row.overlaps if o not in stale} if task_id not in rebuilt else set()

@@ -7,7 +7,7 @@ rules read `TaskFacts` and `EnvelopeFacts`: a full task read from disk or a cach
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from taskfs.api.tasks import envelope_rules
@@ -73,14 +73,18 @@ class Admission:
         envelopes = [t.envelope for t in tasks.values()] + list(pending)
         self._graph = dependency_graph(envelopes)
         self._parents = parent_map(envelopes)
-        self._known = {t.id: Known(t.envelope, t.state, t.holder) for t in tasks.values()}
-        self._known.update({e.id: Known(e) for e in pending if e.id is not None})
+        self._known = _Known(tasks)
+        for e in pending:
+            if e.id is not None:
+                self._known[e.id] = Known(e)
         # The open tasks' entries, in order; a candidate is checked against those near its
         # own (`entry_places`), indexed for that query alone.
-        self._entries: list[tuple[str, str]] = []
+        self._entries: list[tuple[str, str]] = [
+            (task.id, raw)
+            for task in open_tasks(tasks)
+            for raw in task.envelope.files_and_interfaces
+        ]
         self._places = entry_places.opened(cache_path(repo))
-        for task in open_tasks(tasks):
-            self._add(task.envelope)
         self._ledger: list[CapabilityLedger | None] = []  # read once, when a child needs it
         self._folders = envelope_rules.ledger_folders(repo.tasks_rel)
 
@@ -153,7 +157,42 @@ class Admission:
             return list(exc.problems)
 
 
-def _restore(mapping: dict[str, Any], key: str, value: object) -> None:
+class _Known(Mapping[str, Known]):
+    """The tasks a child may be delegated from, each made a `Known` when asked for: a check
+    reads a parent chain, not every task of the ledger. Set and removed like a dict."""
+
+    def __init__(self, tasks: Mapping[str, TaskFacts]) -> None:
+        self._tasks = tasks
+        self._set: dict[str, Known] = {}
+        self._hidden: set[str] = set()
+
+    def __getitem__(self, key: str) -> Known:
+        if key in self._set:
+            return self._set[key]
+        if key in self._hidden or key not in self._tasks:
+            raise KeyError(key)
+        task = self._tasks[key]
+        return Known(task.envelope, task.state, task.holder)
+
+    def __setitem__(self, key: str, value: Known) -> None:
+        self._set[key] = value
+        self._hidden.discard(key)
+
+    def pop(self, key: str, default: Known | None = None) -> Known | None:
+        found = self.get(key, default)
+        self._set.pop(key, None)
+        self._hidden.add(key)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._set
+        yield from (k for k in self._tasks if k not in self._set and k not in self._hidden)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def _restore(mapping: Any, key: str, value: object) -> None:
     if value is None:
         mapping.pop(key, None)
     else:
