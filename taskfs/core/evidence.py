@@ -28,11 +28,13 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from taskfs.core import signing
 from taskfs.core.layout import KEYS_DIR
-from taskfs.core.records import CheckEvidence, JudgementEvidence
+
+if TYPE_CHECKING:  # the records' models (pydantic) are not needed to decide on their facts
+    from taskfs.core.records import CheckEvidence, JudgementEvidence
 
 FileKind = Literal["file", "exec", "link", "missing", "other"]
 SignatureState = Literal["valid", "invalid", "unsigned", "unverified"]
@@ -130,6 +132,47 @@ class EvidenceFile:
     def name(self) -> str:
         return self.rel.rsplit("/", 1)[-1]
 
+    def gate(self) -> Gate:
+        """What the completion gate reads of it."""
+        return Gate(self.rel, GateFacts.of(self.record), self.signature)
+
+
+class GateFacts(NamedTuple):
+    """What completion reads of an evidence record: plain values, so that a decision on
+    evidence already read and checked needs no model (`taskfs.readmodel.gate` keeps them)."""
+
+    kind: str  # check | judgement
+    command: str | None
+    verdict: str
+    sha256: str | None  # the owned files' fingerprint when the check started
+    work_tree: str | None  # clean | dirty | None
+    uncommitted: tuple[str, ...]  # the first owned files HEAD did not hold
+    uncommitted_count: int
+
+    @classmethod
+    def of(cls, record: CheckEvidence | JudgementEvidence) -> GateFacts:
+        if record.kind != "check":
+            return cls(record.kind, None, record.verdict, None, None, (), 0)
+        check = record
+        listed = check.uncommitted
+        return cls(
+            "check",
+            check.command,
+            check.verdict,
+            check.owned_files.digest.sha256,
+            check.work_tree,
+            tuple(listed.paths) if listed is not None else (),
+            listed.count if listed is not None else 0,
+        )
+
+
+class Gate(NamedTuple):
+    """One evidence file as the completion gate reads it."""
+
+    rel: str
+    facts: GateFacts
+    signature: SignatureState
+
 
 Refusal = Literal["completion_requires_evidence", "evidence_stale", "work_uncommitted"]
 
@@ -143,37 +186,34 @@ class CompletionDecision:
     why: str = ""
 
 
-def counts(item: EvidenceFile, command: str, trust: RunnerTrust) -> bool:
+def counts(item: Gate, command: str, trust: RunnerTrust) -> bool:
     """Whether the file is a run of this exact command that the repository accepts."""
-    record = item.record
-    if not isinstance(record, CheckEvidence) or record.command != command:
+    facts = item.facts
+    if facts.kind != "check" or facts.command != command:
         return False
     return item.signature == "valid" or not trust.required
 
 
 def decide_completion(
-    evidence: Sequence[EvidenceFile], command: str, now: str, trust: RunnerTrust
+    evidence: Sequence[Gate], command: str, now: str, trust: RunnerTrust
 ) -> CompletionDecision:
     """What completion rests on, given the evidence files in name (time) order and the owned
     files' fingerprint `now`."""
-    runs = [(item, item.record) for item in evidence if counts(item, command, trust)]
-    matching = [
-        (item, record)
-        for item, record in runs
-        if isinstance(record, CheckEvidence) and record.owned_files.digest.sha256 == now
-    ]
+    runs = [item for item in evidence if counts(item, command, trust)]
+    matching = [item for item in runs if item.facts.sha256 == now]
     if matching:
-        newest, record = matching[-1]
-        if record.verdict == "pass" and record.work_tree == "dirty":
-            return CompletionDecision(None, "work_uncommitted", _uncommitted(newest.rel, record))
-        if record.verdict == "pass":
+        newest = matching[-1]
+        facts = newest.facts
+        if facts.verdict == "pass" and facts.work_tree == "dirty":
+            return CompletionDecision(None, "work_uncommitted", _uncommitted(newest.rel, facts))
+        if facts.verdict == "pass":
             return CompletionDecision(newest.rel)
         return CompletionDecision(
             None,
             "completion_requires_evidence",
             f": the newest check of the files as they are now failed ({newest.rel})",
         )
-    passes = [item for item, record in runs if record.verdict == "pass"]
+    passes = [item for item in runs if item.facts.verdict == "pass"]
     if passes:
         return CompletionDecision(
             None, "evidence_stale", f" ({passes[-1].rel}); run `taskfs check` again"
@@ -183,20 +223,20 @@ def decide_completion(
     )
 
 
-def _uncommitted(rel: str, record: CheckEvidence) -> str:
-    listed = record.uncommitted.paths if record.uncommitted is not None else ()
-    count = record.uncommitted.count if record.uncommitted is not None else len(listed)
+def _uncommitted(rel: str, facts: GateFacts) -> str:
+    listed = facts.uncommitted
+    count = facts.uncommitted_count or len(listed)
     more = f" and {count - len(listed)} more" if count > len(listed) else ""
     files = ", ".join(listed) + more if listed else "the files it owns"
     return f" ({rel}): commit {files}, then run `taskfs check` again"
 
 
-def _why_none(evidence: Sequence[EvidenceFile], command: str, trust: RunnerTrust) -> str:
-    passing = [item for item in evidence if item.record.verdict == "pass"]
-    checks = [(item, item.record) for item in passing if isinstance(item.record, CheckEvidence)]
+def _why_none(evidence: Sequence[Gate], command: str, trust: RunnerTrust) -> str:
+    passing = [item for item in evidence if item.facts.verdict == "pass"]
+    checks = [item.facts for item in passing if item.facts.kind == "check"]
     if passing and not checks:
         return ": a recorded judgement never counts by itself; run `taskfs check`"
-    if checks and all(record.command != command for _item, record in checks):
+    if checks and all(facts.command != command for facts in checks):
         return ": the passing evidence is for a different command than the envelope's"
     if trust.required and checks:
         return ": its passing evidence is not signed by a trusted runner key"

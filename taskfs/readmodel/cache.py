@@ -20,7 +20,7 @@ from taskfs.readmodel import projection, stamps
 from taskfs.readmodel.projection import Summary
 from taskfs.readmodel.stamps import FolderDigest, Key
 
-FORMAT = 7  # 7: the projection carries its overlaps (issue 17); 6 kept them beside it
+FORMAT = 8  # 8: the facts carry the acceptance command (issue 19); 7: the overlaps too
 NAME = f"ledger-v{FORMAT}"
 HEAD = "head"
 

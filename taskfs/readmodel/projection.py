@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
-    from taskfs.core.facts import EnvelopeFacts
+    from taskfs.core.envelope import Envelope
     from taskfs.store.task_reader import Task
 
 
@@ -32,9 +32,10 @@ class Facts(NamedTuple):
     parent: str | None
     files_and_interfaces: tuple[str, ...]
     tools_allowed: tuple[str, ...] | None
+    command: str  # acceptanceCheck.passFailCommand: what completion's evidence must have run
 
     @classmethod
-    def of(cls, envelope: EnvelopeFacts) -> Facts:
+    def of(cls, envelope: Envelope) -> Facts:
         return cls(
             envelope.id,
             envelope.sender,
@@ -44,6 +45,7 @@ class Facts(NamedTuple):
             envelope.parent,
             tuple(envelope.files_and_interfaces),
             None if envelope.tools_allowed is None else tuple(envelope.tools_allowed),
+            envelope.acceptance_check.pass_fail_command,
         )
 
 

@@ -99,12 +99,12 @@ def refuse_loose(repo: Repository, task_id: str) -> None:
 def at_head(repo: Repository, task_ids: Collection[str]) -> dict[str, Summary | None]:
     """The tasks `task_ids` as HEAD holds them (None: HEAD has no such task, or cannot read
     it), whatever the working tree says."""
+    if not task_ids:
+        return {}  # before the imports: the full reader loads the models
     from taskfs.readmodel.projection import Summary
     from taskfs.store.commit_view import CommitView
     from taskfs.store.task_reader import load_task
 
-    if not task_ids:
-        return {}
     files = repo.git.head_files([repo.task_rel(t) for t in sorted(task_ids)])
     ledger = CommitView(repo, files)
     out: dict[str, Summary | None] = {}

@@ -45,6 +45,7 @@ import os
 import time
 from collections.abc import Collection, Mapping
 
+from taskfs.core.layout import ENVELOPE, STATUS
 from taskfs.readmodel import cache, prepared, stamps
 from taskfs.readmodel.cache import CacheRow, Head
 from taskfs.readmodel.projection import Summary
@@ -219,7 +220,13 @@ def _changed_since(repo: Repository, was: Head | None, now: Head) -> set[str] | 
     except TaskfsError:
         return None  # the old commit is gone (a rewrite)
     prefix = repo.tasks_rel + "/"
-    return {p[len(prefix) :].split("/")[0] for p in paths if p.startswith(prefix)}
+    # A row is read from the envelope and the status files alone: a commit of evidence or of
+    # a message (`check`, `send`) changes none.
+    parts = [p[len(prefix) :].split("/") for p in paths if p.startswith(prefix)]
+    return {part[0] for part in parts if len(part) < 2 or part[1] in _ROW_SOURCES}
+
+
+_ROW_SOURCES = frozenset({ENVELOPE, STATUS})
 
 
 def _listed_folder(tasks_dir: str, rows: Mapping[str, CacheRow]) -> tuple[FileKey, int] | None:

@@ -236,8 +236,6 @@ def operator_trusted_runners(root: Path) -> dict[str, bytes] | None:
 
 def _read_trust_list(path: Path, root: Path) -> Any:
     """What the trust list holds; `_MISSING` when there is none at the default place."""
-    from taskfs.core import yamlio
-
     if inside(path, root):
         reason = "it is inside the repository's working tree, where any agent can write"
         raise fail("trust_list_unsafe", path=str(path), reason=reason)
@@ -251,6 +249,8 @@ def _read_trust_list(path: Path, root: Path) -> Any:
     except OSError as exc:
         reason = f"it cannot be read ({exc.strerror or exc})"
         raise fail("trust_list_unsafe", path=str(path), reason=reason) from None
+    from taskfs.core import yamlio  # only when there is a list to read
+
     try:
         return yamlio.load(data)
     except yamlio.YamlError as exc:

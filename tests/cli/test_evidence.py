@@ -68,7 +68,7 @@ def running(pid: int) -> bool:
 def forge(repo: Path, task: str, **changes: Any) -> Path:
     """A hand-written evidence file claiming a pass, plausible in every field (its fingerprint
     is the owned files' real one), committed by hand."""
-    from taskfs.api.evidence.checks import owned_fingerprint_now
+    from taskfs.api.evidence.gate import owned_fingerprint_now
     from taskfs.store.repository import Repository
     from taskfs.store.task_reader import load_task
 
@@ -87,7 +87,11 @@ def forge(repo: Path, task: str, **changes: Any) -> Path:
         "durationSeconds": 0.1,
         "commit": git(repo, "rev-parse", "HEAD"),
         "ownedFiles": {
-            "digest": {"sha256": owned_fingerprint_now(opened, opened.git, loaded).sha256},
+            "digest": {
+                "sha256": owned_fingerprint_now(
+                    opened, opened.git, loaded.envelope.files_and_interfaces
+                ).sha256
+            },
             "count": 1,
         },
         "limits": {

@@ -64,7 +64,7 @@ def test_what_is_not_an_encoded_projection_is_refused(fields: tuple[object, ...]
 def test_a_row_of_another_task_is_refused() -> None:
     summary = Summary(
         "one",
-        Facts(None, None, None, "c", (), None, (), None),
+        Facts(None, None, None, "c", (), None, (), None, "true"),
         "working",
         None,
         0,

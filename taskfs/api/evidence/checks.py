@@ -8,6 +8,7 @@ file takes the lock, and one commit holds exactly that file.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import shutil
@@ -20,17 +21,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
+from taskfs.api.evidence.gate import (
+    ledger_folders,
+    owned_fingerprint_now,
+    trust_root,
+)
 from taskfs.api.tasks.filing import record_bytes
 from taskfs.core import layout, signing, yamlio
-from taskfs.core.evidence import (
-    CompletionDecision,
-    EvidenceFile,
-    OwnedFingerprint,
-    RunnerTrust,
-    decide_completion,
-    sign_document,
-)
-from taskfs.core.layout import EVIDENCE, TASKFS_DIR, format_time, stamped_name
+from taskfs.core.evidence import EvidenceFile, RunnerTrust, sign_document
+from taskfs.core.layout import EVIDENCE, format_time, stamped_name
 from taskfs.core.records import (
     EVIDENCE_OUTPUT_CAP,
     CheckEvidence,
@@ -42,8 +41,9 @@ from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.runner.process import RunResult, StreamCapture, capture_stream, run_command
 from taskfs.runner.sandbox import Sandbox
 from taskfs.store import keys
+from taskfs.store.evidence_gates import gates
 from taskfs.store.git import Git
-from taskfs.store.owned_fingerprint import owned_files, uncommitted_owned
+from taskfs.store.owned_fingerprint import uncommitted_owned
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task, load_evidence, load_task
 
@@ -52,7 +52,6 @@ if TYPE_CHECKING:
 
 RUNNER_ENV = "TASKFS_RUNNER"
 MAX_TIMEOUT_SECONDS = 24 * 60 * 60
-LEDGER_FOLDERS_EXTRA = (TASKFS_DIR,)
 # Evidence files must stay below the 1 MiB limit of a ledger file; past this size the captured
 # output is left out (its size and digest stay) before the file is signed and written.
 _FIT_BYTES = 768 * 1024
@@ -93,18 +92,6 @@ class Recorded:
 # -- trust ------------------------------------------------------------------------------------
 
 
-def trust_root(repo: Repository) -> RunnerTrust:
-    """The runner keys evidence must be signed by: the operator's trust list when there is one
-    (outside every repository), else the runner keys HEAD holds, else none (unsigned works)."""
-    operator = keys.operator_trusted_runners(repo.root)
-    if operator is not None:
-        return RunnerTrust(operator, "operator")
-    committed = keys.committed_public_keys(repo.git, "runner")
-    if committed:
-        return RunnerTrust(committed, "repository")
-    return RunnerTrust({}, "none")
-
-
 def runner_key(repo: Repository, trust: RunnerTrust) -> tuple[str, signing.KeyPair] | None:
     """The runner key this machine signs with: $TASKFS_RUNNER, else the first trusted runner
     whose private key is here; None when there is none (the evidence is then unsigned)."""
@@ -133,33 +120,6 @@ def with_evidence(repo: Repository, task: Task) -> Task:
     """`task` carrying its readable evidence files (for show and log)."""
     found, problems = task_evidence(repo, task.id)
     return replace(task, evidence=tuple(found), problems=task.problems + tuple(problems))
-
-
-# -- completion -------------------------------------------------------------------------------
-
-
-def completion(repo: Repository, task: Task) -> CompletionDecision:
-    """The evidence file a completion of `task` would rest on, or why there is none."""
-    trust = trust_root(repo)
-    found, _unreadable = load_evidence(repo, task.id, trust)
-    now = owned_fingerprint_now(repo, repo.git, task)
-    return decide_completion(
-        found, task.envelope.acceptance_check.pass_fail_command, now.sha256, trust
-    )
-
-
-def completion_problems(task: Task, decision: CompletionDecision) -> list[Problem]:
-    if decision.code is None:
-        return []
-    return [problem(decision.code, id=task.id, why_text=decision.why)]
-
-
-def owned_fingerprint_now(repo: Repository, git: Git, task: Task) -> OwnedFingerprint:
-    return owned_files(git, task.envelope.files_and_interfaces, _ledger_folders(repo))
-
-
-def _ledger_folders(repo: Repository) -> list[str]:
-    return [repo.tasks_rel, *LEDGER_FOLDERS_EXTRA]
 
 
 # -- check ------------------------------------------------------------------------------------
@@ -262,11 +222,11 @@ def _run(
     where: Placement,
 ) -> dict[str, Any]:
     acceptance = task.envelope.acceptance_check
-    before = owned_fingerprint_now(repo, git, task)
-    dirty = uncommitted_owned(git, task.envelope.files_and_interfaces, _ledger_folders(repo))
+    before = owned_fingerprint_now(repo, git, task.envelope.files_and_interfaces)
+    dirty = uncommitted_owned(git, task.envelope.files_and_interfaces, ledger_folders(repo))
     box = where.sandbox
     result = _execute("check", acceptance.pass_fail_command, git.root, limit, progress, box=box)
-    after = owned_fingerprint_now(repo, git, task)
+    after = owned_fingerprint_now(repo, git, task.envelope.files_and_interfaces)
     end_to_end: dict[str, Any] = {"description": acceptance.end_to_end_verification}
     passed = result.passed
     if acceptance.end_to_end_command is not None:
@@ -419,6 +379,11 @@ def _write(
         head_ledger.refuse_loose(repo, task_id)  # evidence never builds on a loose file either
         writer.add(rel, record_bytes(document))
         commit = writer.commit(message, author)
+        # What the completion gate reads of the task's evidence, read now (the models are
+        # loaded here anyway), so that `complete` need not load them. Only a speed-up: what
+        # cannot be read now is read by `complete`.
+        with contextlib.suppress(TaskfsError, OSError):
+            gates(repo, task_id, trust_root(repo))
     return rel, commit
 
 

@@ -124,12 +124,13 @@ def stage_transition(
     evidence = None
     if state == "completed":
         # The evidence gate also names what the completion rests on, for the status file.
-        from taskfs.api.evidence import checks as evidence_api
-        from taskfs.store.task_reader import load_task
+        from taskfs.api.evidence import gate as evidence_gate
 
-        full = load_task(repo, task_id, strict=True)
-        decision = evidence_api.completion(repo, full)
-        problems += evidence_api.completion_problems(full, decision)
+        facts = task.envelope
+        decision = evidence_gate.completion(
+            repo, task_id, facts.command, facts.files_and_interfaces
+        )
+        problems += evidence_gate.completion_problems(task_id, decision)
         evidence = decision.rests_on.rsplit("/", 1)[-1] if decision.rests_on else None
     if problems:
         raise TaskfsError(problems)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from taskfs import i18n
-from taskfs.api.evidence import checks as evidence_api
+from taskfs.api.evidence import gate as evidence_gate
 from taskfs.api.review import authority
 from taskfs.api.tasks import queries
 from taskfs.core.evidence import EvidenceFile, RunnerTrust
@@ -70,7 +70,7 @@ def audit(repo: Repository, session: Session | None = None) -> Audit:
             _finding(p, report.path) for p in report.problems if p.code != "signature_invalid"
         ]
     findings += [_finding(p, str(p.data.get("id", ""))) for p in validation.problems]
-    trust = evidence_api.trust_root(repo)
+    trust = evidence_gate.trust_root(repo)
     tasks = load_all(repo)
     evidence_findings, notes = _evidence(repo, trust, tasks)
     findings += evidence_findings

@@ -1,0 +1,62 @@
+"""The completion gate: what a completion of a task rests on, or why there is none (contract
+section 7), decided on the facts of its evidence files (`taskfs.store.evidence_gates`), so that
+`complete` loads neither the evidence models nor the runner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from taskfs.core.evidence import (
+    CompletionDecision,
+    OwnedFingerprint,
+    RunnerTrust,
+    decide_completion,
+)
+from taskfs.core.layout import TASKFS_DIR
+from taskfs.errors import Problem, problem
+from taskfs.store import keys
+from taskfs.store.evidence_gates import gates
+from taskfs.store.git import Git
+from taskfs.store.owned_fingerprint import owned_files
+from taskfs.store.repository import Repository
+
+LEDGER_FOLDERS_EXTRA = (TASKFS_DIR,)
+
+
+def trust_root(repo: Repository) -> RunnerTrust:
+    """The runner keys evidence must be signed by: the operator's trust list when there is one
+    (outside every repository), else the runner keys HEAD holds, else none (unsigned works)."""
+    operator = keys.operator_trusted_runners(repo.root)
+    if operator is not None:
+        return RunnerTrust(operator, "operator")
+    committed = keys.committed_public_keys(repo.git, "runner")
+    if committed:
+        return RunnerTrust(committed, "repository")
+    return RunnerTrust({}, "none")
+
+
+def completion(
+    repo: Repository, task_id: str, command: str, entries: Sequence[str]
+) -> CompletionDecision:
+    """The evidence file a completion of the task would rest on, or why there is none: its
+    evidence for `command` (the envelope's passFailCommand) against the files its `entries`
+    own as they are now."""
+    trust = trust_root(repo)
+    now = owned_files(repo.git, entries, ledger_folders(repo))
+    return decide_completion(gates(repo, task_id, trust), command, now.sha256, trust)
+
+
+def completion_problems(task_id: str, decision: CompletionDecision) -> list[Problem]:
+    if decision.code is None:
+        return []
+    return [problem(decision.code, id=task_id, why_text=decision.why)]
+
+
+def owned_fingerprint_now(repo: Repository, git: Git, entries: Sequence[str]) -> OwnedFingerprint:
+    return owned_files(git, entries, ledger_folders(repo))
+
+
+def ledger_folders(repo: Repository) -> list[str]:
+    """The folders no owned file is taken from: the ledger's."""
+    return [repo.tasks_rel, *LEDGER_FOLDERS_EXTRA]
