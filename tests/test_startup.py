@@ -316,3 +316,41 @@ def test_history_readers_load_gitpython_and_the_fast_paths_do_not(repo: Path) ->
     reviewed = _loaded(repo, [["review", "--json", "HEAD~2..HEAD"]])
     assert reviewed["codes"] == [0]
     assert "git" in reviewed["loaded"]  # type: ignore[operator]
+
+
+def test_a_command_the_fast_path_answers_ends_with_its_output_and_its_status(repo: Path) -> None:
+    """The real command line (`python -m taskfs`) ends a fast-path command without tearing the
+    interpreter down (issue 19): what it wrote is all out, and its exit status is the one the
+    command returned, refusals included."""
+    envelope = write_envelope(repo.parent / "ends.yaml", id="ends", filesAndInterfaces=["src/e.py"])
+    for n in range(5):
+        submit(repo, id=f"many-{n:02d}", filesAndInterfaces=[f"src/m{n}.py"])
+
+    def command(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "taskfs", *args],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    made = command("new", str(envelope), "--agent", "planner", "--json")
+    assert (made.returncode, json.loads(made.stdout)["id"]) == (0, "ends")
+    again = command("new", str(envelope), "--agent", "planner", "--json")
+    assert again.returncode == 1
+    assert json.loads(again.stdout)["errors"][0]["code"] == "task_exists"
+    listed = command("ls", "--json")
+    assert listed.returncode == 0
+    assert listed.stdout == taskfs("ls", "--json").stdout  # every byte of the answer
+    assert len(json.loads(listed.stdout)["tasks"]) == 6
+    refused = command("claim", "nope", "--agent", "builder", "--json")
+    assert refused.returncode == 1
+    assert json.loads(refused.stdout)["errors"][0]["code"] == "task_not_found"
+    assert (
+        command("--version").returncode,
+        command("ls", "--json", "--state", "x").returncode,
+    ) == (
+        0,
+        2,
+    )
