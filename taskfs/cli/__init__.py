@@ -49,9 +49,20 @@ def run(args: list[str]) -> int:
         code = hook.main(args[1:])
         if code is not None:
             return code
+    import gc
+
     from taskfs.cli import fast
 
-    code = fast.run(args)
+    # A short command makes tens of thousands of objects (the ledger's rows) and no garbage
+    # worth a collection: each collection would walk all of them again (a tenth of a `new` at
+    # 5,000 tasks). Memory is given back by reference counting, and at exit.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        code = fast.run(args)
+    finally:
+        if collecting:
+            gc.enable()
     if code is not None:
         global _answered_fast  # noqa: PLW0603 - one command line per process
         _answered_fast = True
