@@ -14,48 +14,55 @@ from taskfs.store.repository import Repository
 
 
 def gates(repo: Repository, task_id: str, trust: RunnerTrust) -> list[Gate]:
-    """The task's readable evidence files in name (time) order, as the gate reads them."""
+    """The task's readable evidence files in name (time) order, as the gate reads them: each
+    from what was kept of it when its bytes and the trust are the same, else read whole (and
+    kept)."""
     folder = repo.task_dir(task_id) / EVIDENCE
     try:
         names = sorted(n for n in os.listdir(folder) if not n.startswith("."))
     except (FileNotFoundError, NotADirectoryError):
         return []
-    digests = {name: _digest(folder / name) for name in names}
     trusted = (trust.source, tuple(sorted(trust.keys.items())))
     stored = cache.read(str(repo.git_dir), task_id)
+    kept: dict[str, cache.Entry] = {}
     out: list[Gate] = []
     for name in names:
+        digest = _digest(folder / name)
         entry = stored.get(name)
-        if entry is None or entry[0] != digests[name] or entry[1] != trusted:
-            return _read_whole(repo, task_id, trust, digests, trusted)
+        if entry is None or entry[0] != digest or entry[1] != trusted:
+            entry = _read_whole(repo, task_id, name, trust, digest=digest, trusted=trusted)
+        if entry is None:
+            continue  # could not be read twice the same: not kept, and read again next time
+        kept[name] = entry
         if entry[2] is not None and entry[3] is not None:
-            out.append(Gate(repo.task_rel(task_id, EVIDENCE, name), GateFacts(*entry[2]), entry[3]))  # type: ignore[arg-type]
+            rel = repo.task_rel(task_id, EVIDENCE, name)
+            out.append(Gate(rel, GateFacts(*entry[2]), entry[3]))  # type: ignore[arg-type]
+    if kept != stored:
+        cache.write(str(repo.git_dir), task_id, kept)
     return out
 
 
 def _read_whole(
     repo: Repository,
     task_id: str,
+    name: str,
     trust: RunnerTrust,
-    digests: dict[str, bytes | None],
+    *,
+    digest: bytes | None,
     trusted: object,
-) -> list[Gate]:
-    from taskfs.store.task_reader import load_evidence
+) -> cache.Entry | None:
+    """One evidence file read whole (the models), as an entry to keep: its facts, or none for
+    a file that is not readable evidence. None when its bytes changed while it was read."""
+    from taskfs.errors import TaskfsError
+    from taskfs.store.task_reader import load_evidence_file
 
-    found, _unreadable = load_evidence(repo, task_id, trust)
-    out = [item.gate() for item in found]
-    by_name = {item.rel.rsplit("/", 1)[-1]: item for item in out}
-    folder = repo.task_dir(task_id) / EVIDENCE
-    entries: dict[str, cache.Entry] = {}
-    for name, digest in digests.items():
-        # Kept only when the bytes read now are the bytes hashed before the models read them.
-        if digest is None or _digest(folder / name) != digest:
-            continue
-        item = by_name.get(name)
-        facts = None if item is None else tuple(item.facts)
-        entries[name] = (digest, trusted, facts, None if item is None else item.signature)
-    cache.write(str(repo.git_dir), task_id, entries)
-    return out
+    try:
+        item = load_evidence_file(repo, task_id, name, trust).gate()
+    except TaskfsError:
+        item = None
+    if digest is None or _digest(repo.task_dir(task_id) / EVIDENCE / name) != digest:
+        return None
+    return (digest, trusted, None if item is None else tuple(item.facts), item and item.signature)
 
 
 def _digest(path: os.PathLike[str]) -> bytes | None:

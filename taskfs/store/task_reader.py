@@ -137,6 +137,13 @@ def load_evidence(
     return found, problems
 
 
+def load_evidence_file(
+    repo: Repository, task_id: str, name: str, trust: RunnerTrust
+) -> EvidenceFile:
+    """One evidence file of the task, read whole; `TaskfsError` when it is not readable."""
+    return _evidence_file(repo, repo.task_rel(task_id, EVIDENCE, name), name, task_id, trust)
+
+
 def _evidence_file(
     repo: Repository, rel: str, name: str, task_id: str, trust: RunnerTrust
 ) -> EvidenceFile:
