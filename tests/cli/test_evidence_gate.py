@@ -5,47 +5,20 @@ of the runner trust."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from tests.cli.test_evidence import check, make_task, new_runner
 from tests.helpers import git, taskfs
-
-PROBE = """
-import contextlib, io, json, sys
-from taskfs.cli import main
-out = io.StringIO()
-with contextlib.redirect_stdout(out):
-    try:
-        main({args!r})
-    except SystemExit as exc:
-        code = exc.code
-heavy = ("pydantic", "yaml", "cryptography")
-print(json.dumps({{"code": code, "stdout": out.getvalue(),
-                  "loaded": [m for m in heavy if m in sys.modules]}}))
-"""
-
-
-def _complete(repo: Path, task: str) -> dict[str, object]:
-    args = ["complete", task, "--agent", "builder", "--json"]
-    out = subprocess.run(
-        [sys.executable, "-c", PROBE.format(args=args)],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return dict(json.loads(out.stdout))
+from tests.test_startup import _fast
 
 
 def test_complete_after_a_check_loads_no_evidence_model(repo: Path) -> None:
     task = make_task(repo, "true")
     assert check(task).code == 0
-    done = _complete(repo, task)
+    done = _fast(repo, ["complete", task, "--agent", "builder", "--json"])
     assert done["code"] == 0, done["stdout"]
     assert json.loads(str(done["stdout"]))["state"] == "completed"
-    assert done["loaded"] == []  # no pydantic, no YAML, no OpenSSL bindings
+    assert done["loaded"] == []  # no pydantic, no YAML, no OpenSSL bindings, no click
     assert taskfs("audit", "--json").json["ok"] is True
 
 
