@@ -122,3 +122,28 @@ def test_lint_changes_nothing(repo: Path) -> None:
     taskfs("lint", "--strict")
     assert git(repo, "rev-parse", "HEAD") == head
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_new_lints_with_the_settings_as_they_are_now(repo: Path) -> None:
+    """new remembers the validated lint settings by the settings file's bytes: a change of the
+    settings is seen at once, and settings that fail validation are never remembered."""
+
+    def new_warnings(name: str) -> list[str]:
+        path = write_envelope(
+            repo / f"{name}.yaml",
+            id=name,
+            objective="Fix the login bug",
+            boundaries="none",
+            filesAndInterfaces=[f"src/{name}.py"],
+        )
+        result = taskfs("new", str(path), "--json")
+        assert result.code == 0, result.stdout
+        return warning_codes(result.json)
+
+    assert "boundaries_vague" in new_warnings("first")
+    set_config(repo, lint={"disable": ["boundaries_vague"], "objectiveMinWords": 6})
+    second = new_warnings("second")
+    assert "boundaries_vague" not in second
+    assert "objective_too_short" in second
+    set_config(repo, lint={})
+    assert "boundaries_vague" in new_warnings("third")

@@ -35,7 +35,7 @@ def lint(repo: Repository | None, targets: Sequence[str]) -> Linted:
     """Lint the envelope files and task ids named, or every open task of the ledger."""
     tasks = load_all(repo) if repo is not None else {}
     contexts = {t.id: t.envelope.context_id for t in tasks.values()}
-    settings = repo.config.lint.settings() if repo is not None else rules.Settings()
+    settings = settings_of(repo) if repo is not None else rules.Settings()
     if not targets:
         if repo is None:
             raise fail("not_a_repository", path=str(Path.cwd()))
@@ -90,7 +90,7 @@ def lint_sources(repo: Repository, sources: Sequence[Source]) -> tuple[Problem, 
         if envelope is not None:
             subjects.append((envelope.id or source.label, envelope))
     contexts = _dependency_contexts(repo, [e for _, e in subjects])
-    return _lint_all(subjects, [], contexts, repo.config.lint.settings()).warnings
+    return _lint_all(subjects, [], contexts, settings_of(repo)).warnings
 
 
 def _dependency_contexts(repo: Repository, envelopes: Sequence[Envelope]) -> dict[str, str]:
@@ -105,3 +105,40 @@ def _dependency_contexts(repo: Repository, envelopes: Sequence[Envelope]) -> dic
         except TaskfsError:
             continue
     return contexts
+
+
+def settings_of(repo: Repository) -> rules.Settings:
+    """The repository's lint settings (`lint:`), remembered beside the ledger cache by the
+    digest of the settings file's bytes they were validated from: `new` lints every envelope
+    it takes, and validating the settings' model costs it more than the lint itself. Only
+    settings that passed validation are remembered."""
+    import contextlib
+    import marshal
+
+    from taskfs.store import fs
+
+    identity = repo.settings_identity
+    memo = layout.cache_dir(repo.git_dir) / "lint-settings"
+    remembered = _remembered(memo, identity[2]) if identity is not None else None
+    if remembered is not None:
+        return remembered
+    settings = repo.config.lint.settings()
+    if identity is not None:
+        kept = (identity[2], tuple(sorted(settings.disable)), settings.objective_min_words)
+        with contextlib.suppress(OSError):  # a read-only checkout: validated again next time
+            fs.replace(memo, marshal.dumps(kept), durable=False)
+    return settings
+
+
+def _remembered(memo: Path, digest: bytes) -> rules.Settings | None:
+    import marshal
+
+    try:
+        kept, disable, words = marshal.loads(memo.read_bytes())
+    except Exception:  # no memo, or a damaged one: the settings are validated
+        return None
+    if kept != digest or type(words) is not int or type(disable) is not tuple:
+        return None
+    if not all(type(code) is str for code in disable):
+        return None
+    return rules.Settings(frozenset(disable), words)
