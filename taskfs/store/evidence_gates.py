@@ -12,6 +12,9 @@ from taskfs.core.layout import EVIDENCE
 from taskfs.readmodel import gate as cache
 from taskfs.store.repository import Repository
 
+# An entry as read now: the digest None when it is not to be kept.
+Read = tuple["bytes | None", object, "tuple[object, ...] | None", "str | None"]
+
 
 def gates(repo: Repository, task_id: str, trust: RunnerTrust) -> list[Gate]:
     """The task's readable evidence files in name (time) order, as the gate reads them: each
@@ -28,12 +31,14 @@ def gates(repo: Repository, task_id: str, trust: RunnerTrust) -> list[Gate]:
     out: list[Gate] = []
     for name in names:
         digest = _digest(folder / name)
-        entry = stored.get(name)
-        if entry is None or entry[0] != digest or entry[1] != trusted:
+        found = stored.get(name)
+        entry: Read
+        if found is not None and found[0] == digest and found[1] == trusted:
+            entry = found
+        else:
             entry = _read_whole(repo, task_id, name, trust, digest=digest, trusted=trusted)
-        if entry is None:
-            continue  # could not be read twice the same: not kept, and read again next time
-        kept[name] = entry
+        if entry[0] is not None:  # its bytes read twice the same: kept
+            kept[name] = entry  # type: ignore[assignment]
         if entry[2] is not None and entry[3] is not None:
             rel = repo.task_rel(task_id, EVIDENCE, name)
             out.append(Gate(rel, GateFacts(*entry[2]), entry[3]))  # type: ignore[arg-type]
@@ -50,9 +55,10 @@ def _read_whole(
     *,
     digest: bytes | None,
     trusted: object,
-) -> cache.Entry | None:
-    """One evidence file read whole (the models), as an entry to keep: its facts, or none for
-    a file that is not readable evidence. None when its bytes changed while it was read."""
+) -> Read:
+    """One evidence file read whole (the models): its facts, or none for a file that is not
+    readable evidence, as the gate decides on them now. Its digest is None (it is not to be
+    kept) when its bytes changed while it was read, or could not be read."""
     from taskfs.errors import TaskfsError
     from taskfs.store.task_reader import load_evidence_file
 
@@ -60,8 +66,8 @@ def _read_whole(
         item = load_evidence_file(repo, task_id, name, trust).gate()
     except TaskfsError:
         item = None
-    if digest is None or _digest(repo.task_dir(task_id) / EVIDENCE / name) != digest:
-        return None
+    if digest is not None and _digest(repo.task_dir(task_id) / EVIDENCE / name) != digest:
+        digest = None
     return (digest, trusted, None if item is None else tuple(item.facts), item and item.signature)
 
 
