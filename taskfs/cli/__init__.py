@@ -37,6 +37,8 @@ def _end_now(code: int) -> None:
 
 def run(args: list[str]) -> int:
     """Run one command line; its exit status. The paths that skip click come first."""
+    global _answered_fast  # noqa: PLW0603 - one command line at a time
+    _answered_fast = False
     if args == ["--version"]:
         from taskfs import __version__
 
@@ -64,7 +66,6 @@ def run(args: list[str]) -> int:
         if collecting:
             gc.enable()
     if code is not None:
-        global _answered_fast  # noqa: PLW0603 - one command line per process
         _answered_fast = True
         return code
     from taskfs.cli.app import run as run_click
