@@ -21,11 +21,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
-from taskfs.api.evidence.gate import (
-    ledger_folders,
-    owned_fingerprint_now,
-    trust_root,
-)
+from taskfs.api.evidence.gate import owned_fingerprint_now, trust_root
+from taskfs.api.tasks.envelope_rules import ledger_folders
 from taskfs.api.tasks.filing import record_bytes
 from taskfs.core import layout, signing, yamlio
 from taskfs.core.evidence import EvidenceFile, RunnerTrust, sign_document
@@ -223,7 +220,9 @@ def _run(
 ) -> dict[str, Any]:
     acceptance = task.envelope.acceptance_check
     before = owned_fingerprint_now(repo, git, task.envelope.files_and_interfaces)
-    dirty = uncommitted_owned(git, task.envelope.files_and_interfaces, ledger_folders(repo))
+    dirty = uncommitted_owned(
+        git, task.envelope.files_and_interfaces, ledger_folders(repo.tasks_rel)
+    )
     box = where.sandbox
     result = _execute("check", acceptance.pass_fail_command, git.root, limit, progress, box=box)
     after = owned_fingerprint_now(repo, git, task.envelope.files_and_interfaces)

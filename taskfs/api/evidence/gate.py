@@ -7,21 +7,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from taskfs.api.tasks.envelope_rules import ledger_folders
 from taskfs.core.evidence import (
     CompletionDecision,
     OwnedFingerprint,
     RunnerTrust,
     decide_completion,
 )
-from taskfs.core.layout import TASKFS_DIR
 from taskfs.errors import Problem, problem
 from taskfs.store import keys
 from taskfs.store.evidence_gates import gates
 from taskfs.store.git import Git
 from taskfs.store.owned_fingerprint import owned_files
 from taskfs.store.repository import Repository
-
-LEDGER_FOLDERS_EXTRA = (TASKFS_DIR,)
 
 
 def trust_root(repo: Repository) -> RunnerTrust:
@@ -43,7 +41,7 @@ def completion(
     evidence for `command` (the envelope's passFailCommand) against the files its `entries`
     own as they are now."""
     trust = trust_root(repo)
-    now = owned_files(repo.git, entries, ledger_folders(repo))
+    now = owned_fingerprint_now(repo, repo.git, entries)
     return decide_completion(gates(repo, task_id, trust), command, now.sha256, trust)
 
 
@@ -54,9 +52,5 @@ def completion_problems(task_id: str, decision: CompletionDecision) -> list[Prob
 
 
 def owned_fingerprint_now(repo: Repository, git: Git, entries: Sequence[str]) -> OwnedFingerprint:
-    return owned_files(git, entries, ledger_folders(repo))
-
-
-def ledger_folders(repo: Repository) -> list[str]:
-    """The folders no owned file is taken from: the ledger's."""
-    return [repo.tasks_rel, *LEDGER_FOLDERS_EXTRA]
+    """The fingerprint of the files `entries` own now, the ledger's folders left out."""
+    return owned_files(git, entries, ledger_folders(repo.tasks_rel))
