@@ -207,23 +207,33 @@ def _as_writer(
 
 
 def _changed_since(repo: Repository, was: Head | None, now: Head) -> set[str] | None:
-    """The tasks whose folders HEAD changed between the commit the rows were settled against
-    and now; None when that is not known (no commit, a rewritten history)."""
-    from taskfs.errors import TaskfsError
-
+    """The tasks whose rows HEAD changed between the commit the rows were settled against
+    and now; None when that is not known (no commit, a rewritten history). A row is read
+    from the envelope and the status files alone: a commit of evidence or of a message
+    (`check`, `send`) changes none."""
     if was is None or was[1] is None or now[1] is None:
         return None
-    if now[1] == was[1]:
+    return _changed_tasks(repo, was, now, within=_ROW_SOURCES)
+
+
+def _changed_tasks(
+    repo: Repository, was: Head | None, now: Head, *, within: Collection[str] | None = None
+) -> set[str] | None:
+    """The tasks whose folders differ between the commits of `was` and `now` (only in the
+    entries `within` of a folder, when given); None when that cannot be told."""
+    from taskfs.errors import TaskfsError
+
+    if was is not None and was[1] == now[1]:
         return set()
+    if was is None or was[1] is None or now[1] is None:
+        return None
     try:
         paths = repo.git.changed_paths(was[1], now[1], repo.tasks_rel)
     except TaskfsError:
         return None  # the old commit is gone (a rewrite)
     prefix = repo.tasks_rel + "/"
-    # A row is read from the envelope and the status files alone: a commit of evidence or of
-    # a message (`check`, `send`) changes none.
     parts = [p[len(prefix) :].split("/") for p in paths if p.startswith(prefix)]
-    return {part[0] for part in parts if len(part) < 2 or part[1] in _ROW_SOURCES}
+    return {part[0] for part in parts if within is None or len(part) < 2 or part[1] in within}
 
 
 _ROW_SOURCES = frozenset({ENVELOPE, STATUS})
@@ -433,19 +443,10 @@ def _head_now(repo: Repository, was: Head | None) -> Head:
 
 
 def _moved(repo: Repository, was: Head | None, now: Head, rows: Mapping[str, CacheRow]) -> set[str]:
-    """The tasks whose folders HEAD holds differently since the rows were settled."""
-    from taskfs.errors import TaskfsError
-
-    if was is not None and was[1] == now[1]:
-        return set()
-    if was is None or was[1] is None or now[1] is None:
-        return set(rows)
-    try:
-        changed = repo.git.changed_paths(was[1], now[1], repo.tasks_rel)
-    except TaskfsError:
-        return set(rows)  # the old commit is gone (a rewrite): ask about every task
-    prefix = repo.tasks_rel + "/"
-    return {p[len(prefix) :].split("/")[0] for p in changed if p.startswith(prefix)} & set(rows)
+    """The tasks whose folders HEAD holds differently since the rows were settled (every
+    task when that cannot be told: the old commit is gone, say)."""
+    changed = _changed_tasks(repo, was, now)
+    return set(rows) if changed is None else changed & set(rows)
 
 
 def _settle_loose(repo: Repository, rows: dict[str, CacheRow], asked: set[str]) -> None:
