@@ -16,9 +16,8 @@ from taskfs.cli import bodies
 from taskfs.cli.group import agent_option, cli, json_option
 from taskfs.cli.output import act, open_repo, refuse
 from taskfs.core import shapes
-from taskfs.core.lifecycle import MESSAGE_STATUSES
+from taskfs.core.lifecycle import SEND_STATUSES
 
-STATUS_CHOICES = (*MESSAGE_STATUSES, "none")
 session_option = click.option(
     "--session",
     envvar="TASKFS_SESSION",
@@ -32,7 +31,7 @@ session_option = click.option(
 @agent_option
 @click.option(
     "--status",
-    type=click.Choice(STATUS_CHOICES),
+    type=click.Choice(SEND_STATUSES),
     help="needs_input, result, failed and canceled drive the lifecycle; none: conversation.",
 )
 @click.option("--in-reply-to", "in_reply_to", metavar="MSG_ID", help="The message answered.")

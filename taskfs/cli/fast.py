@@ -69,9 +69,9 @@ def run(args: Sequence[str]) -> int | None:
 
 
 def _message_status(status: str | None) -> bool:
-    from taskfs.core.lifecycle import MESSAGE_STATUSES
+    from taskfs.core.lifecycle import SEND_STATUSES
 
-    return status in (None, "none", *MESSAGE_STATUSES)
+    return status is None or status in SEND_STATUSES
 
 
 def _body(

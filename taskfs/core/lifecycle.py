@@ -148,6 +148,8 @@ def _describe(task_id: str, target: State) -> str:
 
 # The `status` a task message may carry (contract section 6); none is plain conversation.
 MESSAGE_STATUSES = ("update", "needs_input", "result", "failed", "canceled")
+# What a sender may name: a status, or `none` (a conversation message, no status at all).
+SEND_STATUSES = (*MESSAGE_STATUSES, "none")
 
 
 def next_states(current: str) -> str:

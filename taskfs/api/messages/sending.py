@@ -34,7 +34,7 @@ from taskfs.core.layout import (
     MESSAGES,
     stamped_name,
 )
-from taskfs.core.lifecycle import MESSAGE_STATUSES, State
+from taskfs.core.lifecycle import MESSAGE_STATUSES, SEND_STATUSES, State
 from taskfs.core.records import MessageRecord, ms_time
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import keys
@@ -143,7 +143,7 @@ def new_record(
 def _build(fields: dict[str, Any]) -> MessageRecord:
     data = {k: v for k, v in fields.items() if v is not None}
     if fields.get("status") is not None and fields["status"] not in MESSAGE_STATUSES:
-        allowed = ", ".join((*MESSAGE_STATUSES, "none"))
+        allowed = ", ".join(SEND_STATUSES)
         raise fail("invalid_value", field="status", reason=f"use one of {allowed}")
     try:
         return MessageRecord.model_validate(data)
