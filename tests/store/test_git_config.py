@@ -152,3 +152,39 @@ def test_ledger_files_are_flushed_to_disk_when_git_flushes_loose_objects(
     calls = [line for line in trace.read_text().splitlines() if "fsync(" in line]
     # The journal, the envelope and its first status file; nothing at all otherwise.
     assert (len(calls) >= 3) if flushed else (calls == [])
+
+
+def _zlib_level_class(path: Path) -> int:
+    """The level class a zlib stream's header records (FLEVEL: 0 fastest ... 3 slowest)."""
+    return path.read_bytes()[1] >> 6
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {},  # git's default for loose objects: 1, the fastest
+        {"core.compression": "9"},
+        {"core.compression": "-1"},  # zlib's own default
+        {"core.compression": "9", "core.looseCompression": "1"},
+        {"core.looseCompression": "5"},
+    ],
+)
+def test_ledger_objects_are_compressed_as_the_users_git_compresses_loose_objects(
+    repo: Path, settings: dict[str, str]
+) -> None:
+    """The trees and commit taskfs writes for a ledger change are the loose objects git would
+    write: compressed at the level git would use, no more slowly and no less."""
+    from tests.helpers import write_envelope
+
+    for name, value in settings.items():
+        git(repo, "config", name, value)
+    (repo / "probe.txt").write_text(f"{settings}\n")
+    probe = git(repo, "hash-object", "-w", "probe.txt")
+    objects = repo / ".git" / "objects"
+    expected = _zlib_level_class(objects / probe[:2] / probe[2:])
+    envelope = write_envelope(repo.parent / "compressed.yaml")
+    assert taskfs("new", str(envelope), "--json").code == 0
+    commit = git(repo, "rev-parse", "HEAD")
+    tree = git(repo, "rev-parse", "HEAD^{tree}")
+    for oid in (commit, tree):
+        assert _zlib_level_class(objects / oid[:2] / oid[2:]) == expected

@@ -252,7 +252,9 @@ class Objects(Process):
         """The user's git settings a ledger commit follows, read once (one process): the last
         value of each, by lower-case name (None: set without a value, which a boolean reads
         as true)."""
-        pattern = r"^(commit\.gpgsign|core\.fsync|core\.fsyncobjectfiles)$"
+        pattern = (
+            r"^(commit\.gpgsign|core\.fsync|core\.fsyncobjectfiles|core\.(loose)?compression)$"
+        )
         proc = self.run_raw("config", "-z", "--get-regexp", pattern)
         found: dict[str, str | None] = {}
         for item in proc.stdout.split(b"\0") if proc.returncode == 0 else ():
@@ -277,6 +279,20 @@ class Objects(Process):
         settings = self._settings
         legacy = "core.fsyncobjectfiles" in settings and _true(settings["core.fsyncobjectfiles"])
         return _fsyncs_loose_objects(settings.get("core.fsync"), legacy)
+
+    @property
+    def loose_compression(self) -> int:
+        """The zlib level git writes loose objects at: `core.looseCompression`, else
+        `core.compression`, else 1 (best speed), git's default. A level git would refuse is
+        left to git to name; the objects written here take git's default."""
+        for name in ("core.loosecompression", "core.compression"):
+            if name in self._settings:
+                try:
+                    level = int(self._settings[name] or "", 0)
+                except ValueError:
+                    return 1
+                return level if -1 <= level <= 9 else 1
+        return 1
 
     def _signed_commit(
         self, tree: str, parents: Sequence[str], message: str, author: Identity, stamp: str
@@ -306,7 +322,7 @@ class Objects(Process):
             return oid
         folder.mkdir(parents=True, exist_ok=True)
         tmp = folder / f"tmp_obj_{os.getpid()}_{oid[2:10]}"
-        tmp.write_bytes(zlib.compress(data))
+        tmp.write_bytes(zlib.compress(data, self.loose_compression))
         os.chmod(tmp, 0o444)
         os.replace(tmp, target)
         return oid
