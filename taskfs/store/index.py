@@ -54,16 +54,27 @@ from taskfs.store import overlaps
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Literal
+
     from taskfs.store.repository import Repository
 
 # The rows this process last read or wrote, by cache file, with the tasks folder's identity
 # when they were listed: a writer that read them under the lock updates them without reading
 # the file again.
-# The folder's identity is None when the rows were not checked against a listing of it.
+# The folder's identity is None when the rows were not checked against a listing of it, and
+# UNLISTED when they were not listed yet: a writer lists the tasks only when it stores a delta
+# that needs the identity (`remember`); `new` lists them after adding its own.
+UNLISTED: Literal["unlisted"] = "unlisted"
 _Last = tuple[
-    Mapping[str, CacheRow], "tuple[FileKey, int] | None", "Head | None", dict[str, Summary]
+    Mapping[str, CacheRow],
+    "tuple[FileKey, int] | Literal['unlisted'] | None",
+    "Head | None",
+    dict[str, Summary],
 ]
 _last: dict[str, _Last] = {}
+_Read = tuple[
+    Mapping[str, CacheRow], "tuple[FileKey, int] | None", "Head | None", dict[str, Summary]
+]
 _tokens: dict[str, bytes | None] = {}  # the token of the rows in `_last`, by cache file
 # The rows in `_last` a writer read that the stored ones do not say yet, and whether a task
 # went away (which no delta can say), by cache file.
@@ -149,7 +160,7 @@ def _read_rows(
 
 def _settle(
     repo: Repository,
-    read: _Last,
+    read: _Read,
     old: Mapping[str, CacheRow],
     token: bytes | None,
     was: Head | None,
@@ -200,7 +211,7 @@ def _as_writer(
     finally:
         opened.close()
     answer = _tasks(rows)
-    _last[path] = rows, _listed_folder(tasks_dir, rows), head, answer
+    _last[path] = rows, UNLISTED, head, answer
     _tokens[path] = token
     _unsaved[path] = (set(), False)
     return answer
@@ -262,9 +273,10 @@ def remember(repo: Repository, after: Summary) -> None:
     folder: tuple[FileKey, int] | None
     unsaved, removed = _unsaved.pop(path, (set(), False))
     if path in _last:
-        last, folder, settled, tasks = _last[path]
+        last, listed, settled, tasks = _last[path]
         rows, tasks = dict(last), dict(tasks)
         token = _tokens.get(path)
+        folder = _listed_folder(str(repo.tasks_dir), rows) if isinstance(listed, str) else listed
     else:
         rows, token = cache.read(path, repo.tasks_rel)
         tasks, settled = {}, cache.read_head(str(repo.git_dir), token)
