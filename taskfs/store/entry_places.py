@@ -41,6 +41,10 @@ class Places:
         self._places: dict[str, Place] = _read(self._path)
         self._read_any = bool(self._places)
         self._added = 0
+        # The entries placed so far by their first literal segment ("" for those with none),
+        # made when a query first needs it: a query meets only the entries filed under its
+        # own first segments and those with none.
+        self._by_first: dict[str, list[str]] | None = None
 
     def of(self, raw: str) -> Place:
         found = self._places.get(raw)
@@ -48,6 +52,8 @@ class Places:
             names, literal = globs.placement(raw)  # the index's own rule
             found = self._places[raw] = (tuple(names), literal)
             self._added += 1
+            if self._by_first is not None:
+                self._by_first.setdefault(names[0] if names else "", []).append(raw)
         return found
 
     def save(self) -> None:
@@ -68,29 +74,36 @@ class Places:
         names_asked = {q[len(prefix) :] for q in queries if q.startswith(prefix)}
         names_asked |= {globs.parse_entry(q).text for q in queries if q.startswith(prefix)}
         wanted = [self.of(q)[0] for q in queries if not q.startswith(prefix)]
-        everything = any(not p for p in wanted)  # no literal prefix: it meets every path
-        firsts = {p[0] for p in wanted if p}
-        # A place agrees with a query's when one is a prefix of the other, segment by segment:
-        # it is one of the query's prefixes, or it starts with the query's place.
+        records = list(records)
+        texts = {raw for _key, raw in records}
+        near = {prefix + name for name in names_asked}
+        if any(not p for p in wanted):  # no literal prefix: it meets every path
+            near |= {raw for raw in texts if not raw.startswith(prefix)}
+        elif wanted:
+            near |= self._agreeing(texts, wanted)
+        return [(key, raw) for key, raw in records if raw in near]
+
+    def _agreeing(self, texts: set[str], wanted: list[tuple[str, ...]]) -> set[str]:
+        """The path entries among `texts` whose place agrees with one of `wanted` (none empty):
+        one is a prefix of the other, segment by segment. The place is one of the query's
+        prefixes, or it starts with the query's place; either way its first segment is the
+        query's, or it has none."""
+        prefix = globs.INTERFACE_PREFIX
+        for raw in texts - self._places.keys():
+            if not raw.startswith(prefix):
+                self.of(raw)
+        if self._by_first is None:
+            self._by_first = {}
+            for raw, (names, _literal) in self._places.items():
+                self._by_first.setdefault(names[0] if names else "", []).append(raw)
         above = {p[:i] for p in wanted for i in range(len(p) + 1)}
-        places, of = self._places, self.of
-        found: list[tuple[K, str]] = []
-        for key, raw in records:
-            if raw.startswith(prefix):
-                if raw[len(prefix) :] in names_asked:
-                    found.append((key, raw))
-                continue
-            if not wanted:
-                continue
-            if everything:
-                found.append((key, raw))
-                continue
-            names = (places.get(raw) or of(raw))[0]
-            if names and names[0] not in firsts:
-                continue
-            if names in above or any(names[: len(p)] == p for p in wanted):
-                found.append((key, raw))
-        return found
+        found: set[str] = set()
+        for first in {p[0] for p in wanted} | {""}:
+            for raw in self._by_first.get(first, ()):
+                names = self._places[raw][0]
+                if names in above or any(names[: len(p)] == p for p in wanted):
+                    found.add(raw)
+        return found & texts
 
 
 _opened: dict[str, Places] = {}

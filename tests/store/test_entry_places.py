@@ -50,6 +50,22 @@ def test_nearby_keeps_every_entry_that_overlaps_a_query(tmp_path: Path) -> None:
         assert set(near) >= set(places.nearby(records, [a])) | set(places.nearby(records, [b]))
 
 
+def test_nearby_answers_the_same_from_stored_places_as_from_fresh_ones(tmp_path: Path) -> None:
+    """The places filed by first segment are the stored ones and those learnt since, in any
+    order: a process that read the file answers as one that placed everything itself."""
+    cache = str(tmp_path / "ledger")
+    records = [(i, raw) for i, raw in enumerate(ENTRIES)]
+    learnt = Places(cache)
+    learnt.nearby(records[: len(records) // 2], ENTRIES[:3])  # half placed, then filed
+    for query in ENTRIES:
+        learnt.nearby(records, [query])
+    learnt.save()
+    assert Path(cache + SUFFIX).is_file()
+    for query in ENTRIES:
+        fresh = Places(str(tmp_path / "elsewhere")).nearby(records, [query])
+        assert Places(cache).nearby(records, [query]) == fresh == learnt.nearby(records, [query])
+
+
 def test_places_are_stored_and_a_damaged_file_is_rebuilt(tmp_path: Path) -> None:
     cache = str(tmp_path / "ledger")
     places = Places(cache)
