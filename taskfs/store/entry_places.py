@@ -30,7 +30,9 @@ K = TypeVar("K")
 SUFFIX = ".places"
 FORMAT = 1
 SAVE_AT = 256  # places learnt by one process before the file is written again
-Place = tuple[tuple[str, ...], bool]  # leading literal segments, all literal
+Names = tuple[str, ...]
+Place = tuple[Names, bool]  # leading literal segments, all literal
+FILED_DEPTH = 2  # places are filed by this many of their first segments
 
 
 class Places:
@@ -41,10 +43,10 @@ class Places:
         self._places: dict[str, Place] = _read(self._path)
         self._read_any = bool(self._places)
         self._added = 0
-        # The entries placed so far by their first literal segment ("" for those with none),
-        # made when a query first needs it: a query meets only the entries filed under its
-        # own first segments and those with none.
-        self._by_first: dict[str, list[str]] | None = None
+        # The entries placed so far, filed by the first two segments of their place, and those
+        # files by their first segment; made when a query first needs them (`_agreeing`).
+        self._filed: dict[Names, list[str]] | None = None
+        self._below: dict[str, set[Names]] | None = None
 
     def of(self, raw: str) -> Place:
         found = self._places.get(raw)
@@ -52,8 +54,8 @@ class Places:
             names, literal = globs.placement(raw)  # the index's own rule
             found = self._places[raw] = (tuple(names), literal)
             self._added += 1
-            if self._by_first is not None:
-                self._by_first.setdefault(names[0] if names else "", []).append(raw)
+            if self._filed is not None:
+                self._file(raw, found[0])
         return found
 
     def save(self) -> None:
@@ -83,27 +85,54 @@ class Places:
             near |= self._agreeing(texts, wanted)
         return [(key, raw) for key, raw in records if raw in near]
 
-    def _agreeing(self, texts: set[str], wanted: list[tuple[str, ...]]) -> set[str]:
+    def _agreeing(self, texts: set[str], wanted: list[Names]) -> set[str]:
         """The path entries among `texts` whose place agrees with one of `wanted` (none empty):
-        one is a prefix of the other, segment by segment. The place is one of the query's
-        prefixes, or it starts with the query's place; either way its first segment is the
-        query's, or it has none."""
+        one is a prefix of the other, segment by segment. Such a place is filed under the
+        query's first one or two segments, or under none, or (for a query of one segment)
+        under that segment and any second one."""
         prefix = globs.INTERFACE_PREFIX
         for raw in texts - self._places.keys():
             if not raw.startswith(prefix):
                 self.of(raw)
-        if self._by_first is None:
-            self._by_first = {}
+        filed = self._filed
+        if filed is None:
+            filed = self._filed = {}
             for raw, (names, _literal) in self._places.items():
-                self._by_first.setdefault(names[0] if names else "", []).append(raw)
+                key = names[:FILED_DEPTH]
+                group = filed.get(key)
+                if group is None:
+                    filed[key] = [raw]
+                else:
+                    group.append(raw)
         above = {p[:i] for p in wanted for i in range(len(p) + 1)}
+        files = {key for key in above if len(key) <= FILED_DEPTH}
+        for p in wanted:
+            if len(p) < FILED_DEPTH:
+                files |= self._files_below().get(p[0], set())
         found: set[str] = set()
-        for first in {p[0] for p in wanted} | {""}:
-            for raw in self._by_first.get(first, ()):
+        for key in files:
+            for raw in filed.get(key, ()):
                 names = self._places[raw][0]
                 if names in above or any(names[: len(p)] == p for p in wanted):
                     found.add(raw)
         return found & texts
+
+    def _file(self, raw: str, names: Names) -> None:
+        assert self._filed is not None
+        key = names[:FILED_DEPTH]
+        self._filed.setdefault(key, []).append(raw)
+        if self._below is not None and len(key) == FILED_DEPTH:
+            self._below.setdefault(key[0], set()).add(key)
+
+    def _files_below(self) -> dict[str, set[Names]]:
+        """The files of two segments, by their first (for a query of one segment)."""
+        assert self._filed is not None
+        if self._below is None:
+            self._below = {}
+            for key in self._filed:
+                if len(key) == FILED_DEPTH:
+                    self._below.setdefault(key[0], set()).add(key)
+        return self._below
 
 
 _opened: dict[str, Places] = {}
