@@ -97,9 +97,7 @@ def rivals(
 def claimable(tasks: Mapping[str, R], agent: str | None = None) -> list[R]:
     """The tasks a claim would succeed on now (by `agent`, when one is named), in the order
     given: submitted, taken in, readable, every dependency completed, no open rival."""
-    graph = dependency_graph(t.envelope for t in tasks.values())
-    parents = parent_map(t.envelope for t in tasks.values())
-    return [
+    candidates = [
         task
         for task in tasks.values()
         if task.state == "submitted"
@@ -107,5 +105,9 @@ def claimable(tasks: Mapping[str, R], agent: str | None = None) -> list[R]:
         and not task.problems
         and offered_to(task.envelope.recipient, agent)
         and not unfinished_dependencies(task, tasks)
-        and not rivals(task, tasks, graph, parents)
     ]
+    if not any(task.overlaps for task in candidates):
+        return candidates  # no rival to order: the relations of every task need not be built
+    graph = dependency_graph(t.envelope for t in tasks.values())
+    parents = parent_map(t.envelope for t in tasks.values())
+    return [task for task in candidates if not rivals(task, tasks, graph, parents)]
