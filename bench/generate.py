@@ -39,6 +39,7 @@ import taskfs
 from taskfs.api.lifecycle import transitions
 from taskfs.api.tasks import listing, queries, submit
 from taskfs.core import yamlio
+from taskfs.core.evidence_records import parse_evidence
 from taskfs.core.layout import (
     EVIDENCE,
     MESSAGES,
@@ -49,7 +50,7 @@ from taskfs.core.layout import (
     status_name,
 )
 from taskfs.core.lifecycle import Parties, check_transition
-from taskfs.core.records import MessageRecord, StatusRecord, parse_evidence
+from taskfs.core.records import MessageRecord, StatusRecord
 from taskfs.store.repository import Repository
 
 # Bump when the plan or the files written change: cached repositories are keyed by it.

@@ -15,7 +15,8 @@ from typing import Any
 from taskfs.core.capabilities import CapabilityLedger
 from taskfs.core.config import Config
 from taskfs.core.envelope import envelope_json_schema
-from taskfs.core.records import MessageRecord, ReadRecord, StatusRecord, evidence_json_schema
+from taskfs.core.evidence_records import evidence_json_schema
+from taskfs.core.records import MessageRecord, ReadRecord, StatusRecord
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 

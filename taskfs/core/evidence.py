@@ -34,7 +34,7 @@ from taskfs.core import signing
 from taskfs.core.layout import KEYS_DIR
 
 if TYPE_CHECKING:  # the records' models (pydantic) are not needed to decide on their facts
-    from taskfs.core.records import CheckEvidence, JudgementEvidence
+    from taskfs.core.evidence_records import CheckEvidence, JudgementEvidence
 
 FileKind = Literal["file", "exec", "link", "missing", "other"]
 SignatureState = Literal["valid", "invalid", "unsigned", "unverified"]

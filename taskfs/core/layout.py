@@ -11,7 +11,8 @@ checkout's private state under `<git dir>/taskfs/` (lock, journal, `cache/`).
 
 A status file is `<seq>-<state>-<nonce>.yaml`; evidence, message and read files are
 `stamped_name(at)`, the UTC time they were made, then a nonce; a message's id is
-`<task>/<file stem>`. The models of what the files hold are in `taskfs.core.records`.
+`<task>/<file stem>`. The models of what the files hold are in `taskfs.core.records`
+(evidence files': `taskfs.core.evidence_records`).
 
 Task ids: a generated id is 10 characters of lowercase Crockford base32 from 50 random bits
 (the OS's CSPRNG), so no counter is ever shared through the repository. Among 100,000 tasks the

@@ -13,19 +13,21 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from taskfs.core import yamlio
 from taskfs.core.chain import Chain, Link, resolve
 from taskfs.core.envelope import Envelope, validate_envelope
-from taskfs.core.evidence import EvidenceFile, RunnerTrust, signature_state
 from taskfs.core.layout import ENVELOPE, EVIDENCE, STAMPED_NAME_RE, STATUS, STATUS_NAME_RE
 from taskfs.core.lifecycle import State
-from taskfs.core.records import StatusRecord, parse_evidence
+from taskfs.core.records import StatusRecord
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store.repository import Repository
+
+if TYPE_CHECKING:  # evidence is read only where it is shown: loading a task does not need it
+    from taskfs.core.evidence import EvidenceFile, RunnerTrust
 
 
 @dataclass(frozen=True)
@@ -147,6 +149,9 @@ def load_evidence_file(
 def _evidence_file(
     repo: Repository, rel: str, name: str, task_id: str, trust: RunnerTrust
 ) -> EvidenceFile:
+    from taskfs.core.evidence import EvidenceFile, signature_state
+    from taskfs.core.evidence_records import parse_evidence
+
     if not STAMPED_NAME_RE.fullmatch(name):
         raise fail("file_invalid", path=rel, reason="its name is not <stamp>-<nonce>.yaml")
     document = read_yaml(repo, rel)

@@ -26,14 +26,14 @@ from taskfs.api.tasks.envelope_rules import ledger_folders
 from taskfs.api.tasks.filing import record_bytes
 from taskfs.core import layout, signing, yamlio
 from taskfs.core.evidence import EvidenceFile, RunnerTrust, sign_document
-from taskfs.core.layout import EVIDENCE, format_time, stamped_name
-from taskfs.core.records import (
+from taskfs.core.evidence_records import (
     EVIDENCE_OUTPUT_CAP,
     CheckEvidence,
     JudgementEvidence,
     Verdict,
     parse_evidence,
 )
+from taskfs.core.layout import EVIDENCE, format_time, stamped_name
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.runner.process import RunResult, StreamCapture, capture_stream, run_command
 from taskfs.runner.sandbox import Sandbox

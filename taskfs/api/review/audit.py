@@ -23,8 +23,8 @@ from taskfs.api.evidence import gate as evidence_gate
 from taskfs.api.review import authority
 from taskfs.api.tasks import queries
 from taskfs.core.evidence import EvidenceFile, RunnerTrust
+from taskfs.core.evidence_records import CheckEvidence
 from taskfs.core.layout import KEYS_DIR, MESSAGES, STATUS
-from taskfs.core.records import CheckEvidence
 from taskfs.errors import Problem, problem
 from taskfs.store import keys
 from taskfs.store.all_tasks import load_all

@@ -34,7 +34,6 @@ from taskfs.core.layout import (
 )
 from taskfs.core.records import StatusRecord
 from taskfs.errors import Problem, TaskfsError, fail, problem
-from taskfs.schemas import schema_text
 from taskfs.store import fs, index, keys
 from taskfs.store.git import Git
 from taskfs.store.repository import Repository
@@ -72,6 +71,8 @@ class Initialised:
 
 def init(start: Path, agent: str) -> Initialised:
     """Make `start` a taskfs repository (and a git repository if it is none); idempotent."""
+    from taskfs.schemas import schema_text  # every model's schema: only `init` needs them
+
     root = find_worktree(start)
     if root is None:
         root = start.resolve()

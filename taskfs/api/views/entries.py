@@ -15,8 +15,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from taskfs.core import yamlio
+from taskfs.core.evidence_records import CheckEvidence, parse_evidence
 from taskfs.core.layout import EVIDENCE, MESSAGES, STAMPED_NAME_RE
-from taskfs.core.records import CheckEvidence, MessageRecord, parse_evidence
+from taskfs.core.records import MessageRecord
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import first_error
 
