@@ -51,7 +51,7 @@ Encoded = tuple[Any, ...]
 
 
 def encode(row: CacheRow) -> Encoded:
-    summary = None if row.summary is None else projection.encode(row.summary)
+    summary = None if row.summary is None else projection.encode(row.summary, row.names)
     return (
         row.key,
         row.stamp,
@@ -117,8 +117,17 @@ def header(tasks_rel: str) -> tuple[int, str, str]:
 
 
 def write(path: str, tasks_rel: str, rows: dict[str, CacheRow], token: bytes) -> None:
-    data = (header(tasks_rel), {task_id: encode(row) for task_id, row in rows.items()}, token)
+    data = (
+        header(tasks_rel),
+        {_id(task_id, row): encode(row) for task_id, row in rows.items()},
+        token,
+    )
     stamps.dump(path, data)
+
+
+def _id(task_id: str, row: CacheRow) -> str:
+    """The id as the row's summary holds it, when it is the same: stored once (`encode`)."""
+    return row.summary.id if row.summary is not None and row.summary.id == task_id else task_id
 
 
 def read(path: str, tasks_rel: str) -> tuple[dict[str, CacheRow], bytes | None]:
