@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -122,11 +123,27 @@ class Objects(Process):
             p: self._hash(b"blob %d\0" % len(data) + data).hexdigest() for p, data in raw.items()
         }
         known = {p for p, oid in oids.items() if self._loose(oid)}
-        if paths:
-            args = ("add", "--force", "--", *paths)
-            proc = self.run_index(*args, env={"GIT_LITERAL_PATHSPECS": "1"})
-            if proc.returncode != 0:
-                raise git_error(args, proc)
+        # While git adds the files (it rewrites its whole index: most of a commit's time in a
+        # large repository), a second thread builds the commit on the blobs it will most
+        # likely have written, the raw bytes': used when it did, built again when not.
+        guess: dict[str, bytes | Stored | None] = {p: Stored(oid) for p, oid in oids.items()}
+        guess.update(dict.fromkeys(removed))
+        early: list[tuple[str | None, str]] = []
+        thread = threading.Thread(
+            target=self._build_early, args=(guess, message, author, when, early)
+        )
+        if paths and not self.signs_commits:  # a signing program may ask its user: never early
+            thread.start()
+        try:
+            if paths:
+                args = ("add", "--force", "--", *paths)
+                proc = self.run_index(*args, env={"GIT_LITERAL_PATHSPECS": "1"})
+                if proc.returncode != 0:
+                    raise git_error(args, proc)
+        finally:
+            if thread.ident is not None:
+                thread.join()
+        built = early[0] if early else None
         contents: dict[str, bytes | Stored | None] = dict(raw)
         unsure = [p for p, oid in oids.items() if p in known or not self._loose(oid)]
         contents.update({p: Stored(oid) for p, oid in self._index_blobs(unsure).items()})
@@ -137,7 +154,9 @@ class Objects(Process):
             if proc.returncode != 0:
                 raise git_error(args, proc)
         try:
-            return self._commit_onto_head(contents, message, author, when)
+            return self._commit_onto_head(
+                contents, message, author, when, built=None if unsure else built
+            )
         except TaskfsError:
             # Nothing was committed (signing failed, say): the index goes back to HEAD's for
             # these paths, so no half-made change stays staged.
@@ -152,13 +171,18 @@ class Objects(Process):
         message: str,
         author: Identity,
         when: datetime | None,
+        *,
+        built: tuple[str | None, str] | None = None,
     ) -> str:
-        parent = self.head_guess()
+        """Commit `contents` onto HEAD and move HEAD there, building again on whatever moved
+        HEAD meanwhile; `built`: a commit of the same contents already made on a parent, used
+        when that parent is HEAD's."""
+        parent = built[0] if built is not None else self.head_guess()
         while True:
-            with self.reader() as reader:
-                base_tree = reader.commit_tree(parent) if parent else None
-                tree = self._write_tree(reader, base_tree, _nest(contents))
-            commit = self.write_commit(tree, (parent,) if parent else (), message, author, when)
+            if built is not None and built[0] == parent:
+                commit = built[1]
+            else:
+                commit = self._build_commit(parent, contents, message, author, when)
             old = parent or self.zero
             proc = self.run_raw("update-ref", "-m", _first_line(message), "HEAD", commit, old)
             if proc.returncode == 0:
@@ -171,6 +195,36 @@ class Objects(Process):
             if moved == parent:
                 raise git_error(("update-ref",), proc)
             parent = moved
+
+    def _build_early(
+        self,
+        contents: dict[str, bytes | Stored | None],
+        message: str,
+        author: Identity,
+        when: datetime | None,
+        out: list[tuple[str | None, str]],
+    ) -> None:
+        """`_build_commit` on HEAD as it stands, in a second thread (`commit_files`): nothing
+        is added to `out` when it fails, and the caller builds again, meeting the error."""
+        try:
+            parent = self.head_guess()
+            out.append((parent, self._build_commit(parent, contents, message, author, when)))
+        except Exception:  # the caller's own attempt reports it
+            return
+
+    def _build_commit(
+        self,
+        parent: str | None,
+        contents: dict[str, bytes | Stored | None],
+        message: str,
+        author: Identity,
+        when: datetime | None,
+    ) -> str:
+        """The commit of `contents` on `parent` (its objects written, no ref moved)."""
+        with self.reader() as reader:
+            base_tree = reader.commit_tree(parent) if parent else None
+            tree = self._write_tree(reader, base_tree, _nest(contents))
+        return self.write_commit(tree, (parent,) if parent else (), message, author, when)
 
     def _write_tree(self, reader: ObjectReader, base: str | None, changes: Nested) -> str:
         """The tree `base` with `changes` applied (the empty tree when nothing is left).
