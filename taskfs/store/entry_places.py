@@ -6,15 +6,18 @@ tasks' entries, and the ledger cache keeps each task's overlaps with every other
 used to place every entry of the ledger in an `OwnershipIndex` per call: at 5,000 tasks that
 is 15,000 entries read off their text (`globs.placement`), most of the work of a `new`.
 
-An entry's place is a pure function of its text: its leading literal segments and whether it
-is all literal. The places are kept, by entry text, in `<cache>/ledger-v*.places` (marshal);
-an entry met for the first time is placed and the file rewritten. A query entry whose literal
-prefix is P can only overlap an indexed entry whose literal prefix Q agrees with P as far as
-the shorter of the two goes (one is a prefix of the other, segment by segment): the trie of
-`OwnershipIndex` never meets any other. So `nearby` keeps only those (and every interface
-entry, which costs nothing to index), and the real index, built from them alone, decides as
-before. A damaged or foreign file is ignored and rebuilt; its content can only be a place
-computed from the same text, never a verdict.
+An entry's place is a pure function of its text: its leading literal segments. A query entry
+whose literal prefix is P can only overlap an indexed entry whose literal prefix Q agrees with
+P as far as the shorter of the two goes (one is a prefix of the other, segment by segment):
+the trie of `OwnershipIndex` never meets any other. Such a Q is filed under P's first one or
+two segments, or under none, or (for a P of one segment) under that segment and any second
+one. So the path entries are kept in `<cache>/ledger-v*.places` (marshal) filed under the
+first two segments of their place (`file_of`), and `nearby` reads only the files a query's
+place names, places what it finds there, and keeps those that agree (and every interface entry
+of a name asked, which costs nothing to index); the real index, built from them alone, decides
+as before. An entry met for the first time is filed, and the file written again once many
+were. A damaged or foreign file is ignored and rebuilt: what it holds is only where an entry
+is filed, computed from the entry's own text.
 """
 
 from __future__ import annotations
@@ -28,41 +31,48 @@ from taskfs.readmodel import stamps
 
 K = TypeVar("K")
 SUFFIX = ".places"
-FORMAT = 1
-SAVE_AT = 256  # places learnt by one process before the file is written again
+FORMAT = 3  # 3: the files of entries, by the first two segments of their places
+SAVE_AT = 256  # entries filed by one process before the file is written again
 Names = tuple[str, ...]
-Place = tuple[Names, bool]  # leading literal segments, all literal
-FILED_DEPTH = 2  # places are filed by this many of their first segments
+FILED_DEPTH = 2
+SEPARATOR = "\0"  # between the entries of a file: no entry's text holds it
+
+
+def file_of(names: Names) -> str:
+    """The file a place is kept in: its first two segments, joined by `/` (which no segment
+    holds); "" for a place of none."""
+    return "/".join(names[:FILED_DEPTH])
 
 
 class Places:
-    """The stored places, read once; `save` writes them back when new ones were computed."""
+    """The stored files of entries, read once; `save` writes them back when many entries were
+    filed since."""
 
     def __init__(self, cache: str) -> None:
         self._path = cache + SUFFIX
-        self._places: dict[str, Place] = _read(self._path)
-        self._read_any = bool(self._places)
+        filing, files = _read(self._path)
+        self._filing: dict[str, str] = filing  # entry text -> its file
+        self._files: dict[str, str] = files  # file -> its entries, joined by SEPARATOR
+        self._read_any = bool(filing)
+        self._interfaces: set[str] = set()
         self._added = 0
-        # The entries placed so far, filed by the first two segments of their place, and those
-        # files by their first segment; made when a query first needs them (`_agreeing`).
-        self._filed: dict[Names, list[str]] | None = None
-        self._below: dict[str, set[Names]] | None = None
 
-    def of(self, raw: str) -> Place:
-        found = self._places.get(raw)
-        if found is None:
-            names, literal = globs.placement(raw)  # the index's own rule
-            found = self._places[raw] = (tuple(names), literal)
+    def place(self, raw: str) -> Names:
+        """The leading literal segments of a path entry (`globs.placement`), which it is filed
+        by; a new one is filed."""
+        names = tuple(globs.placement(raw)[0])
+        if raw not in self._filing:
+            name = self._filing[raw] = file_of(names)
+            held = self._files.get(name)
+            self._files[name] = raw if held is None else held + SEPARATOR + raw
             self._added += 1
-            if self._filed is not None:
-                self._file(raw, found[0])
-        return found
+        return names
 
     def save(self) -> None:
-        """Store the places learnt, when they are many: a few (a new task's) cost less to
-        compute again than the whole file costs to write again on every write."""
+        """Store the entries filed, when they are many: a few (a new task's) cost less to file
+        again than the whole file costs to write again on every write."""
         if self._added >= SAVE_AT or (self._added and not self._read_any):
-            stamps.dump(self._path, (FORMAT, self._places))
+            stamps.dump(self._path, (FORMAT, self._filing, self._files))
             self._added = 0
 
     def nearby(
@@ -75,7 +85,7 @@ class Places:
         prefix = globs.INTERFACE_PREFIX
         names_asked = {q[len(prefix) :] for q in queries if q.startswith(prefix)}
         names_asked |= {globs.parse_entry(q).text for q in queries if q.startswith(prefix)}
-        wanted = [self.of(q)[0] for q in queries if not q.startswith(prefix)]
+        wanted = [self.place(q) for q in queries if not q.startswith(prefix)]
         records = list(records)
         texts = {raw for _key, raw in records}
         near = {prefix + name for name in names_asked}
@@ -87,88 +97,65 @@ class Places:
 
     def _agreeing(self, texts: set[str], wanted: list[Names]) -> set[str]:
         """The path entries among `texts` whose place agrees with one of `wanted` (none empty):
-        one is a prefix of the other, segment by segment. Such a place is filed under the
-        query's first one or two segments, or under none, or (for a query of one segment)
-        under that segment and any second one."""
+        one is a prefix of the other, segment by segment."""
         prefix = globs.INTERFACE_PREFIX
-        for raw in texts - self._places.keys():
-            if not raw.startswith(prefix):
-                self.of(raw)
-        filed = self._filed
-        if filed is None:
-            filed = self._filed = {}
-            for raw, (names, _literal) in self._places.items():
-                key = names[:FILED_DEPTH]
-                group = filed.get(key)
-                if group is None:
-                    filed[key] = [raw]
-                else:
-                    group.append(raw)
+        for raw in texts - self._filing.keys() - self._interfaces:
+            if raw.startswith(prefix):
+                self._interfaces.add(raw)  # never filed; not looked at again by this process
+            else:
+                self.place(raw)
         above = {p[:i] for p in wanted for i in range(len(p) + 1)}
-        files = {key for key in above if len(key) <= FILED_DEPTH}
-        for p in wanted:
-            if len(p) < FILED_DEPTH:
-                files |= self._files_below().get(p[0], set())
+        names = {file_of(p) for p in above}
+        for first in {p[0] for p in wanted if len(p) < FILED_DEPTH}:  # and every second one
+            names |= {name for name in self._files if name.startswith(first + "/")}
         found: set[str] = set()
-        for key in files:
-            for raw in filed.get(key, ()):
-                names = self._places[raw][0]
-                if names in above or any(names[: len(p)] == p for p in wanted):
+        for name in names:
+            held = self._files.get(name)
+            for raw in held.split(SEPARATOR) if held else ():
+                place = tuple(globs.placement(raw)[0])
+                if place in above or any(place[: len(p)] == p for p in wanted):
                     found.add(raw)
         return found & texts
-
-    def _file(self, raw: str, names: Names) -> None:
-        assert self._filed is not None
-        key = names[:FILED_DEPTH]
-        self._filed.setdefault(key, []).append(raw)
-        if self._below is not None and len(key) == FILED_DEPTH:
-            self._below.setdefault(key[0], set()).add(key)
-
-    def _files_below(self) -> dict[str, set[Names]]:
-        """The files of two segments, by their first (for a query of one segment)."""
-        assert self._filed is not None
-        if self._below is None:
-            self._below = {}
-            for key in self._filed:
-                if len(key) == FILED_DEPTH:
-                    self._below.setdefault(key[0], set()).add(key)
-        return self._below
 
 
 _opened: dict[str, Places] = {}
 
 
 def opened(cache: str) -> Places:
-    """The places stored beside `cache`, read once per process: a place is a pure function of
-    an entry's text, so what one call placed holds for every later one (`new` checks its
-    envelopes at intake and then updates the cache's overlaps with the same entries)."""
+    """The places stored beside `cache`, read once per process: where an entry is filed is a
+    pure function of its text, so what one call filed holds for every later one (`new` checks
+    its envelopes at intake and then updates the cache's overlaps with the same entries)."""
     found = _opened.get(cache)
     if found is None:
         found = _opened[cache] = Places(cache)
     return found
 
 
-def _read(path: str) -> dict[str, Place]:
+def _read(path: str) -> tuple[dict[str, str], dict[str, str]]:
     try:
         with open(path, "rb") as handle:
             data = marshal.loads(handle.read())
     except (OSError, EOFError, ValueError, TypeError):
-        return {}
-    if not (isinstance(data, tuple) and len(data) == 2 and data[0] == FORMAT):
-        return {}
-    places = data[1]
-    return places if type(places) is dict and _well_formed(places) else {}
+        return {}, {}
+    if not (type(data) is tuple and len(data) == 3 and data[0] == FORMAT):
+        return {}, {}
+    _format, filing, files = data
+    if type(filing) is dict and type(files) is dict and _well_formed(filing, files):
+        return filing, files
+    return {}, {}
 
 
-def _well_formed(places: dict[object, object]) -> bool:
-    """Whether every key is an entry's text and every value a place (a damaged file may
-    still unmarshal): a few passes at C speed over ten thousand places."""
-    values = places.values()
-    if set(map(type, places)) - {str} or set(map(type, values)) - {tuple}:
+def _well_formed(filing: dict[object, object], files: dict[object, object]) -> bool:
+    """Whether every entry names a file there and the files hold as many entries as were
+    filed (a damaged file may still unmarshal): a few passes at C speed over ten thousand
+    entries. Which file holds which entry is not checked one by one (that would cost what
+    the file saves): the cache's files are this checkout's own, written by taskfs alone."""
+    for mapping in (filing, files):
+        if set(map(type, mapping)) - {str} or set(map(type, mapping.values())) - {str}:
+            return False
+    if not files.keys() >= set(filing.values()) or "" in files.values():
         return False
-    if set(map(len, values)) - {2}:  # type: ignore[arg-type]
-        return False
-    names = [place[0] for place in values]  # type: ignore[index]
-    if set(map(type, names)) - {tuple} or {type(p[1]) for p in values} - {bool}:  # type: ignore[index]
-        return False
-    return not {type(name) for group in names for name in group} - {str}
+    joined = SEPARATOR.join(files.values())  # type: ignore[arg-type]
+    held = joined.count(SEPARATOR) + 1 if files else 0  # the entries of all files
+
+    return held == len(filing)

@@ -8,7 +8,7 @@ import marshal
 from pathlib import Path
 
 from taskfs.core import globs
-from taskfs.store.entry_places import SUFFIX, Places
+from taskfs.store.entry_places import FORMAT, SUFFIX, Places
 from tests.helpers import submit, taskfs, write_envelope
 
 ENTRIES = [
@@ -69,17 +69,28 @@ def test_nearby_answers_the_same_from_stored_places_as_from_fresh_ones(tmp_path:
 def test_places_are_stored_and_a_damaged_file_is_rebuilt(tmp_path: Path) -> None:
     cache = str(tmp_path / "ledger")
     places = Places(cache)
-    assert places.of("src/auth/*.py") == (("src", "auth"), False)
-    assert places.of("docs/guide.md") == (("docs", "guide.md"), True)
+    assert places.place("src/auth/*.py") == ("src", "auth")
+    assert places.place("docs/guide.md") == ("docs", "guide.md")
+    assert places.place("**/*.md") == ()
     places.save()
     stored = Path(cache + SUFFIX)
     assert stored.is_file()
-    assert Places(cache).of("src/auth/*.py") == (("src", "auth"), False)
-    stored.write_bytes(b"\x00not marshal")
-    assert Places(cache).of("src/auth/*.py") == (("src", "auth"), False)
-    # Marshalled, but not places: a segment list that is not a tuple of strings.
-    stored.write_bytes(marshal.dumps((1, {"src/auth/*.py": (["elsewhere"], False)})))
-    assert Places(cache).of("src/auth/*.py") == (("src", "auth"), False)
+    fmt, filing, files = marshal.loads(stored.read_bytes())
+    assert filing == {"src/auth/*.py": "src/auth", "docs/guide.md": "docs/guide.md", "**/*.md": ""}
+    assert files == {"src/auth": "src/auth/*.py", "docs/guide.md": "docs/guide.md", "": "**/*.md"}
+    records = [("login", "src/auth/*.py"), ("guide", "docs/guide.md"), ("md", "**/*.md")]
+    for damage in (
+        b"\x00not marshal",
+        marshal.dumps((FORMAT, {"src/auth/*.py": 1}, {})),  # not a file's name
+        # Filed where no query of its place looks, or not held by the file it names:
+        marshal.dumps((FORMAT, {"src/auth/*.py": "elsewhere"}, {"src/auth": "src/auth/*.py"})),
+        marshal.dumps((FORMAT, {"src/auth/*.py": "src/auth"}, {"src/auth": ""})),
+        marshal.dumps((fmt, {}, {})),  # nothing filed: read, then every entry filed again
+    ):
+        stored.write_bytes(damage)
+        near = Places(cache).nearby(records, ["src/auth/login.py"])
+        assert ("login", "src/auth/*.py") in near
+        assert ("guide", "docs/guide.md") not in near
 
 
 def test_new_refuses_every_overlap_with_an_open_task_through_the_stored_places(
