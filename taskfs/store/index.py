@@ -330,20 +330,20 @@ def remember(repo: Repository, after: Summary) -> None:
         _tokens[path] = token
 
 
-def remember_new(repo: Repository, task_ids: Collection[str]) -> None:
-    """A writer committed new tasks after reading every row under the same lock (`new`): add
-    their rows (read by the full reader, as any new task's) to the rows it read, instead of
-    reading and `stat`-ing every task again; the overlaps of the new envelopes are found as
-    `summaries` finds them. The new rows, and those whose overlaps gained a new task, are
-    stored as a delta with the tasks folder's new identity (an insertion), or everything is
-    stored again when there are too many."""
+# The rows with new tasks added, the tasks folder's identity after, the rows whose overlaps
+# changed, and the summaries.
+Added = tuple[dict[str, CacheRow], "tuple[FileKey, int]", set[str], dict[str, Summary]]
+
+
+def added_rows(repo: Repository, task_ids: Collection[str]) -> Added | None:
+    """The rows the writer read, with the new tasks' rows (read by the full reader, as any
+    new task's) added; None when the writer read none (the caller reads every task). Their
+    files must be in place; their commit need not be made: `new` builds them while git
+    commits (`Writer.commit`'s `meanwhile`)."""
     path = cache_path(repo)
     if path not in _last or not task_ids:
-        summaries(repo)
-        return
-    last, _folder, settled, _tasks_was = _last[path]
-    unsaved, removed = _unsaved.pop(path, (set(), False))
-    rows = dict(last)
+        return None
+    rows = dict(_last[path][0])
     tasks_dir = str(repo.tasks_dir)
     stamp = time.time_ns()
     folder = (stamps.file_key(tasks_dir), stamp)
@@ -360,7 +360,24 @@ def remember_new(repo: Repository, task_ids: Collection[str]) -> None:
     from taskfs.store import entry_places
 
     changed = overlaps.update(rows, set(task_ids), set(), entry_places.opened(path))
-    tasks = _tasks(rows)
+    return rows, folder, changed, _tasks(rows)
+
+
+def remember_new(repo: Repository, task_ids: Collection[str], added: Added | None = None) -> None:
+    """A writer committed new tasks after reading every row under the same lock (`new`): add
+    their rows to the rows it read (`added`: `added_rows`' answer, when it was built during
+    the commit), instead of reading and `stat`-ing every task again; the overlaps of the new
+    envelopes are found as `summaries` finds them. The new rows, and those whose overlaps
+    gained a new task, are stored as a delta with the tasks folder's new identity (an
+    insertion), or everything is stored again when there are too many."""
+    path = cache_path(repo)
+    added = added or added_rows(repo, task_ids)
+    if added is None:
+        summaries(repo)
+        return
+    rows, folder, changed, tasks = added
+    settled = _last[path][2]
+    unsaved, removed = _unsaved.pop(path, (set(), False))
     head = _after_own_commit(repo, settled)
     token = _tokens.get(path)
     if not (

@@ -5,6 +5,7 @@ as envelopes come, change and go, querying only the changed envelopes against th
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 from taskfs.readmodel.cache import CacheRow
@@ -71,6 +72,9 @@ def update(
         kept = {o for o in row.overlaps if o not in stale} if task_id not in rebuilt else set()
         overlaps = tuple(sorted(kept | found.get(task_id, set())))
         if overlaps != row.overlaps:
-            row.summary = row.summary._replace(overlaps=overlaps)
+            # A new row, not the one changed: the rows may be shared with what was read.
+            rows[task_id] = dataclasses.replace(
+                row, summary=row.summary._replace(overlaps=overlaps)
+            )
             changed.add(task_id)
     return changed

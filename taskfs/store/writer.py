@@ -11,7 +11,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterable, Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -61,7 +62,18 @@ class Writer:
         """Commit files already written in place (settings, schemas): not ledger entries."""
         return self._repo.git.commit_files(list(paths), message, Identity.agent(agent))
 
-    def commit(self, message: str, agent: str, *, when: datetime | None = None) -> str:
+    def commit(
+        self,
+        message: str,
+        agent: str,
+        *,
+        when: datetime | None = None,
+        meanwhile: Callable[[], object] | None = None,
+    ) -> str:
+        """Create the change's files and commit exactly them. `meanwhile`: work that needs the
+        files in place but not their commit (the cache's rows of new tasks), done in a second
+        thread while git commits; what it raises is dropped (its caller does the work again
+        when it finds it undone, and meets the error then)."""
         repo = self._repo
         # One change per commit: whatever happens below, the writer starts empty again.
         files, included, removed = dict(self._files), list(self._included), list(self._removed)
@@ -81,10 +93,14 @@ class Writer:
             durable=durable,
         )
         created: list[Path] = []
+        alongside: threading.Thread | None = None
         try:
             for rel, data in files.items():
                 fs.create_new(repo.root / rel, data, durable=durable)
                 created.append(repo.root / rel)
+            if meanwhile is not None:
+                alongside = threading.Thread(target=_quietly, args=(meanwhile,), daemon=True)
+                alongside.start()
             commit = repo.git.commit_files(
                 [*files, *included], message, Identity.agent(agent), when=when, removed=removed
             )
@@ -101,10 +117,18 @@ class Writer:
             if isinstance(exc, OSError):
                 raise fail("file_unreadable", path=exc.filename, reason=exc.strerror) from None
             raise
+        finally:
+            if alongside is not None:
+                alongside.join()
         for rel in removed:
             (repo.root / rel).unlink(missing_ok=True)
         journal.unlink(missing_ok=True)
         return commit
+
+
+def _quietly(work: Callable[[], object]) -> None:
+    with contextlib.suppress(Exception):
+        work()
 
 
 def write_journal(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
@@ -151,10 +151,15 @@ def submit(repo: Repository, sources: Sequence[Source], agent: str | None) -> li
     with repo.writing() as writer:
         batch = _assign_ids(repo, parsed)
         rules.check_new_tasks(repo, batch)
-        write_new_tasks(repo, writer, batch, actor)
         # The models are loaded here anyway: add the new tasks to the ledger cache now, so
-        # the listings that follow need not load them.
-        index.remember_new(repo, [e.id for e in batch if e.id])
+        # the listings that follow need not load them; their rows are built while git
+        # commits them.
+        ids = [e.id for e in batch if e.id]
+        added: list[index.Added | None] = []
+        write_new_tasks(
+            repo, writer, batch, actor, meanwhile=lambda: added.append(index.added_rows(repo, ids))
+        )
+        index.remember_new(repo, ids, added[0] if added else None)
     return [Submitted(e.id or "") for e in batch]
 
 
@@ -167,6 +172,7 @@ def write_new_tasks(
     in_place: Collection[str] = (),
     trailers: Sequence[str] = (),
     opened: str | None = None,
+    meanwhile: Callable[[], object] | None = None,
 ) -> str:
     """Write each envelope of `batch` (already checked, ids assigned) and its `submitted`
     status, in one commit by `actor`. A task named in `in_place` already has its envelope
@@ -177,7 +183,8 @@ def write_new_tasks(
     `opened` names a peer's opening as it arrived (one task; its file is the caller's to add),
     or else one is signed here when the
     sender's private key is on this machine and both ends have committed keys. It vouches for
-    the `submitted` (audit) and is exported as stored, from any clone, never re-signed."""
+    the `submitted` (audit) and is exported as stored, from any clone, never re-signed.
+    `meanwhile` is done while git commits (`Writer.commit`)."""
     now = datetime.now(timezone.utc)
     signer = _opening_signer(repo, actor) if opened is None else None
     for envelope in batch:
@@ -208,7 +215,7 @@ def write_new_tasks(
         )
         writer.add(repo.task_rel(task_id, STATUS, name), record_bytes(document))
     subject = _new_message([e.id or "" for e in batch], actor, trailers)
-    return writer.commit(subject, actor, when=now)
+    return writer.commit(subject, actor, when=now, meanwhile=meanwhile)
 
 
 def _opening_signer(repo: Repository, actor: str) -> OpeningSigner | None:
