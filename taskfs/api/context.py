@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from taskfs.core import layout
 from taskfs.errors import fail
@@ -62,8 +61,7 @@ def acting_agent(agent: str | None, *, required: bool = True) -> str | None:
     return agent
 
 
-@dataclass(frozen=True)
-class Context:
+class Context(NamedTuple):
     """An open checkout and the agent acting on it (as given: checked when it is asked for,
     so that a command names its errors in the order it always did)."""
 

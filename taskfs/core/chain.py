@@ -11,7 +11,7 @@ both files are seen, later history can never change who won.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from taskfs.core.layout import STATUS_NAME_RE
 from taskfs.core.lifecycle import TRANSITIONS, State, next_states
@@ -19,14 +19,12 @@ from taskfs.core.records import StatusRecord
 from taskfs.errors import Problem, problem
 
 
-@dataclass(frozen=True)
-class Link:
+class Link(NamedTuple):
     name: str
     record: StatusRecord
 
 
-@dataclass(frozen=True)
-class Chain:
+class Chain(NamedTuple):
     links: tuple[Link, ...]
     superseded: tuple[Link, ...] = ()
     problems: tuple[Problem, ...] = ()

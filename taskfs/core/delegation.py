@@ -21,7 +21,7 @@ Pure: the tasks, their states and what each parent was granted arrive as values.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from taskfs.core import globs
 from taskfs.core.facts import EnvelopeFacts
@@ -29,8 +29,7 @@ from taskfs.core.lifecycle import TERMINAL
 from taskfs.errors import Problem, problem
 
 
-@dataclass(frozen=True)
-class Known:
+class Known(NamedTuple):
     """A task a child may be delegated from: its envelope, state and holder."""
 
     envelope: EnvelopeFacts

@@ -6,8 +6,7 @@ Pure: the acting agent and the task's parties are passed in; nothing here reads 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from taskfs.errors import Problem, problem
 
@@ -53,8 +52,7 @@ def is_state(value: object) -> bool:
     return value in TRANSITIONS
 
 
-@dataclass(frozen=True)
-class Parties:
+class Parties(NamedTuple):
     """Who may act on a task: its sender, its recipient and the agent that claimed it."""
 
     sender: str | None

@@ -13,8 +13,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Literal, NamedTuple, get_args
 
 from taskfs.core import globs
 from taskfs.core.envelope import Envelope
@@ -32,8 +31,7 @@ LINT_CODES: tuple[str, ...] = get_args(LintCode)
 DEFAULT_OBJECTIVE_MIN_WORDS = 4
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
     """What a repository chose (`lint:` in .taskfs/config.yaml)."""
 
     disable: frozenset[str] = frozenset()

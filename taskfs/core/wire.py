@@ -28,8 +28,7 @@ import base64
 import binascii
 import json
 import secrets
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 DOMAIN = b"interlink-v2\x00"
 KINDS = ("message", "pair_request", "pair_accept")
@@ -103,8 +102,7 @@ def new_msg_id() -> str:
 # -- the signed bytes --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Message:
+class Message(NamedTuple):
     """interlink's `SignedMessage`: `sender`/`recipient` are interlink ids (its `from`/`to`)."""
 
     sender: str
@@ -194,7 +192,7 @@ def sign(seed: bytes, message: Message) -> Message:
     if b64(key.public_key().public_bytes_raw()) != message.sender:
         raise WireError("the message's from is not the signing key's id")
     signature = key.sign(message.canonical())
-    return Message(**{**message.__dict__, "sig": b64(signature)})
+    return message._replace(sig=b64(signature))
 
 
 def public_id(seed: bytes) -> str:

@@ -12,8 +12,8 @@ whose ledger has such a file (it has to be repaired first, e.g. with `git checko
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -30,8 +30,7 @@ if TYPE_CHECKING:  # evidence is read only where it is shown: loading a task doe
     from taskfs.core.evidence import EvidenceFile, RunnerTrust
 
 
-@dataclass(frozen=True)
-class Task:
+class Task(NamedTuple):
     id: str
     envelope: Envelope
     chain: Chain

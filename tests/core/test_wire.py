@@ -138,9 +138,9 @@ def test_a_signature_verifies_both_ways_and_one_flipped_bit_breaks_it() -> None:
     assert wire.parse_line(ref.line(theirs)).verified()
     raw = bytearray(ref.b64d(message.sig))
     raw[10] ^= 1
-    assert not wire.Message(**{**message.__dict__, "sig": wire.b64(bytes(raw))}).verified()
-    assert not wire.Message(**{**message.__dict__, "text": message.text + "!"}).verified()
-    assert not wire.Message(**{**message.__dict__, "status": None}).verified()
+    assert not message._replace(sig=wire.b64(bytes(raw))).verified()
+    assert not message._replace(text=message.text + "!").verified()
+    assert not message._replace(status=None).verified()
 
 
 IDENTITY = b"\x01" + b"\x00" * 31

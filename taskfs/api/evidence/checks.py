@@ -16,7 +16,7 @@ import socket
 import stat
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
@@ -116,7 +116,7 @@ def task_evidence(repo: Repository, task_id: str) -> tuple[list[EvidenceFile], l
 def with_evidence(repo: Repository, task: Task) -> Task:
     """`task` carrying its readable evidence files (for show and log)."""
     found, problems = task_evidence(repo, task.id)
-    return replace(task, evidence=tuple(found), problems=task.problems + tuple(problems))
+    return task._replace(evidence=tuple(found), problems=task.problems + tuple(problems))
 
 
 # -- check ------------------------------------------------------------------------------------

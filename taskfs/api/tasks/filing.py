@@ -6,16 +6,15 @@ without importing one another.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from taskfs.core import yamlio
 from taskfs.errors import Problem
 
 
-@dataclass(frozen=True)
-class FileReport:
+class FileReport(NamedTuple):
     path: str
-    problems: tuple[Problem, ...] = field(default_factory=tuple)
+    problems: tuple[Problem, ...] = ()
 
     @property
     def ok(self) -> bool:

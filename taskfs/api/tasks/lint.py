@@ -7,8 +7,8 @@ takes envelope files as well as task ids. With neither it looks at the ledger's 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from taskfs.api.tasks.submit import Source, parse_source
 from taskfs.core import layout
@@ -21,8 +21,7 @@ from taskfs.store.repository import Repository, read_input
 from taskfs.store.task_reader import load_envelope
 
 
-@dataclass(frozen=True)
-class Linted:
+class Linted(NamedTuple):
     warnings: tuple[Problem, ...]
     errors: tuple[Problem, ...]  # what could not be linted: files that are not envelopes
     checked: int

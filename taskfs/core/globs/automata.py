@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import TypeAlias
+from typing import NamedTuple, TypeAlias
 
 from taskfs.core.globs.classes import _ANY, _CharSet, _charset, _parse_class
 from taskfs.core.globs.syntax import _WILDCARD, INTERFACE_PREFIX, Entry
@@ -158,8 +158,7 @@ def _seg_moves(seg: _Seg, alphabet: tuple[str, ...]) -> _Moves:
     )
 
 
-@dataclass(frozen=True)
-class _Pattern:
+class _Pattern(NamedTuple):
     items: tuple[_Item, ...]
     prefix: tuple[str, ...]  # the leading segments that are literal names
     literal: str | None  # the one path it matches, when it has no wildcard
@@ -214,8 +213,7 @@ def _match_segments(items: tuple[_Item, ...], names: list[str]) -> bool:
 _Move: TypeAlias = "tuple[_CharSet | None, int]"
 
 
-@dataclass(frozen=True)
-class _Nfa:
+class _Nfa(NamedTuple):
     moves: tuple[tuple[_Move, ...], ...]
     closure: tuple[frozenset[int], ...]
     accept: int

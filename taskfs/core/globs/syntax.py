@@ -29,8 +29,7 @@ Imports nothing from the rest of the package.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 INTERFACE_PREFIX = "interface:"
 
@@ -43,8 +42,7 @@ class EntryError(ValueError):
         self.reason = reason
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """One parsed `filesAndInterfaces` entry."""
 
     raw: str

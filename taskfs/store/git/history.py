@@ -10,7 +10,7 @@ GitPython for the rest.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from taskfs.store.git.process import Process, git_error, nul_list
 
@@ -19,8 +19,7 @@ _MARK = "\x01"
 _FIELDS = {"commit": "%H", "author": "%an", "email": "%ae", "committed": "%ct", "message": "%B"}
 
 
-@dataclass(frozen=True)
-class Author:
+class Author(NamedTuple):
     """The commit that made a change, and who it names as its author."""
 
     commit: str
@@ -28,8 +27,7 @@ class Author:
     email: str
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(NamedTuple):
     """One file a commit changed: its status letter (A, M, D; a merge's first), the path, and
     the blob it has after the change (all zeros when deleted)."""
 
@@ -38,8 +36,7 @@ class Change:
     blob: str
 
 
-@dataclass(frozen=True)
-class LogEntry:
+class LogEntry(NamedTuple):
     commit: str
     author: str = ""
     email: str = ""
