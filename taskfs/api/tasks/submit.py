@@ -9,10 +9,10 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from taskfs import i18n
 from taskfs.api.lifecycle import signing as transition_keys
@@ -45,16 +45,14 @@ if TYPE_CHECKING:
 ENVELOPE_SCHEMA = f"{SCHEMA_DIR}/envelope.schema.json"
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(NamedTuple):
     """An envelope as it arrived: where from (a path, `-`, a tool call) and its bytes."""
 
     label: str
     data: bytes
 
 
-@dataclass(frozen=True)
-class Submitted:
+class Submitted(NamedTuple):
     id: str
     state: str = "submitted"
 
@@ -62,8 +60,7 @@ class Submitted:
 # -- init ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Initialised:
+class Initialised(NamedTuple):
     root: Path
     created: tuple[str, ...]
     commit: str | None

@@ -18,10 +18,9 @@ import threading
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import cached_property
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from taskfs.errors import TaskfsError, fail
 from taskfs.store.git.process import Process, git_error, nul_list, scrubbed_env
@@ -32,15 +31,13 @@ FILE_MODE = "100644"
 TREE_MODE = "40000"
 
 
-@dataclass(frozen=True)
-class Stored:
+class Stored(NamedTuple):
     """A file's blob that git already wrote (through the file's clean filter): taken as is."""
 
     oid: str
 
 
-@dataclass(frozen=True)
-class Identity:
+class Identity(NamedTuple):
     name: str
     email: str
 
