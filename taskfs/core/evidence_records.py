@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BeforeValidator, Field, Strict, TypeAdapter
 
 from taskfs.core import layout
-from taskfs.core.records import AgentText, TaskIdText, UtcTime, _Record
+from taskfs.core.records import AgentText, TaskIdText, UtcTime, _Record, matching
 
 EVIDENCE_OUTPUT_CAP = 32 * 1024
 """Bytes kept of each captured stream (first and last half); evidence files stay far below the
@@ -34,18 +34,6 @@ Verdict = Literal["pass", "fail"]
 CHECK_SOURCES = ("script", "llm_judge")
 _HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
-
-
-def _commit_id(value: str) -> str:
-    if not _HEX.fullmatch(value):
-        raise ValueError("not a commit id (40 or 64 lower-case hex digits)")
-    return value
-
-
-def _sha256_hex(value: str) -> str:
-    if not _SHA256.fullmatch(value):
-        raise ValueError("not a SHA-256 (64 lower-case hex digits)")
-    return value
 
 
 def _seconds(value: Any) -> Any:
@@ -63,8 +51,10 @@ def _judgement_source(value: str) -> str:
     return value
 
 
-CommitId = Annotated[str, Strict(), AfterValidator(_commit_id)]
-Sha256Hex = Annotated[str, Strict(), AfterValidator(_sha256_hex)]
+CommitId = Annotated[
+    str, Strict(), matching(_HEX, "not a commit id (40 or 64 lower-case hex digits)")
+]
+Sha256Hex = Annotated[str, Strict(), matching(_SHA256, "not a SHA-256 (64 lower-case hex digits)")]
 Seconds = Annotated[float, BeforeValidator(_seconds), Field(ge=0)]
 Count = Annotated[int, Strict(), Field(ge=0)]
 Flag = Annotated[bool, Strict()]

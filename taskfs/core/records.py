@@ -73,34 +73,31 @@ def _interlink_id(value: str) -> str:
     return value
 
 
-def _wire_sig(value: str) -> str:
-    if not WIRE_SIG_RE.fullmatch(value):
-        raise ValueError("not an interlink signature (86 characters of URL-safe base64)")
-    return value
+def matching(pattern: re.Pattern[str], reason: str) -> AfterValidator:
+    """The check that a text is `pattern`, whole; `reason` says what it is not, otherwise."""
+
+    def check(value: str) -> str:
+        if not pattern.fullmatch(value):
+            raise ValueError(reason)
+        return value
+
+    return AfterValidator(check)
 
 
-def _key_id(value: str) -> str:
-    if not KEY_ID_RE.fullmatch(value):
-        raise ValueError("not a key id (16 lower-case hex digits)")
-    return value
-
-
-def _status_name(value: str) -> str:
-    if not STATUS_NAME_RE.fullmatch(value):
-        raise ValueError("not a status file name")
-    return value
-
-
+OPAQUE_MSG_ID_RE = re.compile(r"[\x21-\x7e]{1,128}")
+WIRE_SIG_RE = re.compile(r"[A-Za-z0-9_-]{86}")
 UtcTime = Annotated[str, Strict(), AfterValidator(_utc_text)]
 TaskIdText = Annotated[str, Strict(), AfterValidator(_task_id)]
 AgentText = Annotated[str, Strict(), AfterValidator(_agent)]
-StatusFileName = Annotated[str, Strict(), AfterValidator(_status_name)]
+StatusFileName = Annotated[str, Strict(), matching(STATUS_NAME_RE, "not a status file name")]
 MsgIdText = Annotated[str, Strict(), AfterValidator(_msg_id)]
-KeyIdText = Annotated[str, Strict(), AfterValidator(_key_id)]
+KeyIdText = Annotated[str, Strict(), matching(KEY_ID_RE, "not a key id (16 lower-case hex digits)")]
 InterlinkIdText = Annotated[str, Strict(), AfterValidator(_interlink_id)]
-WireSigText = Annotated[str, Strict(), AfterValidator(_wire_sig)]
-OPAQUE_MSG_ID_RE = re.compile(r"[\x21-\x7e]{1,128}")
-WIRE_SIG_RE = re.compile(r"[A-Za-z0-9_-]{86}")
+WireSigText = Annotated[
+    str,
+    Strict(),
+    matching(WIRE_SIG_RE, "not an interlink signature (86 characters of URL-safe base64)"),
+]
 
 
 class _Record(BaseModel):
