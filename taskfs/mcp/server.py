@@ -31,14 +31,16 @@ from taskfs import __version__
 from taskfs.api.capabilities import bind as capabilities
 from taskfs.api.context import acting_agent
 from taskfs.api.evidence import checks as evidence
+from taskfs.api.intake import requests
 from taskfs.api.lifecycle import transitions
 from taskfs.api.messages import delivery, threads
 from taskfs.api.messages import inbox as inbox_api
 from taskfs.api.messages import sending as messages
-from taskfs.api.tasks import queries, submit
+from taskfs.api.tasks import queries
 from taskfs.api.views import agents as views
 from taskfs.core import shapes
 from taskfs.errors import Problem, TaskfsError
+from taskfs.mcp import intake as intake_tools
 from taskfs.mcp.interlink import register_interlink_tools
 from taskfs.mcp.tools import Session, Tools, answer
 
@@ -59,9 +61,9 @@ Reason = Annotated[str, Field(description="Why, in a sentence; recorded with the
 SEND = (
     "Delegate a task. `envelope` is YAML; required keys: objective, outputFormat, "
     "toolAndSourceGuidance, boundaries, filesAndInterfaces, acceptanceCheck.passFailCommand, "
-    "acceptanceCheck.endToEndVerification, contextID. filesAndInterfaces lists the path globs "
-    "(or interface:NAME) the recipient owns; passFailCommand is a shell command, exit 0 = "
-    "pass. Optional: to, id, dependsOn, parent, toolsAllowed."
+    "acceptanceCheck.endToEndVerification, contextID. filesAndInterfaces: path globs (or "
+    "interface:NAME) the recipient owns; passFailCommand: shell, exit 0 = pass. Optional: to, "
+    "id, dependsOn, parent. Incomplete: kept as a request; send the rest with its task_id."
 )
 CHECK = (
     "Report your result and check it: sends `text` as the task's `result` message (the same "
@@ -91,11 +93,15 @@ def register_agent_tools(tools: Tools) -> None:
 
     def agent_send(
         envelope: Annotated[str, Field(description="The envelope, as YAML text.")],
+        task_id: Annotated[
+            str | None, Field(description="Your request's id, to complete it.")
+        ] = None,
     ) -> CallToolResult:
         def call() -> dict[str, Any]:
-            source = submit.Source("agent_send", envelope.encode("utf-8", "surrogateescape"))
-            done = submit.submit(s.repo(), [source], s.agent())
-            return {"id": done[0].id, "state": done[0].state}
+            result = requests.request(
+                s.repo(), s.agent(), envelope, task_id=task_id or None, door="mcp"
+            )
+            return intake_tools.document(result)
 
         return answer(call, tool="agent_send")
 
@@ -195,7 +201,10 @@ def register_agent_tools(tools: Tools) -> None:
 
     def agent_status(task_id: TaskId) -> CallToolResult:
         def call() -> dict[str, Any]:
-            task = queries.show(s.repo(), task_id)
+            repo = s.repo()
+            if requests.is_request(repo, task_id):
+                return intake_tools.document(requests.read(repo, task_id))
+            task = queries.show(repo, task_id)
             return {**views.summary(task), "envelope": task.envelope.to_document()}
 
         return answer(call)
@@ -262,6 +271,7 @@ def build(session: Session) -> Tools:
     )
     tools = Tools(server, session)
     register_agent_tools(tools)
+    intake_tools.register_intake_tools(tools)
     register_interlink_tools(tools)
     return tools
 

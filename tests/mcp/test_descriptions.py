@@ -123,13 +123,20 @@ def test_a_model_works_from_the_tool_list_alone(repo: Path, tmp_path: Path) -> N
                     fixes |= named
                 return fixes
 
-            # Each required key left out is refused, naming agent_send to send it again.
+            # Each required key left out keeps the envelope as a request (contract section
+            # 12) that names the key and agent_send, with its id, to complete it.
             for missing in keys:
                 text = envelope_from([k for k in keys if k != missing], "builder")
-                assert "agent_send" in await refusal_names_a_fix(
-                    planner, "agent_send", envelope=text
-                )
-            sent = await planner.ok("agent_send", envelope=envelope_from(keys, "builder"))
+                kept = await planner.ok("agent_send", envelope=text)
+                assert kept["state"] == "intake", kept
+                assert kept["missing"] == [missing], kept
+                assert "agent_send" in kept["next"], kept
+                assert kept["id"] in kept["next"], kept
+                assert "taskfs " not in kept["next"], kept
+            # Completing the last one with what it lacks submits it under the same id.
+            rest = envelope_from(keys, "builder")
+            sent = await planner.ok("agent_send", envelope=rest, task_id=kept["id"])
+            assert sent == {**sent, "id": kept["id"], "state": "submitted"}, sent
             task = sent["id"]
 
             assert "agent_inbox" in await refusal_names_a_fix(
