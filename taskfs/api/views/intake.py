@@ -7,6 +7,7 @@ status message data); the text names the door's way of sending the envelope on t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from taskfs import i18n
@@ -19,7 +20,7 @@ SCHEMA = f"{SCHEMA_DIR}/envelope.schema.json"
 
 
 def document(
-    intake: Intake, problems: tuple[Problem, ...] | list[Problem], *, submitted: bool = False
+    intake: Intake, problems: Sequence[Problem], *, submitted: bool = False
 ) -> dict[str, Any]:
     """The intake's fields for a JSON answer (no `ok`: the caller's document carries it)."""
     state = "submitted" if submitted else intake.state
@@ -48,7 +49,7 @@ def document(
 
 
 def answer_document(
-    intake: Intake, problems: tuple[Problem, ...] | list[Problem], *, submitted: bool = False
+    intake: Intake, problems: Sequence[Problem], *, submitted: bool = False
 ) -> dict[str, Any]:
     """A whole JSON document: the request was kept (`ok`), whatever it still lacks."""
     return shapes.document(True, **document(intake, problems, submitted=submitted))
@@ -56,7 +57,7 @@ def answer_document(
 
 def text(
     intake: Intake,
-    problems: tuple[Problem, ...] | list[Problem],
+    problems: Sequence[Problem],
     door: Door,
     *,
     submitted: bool = False,
