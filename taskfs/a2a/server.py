@@ -42,6 +42,7 @@ from taskfs.api.intake import requests
 from taskfs.api.messages import sending as messages
 from taskfs.api.messages.threads import submitter
 from taskfs.api.sync import events
+from taskfs.api.views.intake import A2A_EXTENSION
 from taskfs.core import yamlio
 from taskfs.core.intake import fields_of
 from taskfs.core.layout import is_agent_name
@@ -52,7 +53,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 RESUME_HEADER = "last-event-id"
-ENVELOPE_EXTENSION = "urn:taskfs:a2a:envelope:v1"
+ENVELOPE_EXTENSION = A2A_EXTENSION  # the envelope's schema is its params.schema
 
 
 class LedgerHandler(RequestHandler):

@@ -17,6 +17,9 @@ from taskfs.core.layout import SCHEMA_DIR
 from taskfs.errors import Problem
 
 SCHEMA = f"{SCHEMA_DIR}/envelope.schema.json"
+# Where an A2A client finds the envelope's schema: an extension of the agent card
+# (taskfs.a2a.server.ENVELOPE_EXTENSION).
+A2A_EXTENSION = "urn:taskfs:a2a:envelope:v1"
 
 
 def document(
@@ -108,9 +111,10 @@ def how(intake: Intake, door: Door) -> str:
     if door == "a2a":
         return i18n.say(
             "Send the envelope (a data part, or YAML text) with taskId {id}; the missing fields "
-            "alone are enough. The envelope's JSON Schema: {schema}. Missing: {fields}",
+            "alone are enough. The envelope's JSON Schema is in the agent card (extension "
+            "{extension}, params.schema). Missing: {fields}",
             id=intake.id,
-            schema=SCHEMA,
+            extension=A2A_EXTENSION,
             fields=fields,
         )
     if door == "interlink":
