@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, NamedTuple
 
 from taskfs.api.messages import sending as messages
 from taskfs.api.messages.openings import record_of, unstored_openings, wire_ms
@@ -95,15 +95,27 @@ def export_lines(
     return lines
 
 
-def outgoing(repo: Repository, agent: str) -> list[tuple[str, str, str]]:
-    """(msg_id, recipient's interlink id, JSON line) of every committed message `agent` signed
-    with interlink's signature, oldest first: what a carrier posts (those not posted yet)."""
+class Outgoing(NamedTuple):
+    """One message a carrier posts: its id, its recipient's interlink id, its JSON line, the
+    session it names (`send_message`'s unsigned routing hint) and, for an opening signed on
+    demand, the name earlier bridges posted it under."""
+
+    msg_id: str
+    recipient: str
+    line: str
+    session: str | None = None
+    alias: str | None = None
+
+
+def outgoing(repo: Repository, agent: str) -> list[Outgoing]:
+    """Every committed message `agent` signed with interlink's signature, oldest first: what
+    a carrier posts (those not posted yet)."""
     own = keys.public_keys(repo.root, "agent").get(agent)
     if own is None:
         return []
     sender = wire.b64(own)
-    found = [
-        (c.record.at, rules.wire_message(c.record))
+    found: list[tuple[str, wire.Message, str | None, str | None]] = [
+        (c.record.at, rules.wire_message(c.record), c.record.session, None)
         for c in _everything(repo)
         if c.record.sig and c.record.from_id == sender and c.delivery != "pending"
     ]
@@ -111,12 +123,14 @@ def outgoing(repo: Repository, agent: str) -> list[tuple[str, str, str]]:
     envelopes = [repo.task_rel(m.task_id or "", ENVELOPE) for _, m in openings]
     committed = repo.git.tracked(envelopes)
     found += [
-        (at, m)
+        (at, m, None, vocabulary.opening_id(m.task_id or ""))
         for (at, m), rel in zip(openings, envelopes, strict=True)
         if m.sender == sender and rel in committed
     ]
     found.sort(key=lambda p: (p[0], p[1].msg_id))
-    return [(m.msg_id, m.recipient, m.to_json()) for _, m in found]
+    return [
+        Outgoing(m.msg_id, m.recipient, m.to_json(), hint, alias) for _, m, hint, alias in found
+    ]
 
 
 def _everything(repo: Repository) -> list[CheckedMessage]:

@@ -241,7 +241,8 @@ def _vouched(context: Context, transition: StatusRecord, used: set[str]) -> bool
 
 def _opens(context: Context, task_id: str, record: MessageRecord) -> bool:
     """Whether `record` is the opening of `task_id`: no status, and its text is the task's
-    envelope as committed (the same bytes), or the envelope it was made from on import."""
+    envelope as committed (the opening's text made of it, or, in openings signed before that,
+    the same bytes), or the envelope it was made from on import."""
     if record.status is not None or record.in_reply_to is not None:
         return False
     try:
@@ -250,6 +251,14 @@ def _opens(context: Context, task_id: str, record: MessageRecord) -> bool:
         return False
     if record.text.encode("utf-8") == committed:
         return True
+    from taskfs.core import yamlio
+    from taskfs.core.interlink import opening_text
+
+    try:
+        if record.text == opening_text(committed):
+            return True
+    except yamlio.YamlError:
+        return False
     from taskfs.api.messages.wire import opened_envelope  # the import's own rule
 
     return opened_envelope(context.repo, record) == committed
