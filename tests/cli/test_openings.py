@@ -33,7 +33,8 @@ def test_an_opening_exports_from_another_clone_exactly_as_its_sender_signed_it(
     status = yamlio.load(next((repo / "tasks" / task / "status").iterdir()).read_bytes())
     # An opaque id, as interlink's (it de-duplicates by msg_id alone: ids must not repeat
     # across ledgers), named by the `submitted` status.
-    assert len(stored["msg_id"]) == 32 and int(stored["msg_id"], 16) >= 0
+    assert len(stored["msg_id"]) == 32
+    assert int(stored["msg_id"], 16) >= 0
     assert (stored["task_id"], status["message"]) == (task, stored["msg_id"])
     # Its text is the envelope without the file's schema comment and without petnames.
     envelope_file = (repo / "tasks" / task / "envelope.yaml").read_text()
@@ -148,11 +149,13 @@ def test_an_opening_signed_before_ids_were_opaque_keeps_verifying_and_exporting(
         yamlio.load(write_envelope(repo / "old.yaml", id="old").read_bytes())
     )
     (repo / "old.yaml").unlink()
-    assert envelope_value is not None and not problems
+    assert envelope_value is not None
+    assert not problems
     now = datetime.now(timezone.utc).replace(microsecond=0)
     pair = keys.load_private("agent", "planner")
     builder_key = keys.public_key(repo, "agent", "builder")
-    assert pair is not None and builder_key is not None
+    assert pair is not None
+    assert builder_key is not None
     text = submitting.envelope_bytes(store, envelope_value).decode()
     record = MessageRecord.model_validate(
         {
