@@ -205,7 +205,7 @@ def stage_message(
     record = item.record
     others = [c for c in thread.messages if c.stored.name != item.name]
     seen = {rules.replay_key(c.record) for c in others if c.in_place}
-    problems = rules.authenticity(record, trust(repo))
+    problems = rules.authenticity(record, trust(repo, entering=True))
     problems += rules.placement(record, task.id, item.own_id, seen)
     problems += rules.freshness(record, now)
     replied = None

@@ -172,7 +172,7 @@ def send_conversation(
             repo, agent, to, text, now=now, pair=pair, task_id=None,
             in_reply_to=in_reply_to, session=session,
         )  # fmt: skip
-        problems = rules.authenticity(record, trust(repo))
+        problems = rules.authenticity(record, trust(repo, entering=True))
         if problems:
             raise TaskfsError(problems)
         rel = conversation_rel(stamped_name(now))
