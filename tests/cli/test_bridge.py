@@ -276,6 +276,23 @@ def test_the_bridge_runs_until_sigterm_and_carries_messages_meanwhile(
     assert "stopped" in err
     assert "Traceback" not in err
     assert out.strip() == "posted 0, received 1, refused 0"
+    # A graceful end, as interlink's: the session leaves the roster at once (gone, not away),
+    # and the peer that wrote meanwhile is told goodbye, on its own session, signed and
+    # recorded like every message.
+    me = next(
+        k["interlinkId"]
+        for k in alice.run("keys", "ls", "--json").json["keys"]
+        if k["name"] == "alice"
+    )
+    assert f"{me}#taskfs" in bus.queues.unregistered
+    assert f"{me}#taskfs" not in bus.queues.roster
+    route, goodbye = bus.queues.sent[-1]
+    assert route.endswith("#taskfs")
+    assert route.startswith(goodbye["to"])
+    assert goodbye["text"].startswith("[interlink] I'm ending this session (taskfs)")
+    said = alice.run("conversation", "bob", "--agent", "alice", "--json").json["messages"]
+    assert [m["msg_id"] for m in said if m.get("task_id") is None] == [goodbye["msg_id"]]
+    assert git(alice.root, "status", "--porcelain") == ""
 
 
 def test_no_bus_is_a_named_error(pair: tuple[Side, Side], tmp_path: Path) -> None:
