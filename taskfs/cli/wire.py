@@ -35,18 +35,24 @@ def keys_add(agent: str | None, public: str, as_json: bool) -> int:
     from taskfs.api.capabilities import keys
 
     def show(done: Any) -> tuple[dict[str, Any], str]:
-        doc = shapes.document(
-            True,
-            kind="agent",
-            name=done.name,
-            interlinkId=done.interlink_id,
-            keyId=done.key_id,
-            path=done.public_path,
-            commit=done.commit,
-        )
+        doc = _agent_key_document(done)
         return doc, f"admitted {done.interlink_id} as {done.name} ({done.public_path})"
 
     return act(as_json, lambda: keys.add_key(open_repo(), acting_agent(agent) or "", public), show)
+
+
+def _agent_key_document(done: Any, **extra: Any) -> dict[str, Any]:
+    """The answer about a peer's key admitted or revoked (`keys add`, `keys remove`)."""
+    return shapes.document(
+        True,
+        kind="agent",
+        name=done.name,
+        interlinkId=done.interlink_id,
+        keyId=done.key_id,
+        path=done.public_path,
+        **extra,
+        commit=done.commit,
+    )
 
 
 @keys_group.command(name="import")
@@ -128,16 +134,7 @@ def keys_remove(agent: str, reason: str | None, by: str | None, as_json: bool) -
         return keys.remove_key(open_repo(), acting_agent(agent) or "", who, reason)
 
     def show(done: Any) -> tuple[dict[str, Any], str]:
-        doc = shapes.document(
-            True,
-            kind="agent",
-            name=done.name,
-            interlinkId=done.interlink_id,
-            keyId=done.key_id,
-            path=done.public_path,
-            record=done.record_path,
-            commit=done.commit,
-        )
+        doc = _agent_key_document(done, record=done.record_path)
         return doc, f"revoked {done.name} ({done.interlink_id}); recorded in {done.record_path}"
 
     return act(as_json, call, show)

@@ -14,16 +14,12 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from taskfs import i18n
-from taskfs.api.lifecycle import signing as transition_keys
 from taskfs.api.lifecycle.transitions import stage_transition, tell_peer
 from taskfs.api.messages.openings import OpeningSigner
 from taskfs.api.tasks import rules
-from taskfs.api.tasks.filing import record_bytes
-from taskfs.api.tasks.submit import envelope_bytes, fresh_id
+from taskfs.api.tasks.submit import fresh_id, stage_new_task
 from taskfs.core.envelope import Envelope
-from taskfs.core.layout import ENVELOPE, MESSAGES, STATUS, format_time, stamped_name, status_name
 from taskfs.core.lifecycle import TERMINAL
-from taskfs.core.records import StatusRecord
 from taskfs.errors import TaskfsError, fail
 from taskfs.store import index
 from taskfs.store.index import summaries
@@ -92,28 +88,10 @@ def reassign(
         problems = rules.Admission(repo, existing, pending=[envelope]).problems(envelope)
         if problems:
             raise TaskfsError(problems)
-        text = envelope_bytes(repo, envelope)
-        writer.add(repo.task_rel(new_id, ENVELOPE), text)
         # The new task opens as every task does: its signed opening, when keys allow, is what
         # reaches B when B is a peer.
-        at = format_time(now)
-        opened = OpeningSigner(repo, agent).sign(new_id, to, text, at)
-        if opened is not None:
-            rel = repo.task_rel(new_id, MESSAGES, stamped_name(now))
-            writer.add(rel, record_bytes(opened.to_document()))
-        record = StatusRecord(
-            task=new_id,
-            state="submitted",
-            by=agent,
-            at=at,
-            message=opened.msg_id if opened is not None else None,
-        )
-        document = transition_keys.signed(
-            repo, agent, record.to_document(), f"submit task {new_id!r}"
-        )
-        writer.add(
-            repo.task_rel(new_id, STATUS, status_name(1, "submitted")), record_bytes(document)
-        )
+        signer = OpeningSigner(repo, agent)
+        stage_new_task(repo, writer, envelope, agent, now=now, signer=signer)
         message = (
             f"taskfs: {task_id} reassigned by {agent} to {to} as {new_id}\n\n"
             f"Taskfs-Task: {task_id}\nTaskfs-Task: {new_id}\n"

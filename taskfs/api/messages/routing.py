@@ -55,8 +55,8 @@ def route(
 ) -> Route | None:
     """The session of peer `to` a message from `agent` goes to; None when `to` is no peer.
     `session_unroutable` when the roster leaves none to choose."""
-    if not is_peer(repo, to):
-        return None
+    if not is_peer(repo, to) or not keys.private_path("agent", agent).is_file():
+        return None  # no peer, or nothing signed here to reach one with
     key = keys.public_key(repo.root, "agent", to)
     assert key is not None
     peer = wire.b64(key)
