@@ -269,3 +269,73 @@ def test_roster_entries_name_what_the_bridge_serves(repo: Path, bus: Bus, worker
     assert mine["session"]["git_root"] == repo.name
     assert mine["session"]["summary"].startswith(f"taskfs ledger {repo.name}: ")
     assert json.dumps(mine)  # what the roster holds is an interlink Announcement, verified
+
+
+def test_audit_names_a_senders_completion_that_rests_on_evidence_from_before_the_result(
+    repo: Path, bus: Bus, worker: Peer
+) -> None:
+    """The live gate refuses it; a status file signed by the sender and committed by hand
+    passes no better: audit replays the same rule."""
+    from taskfs.core.status_file import status_document
+    from taskfs.core.transition_signing import sign_document
+    from taskfs.store import keys
+    from tests.cli.test_authority import findings
+    from tests.helpers import commit_as
+
+    path = write_envelope(repo / "t.yaml", id="early", **{"from": "planner", "to": "worker"})
+    ok("new", str(path))
+    path.unlink()
+    bridge(bus)
+    worker.receive()
+    worker.send_message("planner", "On it.", task_id="early", status="update")
+    bridge(bus)
+    # Not the holder, and no result from the holder yet: the sender may not complete.
+    refused = taskfs("complete", "early", "--agent", "planner", "--json")
+    assert refused.codes[0] == "agent_not_allowed"
+    (repo / "src" / "auth").mkdir(parents=True)
+    (repo / "src" / "auth" / "login.py").write_text("x = 1\n")
+    git(repo, "add", "src")
+    git(repo, "commit", "-q", "-m", "the work")
+    checked = ok("check", "early")  # before the result
+    result = worker.send_message("planner", "Done.", task_id="early", status="result")
+    bridge(bus)
+    status = sorted((repo / "tasks" / "early" / "status").iterdir())
+    document = status_document(
+        task="early",
+        state="completed",
+        by="planner",
+        at="2030-01-01T00:00:00Z",
+        prev=status[-1].name,
+        reason=None,
+        evidence=checked["evidence"].rsplit("/", 1)[-1],
+        artifacts=[],
+        message=result["msg_id"],
+    )
+    pair = keys.load_private("agent", "planner")
+    assert pair is not None
+    rel = f"tasks/early/status/{len(status) + 1:04d}-completed-aaaaaaaa.yaml"
+    (repo / rel).write_text(yamlio.dump(sign_document(document, pair.private)))
+    commit_as(repo, "planner", "completed by hand", rel)
+    assert ("transition_unauthorized", rel) in findings()
+    named = [f for f in taskfs("audit", "--json").json["findings"] if f["path"] == rel]
+    assert [f["code"] for f in named] == ["transition_unauthorized"]
+    assert "after the holder's result" in named[0]["message"]  # the rule, not the signature
+
+
+def test_a_message_for_a_peer_off_the_roster_is_held_pending_until_it_appears(
+    repo: Path, bus: Bus, worker: Peer
+) -> None:
+    ghost = Peer("ghost", [bus.url])
+    ok("keys", "add", "--agent", "ghost", "--public", ghost.key)
+    path = write_envelope(repo / "g.yaml", id="ghostly", **{"from": "planner", "to": "ghost"})
+    ok("new", str(path))
+    path.unlink()
+    first = bridge(bus)
+    assert first["posted"] == []
+    [held] = first["held"]
+    assert "no live session" in held["reason"]
+    assert not [p for to, p in bus.queues.sent if to.startswith(ghost.key)]  # not the bare key
+    ghost.announce()
+    ghost.peers["planner"] = ghost.discover("planner")
+    assert bridge(bus)["posted"] == [held["msg_id"]]
+    assert [m["task_id"] for m in ghost.receive()] == ["ghostly"]
