@@ -95,7 +95,11 @@ U32_MAX = 2**32 - 1
 def _params_error(exc: TaskfsError) -> MCPError | None:
     """The JSON-RPC error interlink answers with, when it would."""
     codes = {p.code for p in exc.problems}
-    status = any(p.code == "invalid_value" and p.field == "status" for p in exc.problems)
+    # A status interlink does not know (taskfs's own rules on a known one are tool errors).
+    status = any(
+        p.code == "invalid_value" and p.field == "status" and "value" in p.data
+        for p in exc.problems
+    )
     if not (codes <= PARAMS_ERRORS or (status and codes == {"invalid_value"})):
         return None
     message = "; ".join(f"{p.code}: {p.message}" for p in exc.problems)

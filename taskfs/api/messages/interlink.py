@@ -115,9 +115,8 @@ def send_message(
     status = status.strip() if status and status.strip() else None
     if status is not None and status not in SEND_STATUSES:
         allowed = " / ".join(MESSAGE_STATUSES)
-        raise fail(
-            "invalid_value", field="status", reason=f"unknown status {status!r} (use {allowed})"
-        )
+        reason = f"unknown status {status!r} (use {allowed})"
+        raise fail("invalid_value", field="status", reason=reason, value=status)
     session = session.strip() if session and session.strip() else None
     task_id = task_id or None
     in_reply_to = in_reply_to or None
