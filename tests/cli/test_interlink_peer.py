@@ -339,3 +339,56 @@ def test_a_message_for_a_peer_off_the_roster_is_held_pending_until_it_appears(
     ghost.peers["planner"] = ghost.discover("planner")
     assert bridge(bus)["posted"] == [held["msg_id"]]
     assert [m["task_id"] for m in ghost.receive()] == ["ghostly"]
+
+
+def _peer_holds_with_a_result(repo: Path, bus: Bus, worker: Peer, task: str) -> dict[str, Any]:
+    path = write_envelope(repo / "w.yaml", id=task, **{"from": "planner", "to": "worker"})
+    ok("new", str(path))
+    path.unlink()
+    bridge(bus)
+    worker.receive()
+    worker.send_message("planner", "On it.", task_id=task, status="update")
+    (repo / "src" / "auth").mkdir(parents=True)
+    (repo / "src" / "auth" / "login.py").write_text("x = 1\n")
+    git(repo, "add", "src")
+    git(repo, "commit", "-q", "-m", "the peer's work")
+    result = worker.send_message("planner", "Done.", task_id=task, status="result")
+    bridge(bus)
+    return result
+
+
+def test_a_watcher_allowed_to_complete_completes_a_peers_work_as_its_sender(
+    repo: Path, bus: Bus, worker: Peer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("complete: true\nallow:\n  commands: ['test -f src/auth/login.py']\n")
+    monkeypatch.setenv("TASKFS_POLICY", str(policy))
+    result = _peer_holds_with_a_result(repo, bus, worker, "watched")
+    watched = taskfs("watch", "--once")
+    assert watched.code == 0, watched.stderr
+    assert state("watched") == "completed", watched.stderr
+    final = yamlio.load(sorted((repo / "tasks" / "watched" / "status").iterdir())[-1].read_bytes())
+    assert (final["by"], final["message"]) == ("planner", result["msg_id"])
+    bridge(bus)
+    assert [s for _t, s, _x in statuses(worker)] == [None]  # the acceptance
+    assert ok("audit")["findings"] == []
+
+
+def test_a_task_a_peer_sent_completes_by_its_holder_here_and_the_peer_hears_result(
+    repo: Path, bus: Bus, worker: Peer
+) -> None:
+    text = envelope(id="theirs", **{"from": None, "to": None})
+    worker.send_message("planner", text, task_id="theirs")
+    bridge(bus)
+    ok("claim", "theirs", "--agent", "planner")
+    (repo / "src" / "auth").mkdir(parents=True)
+    (repo / "src" / "auth" / "login.py").write_text("x = 1\n")
+    git(repo, "add", "src")
+    git(repo, "commit", "-q", "-m", "planner's work")
+    ok("check", "theirs")
+    ok("complete", "theirs", "--agent", "planner")
+    bridge(bus)
+    [(task_id, status, text)] = statuses(worker)
+    assert (task_id, status) == ("theirs", "result")
+    assert text.startswith("completed: the acceptance check passed")
+    assert ok("audit")["findings"] == []

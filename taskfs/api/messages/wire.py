@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, NamedTuple
 
 from taskfs.api.messages import sending as messages
@@ -332,6 +332,7 @@ class _Importer:
 
     def __init__(self, repo: Repository, writer: Writer, agent: str, now: datetime) -> None:
         self.repo, self.writer, self.agent, self.now = repo, writer, agent, now
+        self.placed = 0
         self.batch = _Batch()
         self.commits: list[str] = []
         self.committed: list[LineReport] = []
@@ -345,7 +346,9 @@ class _Importer:
         task_id = record.task_id
         if self.batch.sender not in (None, sender) or (task_id in self.batch.tasks):
             self.flush()
-        name = stamped_name(self.now)
+        # File names order a thread: lines of one batch keep their order (one microsecond each).
+        self.placed += 1
+        name = stamped_name(self.now + timedelta(microseconds=self.placed))
         if task_id is not None and not self.repo.has_task(task_id):
             return self._open(number, record, name)
         if task_id is None:
