@@ -6,8 +6,12 @@ Each is the same `taskfs.api.messages.sending` (and `submit`) call that `taskfs 
 two decisions, made here and nowhere else:
 
 - A task opening is a message. `send_message` without `task_id` whose text is an envelope
-  (a YAML mapping with envelope keys) submits it, addressed to `to`; its id is
-  `<task>/envelope` (`core.interlink.opening_id`), and it counts as a message everywhere below.
+  (a YAML mapping with envelope keys) submits it, addressed to `to`; its id is the signed
+  opening's (an opaque id), or `<task>/envelope` for a task without one
+  (`core.interlink.opening_id`), and it counts as a message everywhere below.
+- A message to a peer (an agent reached over the bus) goes to the session interlink would
+  choose, chosen before anything is written (`routing.route`); its delivery is interlink's
+  (`routing.on_the_bus`).
 - Without `task_id`, and with text that is no envelope, a message without `status` is
   interlink's plain chat turn: conversation about no task (`wire.send_conversation`), moving
   nothing; a reply to such a message is one too. A message with a `status` is about a task, so

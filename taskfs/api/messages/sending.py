@@ -213,8 +213,8 @@ def stage_message(
         replied = next(
             (c for c in others if c.in_place and c.record.msg_id == record.in_reply_to), None
         )
-        # A reply to the task's opening (interlink's first message, `<task>/envelope`) is
-        # writing about the task: the envelope is no message file.
+        # A reply to an opening not kept as a message file (`<task>/envelope`) is writing
+        # about the task: the envelope is no message file.
         if replied is None and opened_task(record.in_reply_to) != task.id:
             problems.append(problem("message_not_found", msg_id=record.in_reply_to))
     open_question = _open_question(task)
