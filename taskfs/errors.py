@@ -127,6 +127,7 @@ MESSAGES: dict[str, str] = {
     "key_invalid": "{path} is not a usable key: {reason}",
     "key_unsafe": "{path} is inside the repository's working tree; private keys must live "
     "outside it (set TASKFS_KEY_DIR)",
+    "key_not_found": "no committed {kind} key {name!r} ({path}); `taskfs keys ls` lists them",
     "trust_list_unsafe": "the runner trust list {path} cannot be relied on: {reason}; keep a "
     "readable one outside the working tree (default ~/.config/taskfs/trusted-runners.yaml), or "
     "unset TASKFS_TRUSTED_RUNNERS",
@@ -150,6 +151,8 @@ MESSAGES: dict[str, str] = {
     "one with `taskfs keys new --agent {agent}`)",
     "bus_unreachable": "the interlink bus at {url} did not serve the bridge: {reason}; start "
     "interlink-bus there, or name another with --url or INTERLINK_URL",
+    "session_unroutable": "{peer!r} has no session to send to: {reason}; pass session=<id> "
+    "(from the bus roster), or wait until it is online{sessions_text}",
     # host set-up: taskfs setup claude|codex (README: Where agents live)
     "host_config_invalid": "{path} is not valid {format}: {reason}; nothing was changed (fix or "
     "move it, then run taskfs setup again)",
@@ -210,6 +213,8 @@ MESSAGES: dict[str, str] = {
     "agent_key_changed": "agent key {path} was {change} in {commit} after it was first committed; "
     "signatures are checked against the key that stood when each file was committed: find out "
     "who changed it",
+    "agent_key_revoked": "agent key {name!r} ({key_id}) was revoked in {commit} by {by}{why_text}: "
+    "what it signed before then still verifies, nothing it signs after is taken",
 }
 
 

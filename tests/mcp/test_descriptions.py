@@ -87,8 +87,11 @@ def test_the_tools_fit_the_budget_without_schema_noise(repo: Path, tmp_path: Pat
                 assert "title" not in prop, (name, param)
                 assert {"type": "null"} not in prop.get("anyOf", []), (name, param)
                 assert prop.get("description"), (name, param)
+        # interlink types `status` as any text (`Option<String>`), named when unknown: its
+        # description names the five it knows.
         status = tools["send_message"].input_schema["properties"]["status"]
-        assert set(status["enum"]) >= {"update", "needs_input", "result", "failed", "canceled"}
+        assert status["type"] == ["string", "null"]
+        assert all(s in status["description"] for s in ("update", "needs_input", "result"))
         complete = tools["agent_complete"].input_schema["properties"]
         assert "artifacts" in complete
         # What checks and what completes is said in the tool that does it.

@@ -4,7 +4,8 @@ The watcher asks `pending_check_requests` what waits, and hands each request to
 `run_requested_check`, which runs the task's acceptance check only when the operator's runner
 policy allows its command (`taskfs.core.policy`) and has the evidence written and committed.
 Completing stays the holder's act: only a policy with `complete: true` has a passing check
-complete the task (through `transitions.transition`, on the holder's behalf). A check that
+complete the task (through `transitions.transition`, on the holder's behalf; for a peer's work,
+by the task's sender accepting its result, `taskfs.api.lifecycle.acceptance`). A check that
 failed leaves the task `working`; its evidence says why. A command the policy does not allow
 is not run: the watcher answers the request with a message to its sender saying why
 (`check_not_allowed`), committed, so the request is declined once and never again, across
@@ -28,7 +29,7 @@ from taskfs.core.policy import RunnerPolicy, decide_run
 from taskfs.errors import Problem, TaskfsError, problem
 from taskfs.store.index import summaries
 from taskfs.store.repository import Repository
-from taskfs.store.task_reader import load_task
+from taskfs.store.task_reader import Task, load_task
 
 Verdict = Literal["pass", "fail"]
 
@@ -125,12 +126,24 @@ def run_requested_check(
         return CheckOutcome(request, ran=True, verdict=evidence.verdict, evidence=evidence.path)
     try:
         # The completion rests on the newest passing evidence (the gate finds it).
-        transitions.transition(repo, task.id, "completed", request.requested_by)
+        transitions.transition(repo, task.id, "completed", _completer(repo, task, request))
     except TaskfsError as exc:
         return CheckOutcome(
             request, ran=True, verdict="pass", evidence=evidence.path, problems=exc.problems
         )
     return CheckOutcome(request, ran=True, verdict="pass", evidence=evidence.path, completed=True)
+
+
+def _completer(repo: Repository, task: Task, request: CheckRequest) -> str:
+    """Who completes on a pass: the holder that asked; but a peer's key signs nothing here, so
+    its work is completed by the task's sender, accepting its result
+    (`taskfs.api.lifecycle.acceptance`)."""
+    from taskfs.api.messages.routing import is_peer
+
+    sender = task.envelope.sender
+    if sender and is_peer(repo, request.requested_by) and not is_peer(repo, sender):
+        return sender
+    return request.requested_by
 
 
 def _tell_sender(repo: Repository, request: CheckRequest, found: Problem) -> str | None:

@@ -14,14 +14,12 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from taskfs import i18n
-from taskfs.api.lifecycle.transitions import stage_transition
+from taskfs.api.lifecycle.transitions import stage_transition, tell_peer
+from taskfs.api.messages.openings import OpeningSigner
 from taskfs.api.tasks import rules
-from taskfs.api.tasks.filing import record_bytes
-from taskfs.api.tasks.submit import envelope_bytes, fresh_id
+from taskfs.api.tasks.submit import fresh_id, stage_new_task
 from taskfs.core.envelope import Envelope
-from taskfs.core.layout import ENVELOPE, STATUS, format_time, status_name
 from taskfs.core.lifecycle import TERMINAL
-from taskfs.core.records import StatusRecord
 from taskfs.errors import TaskfsError, fail
 from taskfs.store import index
 from taskfs.store.index import summaries
@@ -80,27 +78,20 @@ def reassign(
         new_id = _new_id(repo, task_id)
         envelope = _handed_on(task.envelope, new_id, to, task_id)
         said = f": {reason.strip()}" if reason and reason.strip() else ""
-        staged = stage_transition(
-            repo,
-            writer,
-            task_id,
-            "canceled",
-            agent,
-            reason=f"reassigned to {to} as {new_id}{said}",
-            now=now,
-        )
+        why = f"reassigned to {to} as {new_id}{said}"
+        staged = stage_transition(repo, writer, task_id, "canceled", agent, reason=why, now=now)
+        # The holder hears of the cancel when it is a peer, as of any cancel.
+        tell_peer(repo, writer, staged, agent, reason=why, now=now)
         # The new task owns what the old one owned: admit it as if the old one were closed.
         existing = dict(summaries(repo))
         existing[task_id] = staged.after
         problems = rules.Admission(repo, existing, pending=[envelope]).problems(envelope)
         if problems:
             raise TaskfsError(problems)
-        writer.add(repo.task_rel(new_id, ENVELOPE), envelope_bytes(repo, envelope))
-        record = StatusRecord(task=new_id, state="submitted", by=agent, at=format_time(now))
-        writer.add(
-            repo.task_rel(new_id, STATUS, status_name(1, "submitted")),
-            record_bytes(record.to_document()),
-        )
+        # The new task opens as every task does: its signed opening, when keys allow, is what
+        # reaches B when B is a peer.
+        signer = OpeningSigner(repo, agent)
+        stage_new_task(repo, writer, envelope, agent, now=now, signer=signer)
         message = (
             f"taskfs: {task_id} reassigned by {agent} to {to} as {new_id}\n\n"
             f"Taskfs-Task: {task_id}\nTaskfs-Task: {new_id}\n"

@@ -76,11 +76,48 @@ def transition(
             artifacts=artifacts,
             now=now,
         )
+        if state in NOTIFIED:
+            tell_peer(repo, writer, staged, agent, reason=reason, now=now)
         commit = writer.commit(
             transition_message(task_id, staged.before, state, agent, reason), agent, when=now
         )
         index.remember(repo, staged.after)
     return Moved(task_id, state, staged.rel, commit)
+
+
+# The acts that end or refuse a task: the other party hears of each when it is a peer.
+NOTIFIED: frozenset[State] = frozenset({"rejected", "failed", "canceled", "completed"})
+
+
+def tell_peer(
+    repo: Repository,
+    writer: Writer,
+    staged: Staged,
+    agent: str,
+    *,
+    reason: str | None,
+    now: datetime,
+) -> str | None:
+    """Add to `writer` the signed message that tells the task's other party, when it is a
+    peer, what `agent` just did (`taskfs.api.messages.notices`); its msg_id, or None."""
+    from taskfs.store import keypaths
+
+    task = staged.after
+    sender, holder = task.envelope.sender, task.holder
+    to = (holder or task.envelope.recipient) if agent == sender else sender
+    # Only a signed message reaches a peer: most agents have no key, and pay one `stat`.
+    if to is None or to == agent or not keypaths.has_private("agent", agent):
+        return None
+    from taskfs.api.messages import notices
+
+    found = notices.notice(
+        task.state,  # type: ignore[arg-type]
+        reason,
+        by_holder=agent == holder,
+        evidence=staged.evidence,
+    )
+    record = notices.stage(repo, writer, task.id, agent, to, found, now)
+    return record.msg_id if record is not None else None
 
 
 @dataclass(frozen=True)
@@ -90,6 +127,7 @@ class Staged:
     before: State
     rel: str
     after: Summary  # the task as it will be once the commit holds the transition
+    evidence: str | None = None  # the evidence file a completion rests on
 
 
 def stage_transition(
@@ -121,7 +159,14 @@ def stage_transition(
         from taskfs.store.task_reader import load_task  # names what is wrong with its files
 
         task = Summary.of(load_task(repo, task_id, strict=True))
-    parties = Parties(task.envelope.sender, task.envelope.recipient, task.holder, owner)
+    accepted = None
+    if state == "completed" and agent != task.holder and agent == task.envelope.sender:
+        from taskfs.api.lifecycle import acceptance
+
+        accepted = acceptance.holder_result(repo, task_id, task.holder)
+    parties = Parties(
+        task.envelope.sender, task.envelope.recipient, task.holder, owner, accepted is not None
+    )
     current: State = task.state  # type: ignore[assignment]
     problems = check_transition(
         task_id, current, state, agent=agent, parties=parties, reason=reason
@@ -141,6 +186,17 @@ def stage_transition(
         )
         problems += evidence_gate.completion_problems(task_id, decision)
         evidence = decision.rests_on.rsplit("/", 1)[-1] if decision.rests_on else None
+        if accepted is not None and decision.rests_on:
+            from taskfs.api.lifecycle import acceptance
+
+            if not acceptance.recorded_after(repo.git, accepted.stored.rel, decision.rests_on):
+                why = (
+                    f": the passing evidence predates {task.holder!r}'s result "
+                    f"{accepted.record.msg_id} (run `taskfs check {task_id}` after it)"
+                )
+                problems.append(problem("completion_requires_evidence", id=task_id, why_text=why))
+        if accepted is not None:
+            message = message or accepted.record.msg_id
     if problems:
         raise TaskfsError(problems)
     document = status_document(
@@ -171,7 +227,7 @@ def stage_transition(
         head_by=agent,
         length=task.length + 1,
     )
-    return Staged(current, rel, after)
+    return Staged(current, rel, after, evidence)
 
 
 def _committed(

@@ -16,6 +16,7 @@ from taskfs.api.tasks import listing
 from taskfs.core.intake import Intake
 from taskfs.core.layout import EVIDENCE, STAMPED_NAME_RE, parse_time
 from taskfs.core.lifecycle import TERMINAL
+from taskfs.core.records import StatusRecord
 from taskfs.store.all_tasks import load_all
 from taskfs.store.messages import pending_paths
 from taskfs.store.repository import Repository
@@ -146,7 +147,7 @@ def waits_for_review(repo: Repository, task: Task, thread: Thread, checked: Chec
     if results[-1] is not checked:
         return False
     head = task.chain.head
-    if head is not None and parse_time(head.record.at) > parse_time(checked.record.at):
+    if head is not None and _came_after(thread, head.record, checked):
         return False
     later = [
         name
@@ -154,6 +155,17 @@ def waits_for_review(repo: Repository, task: Task, thread: Thread, checked: Chec
         if STAMPED_NAME_RE.fullmatch(name) and name > checked.stored.name
     ]
     return not later
+
+
+def _came_after(thread: Thread, transition: StatusRecord, checked: CheckedMessage) -> bool:
+    """Whether the task's latest transition came after the message: a transition a message made
+    (a peer's `update` claiming the task, say) came with that message, whose place in the
+    thread says when it arrived (its `at` is the peer's clock, the transition's this ledger's);
+    any other, by its time."""
+    made_by = thread.find(transition.message) if transition.message else None
+    if made_by is not None:
+        return made_by.stored.name > checked.stored.name
+    return parse_time(transition.at) > parse_time(checked.record.at)
 
 
 def _watcher_answered(thread: Thread, checked: CheckedMessage) -> bool:

@@ -205,7 +205,7 @@ def stage_message(
     record = item.record
     others = [c for c in thread.messages if c.stored.name != item.name]
     seen = {rules.replay_key(c.record) for c in others if c.in_place}
-    problems = rules.authenticity(record, trust(repo))
+    problems = rules.authenticity(record, trust(repo, entering=True))
     problems += rules.placement(record, task.id, item.own_id, seen)
     problems += rules.freshness(record, now)
     replied = None
@@ -213,8 +213,8 @@ def stage_message(
         replied = next(
             (c for c in others if c.in_place and c.record.msg_id == record.in_reply_to), None
         )
-        # A reply to the task's opening (interlink's first message, `<task>/envelope`) is
-        # writing about the task: the envelope is no message file.
+        # A reply to an opening not kept as a message file (`<task>/envelope`) is writing
+        # about the task: the envelope is no message file.
         if replied is None and opened_task(record.in_reply_to) != task.id:
             problems.append(problem("message_not_found", msg_id=record.in_reply_to))
     open_question = _open_question(task)

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any
+from datetime import datetime, timedelta, timezone
+from typing import Any, NamedTuple
 
 from taskfs.api.messages import sending as messages
 from taskfs.api.messages.openings import record_of, unstored_openings, wire_ms
@@ -95,15 +95,27 @@ def export_lines(
     return lines
 
 
-def outgoing(repo: Repository, agent: str) -> list[tuple[str, str, str]]:
-    """(msg_id, recipient's interlink id, JSON line) of every committed message `agent` signed
-    with interlink's signature, oldest first: what a carrier posts (those not posted yet)."""
+class Outgoing(NamedTuple):
+    """One message a carrier posts: its id, its recipient's interlink id, its JSON line, the
+    session it names (`send_message`'s unsigned routing hint) and, for an opening signed on
+    demand, the name earlier bridges posted it under."""
+
+    msg_id: str
+    recipient: str
+    line: str
+    session: str | None = None
+    alias: str | None = None
+
+
+def outgoing(repo: Repository, agent: str) -> list[Outgoing]:
+    """Every committed message `agent` signed with interlink's signature, oldest first: what
+    a carrier posts (those not posted yet)."""
     own = keys.public_keys(repo.root, "agent").get(agent)
     if own is None:
         return []
     sender = wire.b64(own)
-    found = [
-        (c.record.at, rules.wire_message(c.record))
+    found: list[tuple[str, wire.Message, str | None, str | None]] = [
+        (c.record.at, rules.wire_message(c.record), c.record.session, None)
         for c in _everything(repo)
         if c.record.sig and c.record.from_id == sender and c.delivery != "pending"
     ]
@@ -111,12 +123,14 @@ def outgoing(repo: Repository, agent: str) -> list[tuple[str, str, str]]:
     envelopes = [repo.task_rel(m.task_id or "", ENVELOPE) for _, m in openings]
     committed = repo.git.tracked(envelopes)
     found += [
-        (at, m)
+        (at, m, None, vocabulary.opening_id(m.task_id or ""))
         for (at, m), rel in zip(openings, envelopes, strict=True)
         if m.sender == sender and rel in committed
     ]
     found.sort(key=lambda p: (p[0], p[1].msg_id))
-    return [(m.msg_id, m.recipient, m.to_json()) for _, m in found]
+    return [
+        Outgoing(m.msg_id, m.recipient, m.to_json(), hint, alias) for _, m, hint, alias in found
+    ]
 
 
 def _everything(repo: Repository) -> list[CheckedMessage]:
@@ -158,7 +172,7 @@ def send_conversation(
             repo, agent, to, text, now=now, pair=pair, task_id=None,
             in_reply_to=in_reply_to, session=session,
         )  # fmt: skip
-        problems = rules.authenticity(record, trust(repo))
+        problems = rules.authenticity(record, trust(repo, entering=True))
         if problems:
             raise TaskfsError(problems)
         rel = conversation_rel(stamped_name(now))
@@ -318,6 +332,7 @@ class _Importer:
 
     def __init__(self, repo: Repository, writer: Writer, agent: str, now: datetime) -> None:
         self.repo, self.writer, self.agent, self.now = repo, writer, agent, now
+        self.placed = 0
         self.batch = _Batch()
         self.commits: list[str] = []
         self.committed: list[LineReport] = []
@@ -331,7 +346,9 @@ class _Importer:
         task_id = record.task_id
         if self.batch.sender not in (None, sender) or (task_id in self.batch.tasks):
             self.flush()
-        name = stamped_name(self.now)
+        # File names order a thread: lines of one batch keep their order (one microsecond each).
+        self.placed += 1
+        name = stamped_name(self.now + timedelta(microseconds=self.placed))
         if task_id is not None and not self.repo.has_task(task_id):
             return self._open(number, record, name)
         if task_id is None:

@@ -29,6 +29,7 @@ from taskfs.errors import Problem, problem
 from taskfs.store import keys
 from taskfs.store.all_tasks import load_all
 from taskfs.store.git.session import Session, open_session
+from taskfs.store.keypaths import REVOKED_DIR
 from taskfs.store.keys import KeysAt
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task, load_evidence
@@ -78,7 +79,9 @@ def audit(repo: Repository, session: Session | None = None) -> Audit:
     findings += key_findings
     notes += key_notes
     agent_history = repo.git.path_history(f"{KEYS_DIR}/agent")
-    findings += _agent_keys(repo, agent_history)
+    key_findings, key_notes = _agent_keys(repo, agent_history, session)
+    findings += key_findings
+    notes += key_notes
     findings += _authority(repo, session, agent_history, tasks)
     return Audit(_sorted(findings), _sorted(notes))
 
@@ -110,10 +113,25 @@ def _authority(
     return [_finding(p, str(p.data.get("path", ""))) for p in found]
 
 
-def _agent_keys(repo: Repository, history: list[tuple[str, str, str, str]]) -> list[Finding]:
-    """Agent keys decide which messages and transitions verify: name every change."""
+def _agent_keys(
+    repo: Repository, history: list[tuple[str, str, str, str]], session: Session
+) -> tuple[list[Finding], list[Finding]]:
+    """Agent keys decide which messages and transitions verify: name every change, but note a
+    key `keys remove` revoked (its record added by the commit that removed it, naming that very
+    key). A revocation record edited or deleted is a key changed too."""
     findings: list[Finding] = []
+    notes: list[Finding] = []
+    records = repo.git.path_history(REVOKED_DIR)
+    added = {(commit, path) for commit, _a, status, path in records if status == "A"}
     for commit, _author, status, path in history:
+        note = _revocation(session, commit, path, added) if status == "D" else None
+        if note is not None:
+            notes.append(_finding(note, path))
+        elif status != "A":
+            change = "deleted" if status == "D" else "edited"
+            found = problem("agent_key_changed", path=path, commit=commit[:12], change=change)
+            findings.append(_finding(found, path))
+    for commit, _author, status, path in records:
         if status != "A":
             change = "deleted" if status == "D" else "edited"
             found = problem("agent_key_changed", path=path, commit=commit[:12], change=change)
@@ -125,7 +143,44 @@ def _agent_keys(repo: Repository, history: list[tuple[str, str, str, str]]) -> l
                 "agent_key_changed", path=path, commit="HEAD (not yet committed)", change=change
             )
             findings.append(_finding(found, path))
-    return findings
+    return findings, notes
+
+
+def _revocation(
+    session: Session, commit: str, path: str, added: set[tuple[str, str]]
+) -> Problem | None:
+    """`agent_key_revoked` when `commit` removed the key at `path` with `keys remove`: the
+    same commit added the revocation record of that key (name and key id)."""
+    from taskfs.core import signing, yamlio
+
+    name = path.rsplit("/", 1)[-1].removesuffix(".pub")
+    before = session.read(f"{commit}^:{path}")
+    if before is None:
+        return None
+    try:
+        ident = signing.key_id(keys.parse_public(before[1].decode("utf-8").strip()))
+    except (UnicodeDecodeError, signing.SigningError):
+        return None
+    record = keys.revoked_rel(name, ident)
+    found = session.read(f"{commit}:{record}") if (commit, record) in added else None
+    if found is None:
+        return None
+    try:
+        value = yamlio.load(found[1])
+    except yamlio.YamlError:
+        return None
+    if not isinstance(value, dict) or value.get("keyId") != ident or value.get("name") != name:
+        return None
+    why = f" ({value['reason']})" if isinstance(value.get("reason"), str) else ""
+    return problem(
+        "agent_key_revoked",
+        name=name,
+        key_id=ident,
+        commit=commit[:12],
+        by=str(value.get("by", "?")),
+        why_text=why,
+        path=path,
+    )
 
 
 def _sorted(found: list[Finding]) -> tuple[Finding, ...]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from taskfs.core import forks
 from taskfs.core import messages as message_rules
 from taskfs.core.chain import Link
-from taskfs.core.layout import ENVELOPE, STATUS
+from taskfs.core.layout import ENVELOPE, EVIDENCE, MESSAGES, STATUS
 from taskfs.core.lifecycle import Parties, State, check_transition
 from taskfs.core.records import MessageRecord, StatusRecord
 from taskfs.core.transition_signing import verifies
@@ -51,9 +51,7 @@ def transition_problems(context: Context, task: Task) -> list[Problem]:
     out: list[Problem] = []
     for link in links:
         rel = context.repo.task_rel(task.id, STATUS, link.name)
-        out += _authority(
-            context.repo, task, link, by_name, rel, superseded=link.name in superseded
-        )
+        out += _authority(context, task, link, by_name, rel, superseded=link.name in superseded)
         author = context.added.get(rel)
         if author is None:
             continue  # not committed: audit names it ledger_file_uncommitted
@@ -64,7 +62,7 @@ def transition_problems(context: Context, task: Task) -> list[Problem]:
 
 
 def _authority(
-    repo: Repository,
+    context: Context,
     task: Task,
     link: Link,
     by_name: Mapping[str, Link],
@@ -72,6 +70,7 @@ def _authority(
     *,
     superseded: bool,
 ) -> list[Problem]:
+    repo = context.repo
     record = link.record
     before = by_name.get(record.prev) if record.prev else None
     if record.prev is None:
@@ -83,11 +82,13 @@ def _authority(
     if before is None:
         return []  # chain_broken names a prev that is no status file of the task
     current: State = before.record.state
+    holder = _holder(before, by_name)
     parties = Parties(
         task.envelope.sender,
         task.envelope.recipient,
-        _holder(before, by_name),
+        holder,
         _answering_owner(repo, task, record, current),
+        record.state == "completed" and _accepted_result(context, task, record, holder),
     )
     found = check_transition(
         task.id, current, record.state, agent=record.by, parties=parties, reason=record.reason
@@ -123,6 +124,48 @@ def _answering_owner(
 
     owner = chain_owner(repo, task)
     return owner if owner == record.by else None
+
+
+def _accepted_result(
+    context: Context, task: Task, record: StatusRecord, holder: str | None
+) -> bool:
+    """Whether a completion by the task's sender rests on its holder's result, as the live
+    gate requires (`taskfs.api.lifecycle.acceptance`): the status names a `result` of the
+    holder's about this task, signed under the key the holder had when it was committed, and
+    the evidence the completion rests on was committed after it."""
+    from taskfs.api.messages.threads import read_thread
+
+    sender = task.envelope.sender
+    if holder is None or record.by != sender or record.by == holder:
+        return False
+    if record.message is None or record.evidence is None:
+        return False
+    repo = context.repo
+    try:
+        thread = read_thread(
+            repo, task.id, trusted=message_rules.SenderTrust({}, False), pending=set()
+        )
+    except TaskfsError:
+        return False
+    found = thread.find(record.message)
+    if found is None:
+        return False
+    result = found.record
+    if (result.status, result.sender, result.task_id) != ("result", holder, task.id):
+        return False
+    rel = repo.task_rel(task.id, MESSAGES, found.stored.name)
+    key = standing_key(context, rel, holder)
+    if key is None or (result.sig is None and result.signature is None):
+        return False
+    if message_rules.authenticity(result, message_rules.SenderTrust({holder: key}, False)):
+        return False
+    said, ran = (
+        context.added.get(rel),
+        context.added.get(repo.task_rel(task.id, EVIDENCE, record.evidence)),
+    )
+    if said is None or ran is None or said.commit == ran.commit:
+        return False
+    return context.is_ancestor(said.commit, ran.commit)
 
 
 def _holder(link: Link, by_name: Mapping[str, Link]) -> str | None:
@@ -241,7 +284,8 @@ def _vouched(context: Context, transition: StatusRecord, used: set[str]) -> bool
 
 def _opens(context: Context, task_id: str, record: MessageRecord) -> bool:
     """Whether `record` is the opening of `task_id`: no status, and its text is the task's
-    envelope as committed (the same bytes), or the envelope it was made from on import."""
+    envelope as committed (the opening's text made of it, or, in openings signed before that,
+    the same bytes), or the envelope it was made from on import."""
     if record.status is not None or record.in_reply_to is not None:
         return False
     try:
@@ -250,6 +294,14 @@ def _opens(context: Context, task_id: str, record: MessageRecord) -> bool:
         return False
     if record.text.encode("utf-8") == committed:
         return True
+    from taskfs.core import yamlio
+    from taskfs.core.interlink import opening_text
+
+    try:
+        if record.text == opening_text(committed):
+            return True
+    except yamlio.YamlError:
+        return False
     from taskfs.api.messages.wire import opened_envelope  # the import's own rule
 
     return opened_envelope(context.repo, record) == committed

@@ -185,10 +185,19 @@ def message_state(found: Any) -> dict[str, Any]:
 
 
 def outbox(box: Any) -> dict[str, Any]:
+    held = box.held or {}
     uncommitted = [{**entry(c), "pending": "uncommitted"} for c in box.uncommitted]
+    unbridged = [
+        {**entry(c), "pending": "unbridged", "held": held.get(c.record.msg_id)}
+        for c in box.unbridged
+    ]
     unpushed = [{**entry(e), "pending": "unpushed"} for e in box.unpushed]
     return {
         "upstream": box.upstream,
-        "counts": {"uncommitted": len(uncommitted), "unpushed": len(unpushed)},
-        "messages": uncommitted + unpushed,
+        "counts": {
+            "uncommitted": len(uncommitted),
+            "unbridged": len(unbridged),
+            "unpushed": len(unpushed),
+        },
+        "messages": uncommitted + unbridged + unpushed,
     }
