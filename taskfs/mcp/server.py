@@ -38,6 +38,7 @@ from taskfs.api.messages import inbox as inbox_api
 from taskfs.api.messages import sending as messages
 from taskfs.api.tasks import queries
 from taskfs.api.views import agents as views
+from taskfs.api.views import checks
 from taskfs.core import shapes
 from taskfs.errors import Problem, TaskfsError
 from taskfs.mcp import intake as intake_tools
@@ -66,9 +67,10 @@ SEND = (
     "id, dependsOn, parent. Incomplete: kept as a request; send the rest with its task_id."
 )
 CHECK = (
-    "Report your result and check it: sends `text` as the task's `result` message (the same "
-    "as the CLI's `send --status result`), then runs the acceptance command here and records "
-    "the evidence. ok/verdict say pass or fail. Completes nothing: on pass, call agent_complete."
+    "Report your result and check it: commit your work first (evidence from uncommitted files "
+    "completes nothing; workTree says). Sends `text` as the task's `result` message, runs the "
+    "acceptance command here, records the evidence. verdict: pass or fail; output: the "
+    "command's last lines. Completes nothing: on pass, call agent_complete."
 )
 COMPLETE = (
     "Complete your working task (-> completed). Needs passing evidence from agent_check on "
@@ -163,12 +165,7 @@ def register_agent_tools(tools: Tools) -> None:
         def call() -> dict[str, Any]:
             sent = views.sent(messages.request_check(s.repo(), task_id, s.agent(), text))
             checked = evidence.check(s.repo(), task_id, agent=s.agent())
-            return {
-                **sent,
-                "ok": checked.passed,
-                "verdict": checked.record.verdict,
-                "evidence": checked.evidence,
-            }
+            return {**sent, **checks.document(checked)}
 
         return answer(call)
 
@@ -218,6 +215,7 @@ def register_agent_tools(tools: Tools) -> None:
                 "id": task.id,
                 "state": task.state,
                 "history": _history(task),
+                "evidence": checks.evidence_rows(task),
                 "messages": [views.message(c) for c in thread.messages],
             }
 
@@ -239,7 +237,7 @@ def register_agent_tools(tools: Tools) -> None:
         (agent_fail, "Give up on your task, saying why (-> failed)."),
         (agent_cancel, "Cancel a task you sent (-> canceled); the worker is asked to stop."),
         (agent_status, "A task's state, parties and envelope."),
-        (agent_history, "A task's transitions and messages (with their msg_ids)."),
+        (agent_history, "A task's transitions, evidence and messages (with their msg_ids)."),
         (agent_bind, "Your tools for a task: toolsAllowed within the capability ledger."),
     ):
         tools.add(fn, description)

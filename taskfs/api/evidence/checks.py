@@ -72,6 +72,7 @@ class CheckRun:
     commit: str
     # Set when the check ran without the sandbox it would have had (`auto` fell back): why.
     sandbox_fallback: str | None = None
+    state: str = ""  # the task's state when the check ran (a closed task cannot complete)
 
     @property
     def passed(self) -> bool:
@@ -174,7 +175,7 @@ def check(
     assert isinstance(record, CheckEvidence)
     rel, commit = _write(repo, task_id, document, record, _check_message(task_id, record, agent))
     fallback = placement.reason if placement.fell_back else None
-    return CheckRun(task_id, rel, record, commit, fallback)
+    return CheckRun(task_id, rel, record, commit, fallback, task.state)
 
 
 def _fresh_run(
