@@ -219,12 +219,15 @@ def _run(
     progress: Progress | None,
     where: Placement,
 ) -> dict[str, Any]:
+    from taskfs.api.evidence.sandboxing import with_interpreters
+
     acceptance = task.envelope.acceptance_check
     before = owned_fingerprint_now(repo, git, task.envelope.files_and_interfaces)
     dirty = uncommitted_owned(
         git, task.envelope.files_and_interfaces, ledger_folders(repo.tasks_rel)
     )
-    box = where.sandbox
+    commands = [acceptance.pass_fail_command, acceptance.end_to_end_command or ""]
+    box = with_interpreters(where, commands, str(git.root)).sandbox
     result = _execute("check", acceptance.pass_fail_command, git.root, limit, progress, box=box)
     after = owned_fingerprint_now(repo, git, task.envelope.files_and_interfaces)
     end_to_end: dict[str, Any] = {"description": acceptance.end_to_end_verification}
