@@ -36,13 +36,15 @@ from taskfs.api.lifecycle import transitions
 from taskfs.api.messages import delivery, threads
 from taskfs.api.messages import inbox as inbox_api
 from taskfs.api.messages import sending as messages
-from taskfs.api.tasks import queries
+from taskfs.api.tasks import lint, queries
+from taskfs.api.tasks.submit import Source
 from taskfs.api.views import agents as views
 from taskfs.api.views import checks
 from taskfs.core import shapes
 from taskfs.errors import Problem, TaskfsError
 from taskfs.mcp import intake as intake_tools
 from taskfs.mcp.interlink import register_interlink_tools
+from taskfs.mcp.sent import register_sent_tools
 from taskfs.mcp.tools import Session, Tools, answer
 
 INSTRUCTIONS = (
@@ -100,10 +102,16 @@ def register_agent_tools(tools: Tools) -> None:
         ] = None,
     ) -> CallToolResult:
         def call() -> dict[str, Any]:
+            repo = s.repo()
+            # As `new --json`: what was submitted is never edited, so its weak points now.
+            warnings = lint.advice(repo, [Source("envelope", envelope.encode())])
             result = requests.request(
-                s.repo(), s.agent(), envelope, task_id=task_id or None, door="mcp"
+                repo, s.agent(), envelope, task_id=task_id or None, door="mcp"
             )
-            return intake_tools.document(result)
+            doc = intake_tools.document(result)
+            if doc.get("state") != "intake":
+                doc["warnings"] = [w.to_json() for w in warnings]
+            return doc
 
         return answer(call, tool="agent_send")
 
@@ -142,7 +150,7 @@ def register_agent_tools(tools: Tools) -> None:
         ],
         text: Text,
     ) -> CallToolResult:
-        return answer(lambda: say(task_id, text, in_reply_to=in_reply_to))
+        return answer(lambda: say(task_id, text, in_reply_to=in_reply_to, intent="answer"))
 
     def agent_update(
         task_id: TaskId,
@@ -154,7 +162,11 @@ def register_agent_tools(tools: Tools) -> None:
             str | None, Field(description="Recipient; default: the task's other party.")
         ] = None,
     ) -> CallToolResult:
-        return answer(lambda: say(task_id, text, status="update", in_reply_to=in_reply_to, to=to))
+        return answer(
+            lambda: say(
+                task_id, text, status="update", in_reply_to=in_reply_to, to=to, intent="note"
+            )
+        )
 
     def agent_check(
         task_id: TaskId,
@@ -270,6 +282,7 @@ def build(session: Session) -> Tools:
     tools = Tools(server, session)
     register_agent_tools(tools)
     intake_tools.register_intake_tools(tools)
+    register_sent_tools(tools)
     register_interlink_tools(tools)
     return tools
 

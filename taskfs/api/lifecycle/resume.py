@@ -13,7 +13,14 @@ from dataclasses import dataclass
 
 from taskfs.api.messages.inbox import Inbox
 from taskfs.api.messages.threads import read_thread
-from taskfs.core.readiness import dependency_graph, parent_map, rivals, unfinished_dependencies
+from taskfs.core.lineage import Lineage
+from taskfs.core.readiness import (
+    dependency_graph,
+    parent_map,
+    rivals,
+    unfinished_dependencies,
+    waiting_on,
+)
 from taskfs.readmodel.projection import Summary
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task
@@ -80,9 +87,10 @@ def blockers(task_id: str, summaries: Mapping[str, Summary]) -> list[str]:
     (`missing` when the task does not exist yet), else the open rivals owning what it owns
     (the claim's own gates, `taskfs.core.readiness`, decide both)."""
     task = summaries[task_id]
+    lineage = Lineage(summaries)
     out = [
-        f"{dep} ({summaries[dep].state if dep in summaries else 'missing'})"
-        for dep in unfinished_dependencies(task, summaries)
+        waiting_on(dep, summaries, lineage)
+        for dep in unfinished_dependencies(task, summaries, lineage)
     ]
     if out:
         return out
