@@ -73,7 +73,7 @@ STEPS: dict[str, tuple[str, str]] = {
         'taskfs send ID "how is it going?", or taskfs reassign ID --to AGENT (cancels it; '
         "its contract to AGENT)",
         "agent_update(task_id, text) to ask, or agent_reassign(task_id, to) (cancels it; its "
-        "contract to AGENT)",
+        "contract to `to`)",
     ),
     "look": (
         "taskfs inbox, taskfs sent (what you sent), taskfs show ID, taskfs messages ID, "

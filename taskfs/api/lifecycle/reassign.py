@@ -156,7 +156,11 @@ def _refuse_unless_ready(
     """A reassign takes open work, a retry a task that failed or was rejected, once."""
     if kind == "reassign" and state in TERMINAL:
         hint = (
-            i18n.say(" ({state} is final: taskfs retry submits its contract again)", state=state)
+            i18n.say(
+                " ({state} is final: taskfs retry {id} submits its contract again)",
+                state=state,
+                id=task_id,
+            )
             if state in RETRIED
             else i18n.say(
                 " ({state} is final: submit a new task instead of reassigning)", state=state
