@@ -82,6 +82,16 @@ def plan(folder: Path) -> list[str]:
     return paths
 
 
+def quiet_soon(repo: Path) -> None:
+    """Quiet after a few milliseconds: the worker that dies is quiet when anyone looks."""
+    config = repo / ".taskfs" / "config.yaml"
+    data = yamlio.load(config.read_bytes())
+    data["nudge"] = {"senderQuietMinutes": 0.001}
+    config.write_text(yamlio.dump(data))
+    git(repo, "add", ".taskfs/config.yaml")
+    git(repo, "commit", "-q", "-m", "quiet soon")
+
+
 def write_module(repo: Path, name: str, body: str) -> None:
     (repo / "calc").mkdir(exist_ok=True)
     (repo / "tests").mkdir(exist_ok=True)
@@ -118,13 +128,7 @@ def finish(repo: Path, task: str, agent: str) -> None:
 
 
 def test_a_team_day_through_the_command_line(repo: Path, tmp_path: Path) -> None:
-    # Quiet after a few milliseconds: the worker that dies is quiet by the time anyone looks.
-    config = repo / ".taskfs" / "config.yaml"
-    data = yamlio.load(config.read_bytes())
-    data["nudge"] = {"senderQuietMinutes": 0.001}
-    config.write_text(yamlio.dump(data))
-    git(repo, "add", ".taskfs/config.yaml")
-    git(repo, "commit", "-q", "-m", "quiet soon")
+    quiet_soon(repo)
 
     submitted = ok("new", *plan(tmp_path / "plan"), "--agent", "planner")
     assert [t["id"] for t in submitted["tasks"]] == [

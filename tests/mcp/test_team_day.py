@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 
 from taskfs.core import yamlio
-from tests.cli.test_team_day import commit, plan, write_module, write_package
+from tests.cli.test_team_day import commit, plan, quiet_soon, write_module, write_package
 from tests.helpers import git, taskfs
 from tests.mcp.test_server import serve, server_env
 
@@ -26,12 +26,7 @@ def envelopes(tmp_path: Path) -> list[str]:
 
 
 def test_a_team_day_over_the_mcp_tools_alone(repo: Path, tmp_path: Path) -> None:
-    config = repo / ".taskfs" / "config.yaml"
-    data = yamlio.load(config.read_bytes())
-    data["nudge"] = {"senderQuietMinutes": 0.001}
-    config.write_text(yamlio.dump(data))
-    git(repo, "add", ".taskfs/config.yaml")
-    git(repo, "commit", "-q", "-m", "quiet soon")
+    quiet_soon(repo)
     env = server_env(tmp_path)
 
     async def day() -> None:

@@ -18,9 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from taskfs.api.lifecycle.stale import last_activity
+from taskfs.api.lifecycle.stale import last_activity, moment
 from taskfs.api.messages.threads import read_thread
-from taskfs.core.layout import parse_time
 from taskfs.core.lineage import Lineage
 from taskfs.store.all_tasks import load_all
 from taskfs.store.repository import Repository
@@ -107,7 +106,7 @@ def _row(
     limit: float,
 ) -> SentTask:
     links = task.chain.links
-    submitted = _time(links[0].record.at) if links else None
+    submitted = moment(links[0].record.at) if links else None
     head = task.chain.head
     ended_by = reason = None
     if task.state in ENDED_BADLY and head is not None:
@@ -145,21 +144,13 @@ def _handled(repo: Repository, task: Task, agent: str) -> bool:
     head = task.chain.head
     if head is None:
         return False
-    ended_at = _time(head.record.at)
+    ended_at = moment(head.record.at)
     for checked in read_thread(repo, task.id).messages:
         record = checked.record
         if record.msg_id == head.record.message and checked.delivery == "read":
             return True
         if record.sender == agent and ended_at is not None:
-            at = _time(record.at)
+            at = moment(record.at)
             if at is not None and at >= ended_at:
                 return True
     return False
-
-
-def _time(text: str) -> datetime | None:
-    try:
-        moment = parse_time(text)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)

@@ -84,9 +84,9 @@ def stale_holders(
 
 
 def last_activity(repo: Repository, task: Task) -> datetime | None:
-    moments = [_time(link.record.at) for link in task.chain.links]
+    moments = [moment(link.record.at) for link in task.chain.links]
     with contextlib.suppress(TaskfsError):
-        moments += [_time(m.at) for m in entries.task_messages(repo, task.id)]
+        moments += [moment(m.at) for m in entries.task_messages(repo, task.id)]
     moments.append(_last_commit(repo, task.envelope.files_and_interfaces))
     known = [m for m in moments if m is not None]
     return max(known) if known else None
@@ -98,12 +98,13 @@ def _last_commit(repo: Repository, owned: Iterable[str]) -> datetime | None:
     return datetime.fromtimestamp(seconds, timezone.utc) if seconds is not None else None
 
 
-def _time(text: str) -> datetime | None:
+def moment(text: str) -> datetime | None:
+    """A ledger time (`at`) as an aware datetime; None when it is not one."""
     try:
-        moment = parse_time(text)
+        found = parse_time(text)
     except ValueError:
         return None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+    return found if found.tzinfo is not None else found.replace(tzinfo=timezone.utc)
 
 
 def reports(
