@@ -190,6 +190,11 @@ def test_a_team_day_through_the_command_line(repo: Path, tmp_path: Path) -> None
     assert "t-add held by w1 (working): quiet for" in prime
     assert "taskfs retry ID" in prime
     assert "taskfs reassign ID --to AGENT" in prime
+    # For a host with the MCP tools, the same in tools, no command in sight.
+    tools = taskfs("prime", "--agent", "planner", "--mcp").stdout
+    assert "agent_retry(task_id, to)" in tools
+    assert "agent_reassign(task_id, to)" in tools
+    assert "taskfs " not in tools
     sent = {t["id"]: t for t in ok("sent", "--agent", "planner")["tasks"]}
     assert set(sent) == {"t-add", "t-sub", "t-mul", "t-api", "t-docs", "t-cli"}
     assert sent["t-add"]["quiet"] is True

@@ -109,11 +109,12 @@ def with_interpreters(placement: Placement, commands: Sequence[str], cwd: str) -
     if box is None:
         return placement
     home = os.path.realpath(os.path.expanduser("~"))
+    hidden = [p for p in (home, "/tmp", "/run", *box.hidden) if p not in ("", "/")]
     extra = interpreters.exposed(
         commands,
         cwd=cwd,
         path=os.environ.get("PATH", ""),
-        hidden=[home, "/tmp", "/run", *box.hidden],
+        hidden=hidden,
         secret=box.hidden,
         visible=[*box.writable, *box.readonly, *sandboxes.toolchains()],
     )
