@@ -36,7 +36,9 @@ def ready(agent: str | None, as_json: bool) -> int:
         who = acting_agent(agent, required=False)
         found = listing.ready(repo, who)
         if not found and not as_json:  # nothing to claim: say what the rest waits for
-            blocked.extend(listing.blocked(repo, who))
+            from taskfs.api.lifecycle.resume import blocked as waiting
+
+            blocked.extend(waiting(repo, who))
         return found
 
     def show(tasks: list[Any]) -> tuple[dict[str, Any], Any]:

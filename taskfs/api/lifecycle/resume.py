@@ -99,6 +99,27 @@ def blockers(task_id: str, summaries: Mapping[str, Summary]) -> list[str]:
     return [f"{r.id} ({r.state}, same files)" for r in rivals(task, summaries, graph, parents)]
 
 
+def blocked(repo: Repository, agent: str | None = None) -> list[tuple[Summary, list[str]]]:
+    """The submitted tasks offered to `agent` (anyone's, with no agent) that a claim would
+    refuse now, each with what it waits for (`blockers`: dependencies, followed down
+    their lineage, else rivals over the same files)."""
+    from taskfs.api.tasks.listing import ready
+    from taskfs.core.shown import offered_to
+    from taskfs.store.index import summaries
+
+    tasks = summaries(repo)
+    ready_now = {t.id for t in ready(repo, agent)}
+    return [
+        (t, blockers(t.id, tasks) or ["its files (unreadable or not taken in yet)"])
+        for t in tasks.values()
+        if t.state == "submitted"
+        and t.length
+        and not t.intake
+        and t.id not in ready_now
+        and offered_to(t.envelope.recipient, agent)
+    ]
+
+
 def held_lines(repo: Repository, box: Inbox) -> list[str]:
     """The text inbox's first rows: what `box.agent` holds."""
     from taskfs.store.all_tasks import load_all

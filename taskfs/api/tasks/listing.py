@@ -43,26 +43,6 @@ def ready(repo: Repository, agent: str | None = None) -> list[Summary]:
     return claimable(summaries(repo), agent)
 
 
-def blocked(repo: Repository, agent: str | None = None) -> list[tuple[Summary, list[str]]]:
-    """The submitted tasks offered to `agent` (anyone's, with no agent) that a claim would
-    refuse now, each with what it waits for (`resume.blockers`: dependencies, followed down
-    their lineage, else rivals over the same files)."""
-    from taskfs.api.lifecycle.resume import blockers
-    from taskfs.core.shown import offered_to
-
-    tasks = summaries(repo)
-    ready_now = {t.id for t in ready(repo, agent)}
-    return [
-        (t, blockers(t.id, tasks) or ["its files (unreadable or not taken in yet)"])
-        for t in tasks.values()
-        if t.state == "submitted"
-        and t.length
-        and not t.intake
-        and t.id not in ready_now
-        and offered_to(t.envelope.recipient, agent)
-    ]
-
-
 def head_moved_elsewhere(root: str, git_dir: str, token: bytes, tasks_rel: str) -> bool:
     """Whether the prepared listings (under `token`) still hold although HEAD moved, because
     the move changed nothing in the tasks folder (a commit of code); the fast path asks this
