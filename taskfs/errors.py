@@ -169,6 +169,11 @@ MESSAGES: dict[str, str] = {
     "sentence what is asked for",
     "dependency_other_context": "it depends on {dependency!r}, a task of context "
     "{other_context!r}, not {context!r}",
+    "dependency_unknown": "it depends on {dependency!r}, which no task is yet: it cannot be "
+    "claimed until that task exists and completes (is the id right?)",
+    "dependency_final": "it depends on {dependency!r}, which is {state}{now_text}: it will never "
+    "complete, so this task cannot be claimed until {standing!r} is retried (taskfs retry "
+    "{standing})",
     # the watcher (contract section 9)
     "task_id_mismatch": "{path} sits in the folder of task {folder!r} but names the id {id!r}: "
     "the folder's name is the task's id, so remove the id or make the two agree",

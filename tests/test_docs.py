@@ -116,6 +116,7 @@ def test_shell_completion_completes_commands(tmp_path: Path) -> None:
         "plain,ready",
         "plain,reassign",
         "plain,refuse",
+        "plain,retry",
         "plain,review",
     ]
     review = (ROOT / "docs" / "review.md").read_text(encoding="utf-8")

@@ -130,6 +130,7 @@ def inbox(agent: str | None, session: str | None, mark_read: bool, as_json: bool
 
     def show(box: Any) -> tuple[dict[str, Any], str]:
         from taskfs.api.lifecycle.resume import unread_lines
+        from taskfs.api.views import sent as sent_views
 
         doc = shapes.document(True, **views.inbox(box))
         lines = [box.badge, *held]
@@ -141,6 +142,14 @@ def inbox(agent: str | None, session: str | None, mark_read: bool, as_json: bool
             for c in box.refused
         ]
         lines += [f"  lost    {lost.text()}" for lost in box.superseded]
+        lines += [
+            f"  ended   {sent_views.line(t)}; retry: taskfs retry {t.id} [--to AGENT]"
+            for t in box.ended
+        ]
+        lines += [
+            f"  quiet   {sent_views.line(t)}; ask, or hand it on: taskfs reassign {t.id} --to AGENT"
+            for t in box.quiet
+        ]
         lines += [
             f"  request {i.id}  from {i.requester}: {len(i.missing())} problem(s); "
             f"propose an envelope: taskfs intake propose {i.id} FILE"
@@ -211,8 +220,23 @@ def bind(task_id: str, agent: str | None, as_json: bool) -> int:
     from taskfs.api.capabilities import bind as capabilities
 
     def show(bound: Any) -> tuple[dict[str, Any], str]:
+        from taskfs import i18n
+
         doc = shapes.document(True, **views.bound(bound))
-        return doc, f"{bound.id} for {bound.agent}: {', '.join(bound.tools_granted) or '(none)'}"
+        requested = bound.envelope.tools_allowed
+        if bound.tools_granted:
+            said = ", ".join(bound.tools_granted)
+        elif not requested:
+            said = i18n.say("no tools granted: the envelope requests none (toolsAllowed)")
+        elif bound.ledger is None:
+            said = i18n.say("no tools granted: there is no capability ledger here")
+        else:
+            said = i18n.say(
+                "no tools granted: none of {requested} is yours in {ledger}",
+                requested=", ".join(requested),
+                ledger=bound.ledger,
+            )
+        return doc, f"{bound.id} for {bound.agent}: {said}"
 
     return act(
         as_json,

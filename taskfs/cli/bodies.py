@@ -29,11 +29,23 @@ def ls(state: str | None, to: str | None, context: str | None, as_json: bool) ->
 def ready(agent: str | None, as_json: bool) -> int:
     from taskfs.api.tasks import listing
 
-    return act(
-        as_json,
-        lambda: listing.ready(open_repo(), acting_agent(agent, required=False)),
-        render.task_list,
-    )
+    blocked: list[Any] = []
+
+    def call() -> list[Any]:
+        repo = open_repo()
+        who = acting_agent(agent, required=False)
+        found = listing.ready(repo, who)
+        if not found and not as_json:  # nothing to claim: say what the rest waits for
+            from taskfs.api.lifecycle.resume import blocked as waiting
+
+            blocked.extend(waiting(repo, who))
+        return found
+
+    def show(tasks: list[Any]) -> tuple[dict[str, Any], Any]:
+        doc, text = render.task_list(tasks)
+        return doc, (render.nothing_ready(blocked) if not tasks else text)
+
+    return act(as_json, call, show)
 
 
 def transition(
@@ -102,10 +114,7 @@ def new(files: Sequence[str], agent: str | None, as_json: bool) -> int:
 def _lint_submitted(repo: Any, sources: list[Any]) -> list[Any]:
     from taskfs.api.tasks import lint as lint_api
 
-    try:
-        return list(lint_api.lint_sources(repo, sources))
-    except Exception:  # a lint that cannot run must not stop a submission
-        return []
+    return list(lint_api.advice(repo, sources))
 
 
 def send(  # noqa: PLR0917 - the command's arguments, as click reads them

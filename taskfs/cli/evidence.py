@@ -130,6 +130,8 @@ def _is_tty(stream: IO[str]) -> bool:
 
 
 def render_checked(result: Any) -> tuple[dict[str, Any], str]:
+    from taskfs.api.views import checks
+
     record = result.record
     if result.sandbox_fallback:
         # Said on stderr whatever the output format: the evidence records it too.
@@ -139,18 +141,8 @@ def render_checked(result: Any) -> tuple[dict[str, Any], str]:
             why=result.sandbox_fallback,
         )
         sys.stderr.write(f"taskfs: {said}\n")
-    doc = document(
-        result.passed,
-        id=result.id,
-        verdict=record.verdict,
-        evidence=result.evidence,
-        verdictSource=record.verdict_source,
-        exitCode=record.exit_code,
-        durationSeconds=record.duration_seconds,
-        fresh=bool(record.fresh),
-        signed=record.signature is not None,
-        commit=result.commit,
-    )
+    fields = checks.document(result)
+    doc = document(bool(fields.pop("ok")), **fields)
     signed = (
         i18n.say("signed by runner {runner}", runner=record.runner.name)
         if record.runner
@@ -167,6 +159,8 @@ def render_checked(result: Any) -> tuple[dict[str, Any], str]:
         )
     ]
     lines += [f"  {note}" for note in _notes(record)]
+    lines += [f"  {note}" for note in checks.notices(result)]
+    lines += [f"  {line}" for line in checks.output_lines(record)]
     return doc, "\n".join(lines)
 
 

@@ -58,12 +58,23 @@ def lint(targets: tuple[str, ...], strict: bool, as_json: bool) -> int:
             for w in result.warnings
         ]
         lines += render.problems_text(result.errors)
-        summary = i18n.say(
-            "{checked} contracts checked, {warnings} warnings",
-            checked=result.checked,
-            warnings=len(result.warnings),
+        checked = (
+            i18n.say("1 contract checked")
+            if result.checked == 1
+            else i18n.say("{count} contracts checked", count=result.checked)
         )
-        errors = i18n.say(", {count} errors", count=len(result.errors)) if result.errors else ""
+        count = len(result.warnings)
+        warned = (
+            i18n.say(", 1 warning") if count == 1 else i18n.say(", {count} warnings", count=count)
+        )
+        summary = checked + warned
+        errors = ""
+        if result.errors:
+            errors = (
+                i18n.say(", 1 error")
+                if len(result.errors) == 1
+                else i18n.say(", {count} errors", count=len(result.errors))
+            )
         lines.append(summary + errors)
         return doc, "\n".join(lines)
 

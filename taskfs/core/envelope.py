@@ -169,6 +169,18 @@ class Envelope(_Model):
         doc.update(self.extensions)
         return doc
 
+    @property
+    def command(self) -> str:
+        """acceptanceCheck.passFailCommand: the contract a successor must keep (lineage)."""
+        return self.acceptance_check.pass_fail_command
+
+    @property
+    def follows(self) -> str | None:
+        """The task this one was handed on from (`reassign`) or retries (`retry`)."""
+        from taskfs.core.lineage import follows
+
+        return follows(self.extensions)
+
     def with_id(self, task_id: str) -> Envelope:
         return self._with(id=task_id)
 

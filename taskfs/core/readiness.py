@@ -1,4 +1,5 @@
-"""Which tasks a claim would succeed on: dependencies, rivals over owned files, delegation.
+"""Which tasks a claim would succeed on: dependencies (followed down the lineage of reassigned
+and retried tasks), rivals over owned files, delegation.
 
 Pure: the tasks are passed in as summaries (`taskfs.readmodel.projection.Summary`, or anything
 with the same fields). `ready` lists what `claimable` answers, and the claim's own gates
@@ -13,6 +14,7 @@ from typing import Protocol, TypeVar
 from taskfs.core.facts import EnvelopeFacts, TaskFacts
 from taskfs.core.graph import depends_on
 from taskfs.core.lifecycle import TERMINAL
+from taskfs.core.lineage import Lineage, lineage_edges
 from taskfs.core.shown import offered_to
 
 
@@ -32,7 +34,14 @@ R = TypeVar("R", bound=Ranked)
 
 
 def dependency_graph(envelopes: Iterable[EnvelopeFacts]) -> dict[str, tuple[str, ...]]:
-    return {e.id: tuple(e.depends_on) for e in envelopes if e.id is not None}
+    """Each task's `dependsOn`; a task reassigned or retried also leads to its successor
+    (`taskfs.core.lineage`), so that what depends on it is ordered after the successor too."""
+    listed = {e.id: e for e in envelopes if e.id is not None}
+    graph = {task_id: tuple(e.depends_on) for task_id, e in listed.items()}
+    if any(e.follows is not None for e in listed.values()):
+        for before, after in lineage_edges(listed).items():
+            graph[before] = (*graph.get(before, ()), *after)
+    return graph
 
 
 def parent_map(envelopes: Iterable[EnvelopeFacts]) -> dict[str, str | None]:
@@ -67,13 +76,31 @@ def open_tasks(tasks: Mapping[str, T]) -> list[T]:
     return [t for t in tasks.values() if t.state not in TERMINAL]
 
 
-def unfinished_dependencies(task: TaskFacts, tasks: Mapping[str, TaskFacts]) -> list[str]:
-    """The tasks `task` depends on that are not completed (or do not exist yet)."""
-    return [
+def unfinished_dependencies(
+    task: TaskFacts, tasks: Mapping[str, TaskFacts], lineage: Lineage | None = None
+) -> list[str]:
+    """The tasks `task` depends on that are not completed (or do not exist yet), neither
+    they nor a successor down their line (a reassigned or retried task: `core.lineage`)."""
+    pending = [
         dep
         for dep in task.envelope.depends_on
         if dep not in tasks or tasks[dep].state != "completed"
     ]
+    if not pending:
+        return pending
+    lineage = lineage or Lineage(tasks)
+    return [dep for dep in pending if lineage.completed(dep) is None]
+
+
+def waiting_on(dep: str, tasks: Mapping[str, TaskFacts], lineage: Lineage | None = None) -> str:
+    """An unfinished dependency as people read it: `a (working)`, `a (does not exist yet)`,
+    or, when it was handed on or retried, `a (failed; now a-r1: working)`."""
+    if dep not in tasks:
+        return f"{dep} (does not exist yet)"
+    now = (lineage or Lineage(tasks)).standing(dep)
+    if now == dep:
+        return f"{dep} ({tasks[dep].state})"
+    return f"{dep} ({tasks[dep].state}; now {now}: {tasks[now].state})"
 
 
 def rivals(
@@ -97,6 +124,7 @@ def rivals(
 def claimable(tasks: Mapping[str, R], agent: str | None = None) -> list[R]:
     """The tasks a claim would succeed on now (by `agent`, when one is named), in the order
     given: submitted, taken in, readable, every dependency completed, no open rival."""
+    lineage = Lineage(tasks)  # read only when a dependency is not completed itself
     candidates = [
         task
         for task in tasks.values()
@@ -104,7 +132,7 @@ def claimable(tasks: Mapping[str, R], agent: str | None = None) -> list[R]:
         and task.length
         and not task.problems
         and offered_to(task.envelope.recipient, agent)
-        and not unfinished_dependencies(task, tasks)
+        and not unfinished_dependencies(task, tasks, lineage)
     ]
     if not any(task.overlaps for task in candidates):
         return candidates  # no rival to order: the relations of every task need not be built

@@ -36,12 +36,15 @@ from taskfs.api.lifecycle import transitions
 from taskfs.api.messages import delivery, threads
 from taskfs.api.messages import inbox as inbox_api
 from taskfs.api.messages import sending as messages
-from taskfs.api.tasks import queries
+from taskfs.api.tasks import lint, queries
+from taskfs.api.tasks.submit import Source
 from taskfs.api.views import agents as views
+from taskfs.api.views import checks
 from taskfs.core import shapes
 from taskfs.errors import Problem, TaskfsError
 from taskfs.mcp import intake as intake_tools
 from taskfs.mcp.interlink import register_interlink_tools
+from taskfs.mcp.sent import register_sent_tools
 from taskfs.mcp.tools import Session, Tools, answer
 
 INSTRUCTIONS = (
@@ -66,9 +69,10 @@ SEND = (
     "id, dependsOn, parent. Incomplete: kept as a request; send the rest with its task_id."
 )
 CHECK = (
-    "Report your result and check it: sends `text` as the task's `result` message (the same "
-    "as the CLI's `send --status result`), then runs the acceptance command here and records "
-    "the evidence. ok/verdict say pass or fail. Completes nothing: on pass, call agent_complete."
+    "Report your result and check it: commit your work first (evidence from uncommitted files "
+    "completes nothing; workTree says). Sends `text` as the task's `result` message, runs the "
+    "acceptance command here, records the evidence. verdict: pass or fail; output: the "
+    "command's last lines. Completes nothing: on pass, call agent_complete."
 )
 COMPLETE = (
     "Complete your working task (-> completed). Needs passing evidence from agent_check on "
@@ -98,10 +102,16 @@ def register_agent_tools(tools: Tools) -> None:
         ] = None,
     ) -> CallToolResult:
         def call() -> dict[str, Any]:
+            repo = s.repo()
+            # As `new --json`: what was submitted is never edited, so its weak points now.
+            warnings = lint.advice(repo, [Source("envelope", envelope.encode())])
             result = requests.request(
-                s.repo(), s.agent(), envelope, task_id=task_id or None, door="mcp"
+                repo, s.agent(), envelope, task_id=task_id or None, door="mcp"
             )
-            return intake_tools.document(result)
+            doc = intake_tools.document(result)
+            if doc.get("state") != "intake":
+                doc["warnings"] = [w.to_json() for w in warnings]
+            return doc
 
         return answer(call, tool="agent_send")
 
@@ -140,7 +150,7 @@ def register_agent_tools(tools: Tools) -> None:
         ],
         text: Text,
     ) -> CallToolResult:
-        return answer(lambda: say(task_id, text, in_reply_to=in_reply_to))
+        return answer(lambda: say(task_id, text, in_reply_to=in_reply_to, intent="answer"))
 
     def agent_update(
         task_id: TaskId,
@@ -152,7 +162,11 @@ def register_agent_tools(tools: Tools) -> None:
             str | None, Field(description="Recipient; default: the task's other party.")
         ] = None,
     ) -> CallToolResult:
-        return answer(lambda: say(task_id, text, status="update", in_reply_to=in_reply_to, to=to))
+        return answer(
+            lambda: say(
+                task_id, text, status="update", in_reply_to=in_reply_to, to=to, intent="note"
+            )
+        )
 
     def agent_check(
         task_id: TaskId,
@@ -163,12 +177,7 @@ def register_agent_tools(tools: Tools) -> None:
         def call() -> dict[str, Any]:
             sent = views.sent(messages.request_check(s.repo(), task_id, s.agent(), text))
             checked = evidence.check(s.repo(), task_id, agent=s.agent())
-            return {
-                **sent,
-                "ok": checked.passed,
-                "verdict": checked.record.verdict,
-                "evidence": checked.evidence,
-            }
+            return {**sent, **checks.document(checked)}
 
         return answer(call)
 
@@ -218,6 +227,7 @@ def register_agent_tools(tools: Tools) -> None:
                 "id": task.id,
                 "state": task.state,
                 "history": _history(task),
+                "evidence": checks.evidence_rows(task),
                 "messages": [views.message(c) for c in thread.messages],
             }
 
@@ -239,7 +249,7 @@ def register_agent_tools(tools: Tools) -> None:
         (agent_fail, "Give up on your task, saying why (-> failed)."),
         (agent_cancel, "Cancel a task you sent (-> canceled); the worker is asked to stop."),
         (agent_status, "A task's state, parties and envelope."),
-        (agent_history, "A task's transitions and messages (with their msg_ids)."),
+        (agent_history, "A task's transitions, evidence and messages (with their msg_ids)."),
         (agent_bind, "Your tools for a task: toolsAllowed within the capability ledger."),
     ):
         tools.add(fn, description)
@@ -272,6 +282,7 @@ def build(session: Session) -> Tools:
     tools = Tools(server, session)
     register_agent_tools(tools)
     intake_tools.register_intake_tools(tools)
+    register_sent_tools(tools)
     register_interlink_tools(tools)
     return tools
 

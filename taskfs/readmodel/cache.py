@@ -20,7 +20,7 @@ from taskfs.readmodel import projection, stamps
 from taskfs.readmodel.projection import Summary
 from taskfs.readmodel.stamps import FolderDigest, Key
 
-FORMAT = 9  # 9: intakes are rows (issue 26); 8: the facts carry the acceptance command
+FORMAT = 10  # 10: the facts carry the lineage (issue 29); 9: intakes are rows (issue 26)
 NAME = f"ledger-v{FORMAT}"
 HEAD = "head"
 

@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     # folder): asked of the store when the stored HEAD no longer holds (a commit of code).
     HeadCheck = Callable[[str, str, bytes, str], bool]
 
-FORMAT = 5  # 5: a delta may add tasks (issue 19); 4: the file is `Answers`' slots in order
+FORMAT = 6  # 6: ready follows the lineage (issue 29); 5: a delta may add tasks (issue 19)
 NAME = f"prepared-v{FORMAT}"
 SETTINGS, FOLDER = "<settings>", "<folder>"  # not task ids: those are [a-z0-9._-]
 

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from taskfs.core.lifecycle import STATES
+from taskfs.core.lineage import RETRIED_FROM
 from taskfs.report.style import STATE_COLOURS, duration, short_time, state_colours
 
 if TYPE_CHECKING:
@@ -28,7 +29,6 @@ def e(value: object) -> str:
 
 # The states that end a task badly: their card says why, from the last transition's reason.
 ENDED_BADLY = ("failed", "canceled", "rejected")
-REASSIGNED_FROM = "x-reassignedFrom"  # taskfs.api.lifecycle.reassign
 
 
 def page(
@@ -46,9 +46,9 @@ def page(
     contexts = sorted({r.task.envelope.context_id for r in reports})
     agents = sorted({a for r in reports for a in _agents(r)})
     notes = _Notes(flags or {}, stale or {})
-    for r in reports:  # a reassigned task links to the task that took its work over
-        source = r.task.envelope.extensions.get(REASSIGNED_FROM)
-        if isinstance(source, str):
+    for r in reports:  # a reassigned or retried task links to the task that took it over
+        source = r.task.envelope.follows
+        if source is not None:
             notes.successors[source] = r.id
     columns = _requests(requests) + "\n".join(
         _column(state, [r for r in reports if r.task.state == state], notes) for state in STATES
@@ -136,12 +136,15 @@ def _card(report: TaskReport, notes: _Notes) -> str:
         facts.append(("held by", e(task.chain.holder)))
     if report.dependencies:
         facts.append(("depends on", " ".join(_dependency(d, s) for d, s in report.dependencies)))
-    source = env.extensions.get(REASSIGNED_FROM)
-    if isinstance(source, str):
-        facts.append(("reassigned from", f'<a href="#task-{e(source)}">{e(source)}</a>'))
+    source = env.follows
+    retried = env.extensions.get(RETRIED_FROM) == source
+    if source is not None:
+        said = "retries" if retried else "reassigned from"
+        facts.append((said, f'<a href="#task-{e(source)}">{e(source)}</a>'))
     if task.id in notes.successors:
         successor = notes.successors[task.id]
-        facts.append(("reassigned to", f'<a href="#task-{e(successor)}">{e(successor)}</a>'))
+        said = "retried as" if task.state in ("failed", "rejected") else "reassigned to"
+        facts.append((said, f'<a href="#task-{e(successor)}">{e(successor)}</a>'))
     if env.parent:
         facts.append(("delegated from", f'<a href="#task-{e(env.parent)}">{e(env.parent)}</a>'))
     if report.children:

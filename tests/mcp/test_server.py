@@ -34,6 +34,9 @@ AGENT_TOOLS = {
     "agent_status",
     "agent_history",
     "agent_bind",
+    "agent_tasks",
+    "agent_reassign",
+    "agent_retry",
 }
 
 
@@ -216,8 +219,13 @@ def test_an_agent_walks_a_task_through_the_mcp_tools(
                 "transition_not_allowed"
             ]
             inbox = await planner.ok("agent_inbox", mark_read=True)
-            # the question, the update, and three results (failing, on uncommitted work, passing)
-            assert inbox["counts"]["unread"] == 5
+            # the update and three results (failing, on uncommitted work, passing); the
+            # question is no longer unread: the planner answered it
+            assert inbox["counts"]["unread"] == 4
+            # The refusal reaches the sender without a message: it is in its inbox.
+            assert [(t["id"], t["endedBy"], t["reason"]) for t in inbox["ended"]] == [
+                ("old", "builder", "out of scope")
+            ]
             assert (await planner.ok("agent_inbox"))["counts"]["unread"] == 0
 
     anyio.run(walk)

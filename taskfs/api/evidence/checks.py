@@ -72,6 +72,7 @@ class CheckRun:
     commit: str
     # Set when the check ran without the sandbox it would have had (`auto` fell back): why.
     sandbox_fallback: str | None = None
+    state: str = ""  # the task's state when the check ran (a closed task cannot complete)
 
     @property
     def passed(self) -> bool:
@@ -174,7 +175,7 @@ def check(
     assert isinstance(record, CheckEvidence)
     rel, commit = _write(repo, task_id, document, record, _check_message(task_id, record, agent))
     fallback = placement.reason if placement.fell_back else None
-    return CheckRun(task_id, rel, record, commit, fallback)
+    return CheckRun(task_id, rel, record, commit, fallback, task.state)
 
 
 def _fresh_run(
@@ -218,12 +219,15 @@ def _run(
     progress: Progress | None,
     where: Placement,
 ) -> dict[str, Any]:
+    from taskfs.api.evidence.sandboxing import with_interpreters
+
     acceptance = task.envelope.acceptance_check
     before = owned_fingerprint_now(repo, git, task.envelope.files_and_interfaces)
     dirty = uncommitted_owned(
         git, task.envelope.files_and_interfaces, ledger_folders(repo.tasks_rel)
     )
-    box = where.sandbox
+    commands = [acceptance.pass_fail_command, acceptance.end_to_end_command or ""]
+    box = with_interpreters(where, commands, str(git.root)).sandbox
     result = _execute("check", acceptance.pass_fail_command, git.root, limit, progress, box=box)
     after = owned_fingerprint_now(repo, git, task.envelope.files_and_interfaces)
     end_to_end: dict[str, Any] = {"description": acceptance.end_to_end_verification}

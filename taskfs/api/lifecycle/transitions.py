@@ -16,6 +16,7 @@ from taskfs.api.tasks import rules
 from taskfs.core import readiness
 from taskfs.core.layout import STATUS, format_time, status_name
 from taskfs.core.lifecycle import Parties, State, check_transition, is_state
+from taskfs.core.lineage import Lineage
 from taskfs.core.status_file import status_document, status_text
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.readmodel.projection import Summary
@@ -244,7 +245,10 @@ def _committed(
 
     others: list[str] = []
     if task is not None and task.state == "submitted" and state == "working":
-        others = [*task.envelope.depends_on, *task.overlaps]
+        # A dependency's successors decide for it: they are read as HEAD holds them too.
+        lineage = Lineage(tasks)
+        after = [t for dep in task.envelope.depends_on for t in lineage.line(dep)]
+        others = [*task.envelope.depends_on, *after, *task.overlaps]
     found = head_ledger.loose(repo, [task_id, *others])
     if task_id in found:
         raise TaskfsError(head_ledger.refusals(repo, {task_id: found[task_id]}))
@@ -273,9 +277,7 @@ def _dependencies_gate(
     pending = readiness.unfinished_dependencies(task, tasks)
     if not pending:
         return []
-    described = ", ".join(
-        f"{dep} ({tasks[dep].state if dep in tasks else 'does not exist yet'})" for dep in pending
-    )
+    described = ", ".join(readiness.waiting_on(dep, tasks) for dep in pending)
     return [problem("dependencies_unresolved", id=task.id, pending=pending, pending_text=described)]
 
 

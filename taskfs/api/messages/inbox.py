@@ -1,5 +1,6 @@
 """What waits for an agent: tasks to claim, questions to answer, results to review, unread
-messages, and messages refused (shown with their codes, never counted as work).
+messages, the tasks it sent that came back refused or failed or whose holder went quiet, and
+messages refused (shown with their codes, never counted as work).
 
 Nothing here waits for anything: delivery is asynchronous, the inbox is a view of the files.
 """
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 
 from taskfs.api.intake.requests import intakes
 from taskfs.api.lifecycle.forks import Lost, lost_in
+from taskfs.api.lifecycle.sent import SentTask, needing, sent
 from taskfs.api.messages.openings import stored_opening
 from taskfs.api.messages.threads import CheckedMessage, Thread, for_session, read_thread, trust
 from taskfs.api.tasks import listing
@@ -41,6 +43,10 @@ class Inbox:
     # envelope for, and those it asked for, which wait for its envelope or its acceptance.
     requests: tuple[Intake, ...] = ()
     requested: tuple[Intake, ...] = ()
+    # Tasks this agent sent that need it (`taskfs.api.lifecycle.sent`): refused or failed and
+    # not yet handled, and those whose holder has gone quiet.
+    ended: tuple[SentTask, ...] = ()
+    quiet: tuple[SentTask, ...] = ()
 
     @property
     def badge(self) -> str:
@@ -51,6 +57,10 @@ class Inbox:
         )
         if self.requests or self.requested:
             line += f", {len(self.requests) + len(self.requested)} requests to shape"
+        if self.ended:
+            line += f", {len(self.ended)} refused or failed"
+        if self.quiet:
+            line += f", {len(self.quiet)} quiet"
         return line
 
 
@@ -69,6 +79,12 @@ def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
         superseded += lost_in(task.id, task.chain, agent)
         thread = read_thread(repo, task.id, trusted=trusted, pending=pending)
         opened = stored_opening(task)  # the task itself, waiting to be claimed: not unread
+        # A message this agent has answered is read, whether or not it marked it so.
+        answered = {
+            c.record.in_reply_to
+            for c in thread.messages
+            if c.record.sender == agent and c.record.in_reply_to
+        }
         for checked in thread.messages:
             if opened is not None and checked.record.msg_id == opened:
                 continue
@@ -85,7 +101,7 @@ def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
                 if task.state not in TERMINAL:
                     refused.append(checked)
                 continue
-            if checked.delivery == "sent":
+            if checked.delivery == "sent" and checked.record.msg_id not in answered:
                 unread.append(checked)
             if is_open_question(task, checked):
                 questions.append(checked)
@@ -96,6 +112,7 @@ def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
     )
     ready = frozenset(t.id for t in listing.ready(repo, agent))
     open_requests = [i for i in intakes(repo, agent) if i.is_open]
+    ended, quiet = needing(sent(repo, agent, tasks=tasks))
     return Inbox(
         agent,
         to_claim,
@@ -108,6 +125,8 @@ def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
         frozenset(as_owner),
         tuple(i for i in open_requests if i.requester != agent),
         tuple(i for i in open_requests if i.requester == agent),
+        tuple(ended),
+        tuple(quiet),
     )
 
 

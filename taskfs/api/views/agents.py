@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from taskfs.api.views.documents import summary
+from taskfs.api.views.sent import attention
 
 __all__ = [
     "bound",
@@ -69,8 +70,13 @@ def inbox(box: Any) -> dict[str, Any]:
             "refused": len(box.refused),
             "superseded": len(box.superseded),
             "requests": len(box.requests) + len(box.requested),
+            "ended": len(box.ended),
+            "quiet": len(box.quiet),
         },
-        "toClaim": [{**summary(t), "ready": t.id in box.ready} for t in box.to_claim],
+        "toClaim": [
+            {**summary(t), "objective": t.envelope.objective, "ready": t.id in box.ready}
+            for t in box.to_claim
+        ],
         "questions": [
             {**message(c), "asOwner": c.record.msg_id in box.as_owner} for c in box.questions
         ],
@@ -80,6 +86,8 @@ def inbox(box: Any) -> dict[str, Any]:
         "superseded": [lost.to_json() for lost in box.superseded],
         "requests": [_request(i) for i in box.requests],
         "requested": [_request(i) for i in box.requested],
+        "ended": [attention(t) for t in box.ended],
+        "quiet": [attention(t) for t in box.quiet],
     }
 
 

@@ -177,11 +177,20 @@ def timeline(
     """The requests it came from, transitions, acceptance runs and messages in the order
     they happened."""
     rows: list[TimelineRow] = list(requests)
+    messages = list(messages)
+    by_id = {m.msg_id: m for m in messages if m.msg_id}
+    folded: set[str] = set()
     for link in task.chain.links:
         record = link.record
-        rows.append(
-            TimelineRow(record.at, "transition", record.by, record.state, record.reason or "")
-        )
+        detail = record.reason or ""
+        made_by = by_id.get(record.message or "")
+        if made_by is not None:
+            # One step, not two: the message and the transition it made (a question, its
+            # answer, a failure) are shown as the transition, saying the message.
+            folded.add(made_by.msg_id)
+            said = f"{made_by.status or 'message'}: {made_by.text}"
+            detail = said if not detail or detail == made_by.text else f"{detail} ({said})"
+        rows.append(TimelineRow(record.at, "transition", record.by, record.state, detail))
     for loss in losses(task.chain):
         record, winner = loss.link.record, loss.winner
         won = f"{winner.record.state} by {winner.record.by}" if winner else ""
@@ -199,6 +208,8 @@ def timeline(
             )
         )
     for message in messages:
+        if message.msg_id in folded:
+            continue
         who = f"{message.sender} → {message.to}" if message.to else message.sender
         what = message.status or "message"
         rows.append(TimelineRow(message.at, "message", who, what, message.text, path=message.path))
