@@ -71,3 +71,11 @@ def open_repo() -> Repository:
     from taskfs.api import context
 
     return context.open().repo
+
+
+def repo_if_any() -> Repository | None:
+    """The checkout the command runs in, or None outside one (or in one taskfs cannot open)."""
+    try:
+        return open_repo()
+    except TaskfsError:
+        return None
