@@ -237,7 +237,7 @@ def _stale_lines(repo: Any) -> dict[str, str]:
 def _write(path: Path, data: bytes) -> None:
     from taskfs.api.context import replace_file
 
-    if not path.parent.is_dir():
+    if not os.path.isdir(path.parent):  # False, not an error, for a name too long to look at
         # A folder that is not there is a typo more often than a wish: say so, make nothing.
         raise fail("file_unwritable", path=str(path), reason=os.strerror(errno.ENOENT))
     try:

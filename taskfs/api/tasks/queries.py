@@ -67,9 +67,10 @@ def _validate_named(paths: Sequence[str], folders: Sequence[str]) -> list[FileRe
 
 def _named_files(paths: Sequence[str]) -> Iterator[str]:
     for label in paths:
-        path = Path(label)
-        if path.is_dir():
-            for found in sorted(path.rglob("*.yaml")):
+        # os.path.isdir, not Path.is_dir: a name the system refuses to look at (too long) is
+        # not a folder, and reading it names why (`file_unreadable`).
+        if os.path.isdir(label):
+            for found in sorted(Path(label).rglob("*.yaml")):
                 if not layout.is_report([found.name]):
                     yield str(found)
         else:
