@@ -7,13 +7,14 @@ with the same fields). `ready` lists what `claimable` answers, and the claim's o
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol, TypeVar
 
 from taskfs.core.facts import EnvelopeFacts, TaskFacts
 from taskfs.core.graph import depends_on
 from taskfs.core.lifecycle import TERMINAL
 from taskfs.core.shown import offered_to
+from taskfs.errors import Problem, problem
 
 
 class Ranked(TaskFacts, Protocol):
@@ -74,6 +75,19 @@ def unfinished_dependencies(task: TaskFacts, tasks: Mapping[str, TaskFacts]) -> 
         for dep in task.envelope.depends_on
         if dep not in tasks or tasks[dep].state != "completed"
     ]
+
+
+def dependencies_refused(
+    task_id: str, depends_on: Sequence[str], states: Mapping[str, str]
+) -> list[Problem]:
+    """`dependencies_unresolved` when a task `depends_on` names is not completed in `states`
+    (id -> state; a task not in it does not exist yet). The claim gate asks this of the ledger
+    now, and `audit` of the ledger as the commit that added a claim held it."""
+    pending = [dep for dep in depends_on if states.get(dep) != "completed"]
+    if not pending:
+        return []
+    described = ", ".join(f"{dep} ({states.get(dep, 'does not exist yet')})" for dep in pending)
+    return [problem("dependencies_unresolved", id=task_id, pending=pending, pending_text=described)]
 
 
 def rivals(

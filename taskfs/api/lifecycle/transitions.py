@@ -212,15 +212,9 @@ def _name_current(found: Problem, by: str | None, current: State) -> Problem:
 def _dependencies_gate(
     repo: Repository, task: Summary, tasks: Mapping[str, Summary]
 ) -> list[Problem]:
-    if not task.envelope.depends_on:
-        return []
-    pending = readiness.unfinished_dependencies(task, tasks)
-    if not pending:
-        return []
-    described = ", ".join(
-        f"{dep} ({tasks[dep].state if dep in tasks else 'does not exist yet'})" for dep in pending
-    )
-    return [problem("dependencies_unresolved", id=task.id, pending=pending, pending_text=described)]
+    depends = task.envelope.depends_on
+    states = {dep: tasks[dep].state for dep in depends if dep in tasks}
+    return readiness.dependencies_refused(task.id, depends, states)
 
 
 def _ownership_gate(repo: Repository, task: Summary, tasks: Mapping[str, Summary]) -> list[Problem]:

@@ -101,6 +101,8 @@ def _authority(
         KeysAt(session, "agent", names),
         repo.config.require_signed_transitions,
         session.is_ancestor,
+        tasks,
+        lambda commit, path: session.read(f"{commit}:{path}") is not None,
     )
     for task in tasks.values():
         found += authority.transition_problems(context, task)
@@ -175,7 +177,9 @@ def _completions(
     by_name = {item.name: item for item in files}
     command = task.envelope.acceptance_check.pass_fail_command
     out = []
-    for link in task.chain.links:
+    # A completion on a branch that lost a fork was still made: the live gate would have asked
+    # it for evidence too.
+    for link in (*task.chain.links, *task.chain.superseded):
         if link.record.state != "completed":
             continue
         rel = repo.task_rel(task.id, STATUS, link.name)
