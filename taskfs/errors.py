@@ -173,6 +173,8 @@ MESSAGES: dict[str, str] = {
     "not_a_repository": "{path} is not inside a git repository (run `taskfs init`)",
     "file_unreadable": "cannot read {path}: {reason}",
     "file_unwritable": "cannot write {path}: {reason}",
+    "input_too_large": "{path} is over the limit of {limit_text} taskfs reads there: give less "
+    "(docs/errors.md lists the limits)",
     "invalid_agent": "{value!r} is not an agent name: use 1-64 characters of letters, digits, "
     ". _ @ -, starting with a letter or digit",
     "agent_required": "name the acting agent with --agent or TASKFS_AGENT",

@@ -74,7 +74,7 @@ def new(files: Sequence[str], agent: str | None, as_json: bool) -> int:
         problems: list[Problem] = []
         for label in files:
             try:
-                data = sys.stdin.buffer.read() if label == "-" else read_input(label)
+                data = read_input(label, sys.stdin.buffer)
                 sources.append(submit.Source(label, data))
             except TaskfsError as exc:
                 problems += exc.problems
@@ -121,10 +121,11 @@ def send(  # noqa: PLR0917 - the command's arguments, as click reads them
     """`send ID TEXT`: a message about a task, with the transition it asks for."""
     import sys
 
+    from taskfs.api.context import read_message_text
     from taskfs.api.messages import sending as messages
 
     def call() -> messages.Sent:
-        body = sys.stdin.read() if text == "-" else text
+        body = read_message_text(sys.stdin.buffer) if text == "-" else text
         return messages.send(
             open_repo(),
             task_id,

@@ -52,7 +52,6 @@ class Context:
 def transition_problems(context: Context, task: Task) -> list[Problem]:
     links = [*task.chain.links, *task.chain.superseded]
     by_name = {link.name: link for link in links}
-    superseded = {link.name for link in task.chain.superseded}
     used: set[str] = set()  # messages that already vouched for a transition
     out: list[Problem] = []
     # A refusal the chain's reader names already (an edge of the winning chain) is not named

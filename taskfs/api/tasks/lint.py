@@ -7,7 +7,6 @@ takes envelope files as well as task ids. With neither it looks at the ledger's 
 from __future__ import annotations
 
 import os
-
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
