@@ -14,6 +14,7 @@ from taskfs.api.context import acting_agent
 from taskfs.cli import render
 from taskfs.cli.output import act, open_repo
 from taskfs.core import shapes
+from taskfs.core.display import safe
 
 
 def ls(state: str | None, to: str | None, context: str | None, as_json: bool) -> int:
@@ -93,7 +94,7 @@ def new(files: Sequence[str], agent: str | None, as_json: bool) -> int:
         doc, text = render.submitted(results, single=len(files) == 1)
         doc["warnings"] = [w.to_json() for w in warned]
         for w in warned if not as_json else ():
-            sys.stderr.write(f"{w.data.get('subject')}: warning[{w.code}] {w.message}\n")
+            sys.stderr.write(safe(f"{w.data.get('subject')}: warning[{w.code}] {w.message}") + "\n")
         return doc, text
 
     return act(as_json, call, show)

@@ -20,6 +20,7 @@ from taskfs.api.context import acting_agent
 from taskfs.cli import interrupts
 from taskfs.cli.group import agent_option, cli, json_option
 from taskfs.cli.output import act, open_repo
+from taskfs.core.display import safe
 from taskfs.core.shapes import document
 from taskfs.errors import fail
 
@@ -279,7 +280,8 @@ class TerminalProgress:
 
     def _write(self, text: str) -> None:
         try:
-            self._stream.write(text)
+            # The check's output is a sender's command's: shown escaped, as every text is.
+            self._stream.write(safe(text))
             self._stream.flush()
         except (OSError, ValueError):
             pass

@@ -18,6 +18,7 @@ from taskfs.cli import render
 from taskfs.cli.group import cli, json_option
 from taskfs.cli.output import act, open_repo
 from taskfs.core import shapes
+from taskfs.core.display import safe
 from taskfs.errors import TaskfsError, fail
 
 Shown = tuple[dict[str, Any], "str | Callable[[], str]"]
@@ -191,7 +192,7 @@ def board(target: str, as_json: bool) -> int:
             requests=open_requests,
         )
         if target == "-":
-            sys.stdout.write(page)
+            sys.stdout.write(safe(page))
         else:
             _write(Path(target), page.encode())
         columns: dict[str, list[str]] = {}

@@ -39,6 +39,7 @@ from taskfs.api.messages import sending as messages
 from taskfs.api.tasks import queries
 from taskfs.api.views import agents as views
 from taskfs.core import shapes
+from taskfs.core.display import safe
 from taskfs.errors import Problem, TaskfsError
 from taskfs.mcp import intake as intake_tools
 from taskfs.mcp.interlink import register_interlink_tools
@@ -293,4 +294,4 @@ def serve(agent: str | None, session: str | None = None) -> int:
 
 def _refuse(problems: tuple[Problem, ...]) -> None:
     for found in problems:
-        sys.stderr.write(f"error[{found.code}]: {found.message}\n")
+        sys.stderr.write(safe(f"error[{found.code}]: {found.message}") + "\n")

@@ -18,7 +18,7 @@ def _plan(repo: Path) -> tuple[str, str]:
 
 
 def test_a_claim_past_unfinished_dependencies_is_named(repo: Path) -> None:
-    first, second = _plan(repo)
+    _first, second = _plan(repo)
     assert taskfs("claim", second, "--agent", "builder", "--json").codes == [
         "dependencies_unresolved"
     ]
