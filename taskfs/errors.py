@@ -100,6 +100,11 @@ MESSAGES: dict[str, str] = {
     "sync_local_changes": "merging {upstream} would overwrite uncommitted work in "
     "{paths_text}: nothing was changed; commit or stash it, then run taskfs sync again",
     "sync_push_rejected": "{remote} refused the push to {branch!r}: {reason}",
+    "history_rewritten": "{remote}/{branch} no longer holds {dropped} ledger commits this clone "
+    "has and it once held ({first}{more_text}): its history was rewritten (a forced push), and "
+    "a transition published before cannot be overturned that way{then_text}; find out who "
+    "rewrote it, and push the history back (`git push --force-with-lease={branch}:{tip} "
+    "{remote} HEAD:{branch}` restores this clone's)",
     # delegation (contract section 8)
     "delegation_sender_mismatch": "task {id!r} is delegated from {parent!r}, so its from must be "
     "{expected!r} (the parent's recipient), not {actual!r}",

@@ -57,7 +57,7 @@ def hostile_task(repo: Path) -> str:
         ["ls"],
         ["show", "{task}", "--format", "markdown"],
     ],
-    ids=lambda a: " ".join(a),
+    ids=" ".join,
 )
 def test_text_output_shows_control_characters_escaped(hostile_task: str, args: list[str]) -> None:
     argv = [a.format(task=hostile_task) for a in args]
@@ -70,7 +70,12 @@ def test_text_output_shows_control_characters_escaped(hostile_task: str, args: l
 
 @pytest.mark.parametrize(
     "args",
-    [["messages", "{task}"], ["show", "{task}"], ["log", "{task}"], ["inbox", "--agent", "builder"]],
+    [
+        ["messages", "{task}"],
+        ["show", "{task}"],
+        ["log", "{task}"],
+        ["inbox", "--agent", "builder"],
+    ],
     ids=lambda a: a[0],
 )
 def test_json_stays_exact_and_safe(hostile_task: str, args: list[str]) -> None:

@@ -80,7 +80,24 @@ def audit(repo: Repository, session: Session | None = None) -> Audit:
     agent_history = repo.git.path_history(f"{KEYS_DIR}/agent")
     findings += _agent_keys(repo, agent_history)
     findings += _authority(repo, session, agent_history, tasks)
+    findings += _rewrites(repo)
     return Audit(_sorted(findings), _sorted(notes))
+
+
+def _rewrites(repo: Repository) -> list[Finding]:
+    """Remote histories rewritten under this clone (`history_rewritten`): ledger commits it has
+    that a remote-tracking ref once held and holds no more. Sync refuses to adopt such a
+    history; a plain `git pull` takes it, and what it overturned is named here."""
+    from taskfs.api.sync.remote import rewritten
+
+    out = []
+    for ref in repo.git.tracked_refs():
+        tip = repo.git.verify(ref)
+        dropped = repo.git.dropped(ref, tip, repo.tasks_rel)
+        if dropped and tip is not None:
+            remote, _slash, branch = ref.removeprefix("refs/remotes/").partition("/")
+            out.append(_finding(rewritten(remote, branch, tip, dropped, ""), ref))
+    return out
 
 
 def _authority(
