@@ -191,6 +191,11 @@ MESSAGES: dict[str, str] = {
     "traceback and please report it",
     "sandbox_unavailable": "the check cannot run in a sandbox here: {reason}; install bubblewrap "
     "(Debian: apt-get install bubblewrap) or choose --sandbox auto or off",
+    "git_settings_changed": "the check changed {path} ({change}), where git finds commands to run "
+    "(hooks, core.fsmonitor, filters, aliases, includes): git would have run them later with "
+    "your environment; taskfs put it back as it was. Run checks in the sandbox: install "
+    "bubblewrap (Debian and Ubuntu: apt-get install bubblewrap; Fedora: dnf install "
+    "bubblewrap; Arch: pacman -S bubblewrap)",
     # A2A: the repository as an A2A agent, and tasks delegated to one (taskfs a2a)
     "event_not_found": "task {id!r} has no ledger event {event!r}: resume from an event id its "
     "stream sent (or leave Last-Event-ID out to start from the beginning)",

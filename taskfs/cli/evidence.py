@@ -135,11 +135,14 @@ def render_checked(result: Any) -> tuple[dict[str, Any], str]:
     if result.sandbox_fallback:
         # Said on stderr whatever the output format: the evidence records it too.
         said = i18n.say(
-            "the check ran without a sandbox: {why} (install bubblewrap, or --sandbox on to "
-            "refuse instead)",
+            "the check ran without a sandbox: {why} (install bubblewrap: apt-get install "
+            "bubblewrap on Debian and Ubuntu, dnf install bubblewrap on Fedora, pacman -S "
+            "bubblewrap on Arch; or --sandbox on to refuse instead)",
             why=result.sandbox_fallback,
         )
         sys.stderr.write(f"taskfs: {said}\n")
+    for found in result.warnings:  # what the command planted in git's files, and was undone
+        sys.stderr.write(safe(f"taskfs: warning[{found.code}]: {found.message}") + "\n")
     doc = document(
         result.passed,
         id=result.id,
@@ -151,6 +154,7 @@ def render_checked(result: Any) -> tuple[dict[str, Any], str]:
         fresh=bool(record.fresh),
         signed=record.signature is not None,
         commit=result.commit,
+        warnings=[found.to_json() for found in result.warnings],
     )
     signed = (
         i18n.say("signed by runner {runner}", runner=record.runner.name)

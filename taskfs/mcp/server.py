@@ -169,6 +169,7 @@ def register_agent_tools(tools: Tools) -> None:
                 "ok": checked.passed,
                 "verdict": checked.record.verdict,
                 "evidence": checked.evidence,
+                "warnings": [found.to_json() for found in checked.warnings],
             }
 
         return answer(call)

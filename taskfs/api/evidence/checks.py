@@ -39,6 +39,7 @@ from taskfs.runner.sandbox import Sandbox
 from taskfs.store import inputs, keys
 from taskfs.store.evidence_gates import gates
 from taskfs.store.git import Git
+from taskfs.store.git.planted import Changed, Snapshot
 from taskfs.store.owned_fingerprint import uncommitted_owned
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task, load_evidence, load_task
@@ -75,6 +76,15 @@ class CheckRun:
     @property
     def passed(self) -> bool:
         return self.record.verdict == "pass"
+
+    @property
+    def warnings(self) -> tuple[Problem, ...]:
+        """What the answer says beside the verdict: each file of git's settings the command
+        changed, and taskfs put back (`git_settings_changed`)."""
+        return tuple(
+            problem("git_settings_changed", path=c.path, change=c.change)
+            for c in self.record.git_changes or ()
+        )
 
 
 @dataclass(frozen=True)
@@ -223,7 +233,10 @@ def _run(
         git, task.envelope.files_and_interfaces, ledger_folders(repo.tasks_rel)
     )
     box = where.sandbox
-    result = _execute("check", acceptance.pass_fail_command, git.root, limit, progress, box=box)
+    changed: list[Changed] = []
+    result = _execute(
+        "check", acceptance.pass_fail_command, git, limit, progress, box=box, changed=changed
+    )
     after = owned_fingerprint_now(repo, git, task.envelope.files_and_interfaces)
     end_to_end: dict[str, Any] = {"description": acceptance.end_to_end_verification}
     passed = result.passed
@@ -231,7 +244,13 @@ def _run(
         end_to_end["command"] = acceptance.end_to_end_command
         if passed:
             e2e = _execute(
-                "end-to-end", acceptance.end_to_end_command, git.root, limit, progress, box=box
+                "end-to-end",
+                acceptance.end_to_end_command,
+                git,
+                limit,
+                progress,
+                box=box,
+                changed=changed,
             )
             end_to_end["run"] = {"verdict": _verdict(e2e.passed), **_run_fields(e2e, limit)}
             passed = e2e.passed
@@ -250,8 +269,15 @@ def _run(
         "commit": head,
         "ownedFiles": owned,
         **_work_tree(dirty),
+        **_git_changes(changed),
         "endToEnd": end_to_end,
     }
+
+
+def _git_changes(changed: list[Changed]) -> dict[str, Any]:
+    if not changed:
+        return {}
+    return {"gitChanges": [{"path": c.path, "change": c.change} for c in changed]}
 
 
 def _work_tree(dirty: list[str]) -> dict[str, Any]:
@@ -266,23 +292,31 @@ def _work_tree(dirty: list[str]) -> dict[str, Any]:
 def _execute(
     what: str,
     command: str,
-    cwd: Path,
+    git: Git,
     limit: float,
     progress: Progress | None,
     *,
     box: Sandbox | None,
+    changed: list[Changed],
 ) -> RunResult:
+    """Run `command` in the worktree of `git`; what it changed of git's own settings (which
+    git would run later, outside any sandbox) is put back before taskfs runs git again, and
+    added to `changed`."""
     if progress is not None:
         progress.started(what, command, limit)
     on_output = progress.output if progress is not None else None
-    return run_command(
-        command,
-        cwd=cwd,
-        timeout=limit,
-        output_cap=EVIDENCE_OUTPUT_CAP,
-        on_output=on_output,
-        sandbox=box,
-    )
+    snapshot = Snapshot.take(git)
+    try:
+        return run_command(
+            command,
+            cwd=git.root,
+            timeout=limit,
+            output_cap=EVIDENCE_OUTPUT_CAP,
+            on_output=on_output,
+            sandbox=box,
+        )
+    finally:
+        changed += [c for c in snapshot.undo() if c not in changed]
 
 
 def _verdict(passed: bool) -> Verdict:
