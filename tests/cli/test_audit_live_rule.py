@@ -17,50 +17,42 @@ def _plan(repo: Path) -> tuple[str, str]:
     return first, second
 
 
+def _forged_claim(repo: Path, task: str) -> str:
+    """What the live rule refused, written and committed with plain git under the right name."""
+    first = status_files(repo, task)[0]
+    return forge(
+        repo, task, "0002-working-aaaaaaaa.yaml", state="working", by="builder", prev=first
+    )
+
+
+def _complete(repo: Path, task: str) -> None:
+    (repo / "src" / "auth").mkdir(parents=True, exist_ok=True)
+    (repo / "src" / "auth" / "login.py").write_text("x\n")
+    assert taskfs("claim", task, "--agent", "builder").code == 0
+    check(task)
+    assert taskfs("complete", task, "--agent", "builder").code == 0
+
+
 def test_a_claim_past_unfinished_dependencies_is_named(repo: Path) -> None:
     _first, second = _plan(repo)
     assert taskfs("claim", second, "--agent", "builder", "--json").codes == [
         "dependencies_unresolved"
     ]
-    # What the live rule refused, written and committed with plain git under the right name.
-    rel = forge(
-        repo,
-        second,
-        "0002-working-aaaaaaaa.yaml",
-        state="working",
-        by="builder",
-        prev=status_files(repo, second)[0],
-    )
+    rel = _forged_claim(repo, second)
     assert findings() == [("dependencies_unresolved", rel)]
 
 
 def test_a_claim_made_once_the_dependency_was_completed_is_clean(repo: Path) -> None:
     first, second = _plan(repo)
-    (repo / "src").mkdir()
-    (repo / "src" / "auth").mkdir()
-    (repo / "src" / "auth" / "login.py").write_text("x\n")
-    assert taskfs("claim", first, "--agent", "builder").code == 0
-    check(first)
-    assert taskfs("complete", first, "--agent", "builder").code == 0
+    _complete(repo, first)
     assert taskfs("claim", second, "--agent", "builder").code == 0
     assert findings() == []
 
 
 def test_a_dependency_completed_after_the_forged_claim_does_not_clear_it(repo: Path) -> None:
     first, second = _plan(repo)
-    rel = forge(
-        repo,
-        second,
-        "0002-working-aaaaaaaa.yaml",
-        state="working",
-        by="builder",
-        prev=status_files(repo, second)[0],
-    )
-    (repo / "src" / "auth").mkdir(parents=True)
-    (repo / "src" / "auth" / "login.py").write_text("x\n")
-    assert taskfs("claim", first, "--agent", "builder").code == 0
-    check(first)
-    assert taskfs("complete", first, "--agent", "builder").code == 0
+    rel = _forged_claim(repo, second)
+    _complete(repo, first)
     # The ledger is consistent today; the claim was not when it was committed.
     assert findings() == [("dependencies_unresolved", rel)]
 

@@ -29,19 +29,28 @@ def plant_script(marker: Path) -> str:
     """A shell script planting every way git runs a command, each writing `marker`."""
     say = f'echo "$0 $TOKEN" >> {marker}'
     hook = f"#!/bin/sh\n{say}\n"
-    hooks = ("pre-commit", "post-commit", "pre-push", "post-checkout", "post-merge",
-             "reference-transaction", "pre-auto-gc", "post-rewrite", "post-index-change")  # fmt: skip
-    lines = ["set -e", 'g=$(git rev-parse --git-common-dir)', 'mkdir -p "$g/hooks" "$g/evil"']
+    hooks = (
+        "pre-commit",
+        "post-commit",
+        "pre-push",
+        "post-checkout",
+        "post-merge",
+        "reference-transaction",
+        "pre-auto-gc",
+        "post-rewrite",
+        "post-index-change",
+    )
+    lines = ["set -e", "g=$(git rev-parse --git-common-dir)", 'mkdir -p "$g/hooks" "$g/evil"']
     for name in hooks:
         lines += [f"cat > \"$g/hooks/{name}\" <<'EOF'\n{hook}EOF", f'chmod +x "$g/hooks/{name}"']
         lines += [f"cat > \"$g/evil/{name}\" <<'EOF'\n{hook}EOF", f'chmod +x "$g/evil/{name}"']
     run = f"sh -c '{say}; cat'"
     lines += [
         f"git config core.fsmonitor '{say}; false'",
-        f"git config core.pager \"{run}\"",
+        f'git config core.pager "{run}"',
         f"git config alias.lol '!{say}'",
-        f"git config filter.evil.clean \"{run}\"",
-        f"git config filter.evil.smudge \"{run}\"",
+        f'git config filter.evil.clean "{run}"',
+        f'git config filter.evil.smudge "{run}"',
         f"git config filter.evil.process '{say}'",
         "git config filter.evil.required true",
         f"git config core.sshCommand '{say}; ssh'",
