@@ -58,8 +58,9 @@ MESSAGES: dict[str, str] = {
     "owns{why_text}",
     # intake: requests not yet a contract (contract section 12)
     "intake_open": "{id!r} is a request from {requester!r}, not a task yet: it becomes one "
-    "when {requester!r} sends the whole envelope (`taskfs show {id}` names what is missing); "
-    "until then it can only be proposed for or canceled",
+    "when {requester!r} sends the whole envelope on its id (`taskfs intake add {id}`; `taskfs "
+    "show {id}` names what is missing); until then its recipient may propose an envelope "
+    "(`taskfs intake propose`), and either may cancel it",
     "intake_closed": "intake {id!r} takes no more requests: {state_text}",
     "proposal_not_found": "intake {id!r} has no proposal waiting: the recipient proposes one "
     "with `taskfs intake propose {id} FILE`",
