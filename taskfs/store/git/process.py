@@ -55,9 +55,9 @@ PINNED = (
 )
 
 
-def argv(*args: str) -> list[str]:
+def argv(*args: str, pins: Iterable[str] = PINNED) -> list[str]:
     """The command line of `git ARGS` with the settings that run commands pinned (`PINNED`)."""
-    return ["git", *(word for setting in PINNED for word in ("-c", setting)), *args]
+    return ["git", *(word for setting in pins for word in ("-c", setting)), *args]
 
 
 # How long a command that writes the index waits for another git process's `index.lock` (an
@@ -141,11 +141,15 @@ class Process:
         return proc.stdout.decode("utf-8", "replace").strip()
 
     def run_raw(
-        self, *args: str, input: bytes | None = None, env: Mapping[str, str] | None = None
+        self,
+        *args: str,
+        input: bytes | None = None,
+        env: Mapping[str, str] | None = None,
+        pins: Iterable[str] = PINNED,
     ) -> subprocess.CompletedProcess[bytes]:
         try:
             return subprocess.run(
-                argv(*args),
+                argv(*args, pins=pins),
                 cwd=self.root,
                 input=input,
                 stdin=None if input is not None else subprocess.DEVNULL,
@@ -233,8 +237,13 @@ class Process:
         return name or passed.get("GIT_AUTHOR_NAME") or None
 
     def hook_path(self, name: str) -> Path:
-        """Where git looks for hook `name` (core.hooksPath respected)."""
-        return self.root / self.run("rev-parse", "--git-path", f"hooks/{name}")
+        """Where the user's git looks for hook `name` (their core.hooksPath respected: the
+        question runs nothing, so the pin that keeps taskfs's own git from hooks is left out)."""
+        pins = [setting for setting in PINNED if not setting.startswith("core.hooksPath=")]
+        proc = self.run_raw("rev-parse", "--git-path", f"hooks/{name}", pins=pins)
+        if proc.returncode != 0:
+            raise git_error(("rev-parse",), proc)
+        return self.root / proc.stdout.decode("utf-8", "replace").strip()
 
 
 def nul_list(data: bytes) -> list[str]:
