@@ -101,6 +101,11 @@ MESSAGES: dict[str, str] = {
     "sync_local_changes": "merging {upstream} would overwrite uncommitted work in "
     "{paths_text}: nothing was changed; commit or stash it, then run taskfs sync again",
     "sync_push_rejected": "{remote} refused the push to {branch!r}: {reason}",
+    "history_rewritten": "{remote}/{branch} no longer holds {dropped} ledger commits this clone "
+    "has and it once held ({first}{more_text}): its history was rewritten (a forced push), and "
+    "a transition published before cannot be overturned that way{then_text}; find out who "
+    "rewrote it, and push the history back (`git push --force-with-lease={branch}:{tip} "
+    "{remote} HEAD:{branch}` restores this clone's)",
     # delegation (contract section 8)
     "delegation_sender_mismatch": "task {id!r} is delegated from {parent!r}, so its from must be "
     "{expected!r} (the parent's recipient), not {actual!r}",
@@ -182,6 +187,8 @@ MESSAGES: dict[str, str] = {
     "not_a_repository": "{path} is not inside a git repository (run `taskfs init`)",
     "file_unreadable": "cannot read {path}: {reason}",
     "file_unwritable": "cannot write {path}: {reason}",
+    "input_too_large": "{path} is over the limit of {limit_text} taskfs reads there: give less "
+    "(docs/errors.md lists the limits)",
     "invalid_agent": "{value!r} is not an agent name: use 1-64 characters of letters, digits, "
     ". _ @ -, starting with a letter or digit",
     "agent_required": "name the acting agent with --agent or TASKFS_AGENT",
@@ -193,6 +200,11 @@ MESSAGES: dict[str, str] = {
     "traceback and please report it",
     "sandbox_unavailable": "the check cannot run in a sandbox here: {reason}; install bubblewrap "
     "(Debian: apt-get install bubblewrap) or choose --sandbox auto or off",
+    "git_settings_changed": "the check changed {path} ({change}), where git finds commands to run "
+    "(hooks, core.fsmonitor, filters, aliases, includes): git would have run them later with "
+    "your environment; taskfs put it back as it was. Run checks in the sandbox: install "
+    "bubblewrap (Debian and Ubuntu: apt-get install bubblewrap; Fedora: dnf install "
+    "bubblewrap; Arch: pacman -S bubblewrap)",
     # A2A: the repository as an A2A agent, and tasks delegated to one (taskfs a2a)
     "event_not_found": "task {id!r} has no ledger event {event!r}: resume from an event id its "
     "stream sent (or leave Last-Event-ID out to start from the beginning)",

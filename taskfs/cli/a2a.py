@@ -10,6 +10,7 @@ import click
 from taskfs.api.context import acting_agent
 from taskfs.cli.group import agent_option, cli, json_option
 from taskfs.cli.output import open_repo, refuse
+from taskfs.core.display import safe
 from taskfs.errors import TaskfsError
 
 
@@ -89,11 +90,12 @@ def _report(outcomes: list[Any], as_json: bool) -> int:
     else:
         for o in outcomes:
             remote = f" (remote: {o.remote_state})" if o.remote_state else ""
-            click.echo(f"{o.id}: {o.state}{remote}")
+            # A remote agent's words: shown escaped, never obeyed by the terminal.
+            click.echo(safe(f"{o.id}: {o.state}{remote}"))
             for note in o.notes:
-                click.echo(f"  {note}")
+                click.echo(safe(f"  {note}"))
             if o.evidence:
-                click.echo(f"  evidence: {o.evidence}")
+                click.echo(safe(f"  evidence: {o.evidence}"))
     return 0 if ok else 1
 
 

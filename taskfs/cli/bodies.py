@@ -14,6 +14,7 @@ from taskfs.api.context import acting_agent
 from taskfs.cli import render
 from taskfs.cli.output import act, open_repo
 from taskfs.core import shapes
+from taskfs.core.display import safe
 
 
 def ls(state: str | None, to: str | None, context: str | None, as_json: bool) -> int:
@@ -86,7 +87,7 @@ def new(files: Sequence[str], agent: str | None, as_json: bool) -> int:
         problems: list[Problem] = []
         for label in files:
             try:
-                data = sys.stdin.buffer.read() if label == "-" else read_input(label)
+                data = read_input(label, sys.stdin.buffer)
                 sources.append(submit.Source(label, data))
             except TaskfsError as exc:
                 problems += exc.problems
@@ -105,7 +106,7 @@ def new(files: Sequence[str], agent: str | None, as_json: bool) -> int:
         doc, text = render.submitted(results, single=len(files) == 1)
         doc["warnings"] = [w.to_json() for w in warned]
         for w in warned if not as_json else ():
-            sys.stderr.write(f"{w.data.get('subject')}: warning[{w.code}] {w.message}\n")
+            sys.stderr.write(safe(f"{w.data.get('subject')}: warning[{w.code}] {w.message}") + "\n")
         return doc, text
 
     return act(as_json, call, show)
@@ -130,10 +131,11 @@ def send(  # noqa: PLR0917 - the command's arguments, as click reads them
     """`send ID TEXT`: a message about a task, with the transition it asks for."""
     import sys
 
+    from taskfs.api.context import read_message_text
     from taskfs.api.messages import sending as messages
 
     def call() -> messages.Sent:
-        body = sys.stdin.read() if text == "-" else text
+        body = read_message_text(sys.stdin.buffer) if text == "-" else text
         return messages.send(
             open_repo(),
             task_id,

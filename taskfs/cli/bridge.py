@@ -19,6 +19,7 @@ from taskfs.cli.group import agent_option, json_option
 from taskfs.cli.output import act, open_repo
 from taskfs.cli.wire import interlink_group
 from taskfs.core import shapes
+from taskfs.core.display import safe
 from taskfs.errors import fail
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ def interlink_bridge(
     from taskfs.api.messages import bridge as api
 
     def log(line: str) -> None:
-        sys.stderr.write(f"bridge: {line}\n")
+        sys.stderr.write(safe(f"bridge: {line}") + "\n")
         sys.stderr.flush()
 
     def call() -> api.Round:

@@ -12,7 +12,7 @@ from taskfs import i18n
 from taskfs.api.context import acting_agent
 from taskfs.cli import bodies, render
 from taskfs.cli.group import agent_option, cli, json_option
-from taskfs.cli.output import act, open_repo
+from taskfs.cli.output import act, open_repo, repo_if_any
 from taskfs.cli.states import StateChoice
 from taskfs.core import shapes
 from taskfs.core.lifecycle import LISTED_STATES
@@ -70,7 +70,7 @@ def validate(paths: tuple[str, ...], as_json: bool) -> int:
 
     return act(
         as_json,
-        lambda: queries.validate(None if paths else open_repo(), list(paths)),
+        lambda: queries.validate(repo_if_any() if paths else open_repo(), list(paths)),
         render.validation,
     )
 

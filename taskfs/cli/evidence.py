@@ -20,6 +20,7 @@ from taskfs.api.context import acting_agent
 from taskfs.cli import interrupts
 from taskfs.cli.group import agent_option, cli, json_option
 from taskfs.cli.output import act, open_repo
+from taskfs.core.display import safe
 from taskfs.core.shapes import document
 from taskfs.errors import fail
 
@@ -136,11 +137,14 @@ def render_checked(result: Any) -> tuple[dict[str, Any], str]:
     if result.sandbox_fallback:
         # Said on stderr whatever the output format: the evidence records it too.
         said = i18n.say(
-            "the check ran without a sandbox: {why} (install bubblewrap, or --sandbox on to "
-            "refuse instead)",
+            "the check ran without a sandbox: {why} (install bubblewrap: apt-get install "
+            "bubblewrap on Debian and Ubuntu, dnf install bubblewrap on Fedora, pacman -S "
+            "bubblewrap on Arch; or --sandbox on to refuse instead)",
             why=result.sandbox_fallback,
         )
         sys.stderr.write(f"taskfs: {said}\n")
+    for found in result.warnings:  # what the command planted in git's files, and was undone
+        sys.stderr.write(safe(f"taskfs: warning[{found.code}]: {found.message}") + "\n")
     fields = checks.document(result)
     doc = document(bool(fields.pop("ok")), **fields)
     signed = (
@@ -273,7 +277,8 @@ class TerminalProgress:
 
     def _write(self, text: str) -> None:
         try:
-            self._stream.write(text)
+            # The check's output is a sender's command's: shown escaped, as every text is.
+            self._stream.write(safe(text))
             self._stream.flush()
         except (OSError, ValueError):
             pass

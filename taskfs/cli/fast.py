@@ -17,6 +17,8 @@ import os
 import sys
 from collections.abc import Sequence
 
+from taskfs.core.display import safe
+
 # command: (the options taking a value, how many plain arguments, whether --json is required)
 COMMANDS = {
     "ls": (("--state", "--to", "--context"), 0, True),
@@ -52,7 +54,7 @@ def run(args: Sequence[str]) -> int | None:
     if command in ("ls", "ready"):
         answer = _prepared(command, values, agent)
         if answer is not None:
-            sys.stdout.write(answer + "\n")
+            sys.stdout.write(safe(answer) + "\n")
             return 0
     from taskfs.core.lifecycle import LISTED_STATES, STATES
 
@@ -113,7 +115,7 @@ def _show(task_id: str, fmt: str, as_json: bool) -> int | None:
     stored = answers.answer(task_id, as_json)
     if stored is not None:
         if stored or as_json:
-            sys.stdout.write(stored + "\n")
+            sys.stdout.write(safe(stored) + "\n")
         return 0
     from taskfs import i18n
     from taskfs.cli import bodies

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from taskfs.core import layout
+from taskfs.core.display import safe
 
 HOSTS = ("claude", "codex")
 
@@ -105,6 +106,6 @@ def prime_hook(host: str, agent: str | None, stdin: TextIO, stdout: TextIO) -> i
         from taskfs.api import context
         from taskfs.api.hosts import prime
 
-        stdout.write(prime.prime(context.open(place[0]).repo, place[1], mcp=True))
+        stdout.write(safe(prime.prime(context.open(place[0]).repo, place[1], mcp=True)))
 
     return _guarded(run)

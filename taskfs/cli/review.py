@@ -18,6 +18,7 @@ from taskfs.cli import render
 from taskfs.cli.group import cli, json_option
 from taskfs.cli.output import act, open_repo
 from taskfs.core import shapes
+from taskfs.core.display import safe
 from taskfs.errors import TaskfsError, fail
 
 Shown = tuple[dict[str, Any], "str | Callable[[], str]"]
@@ -202,7 +203,7 @@ def board(target: str, as_json: bool) -> int:
             requests=open_requests,
         )
         if target == "-":
-            sys.stdout.write(page)
+            sys.stdout.write(safe(page))
         else:
             _write(Path(target), page.encode())
         columns: dict[str, list[str]] = {}
@@ -248,7 +249,7 @@ def _stale_lines(repo: Any) -> dict[str, str]:
 def _write(path: Path, data: bytes) -> None:
     from taskfs.api.context import replace_file
 
-    if not path.parent.is_dir():
+    if not os.path.isdir(path.parent):  # False, not an error, for a name too long to look at
         # A folder that is not there is a typo more often than a wish: say so, make nothing.
         raise fail("file_unwritable", path=str(path), reason=os.strerror(errno.ENOENT))
     try:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
@@ -70,10 +69,12 @@ def keys_import(agent: str | None, seed_file: str, as_json: bool) -> int:
     from taskfs.api.capabilities import keys
 
     def call() -> Any:
+        from taskfs.api.context import read_seed_file
+
         name = acting_agent(agent) or ""
         try:
-            text = Path(seed_file).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            text = read_seed_file(seed_file).decode("utf-8")
+        except UnicodeDecodeError as exc:
             raise fail("key_invalid", path=seed_file, reason=str(exc)) from None
         return keys.import_key(open_repo(), name, text)
 
@@ -170,14 +171,10 @@ def interlink_import(source: str, agent: str | None, as_json: bool) -> int:
     from taskfs.api.messages import wire
 
     def call() -> Any:
+        from taskfs.api.context import read_interlink_input
+
         me = acting_agent(agent) or ""
-        if source == "-":
-            text = sys.stdin.buffer.read()
-        else:
-            try:
-                text = Path(source).read_bytes()
-            except OSError as exc:
-                raise fail("file_unreadable", path=source, reason=exc.strerror) from None
+        text = read_interlink_input(source, sys.stdin.buffer)
         # Not splitlines(): U+2028 and friends are text inside a JSON string, not line ends.
         lines = [
             line.removesuffix("\r") for line in text.decode("utf-8", "surrogateescape").split("\n")

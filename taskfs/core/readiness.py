@@ -8,7 +8,7 @@ with the same fields). `ready` lists what `claimable` answers, and the claim's o
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol, TypeVar
 
 from taskfs.core.facts import EnvelopeFacts, TaskFacts
@@ -16,6 +16,7 @@ from taskfs.core.graph import depends_on
 from taskfs.core.lifecycle import TERMINAL
 from taskfs.core.lineage import Lineage, lineage_edges
 from taskfs.core.shown import offered_to
+from taskfs.errors import Problem, problem
 
 
 class Ranked(TaskFacts, Protocol):
@@ -101,6 +102,19 @@ def waiting_on(dep: str, tasks: Mapping[str, TaskFacts], lineage: Lineage | None
     if now == dep:
         return f"{dep} ({tasks[dep].state})"
     return f"{dep} ({tasks[dep].state}; now {now}: {tasks[now].state})"
+
+
+def dependencies_refused(
+    task_id: str, depends_on: Sequence[str], states: Mapping[str, str]
+) -> list[Problem]:
+    """`dependencies_unresolved` when a task `depends_on` names is not completed in `states`
+    (id -> state; a task not in it does not exist yet). The claim gate asks this of the ledger
+    now, and `audit` of the ledger as the commit that added a claim held it."""
+    pending = [dep for dep in depends_on if states.get(dep) != "completed"]
+    if not pending:
+        return []
+    described = ", ".join(f"{dep} ({states.get(dep, 'does not exist yet')})" for dep in pending)
+    return [problem("dependencies_unresolved", id=task_id, pending=pending, pending_text=described)]
 
 
 def rivals(

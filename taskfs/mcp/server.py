@@ -41,6 +41,7 @@ from taskfs.api.tasks.submit import Source
 from taskfs.api.views import agents as views
 from taskfs.api.views import checks
 from taskfs.core import shapes
+from taskfs.core.display import safe
 from taskfs.errors import Problem, TaskfsError
 from taskfs.mcp import intake as intake_tools
 from taskfs.mcp.interlink import register_interlink_tools
@@ -304,4 +305,4 @@ def serve(agent: str | None, session: str | None = None) -> int:
 
 def _refuse(problems: tuple[Problem, ...]) -> None:
     for found in problems:
-        sys.stderr.write(f"error[{found.code}]: {found.message}\n")
+        sys.stderr.write(safe(f"error[{found.code}]: {found.message}") + "\n")

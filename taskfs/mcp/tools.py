@@ -17,6 +17,7 @@ from taskfs.api import context
 from taskfs.api.context import acting_agent
 from taskfs.api.tasks.suggest import explain
 from taskfs.core import shapes
+from taskfs.core.display import safe
 from taskfs.errors import TaskfsError, problem
 from taskfs.mcp import hints
 from taskfs.mcp.schema import slim
@@ -65,7 +66,9 @@ def answer(
     if say is not None:
         text = say(doc) if doc["ok"] else refused_text(doc)
     return CallToolResult(
-        content=[TextContent(type="text", text=text)],
+        # What a model reads is made safe as a terminal's is; the structured content is the
+        # document as stored, exactly (`--json`'s).
+        content=[TextContent(type="text", text=safe(text))],
         structured_content=doc,
         is_error=not doc["ok"],
     )

@@ -13,7 +13,6 @@ import io
 import os
 import shutil
 import socket
-import stat
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,9 +36,10 @@ from taskfs.core.layout import EVIDENCE, format_time, stamped_name
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.runner.process import RunResult, StreamCapture, capture_stream, run_command
 from taskfs.runner.sandbox import Sandbox
-from taskfs.store import keys
+from taskfs.store import inputs, keys
 from taskfs.store.evidence_gates import gates
 from taskfs.store.git import Git
+from taskfs.store.git.planted import Changed, Snapshot
 from taskfs.store.owned_fingerprint import uncommitted_owned
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task, load_evidence, load_task
@@ -77,6 +77,15 @@ class CheckRun:
     @property
     def passed(self) -> bool:
         return self.record.verdict == "pass"
+
+    @property
+    def warnings(self) -> tuple[Problem, ...]:
+        """What the answer says beside the verdict: each file of git's settings the command
+        changed, and taskfs put back (`git_settings_changed`)."""
+        return tuple(
+            problem("git_settings_changed", path=c.path, change=c.change)
+            for c in self.record.git_changes or ()
+        )
 
 
 @dataclass(frozen=True)
@@ -228,7 +237,10 @@ def _run(
     )
     commands = [acceptance.pass_fail_command, acceptance.end_to_end_command or ""]
     box = with_interpreters(where, commands, str(git.root)).sandbox
-    result = _execute("check", acceptance.pass_fail_command, git.root, limit, progress, box=box)
+    changed: list[Changed] = []
+    result = _execute(
+        "check", acceptance.pass_fail_command, git, limit, progress, box=box, changed=changed
+    )
     after = owned_fingerprint_now(repo, git, task.envelope.files_and_interfaces)
     end_to_end: dict[str, Any] = {"description": acceptance.end_to_end_verification}
     passed = result.passed
@@ -236,7 +248,13 @@ def _run(
         end_to_end["command"] = acceptance.end_to_end_command
         if passed:
             e2e = _execute(
-                "end-to-end", acceptance.end_to_end_command, git.root, limit, progress, box=box
+                "end-to-end",
+                acceptance.end_to_end_command,
+                git,
+                limit,
+                progress,
+                box=box,
+                changed=changed,
             )
             end_to_end["run"] = {"verdict": _verdict(e2e.passed), **_run_fields(e2e, limit)}
             passed = e2e.passed
@@ -255,8 +273,15 @@ def _run(
         "commit": head,
         "ownedFiles": owned,
         **_work_tree(dirty),
+        **_git_changes(changed),
         "endToEnd": end_to_end,
     }
+
+
+def _git_changes(changed: list[Changed]) -> dict[str, Any]:
+    if not changed:
+        return {}
+    return {"gitChanges": [{"path": c.path, "change": c.change} for c in changed]}
 
 
 def _work_tree(dirty: list[str]) -> dict[str, Any]:
@@ -271,23 +296,31 @@ def _work_tree(dirty: list[str]) -> dict[str, Any]:
 def _execute(
     what: str,
     command: str,
-    cwd: Path,
+    git: Git,
     limit: float,
     progress: Progress | None,
     *,
     box: Sandbox | None,
+    changed: list[Changed],
 ) -> RunResult:
+    """Run `command` in the worktree of `git`; what it changed of git's own settings (which
+    git would run later, outside any sandbox) is put back before taskfs runs git again, and
+    added to `changed`."""
     if progress is not None:
         progress.started(what, command, limit)
     on_output = progress.output if progress is not None else None
-    return run_command(
-        command,
-        cwd=cwd,
-        timeout=limit,
-        output_cap=EVIDENCE_OUTPUT_CAP,
-        on_output=on_output,
-        sandbox=box,
-    )
+    snapshot = Snapshot.take(git)
+    try:
+        return run_command(
+            command,
+            cwd=git.root,
+            timeout=limit,
+            output_cap=EVIDENCE_OUTPUT_CAP,
+            on_output=on_output,
+            sandbox=box,
+        )
+    finally:
+        changed += [c for c in snapshot.undo() if c not in changed]
 
 
 def _verdict(passed: bool) -> Verdict:
@@ -458,57 +491,23 @@ def _judgement(document: dict[str, Any]) -> JudgementEvidence:
 
 def _read_note(label: str, stream: BinaryIO | None) -> StreamCapture:
     """What is kept of the judgement file `label` (or of `stream`, standing for stdin),
-    read in chunks under the output cap of a check: never held whole in memory."""
+    read in chunks under the output cap of a check: never held whole in memory. What cannot be
+    a file (a FIFO, a device) is refused as every input is (`taskfs.store.inputs`)."""
     if stream is not None:
         try:
             fd = stream.fileno()
         except (OSError, ValueError):  # io.UnsupportedOperation: an in-memory stream
             return capture_stream(stream.read, EVIDENCE_OUTPUT_CAP)
         # Raw reads: a terminal gives one empty read at Ctrl-D, which a buffered read passes over.
-        return _read_capped(label, fd, lambda size: os.read(fd, size))
-    try:
-        # Non-blocking, so that opening a FIFO with no writer cannot hang; what was opened is
-        # then looked at (fstat), so it cannot be swapped between the look and the read.
-        fd = os.open(label, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
-    except OSError as exc:
-        raise fail("file_unreadable", path=label, reason=exc.strerror or str(exc)) from None
-    try:
-        _refuse_unless_plain(label, fd)
-    except TaskfsError:
-        os.close(fd)
-        raise
+        inputs.refuse_unless_plain("-", fd)
+        return _read_capped(label, lambda size: os.read(fd, size))
+    fd = inputs.open_plain(label)
     with os.fdopen(fd, "rb", buffering=0) as handle:
-        return _read_capped(label, fd, handle.read)
+        return _read_capped(label, handle.read)
 
 
-def _read_capped(label: str, fd: int, read: Callable[[int], bytes | None]) -> StreamCapture:
-    _refuse_unless_plain(label, fd)
+def _read_capped(label: str, read: Callable[[int], bytes | None]) -> StreamCapture:
     try:
         return capture_stream(lambda size: read(size) or b"", EVIDENCE_OUTPUT_CAP)
     except OSError as exc:
         raise fail("file_unreadable", path=label, reason=exc.strerror or str(exc)) from None
-
-
-def _refuse_unless_plain(label: str, fd: int) -> None:
-    try:
-        mode = os.fstat(fd).st_mode
-    except OSError as exc:
-        raise fail("file_unreadable", path=label, reason=exc.strerror or str(exc)) from None
-    # A named file must be a regular one (a FIFO, /dev/zero or a directory would hang, never
-    # end, or make no sense); stdin may also be a pipe, or a terminal someone types into.
-    piped = stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
-    allowed = stat.S_ISREG(mode) or (label == "-" and piped)
-    if not allowed:
-        reason = f"not a regular file ({_file_kind(mode)}); give a file or pipe the text to -"
-        raise fail("file_unreadable", path=label, reason=reason)
-
-
-def _file_kind(mode: int) -> str:
-    kinds = (
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    )
-    return next((name for test, name in kinds if test(mode)), "not a plain file")

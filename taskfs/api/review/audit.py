@@ -83,7 +83,24 @@ def audit(repo: Repository, session: Session | None = None) -> Audit:
     findings += key_findings
     notes += key_notes
     findings += _authority(repo, session, agent_history, tasks)
+    findings += _rewrites(repo)
     return Audit(_sorted(findings), _sorted(notes))
+
+
+def _rewrites(repo: Repository) -> list[Finding]:
+    """Remote histories rewritten under this clone (`history_rewritten`): ledger commits it has
+    that a remote-tracking ref once held and holds no more. Sync refuses to adopt such a
+    history; a plain `git pull` takes it, and what it overturned is named here."""
+    from taskfs.api.sync.remote import rewritten
+
+    out = []
+    for ref in repo.git.tracked_refs():
+        tip = repo.git.verify(ref)
+        dropped = repo.git.dropped(ref, tip, repo.tasks_rel)
+        if dropped and tip is not None:
+            remote, _slash, branch = ref.removeprefix("refs/remotes/").partition("/")
+            out.append(_finding(rewritten(remote, branch, tip, dropped, ""), ref))
+    return out
 
 
 def _authority(
@@ -104,6 +121,8 @@ def _authority(
         KeysAt(session, "agent", names),
         repo.config.require_signed_transitions,
         session.is_ancestor,
+        tasks,
+        lambda commit, path: session.read(f"{commit}:{path}") is not None,
     )
     for task in tasks.values():
         found += authority.transition_problems(context, task)
@@ -230,7 +249,9 @@ def _completions(
     by_name = {item.name: item for item in files}
     command = task.envelope.acceptance_check.pass_fail_command
     out = []
-    for link in task.chain.links:
+    # A completion on a branch that lost a fork was still made: the live gate would have asked
+    # it for evidence too.
+    for link in (*task.chain.links, *task.chain.superseded):
         if link.record.state != "completed":
             continue
         rel = repo.task_rel(task.id, STATUS, link.name)

@@ -1,24 +1,29 @@
 """`audit`'s checks of authority: who wrote each transition and message, and could they.
 
 A status file committed with plain git can claim any `by`. So audit replays every transition
-(winning or superseded) through the same rule the live gate applies (`lifecycle.
+(winning or superseded) through the same rules the live gate applies (`lifecycle.
 check_transition`: only a party moves a task, `claim` is for the `to`, `completed` for the
-holder), compares its `by` with the author of the commit that added it (taskfs commits each
-transition as `NAME <NAME@taskfs>`), checks its signature against the agent key that stood in
-that commit, and names siblings that were not concurrent (`forks.late_siblings`). Messages are
-checked against the key that stood when they were committed, not today's.
+holder; and a claim's dependencies, as the commit that added it held the ledger) and names
+every refusal they give, whatever its code, so that a rule added to the live gate is named in
+history too. It compares each transition's `by` with the author of the commit that added it
+(taskfs commits each transition as `NAME <NAME@taskfs>`), checks its signature against the
+agent key that stood in that commit, and names siblings that were not concurrent
+(`forks.late_siblings`). Messages are checked against the key that stood when they were
+committed, not today's. What audit cannot replay (a claim's ownership conflicts as they stood,
+evidence gone stale before a completion) is said in docs/trust.md.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from taskfs.core import forks
+from taskfs.core import forks, readiness
 from taskfs.core import messages as message_rules
 from taskfs.core.chain import Link
 from taskfs.core.layout import ENVELOPE, EVIDENCE, MESSAGES, STATUS
 from taskfs.core.lifecycle import Parties, State, check_transition
+from taskfs.core.lineage import Lineage
 from taskfs.core.records import MessageRecord, StatusRecord
 from taskfs.core.transition_signing import verifies
 from taskfs.errors import Problem, TaskfsError, problem
@@ -41,17 +46,25 @@ class Context:
     keys: KeysAt
     require_signed: bool
     is_ancestor: Callable[[str, str], bool]
+    tasks: Mapping[str, Task]
+    holds: Callable[[str, str], bool]  # (commit, path): whether the commit's tree holds it
 
 
 def transition_problems(context: Context, task: Task) -> list[Problem]:
     links = [*task.chain.links, *task.chain.superseded]
     by_name = {link.name: link for link in links}
-    superseded = {link.name for link in task.chain.superseded}
     used: set[str] = set()  # messages that already vouched for a transition
     out: list[Problem] = []
+    # A refusal the chain's reader names already (an edge of the winning chain) is not named
+    # twice.
+    named = {(p.code, p.data.get("path")) for p in task.problems}
     for link in links:
         rel = context.repo.task_rel(task.id, STATUS, link.name)
-        out += _authority(context, task, link, by_name, rel, superseded=link.name in superseded)
+        out += [
+            found
+            for found in _authority(context, task, link, by_name, rel)
+            if (found.code, rel) not in named
+        ]
         author = context.added.get(rel)
         if author is None:
             continue  # not committed: audit names it ledger_file_uncommitted
@@ -62,15 +75,9 @@ def transition_problems(context: Context, task: Task) -> list[Problem]:
 
 
 def _authority(
-    context: Context,
-    task: Task,
-    link: Link,
-    by_name: Mapping[str, Link],
-    rel: str,
-    *,
-    superseded: bool,
+    context: Context, task: Task, link: Link, by_name: Mapping[str, Link], rel: str
 ) -> list[Problem]:
-    repo = context.repo
+    """Every refusal the live rule gives the transition `link`, each with its path."""
     record = link.record
     before = by_name.get(record.prev) if record.prev else None
     if record.prev is None:
@@ -87,30 +94,62 @@ def _authority(
         task.envelope.sender,
         task.envelope.recipient,
         holder,
-        _answering_owner(repo, task, record, current),
+        _answering_owner(context.repo, task, record, current),
         record.state == "completed" and _accepted_result(context, task, record, holder),
     )
     found = check_transition(
         task.id, current, record.state, agent=record.by, parties=parties, reason=record.reason
     )
-    out: list[Problem] = []
-    for item in found:
-        if item.code == "agent_not_allowed":
-            out.append(_unauthorized(task, link, rel, current, str(item.data.get("reason", ""))))
-        elif item.code == "reason_required":
-            out.append(problem("reason_required", id=task.id, to_state=record.state, path=rel))
-        elif item.code == "transition_not_allowed" and superseded:
-            # The winning chain's edges are named when it is read; a losing branch's are not.
-            out.append(
-                problem(
-                    "transition_not_allowed",
-                    id=task.id,
-                    path=rel,
-                    from_state=current,
-                    to_state=record.state,
-                )
-            )
-    return out
+    if not (found and found[0].code == "transition_not_allowed"):  # as the live gate goes on
+        found += _claim_gates(context, task, current, record.state, rel)
+    return [
+        _unauthorized(task, link, rel, current, str(item.data.get("reason", "")))
+        if item.code == "agent_not_allowed"  # audit's name for it: the agent is in the past
+        else replace(item, data={**item.data, "path": rel})
+        for item in found
+    ]
+
+
+def _claim_gates(
+    context: Context, task: Task, current: State, target: State, rel: str
+) -> list[Problem]:
+    """The live claim gate's dependency rule, asked of the ledger as the commit that added the
+    claim held it (`transitions.gates`: a claim needs its dependencies completed)."""
+    depends = task.envelope.depends_on
+    added = context.added.get(rel)
+    if not (current == "submitted" and target == "working" and depends and added):
+        return []
+    states = {}
+    for dep in depends:
+        state = _state_at(context, dep, added.commit)
+        if state is not None:
+            states[dep] = state
+    # A dependency that ended without completing is met by a successor down its line
+    # (`core.lineage`, as the live gate reads it) that had completed in that commit.
+    lineage = Lineage(context.tasks)
+    for dep in depends:
+        if states.get(dep) != "completed" and any(
+            _state_at(context, later, added.commit) == "completed" for later in lineage.line(dep)
+        ):
+            states[dep] = "completed"
+    return readiness.dependencies_refused(task.id, depends, states)
+
+
+def _state_at(context: Context, task_id: str, commit: str) -> str | None:
+    """The state task `task_id` was in at `commit`: `completed` when the commit holds one of
+    its completions (one on a branch that lost a fork too: a fork settled later does not make
+    a claim wrong), else the state of the latest status file it holds; None when it holds
+    none."""
+    task = context.tasks.get(task_id)
+    if task is None:
+        return None
+    links = sorted([*task.chain.links, *task.chain.superseded], key=lambda link: link.name)
+    held = [
+        link.record.state
+        for link in links
+        if context.holds(commit, context.repo.task_rel(task_id, STATUS, link.name))
+    ]
+    return "completed" if "completed" in held else (held[-1] if held else None)
 
 
 def _answering_owner(

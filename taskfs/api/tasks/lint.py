@@ -6,6 +6,7 @@ takes envelope files as well as task ids. With neither it looks at the ledger's 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -57,7 +58,9 @@ def _target(
     repo: Repository | None, target: str, errors: list[Problem]
 ) -> list[tuple[str, Envelope]]:
     """A task id of the ledger, or an envelope file (whose problems go to `errors`)."""
-    if repo is not None and not Path(target).exists() and layout.is_task_id(target):
+    # os.path.exists is False for a name the system refuses to look at (too long): reading it
+    # then names why (`file_unreadable`).
+    if repo is not None and not os.path.exists(target) and layout.is_task_id(target):
         return [(target, load_envelope(repo, target))]
     envelope, found = parse_source(Source(target, read_input(target)))
     errors += found

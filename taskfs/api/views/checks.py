@@ -63,6 +63,8 @@ def document(result: Any) -> dict[str, Any]:
         "signed": record.signature is not None,
         "commit": result.commit,
         "workTree": record.work_tree or "clean",
+        # What the command planted in git's files, and was undone (`git_settings_changed`).
+        "warnings": [found.to_json() for found in result.warnings],
     }
     if record.uncommitted is not None:
         doc["uncommitted"] = list(record.uncommitted.paths)

@@ -23,7 +23,7 @@ from functools import cached_property
 from typing import NamedTuple, Protocol
 
 from taskfs.errors import TaskfsError, fail
-from taskfs.store.git.process import Process, git_error, nul_list, scrubbed_env
+from taskfs.store.git.process import Process, argv, git_error, nul_list, scrubbed_env
 
 # A tree edit: a file's new content, None to remove it, or the edits of a subtree.
 Nested = dict[str, "bytes | Stored | Nested | None"]
@@ -429,7 +429,7 @@ class ObjectReader:
         self._git = git
         self.digest_size = git._hash().digest_size  # of its object ids: SHA-1 or SHA-256
         self._proc = subprocess.Popen(
-            ["git", "cat-file", "--batch"],
+            argv("cat-file", "--batch"),
             cwd=git.root,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
