@@ -236,15 +236,27 @@ def prime(agent: str | None, hook: str | None, mcp: bool, as_json: bool) -> int:
 @cli.command()
 @agent_option
 @session_option
-def mcp(agent: str | None, session: str | None) -> int:
-    """Serve the agent_* and interlink tools over the Model Context Protocol on stdio."""
+@click.option("--http", "http", is_flag=True, help="Serve over streamable HTTP, not stdio.")
+@click.option(
+    "--host", default="127.0.0.1", show_default=True, help="Address to listen on (with --http)."
+)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=9471,
+    show_default=True,
+    help="Port to listen on with --http (0: any free port; the URL is printed on stdout).",
+)
+def mcp(agent: str | None, session: str | None, http: bool, host: str, port: int) -> int:
+    """Serve the agent_* and interlink tools over the Model Context Protocol on stdio (or HTTP)."""
     from taskfs.errors import TaskfsError
 
     try:
         acting_agent(agent, required=False)
-    except TaskfsError as exc:
-        return refuse(False, exc.problems)
-    # Imported here: the SDK takes a second and more to load, which other commands never pay.
-    from taskfs.mcp.server import serve
+        # Imported here: the SDK takes a second and more to load, which other commands never pay.
+        from taskfs.mcp.server import serve
 
-    return serve(agent, session or None)
+        return serve(agent, session or None, (host, port) if http else None)
+    except TaskfsError as exc:
+        refuse(False, exc.problems)
+        return 2 if "usage" in exc.codes else 1

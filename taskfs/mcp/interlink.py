@@ -18,6 +18,7 @@ from taskfs.api.context import acting_agent
 from taskfs.api.messages import interlink
 from taskfs.api.views import agents as views
 from taskfs.mcp import interlink_text as say
+from taskfs.mcp.declared import MESSAGE, reads, shape, writes
 from taskfs.mcp.tools import Tools, answer
 
 To = Annotated[
@@ -158,8 +159,10 @@ def register_interlink_tools(tools: Tools) -> None:
 
         return answer(call, lambda doc: say.pending(doc, s.agent()))
 
-    tools.add(send_message, SEND_MESSAGE)
-    tools.add(cancel_task, CANCEL_TASK)
-    tools.add(message_status, MESSAGE_STATUS)
-    tools.add(conversation_history, CONVERSATION_HISTORY)
-    tools.add(list_pending, LIST_PENDING)
+    status = shape("msg_id", "delivery", "message")
+    tools.add(send_message, SEND_MESSAGE, writes(), shape("msg_id"), lines=True)
+    cancels = writes(destructive=True, idempotent=True)
+    tools.add(cancel_task, CANCEL_TASK, cancels, MESSAGE, lines=True)
+    tools.add(message_status, MESSAGE_STATUS, reads(), status, lines=True)
+    tools.add(conversation_history, CONVERSATION_HISTORY, reads(), shape("messages"), lines=True)
+    tools.add(list_pending, LIST_PENDING, reads(), shape("messages"), lines=True)
