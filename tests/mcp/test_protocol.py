@@ -19,7 +19,7 @@ from mcp import MCPError
 from mcp.types import INVALID_PARAMS, PromptReference
 
 from tests.a2a.serving import write_tokens
-from tests.helpers import git
+from tests.helpers import git, taskfs_process
 from tests.mcp.test_server import http_session, serve, server_env
 from tests.serving import server
 
@@ -216,27 +216,16 @@ def test_with_tokens_only_the_served_agents_token_gets_in(repo: Path, tmp_path: 
 
 def test_http_listens_on_loopback_only_without_tokens(repo: Path, tmp_path: Path) -> None:
     env = server_env(tmp_path)
-    proc = subprocess.run(
-        [sys.executable, "-m", "taskfs", "mcp", "--http", "--host", "0.0.0.0", "--port", "0"],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert proc.returncode == 1
-    assert proc.stdout == ""
-    assert "error[bind_refused]" in proc.stderr
+    anywhere = taskfs_process("mcp", "--http", "--host", "0.0.0.0", cwd=repo, env=env)
+    assert anywhere.code == 1
+    assert anywhere.stdout == ""
+    assert "error[bind_refused]" in anywhere.stderr
     inside = write_tokens(repo / "tokens.yaml", {"planner-token-0123456789": "planner"})
-    proc = subprocess.run(
-        [sys.executable, "-m", "taskfs", "mcp", "--http", "--port", "0"],
-        cwd=repo,
-        env={**env, "TASKFS_A2A_TOKENS": str(inside)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+    unsafe = taskfs_process(
+        "mcp", "--http", "--port", "0", cwd=repo, env={**env, "TASKFS_A2A_TOKENS": str(inside)}
     )
-    assert proc.returncode == 1
-    assert "error[tokens_unsafe]" in proc.stderr
+    assert unsafe.code == 1
+    assert "error[tokens_unsafe]" in unsafe.stderr
+    stdio = taskfs_process("mcp", "--port", "9999", cwd=repo, env=env)  # --http forgotten
+    assert stdio.code == 2
+    assert "error[usage]" in stdio.stderr
