@@ -190,7 +190,7 @@ MESSAGES: dict[str, str] = {
     "origin_refused": "the request's {header} {value!r} is refused: {reason}; a client on this "
     "machine sends JSON to the loopback address the server printed, and an operator lets a "
     "remote one in with tokens, or by listing its origin or host name (origins:, hosts:) in "
-    "{path}",
+    "the token file of the HTTP doors",
     "a2a_failed": "the A2A agent at {url} did not answer as A2A: {reason}",
     "a2a_refused": "the A2A agent at {url} refused: {reason}",
     "work_uncommitted": "the passing evidence of task {id!r} was recorded while files it owns "

@@ -37,12 +37,11 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 class Policy:
     """What the operator configured for a door. `authenticated`: every call must carry a token
     the operator issued. `hosts` and `origins`: names let in besides the server's own
-    (`ledger.example.org`; `https://app.example.org`). `source`: where they are configured."""
+    (`ledger.example.org`; `https://app.example.org`)."""
 
     authenticated: bool = False
     hosts: frozenset[str] = field(default_factory=frozenset)
     origins: frozenset[str] = field(default_factory=frozenset)
-    source: str = ""
 
 
 @dataclass(frozen=True)
@@ -66,7 +65,6 @@ def screen(method: str, headers: Mapping[str, str], policy: Policy) -> Refusal |
     if method.upper() in BODY_METHODS and not is_json(headers.get("content-type", "")):
         return _refuse(
             UNSUPPORTED_MEDIA_TYPE,
-            policy,
             header="Content-Type",
             value=headers.get("content-type", ""),
             reason="a request's body must be JSON (application/json)",
@@ -76,7 +74,6 @@ def screen(method: str, headers: Mapping[str, str], policy: Policy) -> Refusal |
     if place is None or not _host_allowed(place[0], policy):
         return _refuse(
             FORBIDDEN,
-            policy,
             header="Host",
             value=host,
             reason="the request was not addressed to this server by a loopback name",
@@ -85,7 +82,6 @@ def screen(method: str, headers: Mapping[str, str], policy: Policy) -> Refusal |
     if origin is not None and not _origin_allowed(origin, place, policy):
         return _refuse(
             FORBIDDEN,
-            policy,
             header="Origin",
             value=origin,
             reason="it is not this server's own origin",
@@ -140,12 +136,7 @@ def normal_origin(origin: str) -> str:
     return origin.strip().lower().rstrip("/")
 
 
-def _refuse(status: int, policy: Policy, *, header: str, value: str, reason: str) -> Refusal:
-    found = problem(
-        "origin_refused",
-        header=header,
-        value=value[:200],
-        reason=reason,
-        path=policy.source or "the token file",
-    )
+def _refuse(status: int, *, header: str, value: str, reason: str) -> Refusal:
+    # The operator's file is not named: the answer goes to whoever sent the request.
+    found = problem("origin_refused", header=header, value=value[:200], reason=reason)
     return Refusal(status, found)

@@ -50,7 +50,7 @@ class Tokens:
     @property
     def policy(self) -> Policy:
         """What the doors' guard lets in (`taskfs.core.doors.screen`)."""
-        return Policy(self.configured, self.hosts, self.origins, str(self.path))
+        return Policy(self.configured, self.hosts, self.origins)
 
     def caller(self, headers: Mapping[str, str]) -> str:
         """The agent a request acts as; `token_invalid` when it does not authenticate."""
