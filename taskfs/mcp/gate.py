@@ -66,6 +66,8 @@ class Gate:
         if tool is None:
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}")
         arguments = params.get("arguments")
+        if arguments is None:
+            arguments = {}  # absent arguments are none, as the SDK reads them
         if not isinstance(arguments, Mapping):
             return None
         found = argument_problems(tool.fn_metadata, dict(arguments))

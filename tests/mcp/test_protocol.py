@@ -16,7 +16,13 @@ import anyio
 import httpx
 import pytest
 from mcp import MCPError
-from mcp.types import INVALID_PARAMS, PromptReference
+from mcp.types import (
+    INVALID_PARAMS,
+    CallToolRequest,
+    CallToolRequestParams,
+    CallToolResult,
+    PromptReference,
+)
 
 from tests.a2a.serving import write_tokens
 from tests.helpers import git, taskfs_process
@@ -108,6 +114,14 @@ def test_arguments_that_do_not_fit_are_refused_by_name(
                 ], (tool, doc)
                 assert "validation error" not in agent.text
                 assert "pydantic" not in agent.text
+            # A call without `arguments` at all is read as one without any.
+            bare = await agent.session.send_request(
+                CallToolRequest(params=CallToolRequestParams(name="agent_claim")),
+                CallToolResult,
+            )
+            assert bare.structured_content is not None
+            errors = bare.structured_content["errors"]
+            assert [(e["code"], e["field"]) for e in errors] == [("invalid_value", "task_id")]
 
     anyio.run(call)
     assert git(repo, "rev-parse", "HEAD") == before  # nothing written
