@@ -56,6 +56,14 @@ MESSAGES: dict[str, str] = {
     "check{why_text}",
     "evidence_stale": "the passing evidence of task {id!r} predates a change to the files it "
     "owns{why_text}",
+    # intake: requests not yet a contract (contract section 12)
+    "intake_open": "{id!r} is a request from {requester!r}, not a task yet: it becomes one "
+    "when {requester!r} sends the whole envelope on its id (`taskfs intake add {id}`; `taskfs "
+    "show {id}` names what is missing); until then its recipient may propose an envelope "
+    "(`taskfs intake propose`), and either may cancel it",
+    "intake_closed": "intake {id!r} takes no more requests: {state_text}",
+    "proposal_not_found": "intake {id!r} has no proposal waiting: the recipient proposes one "
+    "with `taskfs intake propose {id} FILE`",
     # ownership: owners, guard and the hook (contract sections 4, 5)
     "ownership_guard": "{path} is owned by open task {id!r} of {owner_text} (entry "
     "{entry!r}){more_text}; {agent_text} may not change it while that task is open"
@@ -201,6 +209,8 @@ MESSAGES: dict[str, str] = {
     "author_mismatch": "{path} says it is by {by!r}, but {commit} that added it was authored by "
     "{author}; taskfs commits each transition as its agent ({expected}), so someone else wrote "
     "it: find out who",
+    "intake_unauthorized": "{path}: {by!r} could not write this {kind} of intake {id!r}: "
+    "{reason}; find out who wrote it (git log -- {path})",
     "agent_key_changed": "agent key {path} was {change} in {commit} after it was first committed; "
     "signatures are checked against the key that stood when each file was committed: find out "
     "who changed it",

@@ -19,6 +19,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from taskfs.api.messages.threads import submitter
 from taskfs.api.sync.events import LedgerEvent, TaskEvents
+from taskfs.core.intake import Intake
 from taskfs.errors import Problem, problem
 
 STATES: dict[str, int] = {
@@ -378,3 +379,71 @@ def not_yours(task_id: str, agent: str) -> a2a_errors.A2AError:
     )
     error = a2a_error([found])
     return a2a_errors.TaskNotFoundError(error.message, data=error.data)
+
+
+# -- requests that are not yet tasks (contract section 12) ---------------------------------
+
+
+def intake_task(
+    intake: Intake, problems: Sequence[Problem], history_length: int | None = None
+) -> pb.Task:
+    """An intake as A2A shows it: `input-required` while open, its status message naming what
+    the envelope lacks and how to send it (text, and the same as data), the requester's words
+    as history; `canceled` once closed."""
+    from taskfs.api.views import intake as views
+
+    state = pb.TASK_STATE_INPUT_REQUIRED if intake.is_open else pb.TASK_STATE_CANCELED
+    document = views.document(intake, problems)
+    answer = views.text(intake, problems, "a2a")
+    status = pb.TaskStatus(
+        state=state,
+        message=pb.Message(
+            message_id=f"{intake.id}/answer/{len(intake.entries)}",
+            context_id=_intake_context(intake),
+            task_id=intake.id,
+            role=pb.ROLE_AGENT,
+            parts=[pb.Part(text=answer), _data_part(document)],
+        ),
+    )
+    latest = _timestamp(intake.entries[-1].record.at)
+    if latest is not None:
+        status.timestamp.CopyFrom(latest)
+    history = [
+        pb.Message(
+            message_id=f"{intake.id}/{entry.name.removesuffix('.yaml')}",
+            context_id=_intake_context(intake),
+            task_id=intake.id,
+            role=pb.ROLE_USER if entry.record.by == intake.requester else pb.ROLE_AGENT,
+            parts=[pb.Part(text=entry.record.text or entry.record.reason or entry.record.kind)],
+        )
+        for entry in intake.entries
+    ]
+    if history_length is not None and history_length >= 0:
+        history = history[len(history) - history_length :] if history_length else []
+    meta = {"taskfs": {"state": intake.state, "intake": document}}
+    return pb.Task(
+        id=intake.id,
+        context_id=_intake_context(intake),
+        status=status,
+        history=history,
+        metadata=_struct(meta),
+    )
+
+
+def _intake_context(intake: Intake) -> str:
+    """The A2A context of a request: the contextID its fields name, else its own id."""
+    context = intake.draft().get("contextID")
+    return context if isinstance(context, str) and context.strip() else intake.id
+
+
+def request_text(message: pb.Message) -> str:
+    """A message's words as an intake keeps them: its first data part that is a mapping, as
+    YAML, else the text of its text parts."""
+    from taskfs.core import yamlio
+
+    for part in message.parts:
+        if part.HasField("data"):
+            value = json_format.MessageToDict(part.data)
+            if isinstance(value, dict):
+                return yamlio.dump({k: _whole(v) for k, v in value.items()})
+    return message_text(message)

@@ -37,11 +37,14 @@ from taskfs import __version__
 from taskfs.a2a import mapping
 from taskfs.api import context as api_context
 from taskfs.api.doors.tokens import ANONYMOUS, Tokens, load_tokens
+from taskfs.api.intake import requests
 from taskfs.api.messages import sending as messages
 from taskfs.api.messages.threads import submitter
 from taskfs.api.sync import events
-from taskfs.api.tasks import submit
+from taskfs.api.views.intake import A2A_EXTENSION
 from taskfs.core import yamlio
+from taskfs.core.intake import fields_of
+from taskfs.core.layout import is_agent_name
 from taskfs.errors import TaskfsError, fail, problem
 
 if TYPE_CHECKING:
@@ -49,7 +52,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 RESUME_HEADER = "last-event-id"
-ENVELOPE_EXTENSION = "urn:taskfs:a2a:envelope:v1"
+ENVELOPE_EXTENSION = A2A_EXTENSION  # the envelope's schema is its params.schema
 
 
 class LedgerHandler(RequestHandler):
@@ -107,28 +110,45 @@ class LedgerHandler(RequestHandler):
     # -- opening a task, or writing in one ----------------------------------------------
 
     def _open(self, message: pb.Message, caller: str) -> str:
-        document = mapping.envelope_document(message)
-        if isinstance(document, str):
-            try:
-                value = yamlio.load(document.encode("utf-8", "surrogateescape"))
-            except yamlio.YamlError as exc:
-                raise fail("yaml_invalid", reason=exc.reason) from None
-            if not isinstance(value, dict):
-                raise fail("yaml_invalid", reason="the envelope is not a mapping")
-            document = value
-        if document.get("to") not in (None, self.agent):
-            raise fail("invalid_value", field="to", reason=f"this A2A agent is {self.agent!r}")
-        document["to"] = self.agent
-        if message.context_id and not document.get("contextID"):
-            document["contextID"] = message.context_id
-        acting: str | None = caller
-        if caller == ANONYMOUS and not self.tokens.configured:
-            acting = None  # loopback without tokens: the envelope's `from` names the sender
-        elif "from" not in document:
-            document["from"] = caller
-        source = submit.Source("a2a:SendMessage", json.dumps(document).encode())
-        done = submit.submit(self._repo(), [source], acting)
-        return done[0].id
+        """A task from the envelope the message carries, or, when it carries none that is
+        whole (a text message, a partial envelope), a request kept as an intake and answered
+        `input-required` with what it lacks (contract section 12)."""
+        text = mapping.request_text(message)
+        if not text.strip():
+            raise fail("yaml_invalid", reason="the message carries neither text nor an envelope")
+        fields = fields_of(text)
+        if fields is not None:
+            if fields.get("to") not in (None, self.agent):
+                raise fail("invalid_value", field="to", reason=f"this A2A agent is {self.agent!r}")
+            if message.context_id and not fields.get("contextID"):
+                fields["contextID"] = message.context_id
+            text = yamlio.dump(fields)
+        acting = caller
+        if caller == ANONYMOUS and not self.tokens.configured and fields:
+            # Loopback without tokens: the envelope's `from` names the sender.
+            named = fields.get("from")
+            acting = named if isinstance(named, str) and is_agent_name(named) else caller
+        result = requests.request(self._repo(), acting, text, to=self.agent, door="a2a")
+        return result.id
+
+    def _request(self, message: pb.Message, caller: str) -> None:
+        """More of the caller's request on its open intake (the envelope, or what it lacks)."""
+        text = mapping.request_text(message)
+        if not text.strip():
+            raise fail("invalid_value", field="parts", reason="send the envelope or a text part")
+        requests.request(self._repo(), caller, text, task_id=message.task_id, door="a2a")
+
+    def _intake(self, task_id: str, caller: str) -> requests.Answer | None:
+        """The intake `task_id` when it is one that is not a task (for a party to it)."""
+        repo = self._repo()
+        if not requests.is_request(repo, task_id):
+            return None
+        answer = requests.read(repo, task_id)
+        intake = answer.intake
+        parties = {intake.requester, intake.recipient} - {None}
+        if caller not in parties and not (caller == ANONYMOUS and not self.tokens.configured):
+            raise mapping.not_yours(task_id, caller)
+        return answer
 
     def _write(self, message: pb.Message, caller: str) -> str:
         """A message in an existing task: the answer to its open question when it waits for
@@ -146,6 +166,12 @@ class LedgerHandler(RequestHandler):
     ) -> tuple[str, str | None]:
         caller = self._caller(context)
         message = params.message
+        intake = None
+        if message.task_id:
+            intake = await self._run(lambda: self._intake(message.task_id, caller))
+        if intake is not None:
+            await self._run(lambda: self._request(message, caller), write=True)
+            return message.task_id, None
         if message.task_id:
             sent = await self._run(lambda: self._write(message, caller), write=True)
             return message.task_id, sent
@@ -158,48 +184,64 @@ class LedgerHandler(RequestHandler):
         self, params: pb.SendMessageRequest, context: ServerCallContext
     ) -> pb.Task | pb.Message:
         task_id, _sent = await self._send(params, context)
-        caller = self._caller(context)
+        return await self._task(task_id, self._caller(context))
+
+    async def _task(self, task_id: str, caller: str, history: int | None = None) -> pb.Task:
+        """The task as A2A shows it; an intake as one waiting for input."""
+        answer = await self._run(lambda: self._intake(task_id, caller))
+        if answer is not None:
+            return mapping.intake_task(answer.intake, answer.problems, history)
         found = await self._run(lambda: self.events_for(task_id, caller))
-        return await self._run(lambda: self.snapshot(found))
+        return await self._run(lambda: self.snapshot(found, history))
 
     async def on_message_send_stream(
         self, params: pb.SendMessageRequest, context: ServerCallContext
     ) -> AsyncGenerator[Any]:
         task_id, sent = await self._send(params, context)
+        caller = self._caller(context)
+        if await self._run(lambda: self._intake(task_id, caller)):
+            yield await self._task(task_id, caller)  # waits for the caller's envelope
+            return
         after = _headers(context).get(RESUME_HEADER) or sent
-        async for event in self._follow(task_id, self._caller(context), after, until_turn=True):
+        async for event in self._follow(task_id, caller, after, until_turn=True):
             yield event
 
     async def on_subscribe_to_task(
         self, params: pb.SubscribeToTaskRequest, context: ServerCallContext
     ) -> AsyncGenerator[Any]:
         caller = self._caller(context)
+        if await self._run(lambda: self._intake(params.id, caller)):
+            yield await self._task(params.id, caller)  # a request has no ledger events yet
+            return
         after = _headers(context).get(RESUME_HEADER) or None
         async for event in self._follow(params.id, caller, after, until_turn=False):
             yield event
 
     async def on_get_task(self, params: pb.GetTaskRequest, context: ServerCallContext) -> pb.Task:
         caller = self._caller(context)
-        found = await self._run(lambda: self.events_for(params.id, caller))
         history = params.history_length if params.HasField("history_length") else None
-        return await self._run(lambda: self.snapshot(found, history))
+        return await self._task(params.id, caller, history)
 
     async def on_cancel_task(
         self, params: pb.CancelTaskRequest, context: ServerCallContext
     ) -> pb.Task:
         caller = self._caller(context)
-        await self._run(lambda: self.events_for(params.id, caller))
+        intake = await self._run(lambda: self._intake(params.id, caller))
+        if intake is None:
+            await self._run(lambda: self.events_for(params.id, caller))
         reason = ""
         if params.HasField("metadata"):
             reason = str(dict(params.metadata).get("reason") or "")
         reason = reason or f"canceled by {caller} over A2A"
 
         def cancel() -> None:
-            messages.send(self._repo(), params.id, caller, reason, status="canceled")
+            if intake is not None:
+                requests.cancel(self._repo(), params.id, caller, reason=reason)
+            else:
+                messages.send(self._repo(), params.id, caller, reason, status="canceled")
 
         await self._run(cancel, cancel=True, write=True)
-        found = await self._run(lambda: self.events_for(params.id, caller))
-        return await self._run(lambda: self.snapshot(found))
+        return await self._task(params.id, caller)
 
     async def on_list_tasks(
         self, params: pb.ListTasksRequest, context: ServerCallContext
@@ -314,8 +356,9 @@ def agent_card(agent: str, url: str, tokens: Tokens) -> pb.AgentCard:
         description=(
             f"{agent}, a taskfs agent: send a task envelope (objective, outputFormat, "
             "toolAndSourceGuidance, boundaries, filesAndInterfaces, acceptanceCheck, "
-            "contextID) as a data part; the task completes only with passing evidence of "
-            "its acceptance check, kept in git."
+            "contextID) as a data part; a text message, or an envelope that lacks a field, "
+            "is kept as a request waiting for input, naming what is missing. The task "
+            "completes only with passing evidence of its acceptance check, kept in git."
         ),
         version=__version__,
         supported_interfaces=[
@@ -345,10 +388,11 @@ def agent_card(agent: str, url: str, tokens: Tokens) -> pb.AgentCard:
                     "outputFormat, toolAndSourceGuidance, boundaries, filesAndInterfaces "
                     "(a list), acceptanceCheck.passFailCommand, "
                     "acceptanceCheck.endToEndVerification, contextID. `from` is the caller; "
-                    f"`to` is {agent}."
+                    f"`to` is {agent}. Text is kept as a request (input-required) until the "
+                    "envelope arrives on its task id."
                 ),
                 tags=["taskfs", "envelope", "acceptance-check", "git"],
-                input_modes=[mapping.ENVELOPE_MEDIA_TYPE, "application/json"],
+                input_modes=[mapping.ENVELOPE_MEDIA_TYPE, "application/json", "text/plain"],
                 output_modes=["application/json", "text/plain"],
             )
         ],

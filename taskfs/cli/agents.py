@@ -141,6 +141,20 @@ def inbox(agent: str | None, session: str | None, mark_read: bool, as_json: bool
             for c in box.refused
         ]
         lines += [f"  lost    {lost.text()}" for lost in box.superseded]
+        lines += [
+            f"  request {i.id}  from {i.requester}: {len(i.missing())} problem(s); "
+            f"propose an envelope: taskfs intake propose {i.id} FILE"
+            for i in box.requests
+        ]
+        lines += [
+            f"  request {i.id}  yours, to {i.recipient or 'anyone'}: "
+            + (
+                f"accept the proposal: taskfs intake accept {i.id}"
+                if i.pending_proposal()
+                else f"{len(i.missing())} problem(s): taskfs show {i.id}"
+            )
+            for i in box.requested
+        ]
         lines += unread_lines(box)
         return doc, "\n".join(lines)
 

@@ -69,6 +69,7 @@ from taskfs.cli import (  # noqa: E402,F401
     commands,
     evidence,
     hosts,
+    intake,
     ownership,
     review,
     stuck,

@@ -181,6 +181,10 @@ def show(task_id: str, as_json: bool) -> int:
     def call() -> Any:
         nonlocal repo, before, signed_before
         repo = open_repo()
+        from taskfs.api.intake import requests
+
+        if requests.is_request(repo, task_id):  # a request, not a task yet
+            return requests.read(repo, task_id)
         where = (str(repo.root), str(repo.git_dir), repo.tasks_rel, task_id)
         before = answers.identity(*where, False)
         signed_before = answers.identity(*where, True)
@@ -189,6 +193,10 @@ def show(task_id: str, as_json: bool) -> int:
     def shown(task: Any) -> tuple[dict[str, Any], str]:
         import json
 
+        from taskfs.api.intake.requests import Answer
+
+        if isinstance(task, Answer):
+            return render.intake(task)
         doc, text = render.show(task)
         if repo is not None and not task.problems:
             signed = any(row["signature"] != "unsigned" for row in views.evidence(task))

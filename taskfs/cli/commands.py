@@ -15,7 +15,7 @@ from taskfs.cli.group import agent_option, cli, json_option
 from taskfs.cli.output import act, open_repo
 from taskfs.cli.states import StateChoice
 from taskfs.core import shapes
-from taskfs.core.lifecycle import STATES
+from taskfs.core.lifecycle import LISTED_STATES
 
 
 @cli.command()
@@ -95,7 +95,7 @@ def show(task_id: str, fmt: str, as_json: bool) -> int:
 
 
 @cli.command(name="ls")
-@click.option("--state", type=click.Choice(STATES), help="Only tasks in this state.")
+@click.option("--state", type=click.Choice(LISTED_STATES), help="Only tasks in this state.")
 @click.option("--to", "to", help="Only tasks addressed to this agent.")
 @click.option("--context", help="Only tasks of this contextID.")
 @json_option
@@ -181,11 +181,16 @@ def complete(task_id: str, agent: str | None, artifacts: list[Any], as_json: boo
 @json_option
 def log(task_id: str, as_json: bool) -> int:
     """The task's history: transitions, evidence, messages."""
+    from taskfs.api.intake import requests
     from taskfs.api.views import reports
 
-    return act(
-        as_json, lambda: reports.task_report(open_repo(), task_id, neighbours=False), render.log
-    )
+    def call() -> reports.TaskReport | reports.IntakeReport:
+        repo = open_repo()
+        if requests.is_request(repo, task_id):
+            return reports.intake_report(repo, task_id)
+        return reports.task_report(repo, task_id, neighbours=False)
+
+    return act(as_json, call, render.log)
 
 
 @cli.command()

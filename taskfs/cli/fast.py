@@ -54,9 +54,9 @@ def run(args: Sequence[str]) -> int | None:
         if answer is not None:
             sys.stdout.write(answer + "\n")
             return 0
-    from taskfs.core.lifecycle import STATES
+    from taskfs.core.lifecycle import LISTED_STATES, STATES
 
-    if values.get("--state") not in (None, *STATES):
+    if values.get("--state") not in (None, *LISTED_STATES):
         return None  # click names the allowed states
     if command == "move" and arguments[1] not in STATES:
         return None  # likewise

@@ -38,6 +38,15 @@ def task_list(tasks: Iterable[Any]) -> tuple[dict[str, Any], str | Callable[[], 
     return document(True, tasks=rows), "\n".join(lines)
 
 
+def intake(answer: Any) -> tuple[dict[str, Any], str]:
+    """An intake (`taskfs.api.intake.requests.Answer`) as `show` and `taskfs intake` print it."""
+    from taskfs.api.views import intake as views
+
+    doc = views.answer_document(answer.intake, answer.problems, submitted=answer.submitted)
+    text = views.text(answer.intake, answer.problems, "cli", submitted=answer.submitted)
+    return doc, text
+
+
 def show(task: Any) -> tuple[dict[str, Any], str]:
     from taskfs.core import yamlio
 
@@ -102,17 +111,17 @@ def validation(result: Any) -> tuple[dict[str, Any], str]:
 
 
 def log(report: Any) -> tuple[dict[str, Any], str | Callable[[], str]]:
-    task = report.task
     rows = report.timeline()
+    task = getattr(report, "task", None)  # None: a request that is not a task yet
     doc = document(
         True,
-        id=task.id,
-        state=task.state,
-        history=views.history(task),
+        id=report.id,
+        state=task.state if task is not None else report.state,
+        history=views.history(task) if task is not None else [],
         timeline=[row.to_json() for row in rows],
     )
     if terminal.is_terminal():
-        return doc, lambda: terminal.timeline(task.id, task.state, rows)
+        return doc, lambda: terminal.timeline(report.id, doc["state"], rows)
     lines = []
     for row in rows:
         mark = (

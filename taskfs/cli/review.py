@@ -176,8 +176,11 @@ def board(target: str, as_json: bool) -> int:
         raise click.UsageError("--json needs --html FILE: with --html - the page is the output")
 
     def call() -> dict[str, Any]:
+        from taskfs.api.intake import requests
+
         repo = open_repo()
         rows = reports.all_reports(repo)
+        open_requests = [i for i in requests.intakes(repo) if i.is_open]
         generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         page = board_html.page(
             rows,
@@ -185,12 +188,15 @@ def board(target: str, as_json: bool) -> int:
             generated=generated,
             flags=_lint_flags(repo, rows),
             stale=_stale_lines(repo),
+            requests=open_requests,
         )
         if target == "-":
             sys.stdout.write(page)
         else:
             _write(Path(target), page.encode())
         columns: dict[str, list[str]] = {}
+        if open_requests:
+            columns["intake"] = [i.id for i in open_requests]
         for row in rows:
             columns.setdefault(row.task.state, []).append(row.id)
         return {"path": target, "tasks": len(rows), "columns": columns}

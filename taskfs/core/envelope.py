@@ -170,9 +170,16 @@ class Envelope(_Model):
         return doc
 
     def with_id(self, task_id: str) -> Envelope:
+        return self._with(id=task_id)
+
+    def with_sender(self, agent: str) -> Envelope:
+        """The envelope from `agent`: a sender left out is the one who submits it."""
+        return self._with(**{"from": agent})
+
+    def _with(self, **fields: str) -> Envelope:
         # model_copy(update=...) skips validation; build through model_validate instead.
         data = self.model_dump(by_alias=True, exclude_none=True)
-        data["id"] = task_id
+        data.update(fields)
         data["extensions"] = self.extensions
         return Envelope.model_validate(data)
 

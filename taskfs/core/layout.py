@@ -58,6 +58,7 @@ STATUS = "status"
 EVIDENCE = "evidence"
 MESSAGES = "messages"
 READS = "reads"
+INTAKE = "intake"  # a request not yet a contract (taskfs.core.intake)
 SUFFIX = ".yaml"
 
 # -- the git dir -------------------------------------------------------------------------------

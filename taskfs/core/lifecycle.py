@@ -44,6 +44,9 @@ TRANSITIONS: dict[State, frozenset[State]] = {
 }
 
 TERMINAL: frozenset[State] = frozenset(s for s, out in TRANSITIONS.items() if not out)
+# What `ls --state` may name: the eight states, and `intake` for the requests that are not yet
+# tasks (contract section 12; a canceled one lists as `canceled`).
+LISTED_STATES: tuple[str, ...] = (*STATES, "intake")
 OPEN: frozenset[State] = frozenset(STATES) - TERMINAL
 REASON_REQUIRED: frozenset[State] = frozenset({"rejected", "failed"})
 
@@ -101,7 +104,7 @@ def check_transition(
                 id=task_id,
                 agent=agent,
                 action=target,
-                action_text=_describe(task_id, target),
+                action_text=_describe(task_id, current, target),
                 **refusal,
             )
         )
@@ -139,7 +142,11 @@ def _named(parties: Parties) -> Iterable[str]:
     return seen
 
 
-def _describe(task_id: str, target: State) -> str:
+def _describe(task_id: str, current: State, target: State) -> str:
+    """What an agent attempted, as a refusal names it: going back to work on a task that
+    waited for an answer is answering it, not claiming it."""
+    if target == "working" and current != "submitted":
+        return f"answer task {task_id!r} (move it from {current} back to working)"
     verb = {"working": "claim", "completed": "complete", "rejected": "refuse"}.get(target)
     return f"{verb} task {task_id!r}" if verb else f"move task {task_id!r} to {target}"
 

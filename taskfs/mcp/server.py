@@ -38,14 +38,16 @@ from taskfs import __version__
 from taskfs.api.capabilities import bind as capabilities
 from taskfs.api.context import acting_agent
 from taskfs.api.evidence import checks as evidence
+from taskfs.api.intake import requests
 from taskfs.api.lifecycle import transitions
 from taskfs.api.messages import delivery, threads
 from taskfs.api.messages import inbox as inbox_api
 from taskfs.api.messages import sending as messages
-from taskfs.api.tasks import queries, submit
+from taskfs.api.tasks import queries
 from taskfs.api.views import agents as views
 from taskfs.core import shapes
 from taskfs.errors import Problem, TaskfsError
+from taskfs.mcp import intake as intake_tools
 from taskfs.mcp.declared import MESSAGE, TASK, reads, shape, writes
 from taskfs.mcp.gate import Gate
 from taskfs.mcp.interlink import register_interlink_tools
@@ -68,9 +70,9 @@ Reason = Annotated[str, Field(description="Why, in a sentence; recorded with the
 SEND = (
     "Delegate a task. `envelope` is YAML; required keys: objective, outputFormat, "
     "toolAndSourceGuidance, boundaries, filesAndInterfaces, acceptanceCheck.passFailCommand, "
-    "acceptanceCheck.endToEndVerification, contextID. filesAndInterfaces lists the path globs "
-    "(or interface:NAME) the recipient owns; passFailCommand is a shell command, exit 0 = "
-    "pass. Optional: to, id, dependsOn, parent, toolsAllowed."
+    "acceptanceCheck.endToEndVerification, contextID. filesAndInterfaces: path globs (or "
+    "interface:NAME) the recipient owns; passFailCommand: shell, exit 0 = pass. Optional: to, "
+    "id, dependsOn, parent. Incomplete: kept as a request; send the rest with its task_id."
 )
 CHECK = (
     "Report your result and check it: sends `text` as the task's `result` message (the same "
@@ -100,11 +102,15 @@ def register_agent_tools(tools: Tools) -> None:
 
     def agent_send(
         envelope: Annotated[str, Field(description="The envelope, as YAML text.")],
+        task_id: Annotated[
+            str | None, Field(description="Your request's id, to complete it.")
+        ] = None,
     ) -> CallToolResult:
         def call() -> dict[str, Any]:
-            source = submit.Source("agent_send", envelope.encode("utf-8", "surrogateescape"))
-            done = submit.submit(s.repo(), [source], s.agent())
-            return {"id": done[0].id, "state": done[0].state}
+            result = requests.request(
+                s.repo(), s.agent(), envelope, task_id=task_id or None, door="mcp"
+            )
+            return intake_tools.document(result)
 
         return answer(call, tool="agent_send")
 
@@ -204,7 +210,10 @@ def register_agent_tools(tools: Tools) -> None:
 
     def agent_status(task_id: TaskId) -> CallToolResult:
         def call() -> dict[str, Any]:
-            task = queries.show(s.repo(), task_id)
+            repo = s.repo()
+            if requests.is_request(repo, task_id):
+                return intake_tools.document(requests.read(repo, task_id))
+            task = queries.show(repo, task_id)
             return {**views.summary(task), "envelope": task.envelope.to_document()}
 
         return answer(call)
@@ -278,7 +287,9 @@ def register_agent_tools(tools: Tools) -> None:
             writes(destructive=True, idempotent=True),
             MESSAGE,
         ),
-        (agent_status, "A task's state, parties and envelope.", reads(), STATUS),
+        # A request that is not yet a task (an intake) has no envelope: only id and state are
+        # always there.
+        (agent_status, "A task's state, parties and envelope.", reads(), TASK),
         (
             agent_history,
             "A task's transitions and messages (with their msg_ids).",
@@ -297,7 +308,6 @@ def register_agent_tools(tools: Tools) -> None:
 
 INBOX = shape("counts", "toClaim", "questions", "results", "unread")
 CHECKED = shape("msg_id", "evidence", verdict={"enum": ["pass", "fail"]})
-STATUS = shape("id", "state", "envelope")
 HISTORY = shape("id", "state", "history", "messages")
 BOUND = shape("id", "toolsGranted", "envelope")
 
@@ -331,6 +341,7 @@ def build(session: Session) -> Tools:
     tools = gate.tools = Tools(server, session)
     _utilities(server)
     register_agent_tools(tools)
+    intake_tools.register_intake_tools(tools)
     register_interlink_tools(tools)
     return tools
 

@@ -20,7 +20,7 @@ from taskfs.readmodel import projection, stamps
 from taskfs.readmodel.projection import Summary
 from taskfs.readmodel.stamps import FolderDigest, Key
 
-FORMAT = 8  # 8: the facts carry the acceptance command (issue 19); 7: the overlaps too
+FORMAT = 9  # 9: intakes are rows (issue 26); 8: the facts carry the acceptance command
 NAME = f"ledger-v{FORMAT}"
 HEAD = "head"
 

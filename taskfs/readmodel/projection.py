@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from taskfs.core.envelope import Envelope
+    from taskfs.core.intake import Intake
     from taskfs.store.task_reader import Task
 
 
@@ -63,6 +64,9 @@ class Summary(NamedTuple):
     head_by: str | None  # who made the transition into the current state
     length: int  # status files in its history (0: an envelope no intake has taken yet)
     overlaps: tuple[str, ...] = ()  # tasks (any state) owning an entry that overlaps one of its
+    # A request not yet a contract (`taskfs.core.intake`): state `intake` while open,
+    # `canceled` once closed; it owns nothing and depends on nothing.
+    intake: bool = False
 
     @classmethod
     def of(cls, task: Task) -> Summary:
@@ -80,10 +84,31 @@ class Summary(NamedTuple):
             len(chain.links),
         )
 
+    @classmethod
+    def of_intake(cls, intake: Intake) -> Summary:
+        """An intake, projected: its requester and recipient, the context it named (if any),
+        no files, no dependencies."""
+        draft = intake.draft()
+        context = draft.get("contextID")
+        facts = Facts(
+            intake.id,
+            intake.requester,
+            intake.recipient,
+            context if isinstance(context, str) else "",
+            (),
+            None,
+            (),
+            None,
+            "",
+        )
+        state = intake.state
+        return cls(intake.id, facts, state, None, 0, (), None, intake.requester, 0, intake=True)
+
     @property
     def listed(self) -> bool:
-        """Whether `ls` and `ready` show it: an envelope no intake has taken yet is no task."""
-        return bool(self.length)
+        """Whether `ls` and `ready` show it: an envelope the watcher has not taken in yet
+        is no task; an intake is listed."""
+        return bool(self.length) or self.intake
 
     def row(self) -> dict[str, Any]:
         """Its row in `ls` and `ready` (contract section 4)."""

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 CONFIG = layout.CONFIG_PATH
 ENVELOPE = layout.ENVELOPE
 STATUS = layout.STATUS
+INTAKE = layout.INTAKE
 EVIDENCE = layout.EVIDENCE
 CACHE = layout.CACHE_DIR  # in the git dir
 RACY_MARGIN_NS = 2_000_000_000  # coarser than any file system's timestamps we know of
@@ -68,7 +69,13 @@ class Folder:
         try:
             env = os.stat(self.prefix + task_id + "/" + ENVELOPE, dir_fd=self.fd)
         except OSError:
-            return NO_KEY
+            # No envelope: an intake's folder is keyed by its `intake/` (a request added or
+            # a cancellation changes it); anything else has no key.
+            try:
+                intake = os.stat(self.prefix + task_id + "/" + INTAKE, dir_fd=self.fd)
+            except OSError:
+                return NO_KEY
+            return (0, 0, 0, 0, intake.st_ino, intake.st_mtime_ns, intake.st_ctime_ns)
         try:
             status = os.stat(self.prefix + task_id + "/" + STATUS, dir_fd=self.fd)
         except OSError:
@@ -160,15 +167,27 @@ def folder_digest(folder: str, names: tuple[str, ...] | None = None) -> FolderDi
     except OSError:
         envelope = b""
     status = hashlib.sha1(usedforsecurity=False)
-    for name in names:
-        status.update(name.encode() + b"\0")
+    _digest_files(status, f"{folder}/{STATUS}", names)
+    if not envelope:  # an intake's folder: what it holds is its intake files
         try:
-            with open(f"{folder}/{STATUS}/{name}", "rb") as handle:
-                status.update(handle.read())
+            intake = sorted(os.listdir(f"{folder}/{INTAKE}"))
         except OSError:
-            status.update(b"\1unreadable")
-        status.update(b"\0")
+            intake = []
+        if intake:
+            status.update(b"\2intake\0")
+            _digest_files(status, f"{folder}/{INTAKE}", tuple(intake))
     return names, envelope, status.digest()
+
+
+def _digest_files(into: Any, folder: str, names: tuple[str, ...]) -> None:
+    for name in names:
+        into.update(name.encode() + b"\0")
+        try:
+            with open(f"{folder}/{name}", "rb") as handle:
+                into.update(handle.read())
+        except OSError:
+            into.update(b"\1unreadable")
+        into.update(b"\0")
 
 
 def cache_dir(git_dir: str) -> str:

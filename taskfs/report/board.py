@@ -16,6 +16,7 @@ from taskfs.report.style import STATE_COLOURS, duration, short_time, state_colou
 if TYPE_CHECKING:
     from taskfs.api.views.entries import EvidenceRow
     from taskfs.api.views.reports import TaskReport, TimelineRow
+    from taskfs.core.intake import Intake
     from taskfs.errors import Problem
 
 LABELS: dict[str, str] = {state: state.replace("_", " ") for state in STATES}
@@ -37,9 +38,11 @@ def page(
     generated: str,
     flags: Mapping[str, Sequence[Problem]] | None = None,
     stale: Mapping[str, str] | None = None,
+    requests: Sequence[Intake] = (),
 ) -> str:
     """The board. `flags` are the lint warnings per task id, `stale` a line per task id whose
-    holder has gone quiet (`taskfs.api.lifecycle.stale`); both are shown on the cards."""
+    holder has gone quiet (`taskfs.api.lifecycle.stale`); both are shown on the cards.
+    `requests` are the open intakes, shown in a column of their own before the tasks."""
     contexts = sorted({r.task.envelope.context_id for r in reports})
     agents = sorted({a for r in reports for a in _agents(r)})
     notes = _Notes(flags or {}, stale or {})
@@ -47,7 +50,7 @@ def page(
         source = r.task.envelope.extensions.get(REASSIGNED_FROM)
         if isinstance(source, str):
             notes.successors[source] = r.id
-    columns = "\n".join(
+    columns = _requests(requests) + "\n".join(
         _column(state, [r for r in reports if r.task.state == state], notes) for state in STATES
     )
     return _TEMPLATE.format(
@@ -86,6 +89,33 @@ def _column(state: str, reports: Sequence[TaskReport], notes: _Notes) -> str:
         f'<section class="column state-{state}{empty}" data-state="{state}">'
         f'<h2><span class="dot"></span>{LABELS[state]} <span class="count">{len(reports)}</span>'
         f"</h2>\n{cards}\n</section>"
+    )
+
+
+def _requests(requests: Sequence[Intake]) -> str:
+    """The open intakes: requests that are not yet tasks, each with what it still lacks."""
+    if not requests:
+        return ""
+    cards = []
+    for intake in requests:
+        missing = ", ".join(dict.fromkeys(p.field or p.code for p in intake.missing()))
+        words = " ".join(intake.words()) or "(fields only)"
+        proposal = intake.pending_proposal()
+        waiting = (
+            f'<p class="stale">{e(proposal.record.by)} proposed an envelope</p>' if proposal else ""
+        )
+        cards.append(
+            f'<article class="card request" id="task-{e(intake.id)}" data-task="{e(intake.id)}" '
+            f'data-context="" data-agents="{e(intake.requester)} {e(intake.recipient or "")}">'
+            f'<header><span class="id">{e(intake.id)}</span></header>{waiting}'
+            f'<p class="objective">{e(words)}</p><dl class="facts"><dt>from → to</dt>'
+            f"<dd>{e(intake.requester)} → {e(intake.recipient or 'anyone')}</dd>"
+            f"<dt>missing</dt><dd>{e(missing or '-')}</dd></dl></article>"
+        )
+    return (
+        '<section class="column state-intake" data-state="intake">'
+        '<h2><span class="dot"></span>requests <span class="count">'
+        f"{len(requests)}</span></h2>\n" + "\n".join(cards) + "\n</section>\n"
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 # (fill, text) per state: open states cool, completed green, the ways of ending badly warm.
 STATE_COLOURS: dict[str, tuple[str, str]] = {
+    "intake": ("#fef9c3", "#713f12"),  # a request, not yet a task (contract section 12)
     "submitted": ("#e2e8f0", "#1e293b"),
     "working": ("#bfdbfe", "#1e3a8a"),
     "input_required": ("#fde68a", "#78350f"),

@@ -10,7 +10,7 @@ guard checks each commit of a range against the tasks that were open in that com
 from __future__ import annotations
 
 from taskfs.core import layout
-from taskfs.core.layout import ENVELOPE, STATUS
+from taskfs.core.layout import ENVELOPE, INTAKE, STATUS
 from taskfs.store.repository import Repository
 
 
@@ -27,13 +27,14 @@ class CommitView(Repository):
             parts = rel[len(self.tasks_rel) + 1 :].split("/")
             if len(parts) == 2 and parts[1] == ENVELOPE:
                 self._ids.add(parts[0])
-            elif len(parts) == 3 and parts[1] == STATUS:
-                self._dirs.setdefault((parts[0], STATUS), []).append(parts[2])
+            elif len(parts) == 3 and parts[1] in (STATUS, INTAKE):
+                self._dirs.setdefault((parts[0], parts[1]), []).append(parts[2])
 
     @classmethod
     def load(cls, repo: Repository, tree: str | None) -> CommitView:
         """The ledger in `tree` (the tasks folder's tree id; None for no ledger at all).
-        Only envelopes and status files are read: they decide which tasks are open."""
+        Only envelopes, status files and intakes' files are read: they decide which tasks
+        are open."""
         files: dict[str, bytes] = {}
         if tree is not None:
             wanted = {
@@ -65,4 +66,6 @@ class CommitView(Repository):
 
 def _is_state_file(path: str) -> bool:
     parts = path.split("/")
-    return (len(parts) == 2 and parts[1] == ENVELOPE) or (len(parts) == 3 and parts[1] == STATUS)
+    return (len(parts) == 2 and parts[1] == ENVELOPE) or (
+        len(parts) == 3 and parts[1] in (STATUS, INTAKE)
+    )

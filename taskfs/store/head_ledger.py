@@ -101,19 +101,12 @@ def at_head(repo: Repository, task_ids: Collection[str]) -> dict[str, Summary | 
     it), whatever the working tree says."""
     if not task_ids:
         return {}  # before the imports: the full reader loads the models
-    from taskfs.readmodel.projection import Summary
     from taskfs.store.commit_view import CommitView
-    from taskfs.store.task_reader import load_task
+    from taskfs.store.intake_reader import project
 
     files = repo.git.head_files([repo.task_rel(t) for t in sorted(task_ids)])
     ledger = CommitView(repo, files)
-    out: dict[str, Summary | None] = {}
-    for task_id in task_ids:
-        try:
-            out[task_id] = Summary.of(load_task(ledger, task_id))
-        except TaskfsError:
-            out[task_id] = None
-    return out
+    return {task_id: project(ledger, task_id) for task_id in task_ids}
 
 
 def committed_view(

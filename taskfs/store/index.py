@@ -45,7 +45,7 @@ import os
 import time
 from collections.abc import Collection, Mapping
 
-from taskfs.core.layout import ENVELOPE, STATUS
+from taskfs.core.layout import ENVELOPE, INTAKE, STATUS
 from taskfs.readmodel import cache, prepared, stamps
 from taskfs.readmodel.cache import CacheRow, Head
 from taskfs.readmodel.projection import Summary
@@ -247,7 +247,7 @@ def _changed_tasks(
     return {part[0] for part in parts if within is None or len(part) < 2 or part[1] in within}
 
 
-_ROW_SOURCES = frozenset({ENVELOPE, STATUS})
+_ROW_SOURCES = frozenset({ENVELOPE, STATUS, INTAKE})
 
 
 def _listed_folder(tasks_dir: str, rows: Mapping[str, CacheRow]) -> tuple[FileKey, int] | None:
@@ -519,14 +519,10 @@ def _racy(row: CacheRow, margin: int) -> bool:
 
 
 def _build(repo: Repository, task_id: str, folder: str, key: Key, stamp: int) -> CacheRow:
-    from taskfs.errors import TaskfsError
-    from taskfs.store.task_reader import load_task
+    from taskfs.store.intake_reader import project
 
     names, digest, status_digest = stamps.folder_digest(folder)
-    try:
-        summary: Summary | None = Summary.of(load_task(repo, task_id))
-    except TaskfsError:
-        summary = None
+    summary = project(repo, task_id)
     return CacheRow(
         key,
         stamp,
@@ -574,7 +570,7 @@ def _prepare(
     token: bytes,
     tasks: Mapping[str, Summary] | None,
 ) -> None:
-    from taskfs.core.lifecycle import STATES
+    from taskfs.core.lifecycle import LISTED_STATES
     from taskfs.core.shapes import SCHEMA_VERSION
 
     settings = repo.settings_identity
@@ -587,7 +583,7 @@ def _prepare(
         tasks_rel=repo.tasks_rel,
         settings=settings,
         folder=folder,
-        states=STATES,
+        states=LISTED_STATES,
         schema_version=SCHEMA_VERSION,
         token=token,
     )

@@ -320,15 +320,18 @@ def test_refusals_are_a2a_errors_naming_taskfs_codes(repo: Path, tokens: Path) -
 
 
 async def _refusals(repo: Path, url: str) -> None:
-    commits = git(repo, "rev-list", "--count", "HEAD")
     async with client(url, PLANNER, streaming=False) as planner:
-        with pytest.raises(a2a_errors.InvalidParamsError) as bad:
-            async for _ in planner.send_message(opening(envelope(objective=None, objectve="x"))):
-                pass
-        codes = {"objective_required", "unknown_field"}
-        assert set(bad.value.data["taskfsCodes"].split(",")) == codes
-        assert bad.value.data["taskfsCode"] in codes
-        assert {e["code"] for e in json.loads(bad.value.data["taskfsErrors"])} == codes
+        # An envelope that lacks a field is kept as a request (contract section 12), waiting
+        # for input, its status message naming each problem.
+        kept = [
+            r async for r in planner.send_message(opening(envelope(objective=None, objectve="x")))
+        ]
+        status = kept[0].task.status
+        assert status.state == pb.TASK_STATE_INPUT_REQUIRED
+        named = json_format.MessageToDict(status.message.parts[1].data)
+        assert {p["code"] for p in named["problems"]} == {"objective_required", "unknown_field"}
+        assert "objective_required" in status.message.parts[0].text
+        commits = git(repo, "rev-list", "--count", "HEAD")
         with pytest.raises(a2a_errors.InvalidParamsError) as elsewhere:
             async for _ in planner.send_message(opening(envelope(to="someone-else"))):
                 pass

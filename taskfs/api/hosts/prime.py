@@ -48,6 +48,14 @@ STEPS: dict[str, tuple[str, str]] = {
         "agent_send(envelope) with parent: ID (the child owns only what ID owns)",
     ),
     "send": ("taskfs new FILE (an envelope; taskfs lint checks it)", "agent_send(envelope)"),
+    "propose": (
+        "taskfs intake propose ID FILE (an envelope drawn from the request's words)",
+        "agent_propose(task_id, envelope) (an envelope drawn from the request's words)",
+    ),
+    "request": (
+        "taskfs intake add ID FILE (what your request lacks), or taskfs intake accept ID",
+        "agent_send(envelope, task_id) (what your request lacks), or agent_accept(task_id)",
+    ),
     "look": (
         "taskfs inbox, taskfs show ID, taskfs messages ID, taskfs bind ID (your tools)",
         "agent_inbox, agent_status, agent_history, agent_bind (your tools)",
@@ -63,6 +71,8 @@ STEP_NAMES = {
     "review": "Review",
     "delegate": "Delegate",
     "send": "Send work",
+    "propose": "Propose",
+    "request": "Your requests",
     "look": "Look",
 }
 RULES = (
@@ -133,6 +143,7 @@ def _waiting(repo: Repository, box: Inbox, mcp: bool) -> list[str]:
     for checked in box.results[:SHOWN]:
         record = checked.record
         lines.append(f"- review result {record.msg_id} from {record.sender} on {record.task_id}")
+    lines += _requests(box, mcp)
     if box.to_claim:
         lines += ["", "To claim:"]
         known = summaries(repo) if len(box.ready) < len(box.to_claim) else {}
@@ -150,6 +161,27 @@ def _waiting(repo: Repository, box: Inbox, mcp: bool) -> list[str]:
     return lines
 
 
+def _requests(box: Inbox, mcp: bool) -> list[str]:
+    """Requests not yet a contract: those to this agent (propose an envelope), and its own
+    (send what they lack, or accept a proposal)."""
+    lines: list[str] = []
+    if box.requests:
+        lines += ["", "Requests to you, not yet tasks (propose an envelope from their words):"]
+    for intake in box.requests[:SHOWN]:
+        words = " ".join(intake.words()) or "(fields only)"
+        lines.append(f"- {intake.id} from {intake.requester}: {_short(words)}")
+    if box.requested:
+        lines += ["", "Your requests, not yet tasks:"]
+    for intake in box.requested[:SHOWN]:
+        if intake.pending_proposal() is not None:
+            how = f"agent_accept({intake.id})" if mcp else f"taskfs intake accept {intake.id}"
+            lines.append(f"- {intake.id}: {intake.recipient} proposed an envelope; accept: {how}")
+        else:
+            missing = ", ".join(dict.fromkeys(p.field or p.code for p in intake.missing()))
+            lines.append(f"- {intake.id}: send what it lacks ({missing})")
+    return lines
+
+
 def _needed(box: Inbox, held: list[resume.Held]) -> list[str]:
     """The steps this agent needs now, in the order it will take them."""
     working = any(t.state in resume.OPEN_HELD for t in held)
@@ -160,6 +192,10 @@ def _needed(box: Inbox, held: list[resume.Held]) -> list[str]:
         steps.append("review")
     if working:
         steps += ["progress", "ask", "done", "give_up", "delegate"]
+    if box.requests:
+        steps.append("propose")
+    if box.requested:
+        steps.append("request")
     if box.to_claim:
         steps.append("claim")
     if not steps:

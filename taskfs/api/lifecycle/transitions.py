@@ -58,6 +58,12 @@ def transition(
         hint = f": did you mean {guess!r}?" if guess else ""
         raise fail("usage", reason=f"{target!r} is not a state{hint}")
     state: State = target  # type: ignore[assignment]
+    if state == "canceled":
+        from taskfs.api.intake import requests
+
+        if requests.is_request(repo, task_id):  # a request is canceled as it stands
+            done = requests.cancel(repo, task_id, agent, reason=reason, now=now)
+            return Moved(task_id, state, done.file or "", done.commit or "")
     with repo.writing() as writer:
         now = now or datetime.now(timezone.utc)
         staged = stage_transition(
@@ -107,6 +113,9 @@ def stage_transition(
     say; when anything is wrong with its files the full reader raises the named errors."""
     tasks = summaries(repo, verify=(task_id,))
     task = tasks.get(task_id)
+    if task is not None and task.intake:
+        # Not a task yet: it has no lifecycle until its requester sends the envelope.
+        raise fail("intake_open", id=task_id, requester=task.envelope.sender)
     tasks = _committed(repo, task_id, state, task, tasks)
     if task is None or task.problems or not task.length:
         from taskfs.store.task_reader import load_task  # names what is wrong with its files

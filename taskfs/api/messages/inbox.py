@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from taskfs.api.intake.requests import intakes
 from taskfs.api.lifecycle.forks import Lost, lost_in
 from taskfs.api.messages.openings import stored_opening
 from taskfs.api.messages.threads import CheckedMessage, Thread, for_session, read_thread, trust
 from taskfs.api.tasks import listing
+from taskfs.core.intake import Intake
 from taskfs.core.layout import EVIDENCE, STAMPED_NAME_RE, parse_time
 from taskfs.core.lifecycle import TERMINAL
 from taskfs.store.all_tasks import load_all
@@ -34,14 +36,21 @@ class Inbox:
     # Questions among `questions` put to another agent, shown here because this agent owns
     # the delegation chain and may answer them (`taskfs.api.messages.chain_owner`).
     as_owner: frozenset[str] = frozenset()
+    # Open intakes (contract section 12) addressed to this agent, which it may propose an
+    # envelope for, and those it asked for, which wait for its envelope or its acceptance.
+    requests: tuple[Intake, ...] = ()
+    requested: tuple[Intake, ...] = ()
 
     @property
     def badge(self) -> str:
         """The count line a status bar shows."""
-        return (
+        line = (
             f"{self.agent}: {len(self.to_claim)} to claim, {len(self.questions)} to answer, "
             f"{len(self.results)} to review, {len(self.unread)} unread"
         )
+        if self.requests or self.requested:
+            line += f", {len(self.requests) + len(self.requested)} requests to shape"
+        return line
 
 
 def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
@@ -85,6 +94,7 @@ def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
         t for t in tasks.values() if t.state == "submitted" and t.envelope.recipient == agent
     )
     ready = frozenset(t.id for t in listing.ready(repo, agent))
+    open_requests = [i for i in intakes(repo, agent) if i.is_open]
     return Inbox(
         agent,
         to_claim,
@@ -95,6 +105,8 @@ def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
         tuple(refused),
         tuple(superseded),
         frozenset(as_owner),
+        tuple(i for i in open_requests if i.requester != agent),
+        tuple(i for i in open_requests if i.requester == agent),
     )
 
 

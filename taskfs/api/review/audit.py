@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from taskfs import i18n
 from taskfs.api.evidence import gate as evidence_gate
-from taskfs.api.review import authority
+from taskfs.api.review import authority, intake_audit
 from taskfs.api.tasks import queries
 from taskfs.core.evidence import EvidenceFile, RunnerTrust
 from taskfs.core.evidence_records import CheckEvidence
@@ -106,6 +106,7 @@ def _authority(
         found += authority.transition_problems(context, task)
         if repo.list_dir(task.id, MESSAGES):
             found += authority.message_problems(context, task.id)
+    found += intake_audit.intake_problems(context, repo.task_ids())
     return [_finding(p, str(p.data.get("path", ""))) for p in found]
 
 

@@ -23,7 +23,7 @@ def ls(
     return [
         t
         for t in summaries(repo).values()
-        if t.length  # an envelope that no intake has taken yet is not a task
+        if t.listed  # an envelope the watcher has not taken in yet is not a task
         and listed(
             t.state,
             t.envelope.recipient,

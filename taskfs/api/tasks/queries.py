@@ -13,7 +13,7 @@ from taskfs.api.tasks.filing import FileReport
 from taskfs.api.tasks.submit import Source, parse_source
 from taskfs.core import layout, readiness
 from taskfs.core.evidence import NO_TRUST
-from taskfs.core.layout import ENVELOPE, EVIDENCE, MESSAGES, READS, STATUS
+from taskfs.core.layout import ENVELOPE, EVIDENCE, INTAKE, MESSAGES, READS, STATUS
 from taskfs.core.lifecycle import TERMINAL
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import task_reader
@@ -114,9 +114,16 @@ def _relative(repo: Repository, report: FileReport) -> FileReport:
 def _validate_task_dir(repo: Repository, name: str) -> list[FileReport]:
     folder = repo.task_rel(name)
     if not repo.has_task(name):
+        if layout.is_task_id(name) and repo.list_dir(name, INTAKE):
+            # A request not yet a task: its intake files and its messages.
+            return (
+                _intake_reports(repo, name)
+                + threads.file_reports(repo, name)
+                + (_stray_files(repo, name))
+            )
         reason = "no envelope.yaml" if (repo.tasks_dir / name).is_dir() else "not a task id"
         return [FileReport(folder, (problem("file_invalid", path=folder, reason=reason),))]
-    reports = []
+    reports = _intake_reports(repo, name) if repo.list_dir(name, INTAKE) else []
     envelope_rel = repo.task_rel(name, ENVELOPE)
     try:
         task_reader.load_envelope(repo, name)
@@ -150,8 +157,31 @@ def _evidence_reports(repo: Repository, name: str) -> list[FileReport]:
     return sorted(reports, key=lambda r: r.path)
 
 
+def _intake_reports(repo: Repository, name: str) -> list[FileReport]:
+    """Every intake file of the folder, each checked against the model."""
+    from taskfs.store.intake_reader import load_intake
+
+    names = repo.list_dir(name, INTAKE)
+    try:
+        _intake, problems = load_intake(repo, name)
+    except TaskfsError as exc:
+        problems = list(exc.problems)
+    by_path: dict[str, list[Problem]] = {}
+    for found in problems:
+        by_path.setdefault(str(found.data.get("path", repo.task_rel(name, INTAKE))), []).append(
+            found
+        )
+    reports = [
+        FileReport(
+            repo.task_rel(name, INTAKE, n), tuple(by_path.pop(repo.task_rel(name, INTAKE, n), []))
+        )
+        for n in names
+    ]
+    return reports + [FileReport(path, tuple(found)) for path, found in by_path.items()]
+
+
 def _stray_files(repo: Repository, name: str) -> list[FileReport]:
-    known = {ENVELOPE, STATUS, EVIDENCE, MESSAGES, READS}
+    known = {ENVELOPE, STATUS, EVIDENCE, MESSAGES, READS, INTAKE}
     out = []
     for entry in sorted(os.listdir(repo.task_dir(name))):
         if entry not in known:

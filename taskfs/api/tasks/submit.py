@@ -145,18 +145,40 @@ def submit(repo: Repository, sources: Sequence[Source], agent: str | None) -> li
     if problems:
         raise TaskfsError(problems)
     actor = _actor(agent, [env for _, env in parsed], sources)
+    if agent is not None:
+        # A sender left out is the acting agent: a task with no sender could be neither
+        # answered, canceled nor handed on by the one who sent it.
+        parsed = [(src, env if env.sender else env.with_sender(agent)) for src, env in parsed]
     with repo.writing() as writer:
-        batch = _assign_ids(repo, parsed)
-        rules.check_new_tasks(repo, batch)
-        # The models are loaded here anyway: add the new tasks to the ledger cache now, so
-        # the listings that follow need not load them; their rows are built while git
-        # commits them.
-        ids = [e.id for e in batch if e.id]
-        added: list[index.Added | None] = []
-        write_new_tasks(
-            repo, writer, batch, actor, meanwhile=lambda: added.append(index.added_rows(repo, ids))
-        )
-        index.remember_new(repo, ids, added[0] if added else None)
+        return submit_within(repo, writer, parsed, actor)
+
+
+def submit_within(
+    repo: Repository,
+    writer: Writer,
+    parsed: Sequence[tuple[Source, Envelope]],
+    actor: str,
+    *,
+    trailers: Sequence[str] = (),
+) -> list[Submitted]:
+    """`submit`'s checks and writes, under a writer the caller holds: the commit holds
+    whatever the caller added to `writer` too (an intake's last request)."""
+    batch = _assign_ids(repo, parsed, actor)
+    rules.check_new_tasks(repo, batch)
+    # The models are loaded here anyway: add the new tasks to the ledger cache now, so
+    # the listings that follow need not load them; their rows are built while git
+    # commits them.
+    ids = [e.id for e in batch if e.id]
+    added: list[index.Added | None] = []
+    write_new_tasks(
+        repo,
+        writer,
+        batch,
+        actor,
+        trailers=trailers,
+        meanwhile=lambda: added.append(index.added_rows(repo, ids)),
+    )
+    index.remember_new(repo, ids, added[0] if added else None)
     return [Submitted(e.id or "") for e in batch]
 
 
@@ -245,19 +267,37 @@ def _actor(agent: str | None, envelopes: Sequence[Envelope], sources: Sequence[S
     return "anonymous"
 
 
-def _assign_ids(repo: Repository, parsed: Sequence[tuple[Source, Envelope]]) -> list[Envelope]:
+def _assign_ids(
+    repo: Repository, parsed: Sequence[tuple[Source, Envelope]], actor: str
+) -> list[Envelope]:
     batch: list[Envelope] = []
     seen: dict[str, str] = {}
     problems: list[Problem] = []
     for source, envelope in parsed:
         task_id = envelope.id or fresh_id(repo, seen)
-        if task_id in seen or repo.task_dir(task_id).exists():
+        if task_id in seen or _taken(repo, task_id, actor):
             problems.append(_at(problem("task_exists", field="id", id=task_id), source.label))
         seen[task_id] = source.label
         batch.append(envelope if envelope.id else envelope.with_id(task_id))
     if problems:
         raise TaskfsError(problems)
     return batch
+
+
+def _taken(repo: Repository, task_id: str, actor: str) -> bool:
+    """Whether `task_id` is another's: a task, or an intake that is not `actor`'s own open
+    request (whose envelope, sent by its requester, submits it: contract section 12)."""
+    if not repo.task_dir(task_id).exists():
+        return False
+    from taskfs.store.intake_reader import is_intake, load_intake
+
+    if not is_intake(repo, task_id):
+        return True
+    try:
+        intake, _problems = load_intake(repo, task_id)
+    except TaskfsError:
+        return True
+    return not (intake.is_open and intake.requester == actor)
 
 
 def fresh_id(repo: Repository, taken: Iterable[str]) -> str:

@@ -68,6 +68,7 @@ def inbox(box: Any) -> dict[str, Any]:
             "unread": len(box.unread),
             "refused": len(box.refused),
             "superseded": len(box.superseded),
+            "requests": len(box.requests) + len(box.requested),
         },
         "toClaim": [{**summary(t), "ready": t.id in box.ready} for t in box.to_claim],
         "questions": [
@@ -77,7 +78,16 @@ def inbox(box: Any) -> dict[str, Any]:
         "unread": [message(c) for c in box.unread],
         "refused": [message(c) for c in box.refused],
         "superseded": [lost.to_json() for lost in box.superseded],
+        "requests": [_request(i) for i in box.requests],
+        "requested": [_request(i) for i in box.requested],
     }
+
+
+def _request(intake: Any) -> dict[str, Any]:
+    """An open intake in an inbox: who asked whom, its words, what it lacks."""
+    from taskfs.api.views.intake import document
+
+    return document(intake, intake.missing())
 
 
 def delivered(result: Any) -> dict[str, Any]:

@@ -54,6 +54,7 @@ class TaskReport:
     messages: tuple[MessageRow, ...] = ()
     dependencies: tuple[tuple[str, str | None], ...] = ()  # (id, its state; None: no such task)
     children: tuple[str, ...] = ()
+    requests: tuple[TimelineRow, ...] = ()  # the intake it came from (contract section 12)
 
     @property
     def id(self) -> str:
@@ -74,7 +75,62 @@ class TaskReport:
         return latest is not None and latest.verdict != "pass"
 
     def timeline(self) -> list[TimelineRow]:
-        return timeline(self.task, self.evidence, self.messages)
+        return timeline(self.task, self.evidence, self.messages, self.requests)
+
+
+@dataclass(frozen=True)
+class IntakeReport:
+    """A request that is not a task (open or canceled): its intake files and messages."""
+
+    id: str
+    state: str
+    rows: tuple[TimelineRow, ...]
+
+    def timeline(self) -> list[TimelineRow]:
+        return _ordered(list(self.rows))
+
+
+def intake_rows(repo: Repository, task_id: str) -> tuple[TimelineRow, ...]:
+    """The intake files of a folder as timeline rows (none when it has none)."""
+    from taskfs.core.layout import INTAKE
+    from taskfs.errors import TaskfsError
+    from taskfs.store.intake_reader import load_intake
+
+    if not repo.list_dir(task_id, INTAKE):
+        return ()
+    try:
+        intake, _unreadable = load_intake(repo, task_id)
+    except TaskfsError:
+        return ()
+    rows = []
+    for entry in intake.entries:
+        record = entry.record
+        words = " ".join((record.reason or record.text or "").split())
+        detail = words if len(words) <= 120 else words[:117] + "..."
+        path = repo.task_rel(task_id, INTAKE, entry.name)
+        rows.append(TimelineRow(record.at, "intake", record.by, record.kind, detail, path=path))
+    return tuple(rows)
+
+
+def intake_report(repo: Repository, task_id: str) -> IntakeReport:
+    """`log` of a request that is not a task: its requests, proposals and messages."""
+    from taskfs.store.intake_reader import load_intake
+
+    intake, _unreadable = load_intake(repo, task_id)
+    rows = list(intake_rows(repo, task_id))
+    for message in entries.task_messages(repo, task_id):
+        who = f"{message.sender} → {message.to}" if message.to else message.sender
+        rows.append(
+            TimelineRow(
+                message.at,
+                "message",
+                who,
+                message.status or "message",
+                message.text,
+                path=message.path,
+            )
+        )
+    return IntakeReport(task_id, intake.state, tuple(rows))
 
 
 def task_report(repo: Repository, task_id: str, *, neighbours: bool = True) -> TaskReport:
@@ -86,6 +142,7 @@ def task_report(repo: Repository, task_id: str, *, neighbours: bool = True) -> T
             task,
             tuple(entries.task_evidence(repo, task.id)),
             tuple(entries.task_messages(repo, task.id)),
+            requests=intake_rows(repo, task.id),
         )
     tasks = load_all(repo)
     tasks.setdefault(task_id, task)
@@ -112,10 +169,14 @@ def _report(repo: Repository, task: Task, tasks: Mapping[str, Task]) -> TaskRepo
 
 
 def timeline(
-    task: Task, evidence: Iterable[EvidenceRow] = (), messages: Iterable[MessageRow] = ()
+    task: Task,
+    evidence: Iterable[EvidenceRow] = (),
+    messages: Iterable[MessageRow] = (),
+    requests: Iterable[TimelineRow] = (),
 ) -> list[TimelineRow]:
-    """Transitions, acceptance runs and messages in the order they happened."""
-    rows: list[TimelineRow] = []
+    """The requests it came from, transitions, acceptance runs and messages in the order
+    they happened."""
+    rows: list[TimelineRow] = list(requests)
     for link in task.chain.links:
         record = link.record
         rows.append(
@@ -141,6 +202,10 @@ def timeline(
         who = f"{message.sender} → {message.to}" if message.to else message.sender
         what = message.status or "message"
         rows.append(TimelineRow(message.at, "message", who, what, message.text, path=message.path))
+    return _ordered(rows)
+
+
+def _ordered(rows: list[TimelineRow]) -> list[TimelineRow]:
     order = {id(row): i for i, row in enumerate(rows)}
     return sorted(rows, key=lambda row: (_moment(row.at), order[id(row)]))
 

@@ -1,0 +1,456 @@
+"""Requests that are not yet a contract: opening, completing, proposing, accepting and
+canceling an intake (contract section 12; the files are `taskfs.core.intake`'s).
+
+Every door calls these: `taskfs intake` and `send` on the command line, the MCP tools, A2A's
+`SendMessage` with a text part, and interlink's prose opening. A request is kept whatever it
+lacks, and answered with every problem of the envelope it has given so far. The request that
+makes the envelope whole submits the task, under the intake's id, through the code `taskfs new`
+runs (`submit_within`), in the same commit as the request itself; a request the rules between
+tasks refuse (an ownership conflict, a cycle) is kept too, and answered with those refusals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
+from typing import NamedTuple
+
+from taskfs import i18n
+from taskfs.api.tasks import submit
+from taskfs.api.tasks.filing import record_bytes
+from taskfs.core import layout, yamlio
+from taskfs.core.envelope import validate_envelope
+from taskfs.core.intake import Door, Entry, Intake, IntakeRecord, fields_of
+from taskfs.core.layout import INTAKE, format_time, stamped_name
+from taskfs.errors import Problem, TaskfsError, fail
+from taskfs.store import index
+from taskfs.store.intake_reader import has_intake, is_intake, load_intake
+from taskfs.store.repository import Repository
+from taskfs.store.writer import Writer
+
+
+class Answer(NamedTuple):
+    """An intake after an act on it: what still keeps it from being a task (`problems`:
+    empty once submitted), whether this act submitted it, the commit and the intake file it
+    added."""
+
+    intake: Intake
+    problems: tuple[Problem, ...]
+    submitted: bool
+    commit: str | None
+    file: str | None = None
+
+    @property
+    def id(self) -> str:
+        return self.intake.id
+
+    @property
+    def state(self) -> str:
+        return "submitted" if self.submitted else self.intake.state
+
+
+class Extra(NamedTuple):
+    """A file a door commits with the act: the signed message that carried the request, or
+    the answer it sends back (both in the task's `messages/`), and who wrote it."""
+
+    rel: str
+    data: bytes
+    by: str = ""
+
+
+# A door's answer to a request, made once it is known what became of it (None: no file).
+Reply = Callable[[Answer], Extra | None]
+
+
+def request(
+    repo: Repository,
+    agent: str,
+    text: str,
+    *,
+    task_id: str | None = None,
+    to: str | None = None,
+    door: Door,
+    message: str | None = None,
+    extra: Sequence[Extra] = (),
+    now: datetime | None = None,
+) -> Answer | submit.Submitted:
+    """Words arriving at a door from `agent`, on `task_id` (or none). On the requester's open
+    intake they are its next request. A whole, valid envelope is submitted as `taskfs new`
+    submits it (its refusals are refusals). Anything else (prose, a partial or faulty envelope)
+    is kept as a new intake, under the id it names or a new one, and answered."""
+    if task_id is not None and is_intake(repo, task_id):
+        return add_request(repo, task_id, agent, text, message=message, extra=extra, now=now)
+    fields = fields_of(text) or {}
+    sender, named_to, named_id = fields.get("from"), fields.get("to"), fields.get("id")
+    if sender is not None and sender != agent:
+        raise fail(
+            "agent_not_allowed",
+            agent=agent,
+            action="submit",
+            action_text="send this envelope",
+            reason=f"the envelope says it is from {sender!r}",
+        )
+    if to is not None and named_to not in (None, to):
+        raise fail("invalid_value", field="to", reason=f"the request is addressed to {to!r}")
+    if task_id is not None and named_id not in (None, task_id):
+        raise fail("invalid_value", field="id", reason=f"the request is on {task_id!r}")
+    found = validate_envelope(fields)[1] if fields else []
+    if isinstance(named_id, str) and not layout.is_task_id(named_id):
+        raise TaskfsError(found)  # no place to keep it: every problem, as `new` names them
+    if fields and not found:
+        if task_id is not None or to is not None:
+            fields = {**fields, "id": task_id or named_id, "to": to or named_to}
+        source = submit.Source(door, yamlio.dump({k: v for k, v in fields.items() if v}).encode())
+        return submit.submit(repo, [source], agent)[0]
+    return open_request(
+        repo,
+        agent,
+        text,
+        to=to or (named_to if isinstance(named_to, str) else None),
+        task_id=task_id or (named_id if isinstance(named_id, str) else None),
+        door=door,
+        message=message,
+        extra=extra,
+        now=now,
+    )
+
+
+def open_request(
+    repo: Repository,
+    requester: str,
+    text: str,
+    *,
+    to: str | None = None,
+    task_id: str | None = None,
+    door: Door = "cli",
+    message: str | None = None,
+    extra: Sequence[Extra] = (),
+    now: datetime | None = None,
+) -> Answer:
+    """Keep `requester`'s words as a new intake under `task_id` (or a new id); a text that is
+    a whole envelope submits the task at once."""
+    with repo.writing() as writer:
+        return open_within(
+            repo,
+            writer,
+            requester,
+            text,
+            to=to,
+            task_id=task_id,
+            door=door,
+            message=message,
+            extra=extra,
+            now=now,
+        )
+
+
+def open_within(
+    repo: Repository,
+    writer: Writer,
+    requester: str,
+    text: str,
+    *,
+    to: str | None = None,
+    task_id: str | None = None,
+    door: Door = "cli",
+    message: str | None = None,
+    extra: Sequence[Extra] = (),
+    reply: Reply | None = None,
+    now: datetime | None = None,
+) -> Answer:
+    """`open_request` under a writer the caller holds (a door that imports messages in
+    batches); `reply` makes the door's answer, committed with the request."""
+    _agent(requester, "agent")
+    if to is not None:
+        _agent(to, "to")
+    if task_id is not None and not layout.is_task_id(task_id):
+        raise fail("invalid_task_id", field="id", value=task_id)
+    now = now or datetime.now(timezone.utc)
+    if task_id is None:
+        task_id = submit.fresh_id(repo, ())
+    elif repo.task_dir(task_id).exists():
+        raise fail("task_exists", field="id", id=task_id)
+    record = IntakeRecord(
+        intake=task_id,
+        kind="request",
+        by=requester,
+        at=format_time(now),
+        to=to,
+        door=door,
+        text=text,
+        message=message,
+    )
+    return _record(repo, writer, None, record, now=now, extra=extra, reply=reply)
+
+
+def add_request(
+    repo: Repository,
+    task_id: str,
+    requester: str,
+    text: str,
+    *,
+    accepts: str | None = None,
+    message: str | None = None,
+    extra: Sequence[Extra] = (),
+    now: datetime | None = None,
+) -> Answer:
+    """More of the requester's words on its open intake: missing fields, a whole envelope, or
+    prose. Only the requester adds requests (anyone else's words are messages)."""
+    with repo.writing() as writer:
+        return add_within(
+            repo,
+            writer,
+            task_id,
+            requester,
+            text,
+            accepts=accepts,
+            message=message,
+            extra=extra,
+            now=now,
+        )
+
+
+def add_within(
+    repo: Repository,
+    writer: Writer,
+    task_id: str,
+    requester: str,
+    text: str,
+    *,
+    accepts: str | None = None,
+    message: str | None = None,
+    extra: Sequence[Extra] = (),
+    reply: Reply | None = None,
+    now: datetime | None = None,
+) -> Answer:
+    """`add_request` under a writer the caller holds; `reply` as for `open_within`."""
+    now = now or datetime.now(timezone.utc)
+    intake = _open_intake(repo, task_id)
+    if requester != intake.requester:
+        raise fail(
+            "agent_not_allowed",
+            agent=requester,
+            action="request",
+            action_text=f"add to intake {task_id!r}",
+            reason=f"the request is {intake.requester}'s; propose an envelope instead "
+            "(taskfs intake propose)",
+        )
+    record = IntakeRecord(
+        intake=task_id,
+        kind="request",
+        by=requester,
+        at=format_time(now),
+        text=text,
+        message=message,
+        accepts=accepts,
+    )
+    return _record(repo, writer, intake, record, now=now, extra=extra, reply=reply)
+
+
+def propose(
+    repo: Repository, task_id: str, agent: str, text: str, *, now: datetime | None = None
+) -> Answer:
+    """The recipient's envelope drawn up from the words: kept for the requester to accept;
+    it submits nothing."""
+    now = now or datetime.now(timezone.utc)
+    fields = fields_of(text)
+    if fields is None:
+        raise fail("yaml_invalid", reason="a proposal is an envelope: a YAML mapping of its keys")
+    with repo.writing() as writer:
+        intake = _open_intake(repo, task_id)
+        if agent == intake.requester or intake.recipient not in (None, agent):
+            raise fail(
+                "agent_not_allowed",
+                agent=agent,
+                action="propose",
+                action_text=f"propose an envelope for intake {task_id!r}",
+                reason=f"only its recipient ({intake.recipient or 'anyone but the requester'}) "
+                "may; the requester sends its envelope itself",
+            )
+        record = IntakeRecord(
+            intake=task_id, kind="proposal", by=agent, at=format_time(now), text=text
+        )
+        rel = _add(repo, writer, record, now)
+        proposed = Intake(task_id, (*intake.entries, Entry(rel.rsplit("/", 1)[1], record)))
+        commit = writer.commit(_subject(task_id, agent, "proposal"), agent, when=now)
+    file = rel
+    # How the proposal would stand as the requester's envelope.
+    draft = proposed.draft()
+    from taskfs.core.intake import draft_problems, merge_into
+
+    merge_into(draft, fields)
+    problems = draft_problems(task_id, intake.requester, intake.recipient, draft)
+    return Answer(proposed, tuple(problems), False, commit, file)
+
+
+def accept(repo: Repository, task_id: str, agent: str, *, now: datetime | None = None) -> Answer:
+    """The requester takes the recipient's pending proposal as its own words (submitting the
+    task when the envelope is whole)."""
+    try:
+        intake, _problems = load_intake(repo, task_id)
+    except TaskfsError:
+        raise fail("task_not_found", id=task_id) from None
+    proposal = intake.pending_proposal()
+    if proposal is None:
+        raise fail("proposal_not_found", id=task_id)
+    return add_request(
+        repo, task_id, agent, proposal.record.text or "", accepts=proposal.name, now=now
+    )
+
+
+def cancel(
+    repo: Repository,
+    task_id: str,
+    agent: str,
+    *,
+    reason: str | None = None,
+    extra: Sequence[Extra] = (),
+    now: datetime | None = None,
+) -> Answer:
+    """Close an open intake: its requester's or its recipient's act."""
+    now = now or datetime.now(timezone.utc)
+    with repo.writing() as writer:
+        intake = _open_intake(repo, task_id, target="canceled")
+        parties = {intake.requester, intake.recipient} - {None}
+        if agent not in parties:
+            named = ", ".join(repr(p) for p in sorted(p for p in parties if p))
+            raise fail(
+                "agent_not_allowed",
+                agent=agent,
+                action="canceled",
+                action_text=f"cancel intake {task_id!r}",
+                reason=f"only a party to it may ({named})",
+            )
+        record = IntakeRecord(
+            intake=task_id,
+            kind="canceled",
+            by=agent,
+            at=format_time(now),
+            reason=reason.strip() if reason and reason.strip() else None,
+        )
+        rel = _add(repo, writer, record, now)
+        for item in extra:
+            writer.add(item.rel, item.data)
+        commit = writer.commit(_subject(task_id, agent, "canceled"), agent, when=now)
+    closed = Intake(task_id, (*intake.entries, Entry(rel.rsplit("/", 1)[1], record)))
+    return Answer(closed, (), False, commit, rel)
+
+
+def is_request(repo: Repository, task_id: str) -> bool:
+    """Whether `task_id` names an intake that is not a task (open or closed)."""
+    return is_intake(repo, task_id)
+
+
+def read(repo: Repository, task_id: str) -> Answer:
+    """An intake as it stands (one that became a task included), with what it lacks."""
+    if not has_intake(repo, task_id):
+        raise fail("task_not_found", id=task_id)
+    intake, _problems = load_intake(repo, task_id)
+    problems = () if not intake.is_open else tuple(intake.missing())
+    return Answer(intake, problems, intake.submitted, None)
+
+
+def intakes(repo: Repository, agent: str | None = None) -> list[Intake]:
+    """The intakes that are not tasks (open and canceled), oldest first; with `agent`, those
+    it asked for or that are addressed to it."""
+    found = []
+    for task_id, summary in index.summaries(repo).items():
+        if not summary.intake:
+            continue
+        if agent is not None and agent not in (summary.envelope.sender, summary.envelope.recipient):
+            continue
+        try:
+            found.append(load_intake(repo, task_id)[0])
+        except TaskfsError:
+            continue
+    return sorted(found, key=lambda i: (i.opening.at, i.id))
+
+
+# -- the one write path of every act that adds a request ---------------------------------
+
+
+def _record(
+    repo: Repository,
+    writer: Writer,
+    intake: Intake | None,
+    record: IntakeRecord,
+    *,
+    now: datetime,
+    extra: Sequence[Extra],
+    reply: Reply | None = None,
+) -> Answer:
+    """Add `record` (and the door's `extra` files); when the envelope it completes is whole,
+    submit the task in the same commit; else commit the request alone, with the door's
+    answer (`reply`) when it makes one. A submitted task's answer follows in a commit of its
+    own (the answer says it was submitted, which is known only once it was)."""
+    rel = _add(repo, writer, record, now)
+    for item in extra:
+        writer.add(item.rel, item.data)
+    entries = intake.entries if intake is not None else ()
+    after = Intake(record.intake, (*entries, Entry(rel.rsplit("/", 1)[1], record)))
+    problems = after.missing()
+    if not problems:
+        envelope, _found = validate_envelope(after.draft())
+        assert envelope is not None
+        source = submit.Source(f"intake {after.id}", b"")
+        trailer = "Taskfs-Request: submitted"
+        try:
+            submit.submit_within(
+                repo, writer, [(source, envelope)], after.requester, trailers=[trailer]
+            )
+        except TaskfsError as exc:
+            problems = list(exc.problems)  # kept, and answered with the rules' refusals
+        else:
+            done = Answer(after._replace(submitted=True), (), True, repo.git.head(), rel)
+            answered = reply(done) if reply is not None else None
+            if answered is not None:
+                writer.add(answered.rel, answered.data)
+                commit = writer.commit(_subject(after.id, answered.by, "answer"), answered.by)
+                return done._replace(commit=commit)
+            return done
+    kept = Answer(after, tuple(problems), False, None, rel)
+    answered = reply(kept) if reply is not None else None
+    if answered is not None:
+        writer.add(answered.rel, answered.data)
+    commit = writer.commit(_subject(after.id, record.by, "request"), record.by, when=now)
+    return kept._replace(commit=commit)
+
+
+def _add(repo: Repository, writer: Writer, record: IntakeRecord, now: datetime) -> str:
+    rel = repo.task_rel(record.intake, INTAKE, stamped_name(now))
+    writer.add(rel, record_bytes(record.to_document()))
+    return rel
+
+
+def _open_intake(repo: Repository, task_id: str, *, target: str | None = None) -> Intake:
+    """The open intake `task_id`, read from committed files; a task, a closed intake or no
+    such thing is refused by name."""
+    if not layout.is_task_id(task_id) or not repo.task_dir(task_id).exists():
+        raise fail("task_not_found", id=task_id)
+    from taskfs.store import head_ledger
+
+    head_ledger.refuse_loose(repo, task_id)
+    if not is_intake(repo, task_id):
+        if repo.has_task(task_id):
+            raise fail("intake_closed", id=task_id, state_text=i18n.say("it is a task now"))
+        raise fail("task_not_found", id=task_id)
+    intake, problems = load_intake(repo, task_id)
+    if problems:
+        raise TaskfsError(problems)
+    if not intake.is_open:
+        raise fail(
+            "intake_closed", id=task_id, state_text=i18n.say("it is {state}", state=intake.state)
+        )
+    return intake
+
+
+def _agent(name: str, field: str) -> None:
+    if not layout.is_agent_name(name):
+        raise fail("invalid_value", field=field, reason=f"{name!r} is not an agent name")
+
+
+def _subject(task_id: str, agent: str, kind: str) -> str:
+    return (
+        f"taskfs: {task_id} intake {kind} by {agent}\n\n"
+        f"Taskfs-Task: {task_id}\nTaskfs-Request: {kind}\nTaskfs-Agent: {agent}\n"
+    )

@@ -1,0 +1,81 @@
+"""`audit`'s checks of intakes (contract section 12): each intake file written by the one who
+may write it, and committed by it.
+
+A request is its requester's (the first request names the requester), a proposal its
+recipient's (anyone but the requester when it names no recipient), a cancellation a party's.
+An intake file committed with plain git can claim any `by`: each is compared with the author
+of the commit that added it, as transitions are (`taskfs.api.review.authority`).
+"""
+
+from __future__ import annotations
+
+from taskfs.api.review.authority import Context, message_problems
+from taskfs.core.intake import Entry, Intake
+from taskfs.core.layout import INTAKE, MESSAGES
+from taskfs.errors import Problem, TaskfsError, problem
+from taskfs.store.git.objects import Identity
+from taskfs.store.intake_reader import load_intake
+
+
+def intake_problems(context: Context, task_ids: list[str]) -> list[Problem]:
+    """What is wrong with the authority of the intakes in the folders `task_ids`."""
+    out: list[Problem] = []
+    repo = context.repo
+    for task_id in task_ids:
+        if not repo.list_dir(task_id, INTAKE):
+            continue
+        if not repo.has_task(task_id) and repo.list_dir(task_id, MESSAGES):
+            # A request's messages (a peer's signed opening, this agent's answer): their
+            # signatures, as a task's are (a task's messages are checked with its transitions).
+            out += message_problems(context, task_id)
+        try:
+            intake, _unreadable = load_intake(repo, task_id)  # validate names unreadable files
+        except TaskfsError:
+            continue
+        for entry in intake.entries:
+            rel = repo.task_rel(task_id, INTAKE, entry.name)
+            why = _refusal(intake, entry)
+            if why is not None:
+                out.append(
+                    problem(
+                        "intake_unauthorized",
+                        id=task_id,
+                        path=rel,
+                        by=entry.record.by,
+                        kind=entry.record.kind,
+                        reason=why,
+                    )
+                )
+            author = context.added.get(rel)
+            expected = Identity.agent(entry.record.by)
+            if author is not None and (author.name, author.email) != (
+                expected.name,
+                expected.email,
+            ):
+                out.append(
+                    problem(
+                        "author_mismatch",
+                        id=task_id,
+                        path=rel,
+                        by=entry.record.by,
+                        commit=author.commit[:12],
+                        author=f"{author.name} <{author.email}>",
+                        expected=f"{expected.name} <{expected.email}>",
+                    )
+                )
+    return out
+
+
+def _refusal(intake: Intake, entry: Entry) -> str | None:
+    """Why `entry` could not have been written by its `by`, or None."""
+    record, requester, recipient = entry.record, intake.requester, intake.recipient
+    if record.kind == "request" and record.by != requester:
+        return f"it is {requester!r}'s request"
+    if record.kind == "proposal" and (record.by == requester or recipient not in (None, record.by)):
+        return f"only its recipient ({recipient or 'anyone but the requester'}) proposes"
+    if record.kind == "canceled" and record.by not in (requester, recipient):
+        return "only a party to it cancels it"
+    closed = intake.canceled
+    if closed is not None and entry.name > closed.name:
+        return "it was written after the intake was canceled"
+    return None

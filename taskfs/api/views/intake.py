@@ -1,0 +1,152 @@
+"""An intake as every door answers it: what it is, what it lacks, field by field, and how the
+requester completes it in that door's own terms (contract section 12).
+
+The document is the same everywhere (the CLI's `--json`, MCP's structured result, A2A's
+status message data); the text names the door's way of sending the envelope on that id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from taskfs import i18n
+from taskfs.core import shapes
+from taskfs.core.intake import Door, Intake, missing_fields
+from taskfs.core.layout import SCHEMA_DIR
+from taskfs.errors import Problem
+
+SCHEMA = f"{SCHEMA_DIR}/envelope.schema.json"
+# Where an A2A client finds the envelope's schema: an extension of the agent card
+# (taskfs.a2a.server.ENVELOPE_EXTENSION).
+A2A_EXTENSION = "urn:taskfs:a2a:envelope:v1"
+
+
+def document(
+    intake: Intake, problems: Sequence[Problem], *, submitted: bool = False
+) -> dict[str, Any]:
+    """The intake's fields for a JSON answer (no `ok`: the caller's document carries it)."""
+    state = "submitted" if submitted else intake.state
+    out: dict[str, Any] = {
+        "id": intake.id,
+        "state": state,
+        "intake": True,
+        "from": intake.requester,
+        "to": intake.recipient,
+        "door": intake.door,
+        "openedAt": intake.opening.at,
+    }
+    if state == "intake":
+        out["missing"] = missing_fields(problems)
+        out["problems"] = [p.to_json() for p in problems]
+        out["schema"] = SCHEMA
+        proposal = intake.pending_proposal()
+        out["proposal"] = None if proposal is None else proposal.record.text
+    if intake.words():
+        out["words"] = intake.words()
+    canceled = intake.canceled
+    if canceled is not None and not submitted:
+        out["canceledBy"] = canceled.record.by
+        out["reason"] = canceled.record.reason
+    return out
+
+
+def answer_document(
+    intake: Intake, problems: Sequence[Problem], *, submitted: bool = False
+) -> dict[str, Any]:
+    """A whole JSON document: the request was kept (`ok`), whatever it still lacks."""
+    return shapes.document(True, **document(intake, problems, submitted=submitted))
+
+
+def text(
+    intake: Intake,
+    problems: Sequence[Problem],
+    door: Door,
+    *,
+    submitted: bool = False,
+) -> str:
+    """The answer for people and models: kept, what is missing, how to complete it."""
+    if submitted:
+        return i18n.say(
+            "{id}: submitted (the request from {requester} is now a task)",
+            id=intake.id,
+            requester=intake.requester,
+        )
+    if not intake.is_open:
+        return i18n.say(
+            "{id}: request {state} (by {by})",
+            id=intake.id,
+            state=intake.state,
+            by=intake.canceled.record.by if intake.canceled else "-",
+        )
+    lines = [
+        i18n.say(
+            "{id}: kept as a request from {requester} to {to}, not a task yet",
+            id=intake.id,
+            requester=intake.requester,
+            to=intake.recipient or i18n.say("anyone"),
+        )
+    ]
+    if problems:
+        lines.append(i18n.say("what keeps its envelope from being a task:"))
+    lines += [f"  {p.code}: {p.message}" for p in problems]
+    proposal = intake.pending_proposal()
+    if proposal is not None:
+        lines.append(
+            i18n.say(
+                "{by} proposed an envelope; {requester} accepts it as its own with: {accept}",
+                by=proposal.record.by,
+                requester=intake.requester,
+                accept=_accept_hint(intake, door),
+            )
+        )
+    else:
+        lines.append(how(intake, door))
+    return "\n".join(lines)
+
+
+def how(intake: Intake, door: Door) -> str:
+    """How the requester completes the intake, in its door's terms."""
+    fields = ", ".join(missing_fields(intake.missing())) or i18n.say("nothing")
+    if door == "a2a":
+        return i18n.say(
+            "Send the envelope (a data part, or YAML text) with taskId {id}; the missing fields "
+            "alone are enough. The envelope's JSON Schema is in the agent card (extension "
+            "{extension}, params.schema). Missing: {fields}",
+            id=intake.id,
+            extension=A2A_EXTENSION,
+            fields=fields,
+        )
+    if door == "interlink":
+        return i18n.say(
+            "Reply on task_id {id} with the envelope as YAML text (the missing fields alone "
+            "are enough): {fields}. Its schema: {schema}",
+            id=intake.id,
+            fields=fields,
+            schema=SCHEMA,
+        )
+    if door == "mcp":
+        return i18n.say(
+            "Complete it with agent_send(envelope, task_id={id}): the whole envelope, or only "
+            "the missing fields ({fields}). Schema: {schema}",
+            id=intake.id,
+            fields=fields,
+            schema=SCHEMA,
+        )
+    return i18n.say(
+        "Complete it with `taskfs intake add {id} FILE --agent {requester}` (the missing "
+        "fields, or the whole envelope) or `taskfs new FILE` with `id: {id}`. Missing: "
+        "{fields}. Schema: {schema}",
+        id=intake.id,
+        requester=intake.requester,
+        fields=fields,
+        schema=SCHEMA,
+    )
+
+
+def _accept_hint(intake: Intake, door: Door) -> str:
+    if door == "mcp":
+        return f"agent_accept(task_id={intake.id!r})"
+    if door in ("a2a", "interlink"):
+        return i18n.say("send the proposed envelope back on {id}", id=intake.id)
+    return f"taskfs intake accept {intake.id} --agent {intake.requester}"

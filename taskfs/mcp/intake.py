@@ -1,0 +1,52 @@
+"""The intake's MCP tools (contract section 12): a recipient proposes an envelope for a request
+that is not yet a contract, and the requester accepts it as its own. `agent_send` keeps
+requests (prose, a partial envelope) and completes them; these two finish the conversation."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from mcp.types import CallToolResult
+from pydantic import Field
+
+from taskfs.api.intake import requests
+from taskfs.api.views import intake as views
+from taskfs.mcp.declared import TASK, writes
+from taskfs.mcp.tools import Tools, answer
+
+TaskId = Annotated[str, Field(description="The request's id (agent_inbox lists them).")]
+Envelope = Annotated[str, Field(description="The envelope you propose, as YAML.")]
+
+
+def document(result: requests.Answer | Any) -> dict[str, Any]:
+    """The answer of a door act: an intake's document, or a task submitted at once."""
+    if isinstance(result, requests.Answer):
+        doc = views.document(result.intake, result.problems, submitted=result.submitted)
+        if doc["state"] == "intake":
+            doc["next"] = views.how(result.intake, "mcp")
+        return doc
+    return {"id": result.id, "state": result.state}
+
+
+def register_intake_tools(tools: Tools) -> None:
+    s = tools.session
+
+    def agent_propose(task_id: TaskId, envelope: Envelope) -> CallToolResult:
+        return answer(lambda: document(requests.propose(s.repo(), task_id, s.agent(), envelope)))
+
+    def agent_accept(task_id: TaskId) -> CallToolResult:
+        return answer(lambda: document(requests.accept(s.repo(), task_id, s.agent())))
+
+    tools.add(
+        agent_propose,
+        "Propose an envelope for a request addressed to you that is not yet a task; only the "
+        "requester's agent_accept submits it.",
+        writes(),
+        TASK,
+    )
+    tools.add(
+        agent_accept,
+        "Accept the envelope proposed for your request: it becomes a task.",
+        writes(idempotent=True),
+        TASK,
+    )

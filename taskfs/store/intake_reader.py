@@ -1,0 +1,80 @@
+"""Reading an intake's files (`<task>/intake/<stamp>-<nonce>.yaml`, `taskfs.core.intake`).
+
+Through a `Repository`: the working tree, or a commit's tree (`CommitView`). A file that is not a
+well-formed intake file is a `file_invalid` problem, never skipped in silence.
+"""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+from taskfs.core import layout
+from taskfs.core.intake import Entry, Intake, IntakeRecord
+from taskfs.core.layout import INTAKE, STAMPED_NAME_RE
+from taskfs.errors import Problem, TaskfsError, fail, problem
+from taskfs.store.repository import Repository
+from taskfs.store.task_reader import first_error, read_yaml
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from taskfs.readmodel.projection import Summary
+
+
+def has_intake(repo: Repository, task_id: str) -> bool:
+    """Whether the folder of `task_id` holds an intake (open, closed, or become a task)."""
+    return layout.is_task_id(task_id) and bool(repo.list_dir(task_id, INTAKE))
+
+
+def is_intake(repo: Repository, task_id: str) -> bool:
+    """Whether `task_id` names an intake that is not (yet) a task: no envelope beside it."""
+    return has_intake(repo, task_id) and not repo.has_task(task_id)
+
+
+def load_intake(repo: Repository, task_id: str) -> tuple[Intake, list[Problem]]:
+    """The intake of `task_id` and its files that could not be read; `task_not_found` when the
+    folder holds no readable intake file."""
+    entries: list[Entry] = []
+    problems: list[Problem] = []
+    for name in repo.list_dir(task_id, INTAKE) if layout.is_task_id(task_id) else []:
+        rel = repo.task_rel(task_id, INTAKE, name)
+        try:
+            entries.append(Entry(name, _record(repo, rel, name, task_id)))
+        except TaskfsError as exc:
+            problems += exc.problems
+    # The opening names the requester: a first file that is no request opens nothing.
+    if not entries or entries[0].record.kind != "request":
+        if entries:
+            rel = repo.task_rel(task_id, INTAKE, entries[0].name)
+            problems.append(problem("file_invalid", path=rel, reason="it opens with no request"))
+        raise TaskfsError(problems or [problem("task_not_found", id=task_id)])
+    return Intake(task_id, tuple(entries), submitted=repo.has_task(task_id)), problems
+
+
+def _record(repo: Repository, rel: str, name: str, task_id: str) -> IntakeRecord:
+    if not STAMPED_NAME_RE.fullmatch(name):
+        raise fail("file_invalid", path=rel, reason="its name is not <stamp>-<nonce>.yaml")
+    try:
+        record = IntakeRecord.model_validate(read_yaml(repo, rel))
+    except ValidationError as exc:
+        raise fail("file_invalid", path=rel, reason=first_error(exc)) from None
+    if record.intake != task_id:
+        raise fail("file_invalid", path=rel, reason=f"it records intake {record.intake!r}")
+    return record
+
+
+def project(repo: Repository, task_id: str) -> Summary | None:
+    """The read model's row of a task folder: the task its files say, else the intake they
+    hold (a folder with no envelope), else None (nothing readable: `validate` names it)."""
+    from taskfs.readmodel.projection import Summary as Projected
+    from taskfs.store.task_reader import load_task
+
+    try:
+        return Projected.of(load_task(repo, task_id))
+    except TaskfsError:
+        if repo.has_task(task_id) or not repo.list_dir(task_id, INTAKE):
+            return None
+    try:
+        intake, problems = load_intake(repo, task_id)
+    except TaskfsError:
+        return None
+    return Projected.of_intake(intake)._replace(problems=tuple(p.code for p in problems))
