@@ -209,12 +209,16 @@ MESSAGES: dict[str, str] = {
     "event_not_found": "task {id!r} has no ledger event {event!r}: resume from an event id its "
     "stream sent (or leave Last-Event-ID out to start from the beginning)",
     "token_invalid": "{reason}: send `Authorization: Bearer <token>` with a token the server's "
-    "A2A token file names",
-    "tokens_unsafe": "the A2A token file {path} is inside the repository's working tree, where "
-    "any agent can write; keep it outside (default ~/.config/taskfs/a2a.yaml, or set "
-    "TASKFS_A2A_TOKENS)",
-    "bind_refused": "no A2A tokens are configured ({path}), so taskfs a2a serve listens on "
-    "loopback only, not on {host}: configure tokens, or use --host 127.0.0.1",
+    "token file names",
+    "tokens_unsafe": "the token file of the HTTP doors {path} is inside the repository's working "
+    "tree, where any agent can write; keep it outside (default ~/.config/taskfs/a2a.yaml, or "
+    "set TASKFS_A2A_TOKENS)",
+    "bind_refused": "no tokens are configured ({path}), so this HTTP door listens on loopback "
+    "only, not on {host}: configure tokens, or use --host 127.0.0.1",
+    "origin_refused": "the request's {header} {value!r} is refused: {reason}; a client on this "
+    "machine sends JSON to the loopback address the server printed, and an operator lets a "
+    "remote one in with tokens, or by listing its origin or host name (origins:, hosts:) in "
+    "the token file of the HTTP doors",
     "a2a_failed": "the A2A agent at {url} did not answer as A2A: {reason}",
     "a2a_refused": "the A2A agent at {url} refused: {reason}",
     "work_uncommitted": "the passing evidence of task {id!r} was recorded while files it owns "

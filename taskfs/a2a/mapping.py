@@ -336,7 +336,7 @@ _PRECONDITION = {
     "message_misaddressed",
     "message_unsigned",
 }
-_AUTH = {"token_invalid", "invalid_agent"}
+_AUTH = {"token_invalid", "invalid_agent", "origin_refused"}
 _INTERNAL = {"internal_error", "git_failed", "file_unwritable"}
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import sys
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
@@ -36,8 +35,8 @@ from a2a.utils import errors as a2a_errors
 
 from taskfs import __version__
 from taskfs.a2a import mapping
-from taskfs.a2a.auth import ANONYMOUS, Tokens, is_loopback, load_tokens
 from taskfs.api import context as api_context
+from taskfs.api.doors.tokens import ANONYMOUS, Tokens, load_tokens
 from taskfs.api.intake import requests
 from taskfs.api.messages import sending as messages
 from taskfs.api.messages.threads import submitter
@@ -425,36 +424,27 @@ def build_app(handler: LedgerHandler, card: pb.AgentCard) -> Any:
 
 def serve(root: Path, agent: str, host: str, port: int) -> int:
     """Serve until interrupted. Refusals before serving (tokens, host) are named errors."""
-    import uvicorn
+    from taskfs.api.doors import listening
+    from taskfs.api.doors.guard import Guard
 
     tokens = load_tokens(root)
-    if not tokens.configured:
-        if not is_loopback(host):
-            raise fail("bind_refused", path=str(tokens.path), host=host)
-        sys.stderr.write(
-            f"taskfs a2a: no tokens configured ({tokens.path}): loopback only; callers "
-            "name themselves with the X-Taskfs-Agent header\n"
-        )
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-        # Listening before the URL is printed: a client that connects at once waits in the
-        # backlog until uvicorn accepts, instead of being refused.
-        sock.listen(128)
-    except OSError as exc:
-        sock.close()
-        raise fail("usage", reason=f"cannot listen on {host}:{port}: {exc.strerror}") from None
-    bound = sock.getsockname()[1]
-    shown = f"[{host}]" if ":" in host else host
-    url = f"http://{shown}:{bound}/"
+    sock, base = listening.listen(tokens, host, port, door="a2a")
+    url = base + "/"
     handler = LedgerHandler(root, agent, tokens)
-    app = build_app(handler, agent_card(agent, url, tokens))
+    app = Guard(build_app(handler, agent_card(agent, url, tokens)), tokens.policy, _refused)
     sys.stdout.write(url + "\n")
     sys.stdout.flush()
     sys.stderr.write(f"taskfs a2a: serving agent {agent} at {url}\n")
+    if not tokens.configured:
+        sys.stderr.write("taskfs a2a: callers name themselves with the X-Taskfs-Agent header\n")
     sys.stderr.flush()
-    config = uvicorn.Config(app, log_level="warning", lifespan="off")
-    uvicorn.Server(config).run(sockets=[sock])
+    listening.run(app, sock)
     return 0
+
+
+def _refused(refusal: Any) -> bytes:
+    """A request the doors' guard refused, as an A2A JSON-RPC error naming taskfs's code."""
+    from a2a.server.request_handlers.response_helpers import build_error_response
+
+    error = mapping.a2a_error([refusal.problem])
+    return json.dumps(build_error_response(None, error)).encode()

@@ -13,7 +13,7 @@ import click
 from taskfs.api.context import acting_agent
 from taskfs.api.views import agents as views
 from taskfs.cli import bodies
-from taskfs.cli.group import agent_option, cli, json_option
+from taskfs.cli.group import agent_option, cli, json_option, listen_options
 from taskfs.cli.output import act, open_repo, refuse
 from taskfs.core import shapes
 from taskfs.core.lifecycle import SEND_STATUSES
@@ -274,15 +274,25 @@ def prime(agent: str | None, hook: str | None, mcp: bool, as_json: bool) -> int:
 @cli.command()
 @agent_option
 @session_option
-def mcp(agent: str | None, session: str | None) -> int:
-    """Serve the agent_* and interlink tools over the Model Context Protocol on stdio."""
-    from taskfs.errors import TaskfsError
+@click.option(
+    "--http", "http", is_flag=True, help="Serve over streamable HTTP (--host, --port), not stdio."
+)
+@listen_options(9471)
+def mcp(agent: str | None, session: str | None, http: bool, host: str, port: int) -> int:
+    """Serve the agent_* and interlink tools over the Model Context Protocol on stdio (or HTTP)."""
+    from click.core import ParameterSource
+
+    from taskfs.errors import TaskfsError, fail
 
     try:
         acting_agent(agent, required=False)
-    except TaskfsError as exc:
-        return refuse(False, exc.problems)
-    # Imported here: the SDK takes a second and more to load, which other commands never pay.
-    from taskfs.mcp.server import serve
+        where = click.get_current_context().get_parameter_source
+        if not http and any(where(n) is not ParameterSource.DEFAULT for n in ("host", "port")):
+            raise fail("usage", reason="--host and --port are where --http listens: add --http")
+        # Imported here: the SDK takes a second and more to load, which other commands never pay.
+        from taskfs.mcp.server import serve
 
-    return serve(agent, session or None)
+        return serve(agent, session or None, (host, port) if http else None)
+    except TaskfsError as exc:
+        refuse(False, exc.problems)
+        return 2 if "usage" in exc.codes else 1

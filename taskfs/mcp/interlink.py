@@ -26,14 +26,12 @@ from taskfs.api.messages import interlink
 from taskfs.api.views import agents as views
 from taskfs.errors import TaskfsError
 from taskfs.mcp import interlink_text as say
+from taskfs.mcp.declared import MESSAGE, reads, shape, writes
 from taskfs.mcp.tools import Tools, answer
 
 To = Annotated[
     str,
-    Field(
-        description='The peer, by its agent name here (its petname); "self" for your own '
-        "identity (another session of yours)."
-    ),
+    Field(description='The peer\'s agent name here (petname); "self": another session of yours.'),
 ]
 Text = Annotated[
     str,
@@ -44,13 +42,13 @@ Text = Annotated[
 ]
 Session = Annotated[
     str | None,
-    Field(description="Which of the peer's sessions to reach (an unsigned routing hint)."),
+    Field(description="The peer's session to reach (an unsigned hint)."),
 ]
 TaskId = Annotated[
     str | None,
     Field(
-        description="The task this message is about. Omit to open a task (an envelope text) "
-        "or to continue the task last exchanged with `to`."
+        description="The task it is about; omit to open one (envelope text) or to go on with "
+        "the last one exchanged with `to`."
     ),
 ]
 Status = Annotated[
@@ -62,7 +60,7 @@ Status = Annotated[
 ]
 InReplyTo = Annotated[
     str | None,
-    Field(description='The msg_id this message answers (a "needs_input" question).'),
+    Field(description="The msg_id this answers (a needs_input question)."),
 ]
 
 SEND_MESSAGE = (
@@ -224,15 +222,15 @@ def register_interlink_tools(tools: Tools) -> None:
 
         return _answer(call, lambda doc: say.pending(doc, s.agent()))
 
-    for fn, description in (
-        (send_message, SEND_MESSAGE),
-        (cancel_task, CANCEL_TASK),
-        (message_status, MESSAGE_STATUS),
-        (conversation_history, CONVERSATION_HISTORY),
-        (list_pending, LIST_PENDING),
-    ):
-        tools.add(fn, description)
-        listed = tools.server._tool_manager.get_tool(fn.__name__)
+    status = shape("msg_id", "delivery", "message")
+    tools.add(send_message, SEND_MESSAGE, writes(), shape("msg_id"), lines=True)
+    cancels = writes(destructive=True, idempotent=True)
+    tools.add(cancel_task, CANCEL_TASK, cancels, MESSAGE, lines=True)
+    tools.add(message_status, MESSAGE_STATUS, reads(), status, lines=True)
+    tools.add(conversation_history, CONVERSATION_HISTORY, reads(), shape("messages"), lines=True)
+    tools.add(list_pending, LIST_PENDING, reads(), shape("messages"), lines=True)
+    for name in ("send_message", "cancel_task", "message_status", "conversation_history"):
+        listed = tools.server._tool_manager.get_tool(name)
         if listed is not None:
             listed.parameters = nullable(listed.parameters)
 

@@ -13,9 +13,11 @@ from taskfs.api.context import acting_agent
 from taskfs.api.lifecycle import reassign as handing
 from taskfs.api.lifecycle import sent as api
 from taskfs.api.views import sent as views
+from taskfs.mcp.declared import reads, shape, writes
 from taskfs.mcp.tools import Tools, answer
 
 TaskId = Annotated[str, Field(description="A task you sent.")]
+HANDED_ON = shape("id", "newId", "newState")
 
 
 def register_sent_tools(tools: Tools) -> None:
@@ -53,13 +55,19 @@ def register_sent_tools(tools: Tools) -> None:
         agent_tasks,
         "Tasks you sent: state, holder, ageMinutes, quietMinutes (quiet: its holder went "
         "quiet), endedBy/reason (refused or failed), successor.",
+        reads(),
+        shape("tasks"),
     )
     tools.add(
         agent_reassign,
         "Hand a task you sent to another agent: cancels it, sends its contract to `to`.",
+        writes(destructive=True),
+        HANDED_ON,
     )
     tools.add(
         agent_retry,
         "Send a refused or failed task's contract again as a new task; tasks that depended on "
         "it wait for the new one.",
+        writes(),
+        HANDED_ON,
     )
