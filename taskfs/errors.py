@@ -221,6 +221,14 @@ MESSAGES: dict[str, str] = {
     "the token file of the HTTP doors",
     "a2a_failed": "the A2A agent at {url} did not answer as A2A: {reason}",
     "a2a_refused": "the A2A agent at {url} refused: {reason}",
+    "a2a_version_unsupported": "A2A-Version {version!r} is not spoken here: send the header "
+    "`A2A-Version: 1.0` with the A2A 1.0 methods ({method} is one); no header means 0.3, whose "
+    "method names (message/send, tasks/get, ...) are answered too",
+    "media_type_unsupported": "a message part of type {media_type!r} cannot be read here: send "
+    "the envelope as a data part, or YAML or prose as a text part ({accepted})",
+    "task_finished": "task {id!r} is {state}: over A2A a finished task takes no more messages "
+    "and no new subscription; read it with GetTask (a stream that was cut resumes with its "
+    "Last-Event-ID)",
     "work_uncommitted": "the passing evidence of task {id!r} was recorded while files it owns "
     "were not committed{why_text}",
     # audit: authority, authorship and agent keys (contract section 11)

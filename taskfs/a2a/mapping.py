@@ -19,6 +19,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from taskfs.api.messages.threads import submitter
 from taskfs.api.sync.events import LedgerEvent, TaskEvents
+from taskfs.api.tasks.visible import intake_context
 from taskfs.core.intake import Intake
 from taskfs.errors import Problem, problem
 
@@ -325,6 +326,7 @@ def completion_contents(tasks: TaskEvents, read: Any) -> dict[str, bytes | None]
 # -- refusals -----------------------------------------------------------------------------
 
 _NOT_FOUND = {"task_not_found", "not_a_repository"}
+# A rule of the lifecycle, or of A2A's: the request is understood, but not in this state.
 _PRECONDITION = {
     "transition_not_allowed",
     "agent_not_allowed",
@@ -332,17 +334,50 @@ _PRECONDITION = {
     "dependencies_unresolved",
     "completion_requires_evidence",
     "evidence_stale",
+    "work_uncommitted",
     "message_not_found",
     "message_misaddressed",
     "message_unsigned",
+    "intake_open",
+    "intake_closed",
+    "proposal_not_found",
+    "task_finished",
 }
+_NOT_CANCELABLE = {"transition_not_allowed", "intake_closed", "task_finished"}
 _AUTH = {"token_invalid", "invalid_agent", "origin_refused"}
-_INTERNAL = {"internal_error", "git_failed", "file_unwritable"}
+# What the caller cannot mend: the server's repository, its git, its own files.
+_INTERNAL = {
+    "internal_error",
+    "git_failed",
+    "file_unwritable",
+    "config_invalid",
+    "file_invalid",
+    "chain_broken",
+    "ledger_file_uncommitted",
+    "task_id_collision",
+}
+_KINDS: dict[str, type[a2a_errors.A2AError]] = {
+    "a2a_version_unsupported": a2a_errors.VersionNotSupportedError,
+    "media_type_unsupported": a2a_errors.ContentTypeNotSupportedError,
+    **dict.fromkeys(_NOT_FOUND, a2a_errors.TaskNotFoundError),
+    **dict.fromkeys(_AUTH, a2a_errors.InvalidRequestError),
+    **dict.fromkeys(_PRECONDITION, a2a_errors.UnsupportedOperationError),
+    **dict.fromkeys(_INTERNAL, a2a_errors.InternalError),
+}
 
 
-def a2a_error(problems: Sequence[Problem], *, cancel: bool = False) -> a2a_errors.A2AError:
-    """The A2A error for a refusal. Its data (the `google.rpc.ErrorInfo` metadata on the
-    wire) names taskfs's codes: `taskfsCode` (the first), `taskfsCodes` (all, comma
+def a2a_error(
+    problems: Sequence[Problem],
+    *,
+    cancel: bool = False,
+    kind: type[a2a_errors.A2AError] | None = None,
+) -> a2a_errors.A2AError:
+    """The A2A error for a refusal (A2A 1.0 section 5.4's codes): `TaskNotFound` (-32001),
+    `TaskNotCancelable` (-32002) when canceling, `UnsupportedOperation` (-32004) for a rule
+    of the lifecycle, `ContentTypeNotSupported` (-32005), `VersionNotSupported` (-32009),
+    `InvalidRequest` (-32600) for who is calling, `Internal` (-32603) for what the caller
+    cannot mend, else `InvalidParams` (-32602). Its data (the `google.rpc.ErrorInfo` metadata
+    on the wire) names taskfs's codes: `taskfsCode` (the first), `taskfsCodes` (all, comma
     separated) and `taskfsErrors` (the refusal's errors as JSON text)."""
     first = problems[0]
     data = {
@@ -350,21 +385,24 @@ def a2a_error(problems: Sequence[Problem], *, cancel: bool = False) -> a2a_error
         "taskfsCodes": ",".join(p.code for p in problems),
         "taskfsErrors": json.dumps([p.to_json() for p in problems], default=str),
     }
-    message = "; ".join(f"{p.code}: {p.english}" for p in problems)
-    kind: type[a2a_errors.A2AError]
-    if first.code in _NOT_FOUND:
-        kind = a2a_errors.TaskNotFoundError
-    elif cancel and first.code == "transition_not_allowed":
+    kind = kind or _KINDS.get(first.code, a2a_errors.InvalidParamsError)
+    if cancel and first.code in _NOT_CANCELABLE:
         kind = a2a_errors.TaskNotCancelableError
-    elif first.code in _AUTH:
-        kind = a2a_errors.InvalidRequestError
-    elif first.code in _PRECONDITION:
-        kind = a2a_errors.UnsupportedOperationError
-    elif first.code in _INTERNAL:
-        kind = a2a_errors.InternalError
-    else:
-        kind = a2a_errors.InvalidParamsError
-    return kind(message, data=data)
+    said = "; ".join(f"{p.code}: {p.english}" for p in problems)
+    return kind(f"{_SAID[kind]}: {said}", data=data)
+
+
+# Each error's message opens with what A2A calls it, then taskfs's own words.
+_SAID: dict[type[a2a_errors.A2AError], str] = {
+    a2a_errors.TaskNotFoundError: "Task not found",
+    a2a_errors.TaskNotCancelableError: "Task not cancelable",
+    a2a_errors.UnsupportedOperationError: "Operation not supported",
+    a2a_errors.ContentTypeNotSupportedError: "Content type not supported",
+    a2a_errors.VersionNotSupportedError: "Version not supported",
+    a2a_errors.InvalidRequestError: "Invalid request",
+    a2a_errors.InvalidParamsError: "Invalid params",
+    a2a_errors.InternalError: "Internal error",
+}
 
 
 def not_yours(task_id: str, agent: str) -> a2a_errors.A2AError:
@@ -377,8 +415,7 @@ def not_yours(task_id: str, agent: str) -> a2a_errors.A2AError:
         action_text=f"follow task {task_id!r}",
         reason="only a party to the task may",
     )
-    error = a2a_error([found])
-    return a2a_errors.TaskNotFoundError(error.message, data=error.data)
+    return a2a_error([found], kind=a2a_errors.TaskNotFoundError)
 
 
 # -- requests that are not yet tasks (contract section 12) ---------------------------------
@@ -431,9 +468,7 @@ def intake_task(
 
 
 def _intake_context(intake: Intake) -> str:
-    """The A2A context of a request: the contextID its fields name, else its own id."""
-    context = intake.draft().get("contextID")
-    return context if isinstance(context, str) and context.strip() else intake.id
+    return intake_context(intake.draft().get("contextID"), intake.id)
 
 
 def request_text(message: pb.Message) -> str:

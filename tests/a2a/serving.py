@@ -7,6 +7,7 @@ import contextlib
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import httpx
 from a2a.client import ClientCallContext, ClientConfig, create_client
@@ -55,3 +56,18 @@ def write_tokens(path: Path, tokens: Mapping[str, str]) -> Path:
 
 def deadline(seconds: float = 60) -> float:
     return time.monotonic() + seconds
+
+
+def rpc(
+    url: str, method: str, params: Mapping[str, Any], headers: Mapping[str, str] | None = None
+) -> httpx.Response:
+    """One JSON-RPC call as it is on the wire, with A2A 1.0's version header unless
+    `headers` is given (then exactly those)."""
+    sent = dict(headers) if headers is not None else {"A2A-Version": "1.0"}
+    call = {"jsonrpc": "2.0", "id": 1, "method": method, "params": dict(params)}
+    return httpx.post(url, json=call, headers=sent, timeout=30)
+
+
+def taskfs_code(answer: Mapping[str, Any]) -> str:
+    """The taskfs code an A2A error's data names (its `google.rpc.ErrorInfo` metadata)."""
+    return str(answer["error"]["data"][0]["metadata"]["taskfsCode"])

@@ -37,11 +37,12 @@ def run(coro: Awaitable[T]) -> T:
     return asyncio.run(coro)  # type: ignore[arg-type]
 
 
-def said(text: str, task_id: str = "") -> pb.SendMessageRequest:
+def said(text: str, task_id: str = "", context: str = "") -> pb.SendMessageRequest:
     return pb.SendMessageRequest(
         message=pb.Message(
             message_id="m-" + text[:8],
             task_id=task_id,
+            context_id=context,
             role=pb.ROLE_USER,
             parts=[pb.Part(text=text)],
         )
@@ -76,6 +77,12 @@ async def _text_then_envelope(repo: Path, url: str) -> None:
         named = answer_data(task)
         assert "objective" in named["missing"]
         assert "contextID" in named["missing"]
+        # A message's contextId is the request's contextID, as it is an envelope's.
+        framed = [r async for r in planner.send_message(said("In a context", context="ctx-9"))]
+        assert framed[0].task.context_id == "ctx-9"
+        assert "contextID" not in answer_data(framed[0].task)["missing"]
+        listed = await planner.list_tasks(pb.ListTasksRequest(context_id="ctx-9"))
+        assert [t.id for t in listed.tasks] == [framed[0].task.id]
         assert named["schema"].endswith("envelope.schema.json")
         text = task.status.message.parts[0].text
         assert "objective_required" in text

@@ -71,6 +71,7 @@ def request(
     to: str | None = None,
     door: Door,
     message: str | None = None,
+    context: str | None = None,
     extra: Sequence[Extra] = (),
     now: datetime | None = None,
 ) -> Answer | submit.Submitted:
@@ -110,6 +111,7 @@ def request(
         task_id=task_id or (named_id if isinstance(named_id, str) else None),
         door=door,
         message=message,
+        context=context,
         extra=extra,
         now=now,
     )
@@ -124,6 +126,7 @@ def open_request(
     task_id: str | None = None,
     door: Door = "cli",
     message: str | None = None,
+    context: str | None = None,
     extra: Sequence[Extra] = (),
     now: datetime | None = None,
 ) -> Answer:
@@ -139,6 +142,7 @@ def open_request(
             task_id=task_id,
             door=door,
             message=message,
+            context=context,
             extra=extra,
             now=now,
         )
@@ -154,6 +158,7 @@ def open_within(
     task_id: str | None = None,
     door: Door = "cli",
     message: str | None = None,
+    context: str | None = None,
     extra: Sequence[Extra] = (),
     reply: Reply | None = None,
     now: datetime | None = None,
@@ -179,6 +184,7 @@ def open_within(
         door=door,
         text=text,
         message=message,
+        context=context or None,
     )
     return _record(repo, writer, None, record, now=now, extra=extra, reply=reply)
 
