@@ -27,7 +27,7 @@ def main() -> int:
             [sys.executable, "-m", "taskfs", "board", "--html", str(page)], cwd=repo, check=True
         )
         out.parent.mkdir(parents=True, exist_ok=True)
-        browser.screenshot(page, out, width=1960, height=520)
+        browser.screenshot(page, out, width=1400, height=900)
     finally:
         demo_board.remove(repo)
     print(f"wrote {out}")

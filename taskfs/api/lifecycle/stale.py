@@ -74,7 +74,7 @@ def stale_holders(
         holder = task.chain.holder
         if task.state not in HELD_STATES or holder is None:
             continue
-        last = _last_activity(repo, task)
+        last = last_activity(repo, task)
         if last is None:
             continue
         quiet = (now - last).total_seconds() / 3600
@@ -83,7 +83,7 @@ def stale_holders(
     return sorted(found, key=lambda s: (-s.hours, s.id))
 
 
-def _last_activity(repo: Repository, task: Task) -> datetime | None:
+def last_activity(repo: Repository, task: Task) -> datetime | None:
     moments = [_time(link.record.at) for link in task.chain.links]
     with contextlib.suppress(TaskfsError):
         moments += [_time(m.at) for m in entries.task_messages(repo, task.id)]

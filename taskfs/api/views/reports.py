@@ -13,6 +13,7 @@ from typing import Any
 
 from taskfs.api.views import entries
 from taskfs.api.views.entries import EvidenceRow, MessageRow
+from taskfs.api.views.lineage import Lineage, Link
 from taskfs.core.forks import losses
 from taskfs.core.layout import STATUS_NAME_RE
 from taskfs.core.records import Artifact
@@ -55,6 +56,8 @@ class TaskReport:
     dependencies: tuple[tuple[str, str | None], ...] = ()  # (id, its state; None: no such task)
     children: tuple[str, ...] = ()
     requests: tuple[TimelineRow, ...] = ()  # the intake it came from (contract section 12)
+    replaces: tuple[Link, ...] = ()  # the tasks whose work it took over (reassign, retry)
+    replaced_by: tuple[Link, ...] = ()  # the tasks that took its work over
 
     @property
     def id(self) -> str:
@@ -146,15 +149,22 @@ def task_report(repo: Repository, task_id: str, *, neighbours: bool = True) -> T
         )
     tasks = load_all(repo)
     tasks.setdefault(task_id, task)
-    return _report(repo, task, tasks)
+    return _report(repo, task, tasks, lineage_of(tasks))
 
 
 def all_reports(repo: Repository) -> list[TaskReport]:
     tasks = load_all(repo)
-    return [_report(repo, task, tasks) for task in tasks.values()]
+    lineage = lineage_of(tasks)
+    return [_report(repo, task, tasks, lineage) for task in tasks.values()]
 
 
-def _report(repo: Repository, task: Task, tasks: Mapping[str, Task]) -> TaskReport:
+def lineage_of(tasks: Mapping[str, Task]) -> Lineage:
+    return Lineage({task_id: task.envelope for task_id, task in tasks.items()})
+
+
+def _report(
+    repo: Repository, task: Task, tasks: Mapping[str, Task], lineage: Lineage
+) -> TaskReport:
     deps = tuple(
         (dep, tasks[dep].state if dep in tasks else None) for dep in task.envelope.depends_on
     )
@@ -165,6 +175,8 @@ def _report(repo: Repository, task: Task, tasks: Mapping[str, Task]) -> TaskRepo
         tuple(entries.task_messages(repo, task.id)),
         deps,
         children,
+        replaces=lineage.replaces(task.id),
+        replaced_by=lineage.replaced_by(task.id),
     )
 
 
@@ -243,7 +255,9 @@ class Node:
 class Edge:
     source: str
     target: str
-    kind: str  # dependsOn (source needs target) or parent (source delegated target)
+    # dependsOn (source needs target), parent (source delegated target), or how the source's
+    # work was handed on to the target (reassigned, retried: `taskfs.api.views.lineage`)
+    kind: str
 
 
 @dataclass(frozen=True)
@@ -266,4 +280,5 @@ def task_graph(repo: Repository) -> TaskGraph:
         if task.envelope.parent:
             edges.append(Edge(task.envelope.parent, task.id, "parent"))
             nodes.setdefault(task.envelope.parent, Node(task.envelope.parent, None))
+    edges += [Edge(link.source, link.target, link.kind) for link in lineage_of(tasks).links()]
     return TaskGraph(tuple(sorted(nodes.values(), key=lambda n: n.id)), tuple(edges))
