@@ -29,9 +29,10 @@ def show_markdown(task_id: str, as_json: bool) -> int:
     def show(report: reports.TaskReport) -> Shown:
         doc, _text = render.show(report.task)
         doc["evidence"] = [row.to_json() for row in report.evidence]
+        doc["codeCommits"] = [c.to_json() for c in report.code_commits]
         return doc, lambda: markdown.task(report).rstrip("\n")
 
-    return act(as_json, lambda: reports.task_report(open_repo(), task_id), show)
+    return act(as_json, lambda: reports.task_report(open_repo(), task_id, commits=True), show)
 
 
 @cli.command()
@@ -134,6 +135,7 @@ def _review_document(result: Any) -> dict[str, Any]:
         messages=[row.to_json() for row in result.messages],
         errors=[f.to_json() for f in result.errors],
         warnings=[w.to_json() for w in result.warnings],
+        outcomes=[o.to_json() for o in result.outcomes],
     )
 
 
