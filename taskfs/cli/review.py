@@ -175,8 +175,7 @@ def graph(fmt: str, as_json: bool) -> int:
 )
 @json_option
 def board(target: str, repo_url: str | None, as_json: bool) -> int:
-    """One self-contained HTML page: what is stuck, who is idle, what is next; a column per
-    state, a card per task, a row per agent, filters."""
+    """One self-contained HTML page: what is stuck, who is idle, what is next."""
     from taskfs.api.views import board as board_view
     from taskfs.report import board as board_html
 
