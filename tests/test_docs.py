@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from taskfs.core import yamlio
+from taskfs.core.intake import REQUIRED_KEYS
 from tests.helpers import IDENTITY, git, submit, taskfs, taskfs_process, write_envelope
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -134,16 +135,7 @@ def test_the_readme_envelope_is_one_taskfs_new_takes(repo: Path) -> None:
     assert len(text.splitlines()) <= 16
     envelope = yamlio.load(text.encode())
     assert {"id", "from", "to", "dependsOn"} <= set(envelope)
-    required = {
-        "objective",
-        "outputFormat",
-        "toolAndSourceGuidance",
-        "boundaries",
-        "filesAndInterfaces",
-        "acceptanceCheck",
-        "contextID",
-    }
-    assert required <= set(envelope)
+    assert set(envelope) >= REQUIRED_KEYS
     path = repo / "plan" / "login.yaml"
     path.parent.mkdir()
     path.write_text(text)

@@ -33,20 +33,20 @@ def mermaid(graph: TaskGraph) -> str:
     return "\n".join(lines) + "\n"
 
 
+# How each kind of edge is drawn: (Mermaid arrow, DOT attributes). Any other kind is work
+# handed on (reassigned, retried), drawn dotted and labelled with its kind.
+_EDGES = {
+    "dependsOn": ("-->|needs|", 'label="needs"'),
+    "parent": ("==>|delegated|", 'label="delegated", penwidth=2'),
+}
+
+
 def _arrow(kind: str) -> str:
-    if kind == "dependsOn":
-        return "-->|needs|"
-    if kind == "parent":
-        return "==>|delegated|"
-    return f"-.->|{kind}|"
+    return _EDGES[kind][0] if kind in _EDGES else f"-.->|{kind}|"
 
 
 def _dot_attributes(kind: str) -> str:
-    if kind == "dependsOn":
-        return 'label="needs"'
-    if kind == "parent":
-        return 'label="delegated", penwidth=2'
-    return f'label="{kind}", style=dashed'
+    return _EDGES[kind][1] if kind in _EDGES else f'label="{kind}", style=dashed'
 
 
 def dot(graph: TaskGraph) -> str:

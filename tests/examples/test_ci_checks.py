@@ -71,6 +71,21 @@ def test_taskfs_is_installed_from_its_repository_pinned_never_by_name(
     assert "::error::set the repository variable TASKFS_SOURCE" in unset.stdout
 
 
+def remote_with_runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, str]:
+    """A bare remote whose ledger trusts runner `ci`, and that runner's private key (what the
+    CI's secret holds)."""
+    remote = make_remote(tmp_path)
+    seed = tmp_path / "seed"
+    # The operator's runner key: the public part committed, the private part a CI secret.
+    keys = tmp_path / "operator-keys"
+    with monkeypatch.context() as patch:
+        patch.setenv("TASKFS_KEY_DIR", str(keys))
+        made = taskfs("keys", "new", "--runner", "ci", cwd=seed)
+        assert made.code == 0, made.stderr
+    git(seed, "push", "-q", "origin", "main")
+    return remote, (keys / "runner-ci.pem").read_text()
+
+
 def run_script(where: Path, key: str, home: Path, policy: str = POLICY) -> subprocess.Popen[str]:
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("TASKFS_")},
@@ -100,17 +115,7 @@ def finish(proc: subprocess.Popen[str]) -> tuple[int, str]:
 def test_three_ci_jobs_answer_three_requests_once_each_and_a_rerun_changes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    remote = make_remote(tmp_path)
-    seed = tmp_path / "seed"
-
-    # The operator's runner key: the public part committed, the private part a CI secret.
-    keys = tmp_path / "operator-keys"
-    with monkeypatch.context() as patch:
-        patch.setenv("TASKFS_KEY_DIR", str(keys))
-        made = taskfs("keys", "new", "--runner", "ci", cwd=seed)
-        assert made.code == 0, made.stderr
-    secret = (keys / "runner-ci.pem").read_text()
-    git(seed, "push", "-q", "origin", "main")
+    remote, secret = remote_with_runner(tmp_path, monkeypatch)
 
     # A builder finishes three tasks and asks for their checks: one push carries all three.
     worker = clone(str(remote), tmp_path / "worker")
@@ -186,14 +191,7 @@ def job(where: Path, key: str, home: Path, policy: str) -> tuple[int, str]:
 def test_a_pytest_check_a_refusal_and_a_protected_branch_are_each_reported_truthfully(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    remote = make_remote(tmp_path)
-    seed = tmp_path / "seed"
-    keys = tmp_path / "operator-keys"
-    with monkeypatch.context() as patch:
-        patch.setenv("TASKFS_KEY_DIR", str(keys))
-        assert taskfs("keys", "new", "--runner", "ci", cwd=seed).code == 0
-    secret = (keys / "runner-ci.pem").read_text()
-    git(seed, "push", "-q", "origin", "main")
+    remote, secret = remote_with_runner(tmp_path, monkeypatch)
     policy = documented_policy()
     command = documented_check()
     assert command == "pytest tests/test_login.py"

@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Literal
 
 from taskfs.api.views.reports import TaskReport, all_reports
-from taskfs.core.layout import parse_time
+from taskfs.core.layout import parse_time_or_none
 from taskfs.core.lifecycle import TERMINAL
 from taskfs.errors import Problem, TaskfsError, fail
 from taskfs.store.repository import Repository
@@ -136,7 +136,7 @@ def _card(
     return Card(
         report,
         tuple(markers),
-        _time(head.record.at) if head else None,
+        parse_time_or_none(head.record.at) if head else None,
         last,
         waits,
         dead,
@@ -167,20 +167,12 @@ def _last(report: TaskReport) -> datetime | None:
     moments = [link.record.at for link in report.task.chain.links]
     moments += [row.at for row in report.evidence]
     moments += [row.at for row in report.messages]
-    found = [m for m in (_time(at) for at in moments) if m is not None]
+    found = [m for m in (parse_time_or_none(at) for at in moments) if m is not None]
     return max(found) if found else None
 
 
 def _latest(a: datetime | None, b: datetime | None) -> datetime | None:
     return max((m for m in (a, b) if m is not None), default=None)
-
-
-def _time(text: str) -> datetime | None:
-    try:
-        moment = parse_time(text)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
 
 
 def _agents(reports: Sequence[TaskReport]) -> list[AgentRow]:
@@ -191,7 +183,7 @@ def _agents(reports: Sequence[TaskReport]) -> list[AgentRow]:
         return rows.setdefault(name, {"held": [], "done": [], "failed": [], "waiting": []})
 
     def seen(name: str, at: str) -> None:
-        moment = _time(at)
+        moment = parse_time_or_none(at)
         if moment is not None and (name not in last or moment > last[name]):
             last[name] = moment
 
