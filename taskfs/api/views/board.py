@@ -12,7 +12,6 @@ is open or completed): no claim can ever succeed until someone changes the plan.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -21,7 +20,7 @@ from typing import TYPE_CHECKING, Literal
 from taskfs.api.views.reports import TaskReport, all_reports
 from taskfs.core.layout import parse_time_or_none
 from taskfs.core.lifecycle import TERMINAL
-from taskfs.errors import Problem, TaskfsError, fail
+from taskfs.errors import Problem, fail
 from taskfs.store.repository import Repository
 
 if TYPE_CHECKING:
@@ -29,7 +28,6 @@ if TYPE_CHECKING:
     from taskfs.core.intake import Intake
 
 Marker = Literal["ready", "blocked", "dead", "stale"]
-HELD = ("working", "input_required", "auth_required")
 ENDED_BADLY = frozenset({"failed", "canceled", "rejected"})
 
 
@@ -86,15 +84,17 @@ def board(repo: Repository, *, now: datetime | None = None) -> Board:
     reports = sorted(all_reports(repo), key=lambda r: r.id)
     by_id = {r.id: r for r in reports}
     ready = {t.id for t in listing.ready(repo)}
-    quiet = {s.id: s for s in stale.stale_holders(repo, now=now, tasks=[r.task for r in reports])}
+    # Every held task with how long it has been quiet (commits to its files count too), read
+    # once; the stale ones are those quiet for the repository's threshold, as for `nudge`.
+    tasks = [r.task for r in reports]
+    held = {s.id: s for s in stale.stale_holders(repo, now=now, hours=0, tasks=tasks)}
+    limit = repo.config.nudge.stale_hours
     flags = _lint_flags(repo, reports)
     cards = []
     for report in reports:
-        last = _last(report)
-        if report.task.state in HELD:
-            with contextlib.suppress(TaskfsError):  # commits to its files count too
-                last = _latest(last, stale.last_activity(repo, report.task))
-        found = quiet.get(report.id)
+        activity = held.get(report.id)
+        last = _latest(_last(report), activity.last if activity else None)
+        found = activity if activity is not None and activity.hours >= limit else None
         flagged = flags.get(report.id, ())
         cards.append(_card(report, by_id, ready=ready, stale=found, last=last, flags=flagged))
     open_requests = tuple(i for i in intake.intakes(repo) if i.is_open)
