@@ -89,7 +89,7 @@ for attempt in $(seq 1 "$attempts"); do
   fi
   # A race: the branch moved under us (git refused a push that is not a fast-forward, or the
   # remote lost the race for the ref's lock to another job's push).
-  moved=$(git ls-remote --quiet "$remote" "refs/heads/$branch" | cut -f1)
+  moved=$(git ls-remote --quiet "$remote" "refs/heads/$branch" | cut -f1 || true)
   if [ "$moved" != "$base" ] || grep -Eq '^!.*\[rejected\] \((fetch first|non-fast-forward)\)' <<<"$answer"; then
     echo "taskfs-checks: another job pushed first (attempt $attempt); starting again from its result" >&2
     sleep "$((RANDOM % 3))"
