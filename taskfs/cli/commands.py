@@ -57,7 +57,11 @@ def init(agent: str | None, hooks: bool, as_json: bool) -> int:
 @agent_option
 @json_option
 def new(files: tuple[str, ...], agent: str | None, as_json: bool) -> int:
-    """Submit envelopes (FILE... or - for stdin): all of them in one commit, or none."""
+    """Submit envelopes (FILE... or - for stdin): all of them in one commit, or none.
+
+    Every key an envelope may hold is in .taskfs/schema/envelope.schema.json, the JSON Schema
+    taskfs init writes (docs/envelope.md explains each).
+    """
     return bodies.new(files, agent, as_json)
 
 

@@ -157,10 +157,15 @@ def is_open_question(task: Task, checked: CheckedMessage) -> bool:
 
 def waits_for_review(repo: Repository, task: Task, thread: Thread, checked: CheckedMessage) -> bool:
     """A `result` waits while the task is still `working`, it is the task's latest genuine
-    result, and neither a transition nor an evidence file has come after it."""
+    result, neither a transition nor an evidence file has come after it, and the watcher has
+    not said why it did not check it."""
+    return awaits_check(repo, task, thread, checked) and not watcher_declined(thread, checked)
+
+
+def awaits_check(repo: Repository, task: Task, thread: Thread, checked: CheckedMessage) -> bool:
+    """A `result` of a `working` task, its latest genuine one, that neither a transition nor
+    an evidence file has answered (a request the watcher declined still waits for a check)."""
     if checked.record.status != "result" or task.state != "working":
-        return False
-    if _watcher_answered(thread, checked):
         return False
     results = [c for c in thread.messages if c.ok and c.record.status == "result"]
     if results[-1] is not checked:
@@ -187,9 +192,9 @@ def _came_after(thread: Thread, transition: StatusRecord, checked: CheckedMessag
     return parse_time(transition.at) > parse_time(checked.record.at)
 
 
-def _watcher_answered(thread: Thread, checked: CheckedMessage) -> bool:
+def watcher_declined(thread: Thread, checked: CheckedMessage) -> bool:
     """Whether the watcher already said, in a committed message, why it did not check this
-    result (taskfs.api.evidence.requests): a request it declined is declined once."""
+    result (taskfs.api.evidence.requests): its sender is told once."""
     from taskfs.api.messages.sending import WATCHER
 
     return any(

@@ -68,7 +68,7 @@ def transition_problems(context: Context, task: Task) -> list[Problem]:
         author = context.added.get(rel)
         if author is None:
             continue  # not committed: audit names it ledger_file_uncommitted
-        out += _authorship(task, link, rel, author)
+        out += _authorship(context, task, link, rel, author)
         out += _signature(context, task, link, rel, used)
     out += _late(context, task, links)
     return out
@@ -233,9 +233,13 @@ def _unauthorized(task: Task, link: Link, rel: str, current: str, reason: str) -
     )
 
 
-def _authorship(task: Task, link: Link, rel: str, author: Author) -> list[Problem]:
+def _authorship(
+    context: Context, task: Task, link: Link, rel: str, author: Author
+) -> list[Problem]:
     expected = Identity.agent(link.record.by)
     if (author.name, author.email) == (expected.name, expected.email):
+        return []
+    if _on_behalf(context, task, link.record, author):
         return []
     return [
         problem(
@@ -271,6 +275,41 @@ def _signature(context: Context, task: Task, link: Link, rel: str, used: set[str
     return [_unauthorized(task, link, rel, _state_of(task, record.prev) or "(nothing)", why)]
 
 
+def _on_behalf(context: Context, task: Task, record: StatusRecord, author: Author) -> bool:
+    """A completion the watcher committed for the holder (`taskfs.api.evidence.requests.
+    complete_on_behalf`): authored by the watcher, resting on the `result` message its `by`
+    sent asking for the check. Everything else about it (the holder's right, the evidence,
+    the signature or the message that vouches for it) is checked as for any transition."""
+    from taskfs.api.messages.sending import WATCHER
+
+    watcher = Identity.agent(WATCHER)
+    if (author.name, author.email) != (watcher.name, watcher.email):
+        return False
+    if record.state != "completed" or record.message is None:
+        return False
+    asked = _thread_message(context, task.id, record.message)
+    return (
+        asked is not None
+        and asked.status == "result"
+        and asked.sender == record.by
+        and asked.task_id == task.id
+    )
+
+
+def _thread_message(context: Context, task_id: str, msg_id: str) -> MessageRecord | None:
+    """The message of a task's thread with that id (found by the id its file holds)."""
+    from taskfs.api.messages.threads import read_thread
+
+    try:
+        thread = read_thread(
+            context.repo, task_id, trusted=message_rules.SenderTrust({}, False), pending=set()
+        )
+    except TaskfsError:
+        return None
+    found = thread.find(msg_id)
+    return found.record if found is not None else None
+
+
 # The state a lifecycle message asks for (core.messages.effect); None: a claim or an answer.
 _MESSAGE_TARGET = {"needs_input": "input_required", "failed": "failed", "canceled": "canceled"}
 
@@ -301,6 +340,9 @@ def _vouched(context: Context, transition: StatusRecord, used: set[str]) -> bool
     rel = context.repo.task_rel(transition.task, "messages", found.stored.name)
     record = found.record
     target = _MESSAGE_TARGET.get(record.status or "", "working")
+    if record.status == "result" and transition.state == "completed":
+        # A result asks for the check; the watcher completes on it where its policy says so.
+        target = "completed"
     if transition.state == "submitted" and transition.prev is None:
         # A task's opening (interlink's first message) asks for the task it carries: its
         # text is the envelope committed with it, byte for byte.
