@@ -401,8 +401,15 @@ def _record(
         source = submit.Source(f"intake {after.id}", b"")
         trailer = "Taskfs-Request: submitted"
         try:
+            # A request that came as a peer's signed message names it: the `submitted` it
+            # makes rests on that message (audit: `taskfs.api.review.intake_audit`).
             submit.submit_within(
-                repo, writer, [(source, envelope)], after.requester, trailers=[trailer]
+                repo,
+                writer,
+                [(source, envelope)],
+                after.requester,
+                trailers=[trailer],
+                opened=record.message,
             )
         except TaskfsError as exc:
             problems = list(exc.problems)  # kept, and answered with the rules' refusals

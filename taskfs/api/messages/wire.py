@@ -41,6 +41,7 @@ from taskfs.api.tasks.rules import check_new_tasks
 from taskfs.core import interlink as vocabulary
 from taskfs.core import messages as rules
 from taskfs.core import wire, yamlio
+from taskfs.core.envelope import validate_envelope
 from taskfs.core.layout import ENVELOPE, MESSAGES, stamped_name
 from taskfs.core.lifecycle import State
 from taskfs.core.records import MessageRecord, ms_time
@@ -378,8 +379,15 @@ class _Importer:
         task_id = record.task_id
         assert task_id is not None
         fields = _envelope_in(record.text)
-        if fields is None:
-            return LineReport(number, record.msg_id, (problem("task_not_found", id=task_id),))
+        whole = (
+            fields is not None
+            and not validate_envelope(
+                {**fields, "id": fields.get("id", task_id), "from": record.sender, "to": self.agent}
+            )[1]
+        )
+        if self.repo.task_dir(task_id).exists() or not whole:
+            return self._request(number, record, name)
+        assert fields is not None
         addressed, wrong = vocabulary.addressed(
             {**fields, "id": fields.get("id", task_id)}, record.sender, self.agent
         )
@@ -407,6 +415,45 @@ class _Importer:
         self.commits.append(commit)
         report = LineReport(
             number, record.msg_id, task_id=task_id, file=rel, commit=commit, opened=True
+        )
+        self.committed.append(report)
+        return report
+
+    def _request(self, number: int, record: MessageRecord, name: str) -> LineReport:
+        """A peer's words on a task id the ledger has no task for, that are not yet a whole
+        envelope (prose, or some of its fields): kept as a request, or added to the peer's
+        open one, and answered with a signed `needs_input` naming what the envelope lacks
+        (contract section 12), the peer's message and the answer in one commit. Only a plain
+        message or an `update` opens one; other statuses are about a task it does not have."""
+        from taskfs.api.intake import requests
+        from taskfs.api.messages.intake_answers import reply_to
+
+        task_id = record.task_id
+        assert task_id is not None
+        if record.status not in (None, "update"):
+            return LineReport(number, record.msg_id, (problem("task_not_found", id=task_id),))
+        self.flush()
+        rel = self.repo.task_rel(task_id, MESSAGES, name)
+        kept = requests.Extra(rel, record_bytes(record.to_document()), record.sender)
+        answer = reply_to(self.repo, self.agent, record.msg_id, self.now)
+        try:
+            if requests.is_request(self.repo, task_id):
+                done = requests.add_within(
+                    self.repo, self.writer, task_id, record.sender, record.text,
+                    message=record.msg_id, extra=[kept], reply=answer, now=self.now,
+                )  # fmt: skip
+            else:
+                done = requests.open_within(
+                    self.repo, self.writer, record.sender, record.text, to=self.agent,
+                    task_id=task_id, door="interlink", message=record.msg_id, extra=[kept],
+                    reply=answer, now=self.now,
+                )  # fmt: skip
+        except TaskfsError as exc:
+            return LineReport(number, record.msg_id, exc.problems, task_id=task_id)
+        commit = done.commit or ""
+        self.commits.append(commit)
+        report = LineReport(
+            number, record.msg_id, task_id=task_id, file=rel, commit=commit, opened=done.submitted
         )
         self.committed.append(report)
         return report

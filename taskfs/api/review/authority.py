@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 
+from taskfs.api.intake.composed import composes
 from taskfs.core import forks, readiness
 from taskfs.core import messages as message_rules
 from taskfs.core.chain import Link
@@ -346,7 +347,10 @@ def _vouched(context: Context, transition: StatusRecord, used: set[str]) -> bool
     if transition.state == "submitted" and transition.prev is None:
         # A task's opening (interlink's first message) asks for the task it carries: its
         # text is the envelope committed with it, byte for byte.
-        target = "submitted" if _opens(context, transition.task, record) else "(no opening)"
+        opens = _opens(context, transition.task, record) or composes(
+            context.repo, transition.task, record
+        )
+        target = "submitted" if opens else "(no opening)"
     key = standing_key(context, rel, transition.by)
     if (
         record.sender != transition.by

@@ -160,9 +160,11 @@ def submit_within(
     actor: str,
     *,
     trailers: Sequence[str] = (),
+    opened: str | None = None,
 ) -> list[Submitted]:
     """`submit`'s checks and writes, under a writer the caller holds: the commit holds
-    whatever the caller added to `writer` too (an intake's last request)."""
+    whatever the caller added to `writer` too (an intake's last request). `opened`: the
+    message that made the (single) task, as `write_new_tasks` takes it."""
     batch = _assign_ids(repo, parsed, actor)
     rules.check_new_tasks(repo, batch)
     # The models are loaded here anyway: add the new tasks to the ledger cache now, so
@@ -176,6 +178,7 @@ def submit_within(
         batch,
         actor,
         trailers=trailers,
+        opened=opened,
         meanwhile=lambda: added.append(index.added_rows(repo, ids)),
     )
     index.remember_new(repo, ids, added[0] if added else None)
