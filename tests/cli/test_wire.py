@@ -121,7 +121,8 @@ def test_the_inbound_gate_names_each_refusal_and_takes_the_rest_in_one_commit(
         ),
         peer_says(builder, text="old", ts=now_ms() - 86_400_000 - 5_000),
         peer_says(builder, text="future", ts=now_ms() + 120_000),
-        peer_says(builder, text="no such task", task_id="nope"),
+        # A result about a task the ledger does not have (prose alone opens a request).
+        peer_says(builder, text="no such task", task_id="nope", status="result"),
         good,
         good,
         # A millisecond later than `good`: a conversation is ordered by time.
@@ -169,9 +170,12 @@ def test_an_interlink_requester_opens_a_task_with_an_envelope(repo: Path) -> Non
         "builder",
     )
     assert git(repo, "log", "-1", "--format=%an") == "planner"
-    # Plain text about a task nobody opened is refused: taskfs never guesses a contract.
+    # Plain text about a task nobody opened is kept as a request, never guessed into a
+    # contract: it waits for the envelope (contract section 12).
     code, doc = import_lines(peer_says(builder, text="do the thing", task_id="unknown"))
-    assert (code, doc["lines"][0]["code"]) == (1, "task_not_found")
+    assert (code, doc["lines"][0]["code"]) == (0, None)
+    kept = ok("show", "unknown")
+    assert (kept["state"], kept["from"], kept["to"]) == ("intake", "planner", "builder")
     # The worker accepts with an update (a claim), as interlink's agents report working.
     ok("send", "from-afar", "On it.", "--agent", "builder", "--status", "update")
     assert state("from-afar") == "working"
