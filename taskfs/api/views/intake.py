@@ -100,6 +100,8 @@ def text(
                 accept=_accept_hint(intake, door),
             )
         )
+        # The requester reads what it would accept as its word.
+        lines += [f"    {line}" for line in (proposal.record.text or "").rstrip().splitlines()]
     else:
         lines.append(how(intake, door))
     return "\n".join(lines)

@@ -116,7 +116,8 @@ def intake_rows(repo: Repository, task_id: str) -> tuple[TimelineRow, ...]:
         words = " ".join((record.reason or record.text or "").split())
         detail = words if len(words) <= 120 else words[:117] + "..."
         path = repo.task_rel(task_id, INTAKE, entry.name)
-        rows.append(TimelineRow(record.at, "intake", record.by, record.kind, detail, path=path))
+        what = "accepted" if record.accepts else record.kind  # the requester took a proposal
+        rows.append(TimelineRow(record.at, "intake", record.by, what, detail, path=path))
     return tuple(rows)
 
 
