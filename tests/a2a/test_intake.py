@@ -16,21 +16,11 @@ from a2a.types import a2a_pb2 as pb
 from a2a.utils import errors as a2a_errors
 from google.protobuf import json_format
 
-from tests.a2a.serving import client, serving, write_tokens
+from tests.a2a.serving import client, serving
+from tests.a2a.test_serve import MALLORY, PLANNER, tokens  # noqa: F401 (tokens: the fixture)
 from tests.helpers import ENVELOPE, git, taskfs_process
 
-PLANNER = "planner-token-0123456789"
-MALLORY = "mallory-token-0123456789"
 T = TypeVar("T")
-
-
-@pytest.fixture
-def tokens(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = write_tokens(
-        tmp_path / "operator" / "a2a.yaml", {PLANNER: "planner", MALLORY: "mallory"}
-    )
-    monkeypatch.setenv("TASKFS_A2A_TOKENS", str(path))
-    return path
 
 
 def run(coro: Awaitable[T]) -> T:
@@ -62,9 +52,8 @@ def answer_data(task: pb.Task) -> dict[str, Any]:
     return dict(json_format.MessageToDict(task.status.message.parts[1].data))
 
 
-def test_a_text_message_waits_for_input_and_the_envelope_on_its_id_submits_it(
-    repo: Path, tokens: Path
-) -> None:
+@pytest.mark.usefixtures("tokens")
+def test_a_text_message_waits_for_input_and_the_envelope_on_its_id_submits_it(repo: Path) -> None:
     with serving(repo, "builder") as served:
         run(_text_then_envelope(repo, served.url))
 
@@ -107,7 +96,8 @@ async def _text_then_envelope(repo: Path, url: str) -> None:
     assert taskfs_process("audit", cwd=repo).code == 0
 
 
-def test_a_request_is_canceled_and_kept_from_strangers(repo: Path, tokens: Path) -> None:
+@pytest.mark.usefixtures("tokens")
+def test_a_request_is_canceled_and_kept_from_strangers(repo: Path) -> None:
     with serving(repo, "builder") as served:
         run(_cancel_and_strangers(repo, served.url))
 
@@ -132,9 +122,8 @@ async def _cancel_and_strangers(repo: Path, url: str) -> None:
     assert shown["canceledBy"] == "planner"
 
 
-def test_a_streamed_text_message_yields_the_request_waiting_for_input(
-    repo: Path, tokens: Path
-) -> None:
+@pytest.mark.usefixtures("tokens")
+def test_a_streamed_text_message_yields_the_request_waiting_for_input(repo: Path) -> None:
     with serving(repo, "builder") as served:
         run(_streamed(served.url))
 
