@@ -17,61 +17,53 @@ import os
 import sys
 from collections.abc import Sequence
 
-# command: (the options taking a value, how many plain arguments, whether --json is required)
-COMMANDS = {
-    "ls": (("--state", "--to", "--context"), 0, True),
-    "ready": (("--agent",), 0, True),
-    "claim": (("--agent",), 1, False),
-    "show": (("--format",), 1, False),
-    "move": (("--agent", "--reason"), 2, False),
-    "refuse": (("--agent", "--reason"), 1, False),
-    "complete": (("--agent",), 1, False),
-    "new": (("--agent",), -1, False),  # -1: one plain argument or more
-    "send": (("--agent", "--status", "--in-reply-to", "--to", "--session"), 2, False),
-}
+from taskfs.cli.options import COMMANDS, allowed, parse
+
 # The transitions: their target state (move names it), as their click commands call the body.
 TARGETS = {"claim": "working", "refuse": "rejected", "complete": "completed"}
+# What this path answers only as JSON: the listings' text for people is click's.
+JSON_ONLY = ("ls", "ready")
 
 
 def run(args: Sequence[str]) -> int | None:
     """The exit status, or None when click should handle these arguments."""
     if not args or args[0] not in COMMANDS:
         return None
-    known, plain, needs_json = COMMANDS[args[0]]
-    as_json = "--json" in args
-    parsed = _parse(args[1:], known)
-    if parsed is None or (needs_json and not as_json):
+    command = args[0]
+    parsed = parse(COMMANDS[command], list(args[1:]))
+    if parsed is None:
         return None
     values, arguments = parsed
-    if len(arguments) != plain and not (plain == -1 and arguments):
+    as_json = bool(values.pop("as_json", False))
+    if (command in JSON_ONLY and not as_json) or _for_click(command, values):
         return None
-    command = args[0]
     if command == "show":
-        return _show(arguments[0], values.get("--format", "text"), as_json)
-    agent = values.pop("--agent", os.environ.get("TASKFS_AGENT")) or None
+        return _show(arguments[0], values.get("fmt", "text"), as_json)
+    agent = values.pop("agent", os.environ.get("TASKFS_AGENT")) or None
     if command in ("ls", "ready"):
         answer = _prepared(command, values, agent)
         if answer is not None:
             sys.stdout.write(answer + "\n")
             return 0
-    from taskfs.core.lifecycle import LISTED_STATES, STATES
+    for option in COMMANDS[command].options.values():
+        if option.choices and values.get(option.dest) not in (None, *allowed(option.choices)):
+            return None  # click names the allowed values
+    if command == "move":
+        from taskfs.core.lifecycle import STATES
 
-    if values.get("--state") not in (None, *LISTED_STATES):
-        return None  # click names the allowed states
-    if command == "move" and arguments[1] not in STATES:
-        return None  # likewise
-    if command == "send" and not _message_status(values.get("--status")):
-        return None  # click names the allowed ones
+        if arguments[1] not in STATES:
+            return None  # likewise, with the state meant
     from taskfs import i18n
 
     i18n.choose(None)  # as click's group does: no language chosen on the command line
     return _body(command, values, arguments, agent, as_json)
 
 
-def _message_status(status: str | None) -> bool:
-    from taskfs.core.lifecycle import SEND_STATUSES
-
-    return status is None or status in SEND_STATUSES
+def _for_click(command: str, values: dict[str, object]) -> bool:
+    """Options this path reads (so that it never misreads them) but leaves to click to act
+    on: a claim pushed to the remote, the artifacts a completion names (click checks each
+    NAME=LOCATION)."""
+    return bool(values.get("push") or values.get("artifacts"))
 
 
 def _body(
@@ -81,7 +73,7 @@ def _body(
     from taskfs.cli import bodies
 
     if command == "ls":
-        return bodies.ls(values.get("--state"), values.get("--to"), values.get("--context"), True)
+        return bodies.ls(values.get("state"), values.get("to"), values.get("context"), True)
     if command == "ready":
         return bodies.ready(agent, True)
     if command == "claim":
@@ -93,14 +85,14 @@ def _body(
             arguments[0],
             arguments[1],
             agent,
-            values.get("--status"),
-            values.get("--in-reply-to"),
-            values.get("--to"),
-            values.get("--session"),
+            values.get("status"),
+            values.get("in_reply_to"),
+            values.get("to"),
+            values.get("session"),
             as_json,
         )
     target = arguments[1] if command == "move" else TARGETS[command]
-    return bodies.transition(arguments[0], target, agent, values.get("--reason"), as_json)
+    return bodies.transition(arguments[0], target, agent, values.get("reason"), as_json)
 
 
 def _show(task_id: str, fmt: str, as_json: bool) -> int | None:
@@ -128,7 +120,8 @@ def _prepared(command: str, values: dict[str, str], agent: str | None) -> str | 
 
     if agent is not None and not is_agent_name(agent):
         return None  # the full path names what is wrong
-    return prepared.answer(command, values, agent, moved=_head_moved_elsewhere)
+    options = {f"--{name}": value for name, value in values.items()}
+    return prepared.answer(command, options, agent, moved=_head_moved_elsewhere)
 
 
 def _head_moved_elsewhere(root: str, git_dir: str, token: bytes, tasks_rel: str) -> bool:
@@ -136,28 +129,3 @@ def _head_moved_elsewhere(root: str, git_dir: str, token: bytes, tasks_rel: str)
     from taskfs.api.tasks.listing import head_moved_elsewhere
 
     return head_moved_elsewhere(root, git_dir, token, tasks_rel)
-
-
-def _parse(args: Sequence[str], known: Sequence[str]) -> tuple[dict[str, str], list[str]] | None:
-    """The options' values and the plain arguments; None for anything not understood here."""
-    values: dict[str, str] = {}
-    plain: list[str] = []
-    rest = list(args)
-    while rest:
-        arg = rest.pop(0)
-        if arg == "--json":
-            continue
-        if not arg.startswith("-"):
-            plain.append(arg)
-            continue
-        name, eq, value = arg.partition("=")
-        if name not in known or name in values:
-            return None
-        if not eq:
-            if not rest:
-                return None
-            value = rest.pop(0)
-            if value.startswith("-"):
-                return None  # `--reason --json`: for click to read
-        values[name] = value
-    return values, plain
