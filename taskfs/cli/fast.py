@@ -3,9 +3,10 @@
 Agents call `taskfs ls --json`, `taskfs ready --json` and `taskfs claim ID` constantly, so these
 skip click and the forty command definitions it would build: the arguments are read here and
 the same body is called (`taskfs.cli.bodies`), so the same document is printed. `ls`,
-`ready` and `show` first try the answer the read model prepared (`taskfs.readmodel`), which
-needs no more than a `stat` per file it was derived from; this module imports nothing else
-of taskfs but the leaves until the answer is not there.
+`ready` and `show` first try the read model's answer (`taskfs.readmodel`): `ls` and `ready`
+from its store once HEAD is the commit its rows were settled against (a read of git's HEAD
+file), `show` from the answer stored beside it; this module imports nothing else of taskfs but
+the leaves until the answer is not there.
 Anything this does not recognise exactly (another option, a bad value, `--help`, `--`, text
 output of a listing for people) returns None, and click handles it as usual, error messages
 included.
@@ -116,16 +117,15 @@ def _show(task_id: str, fmt: str, as_json: bool) -> int | None:
 
 def _prepared(command: str, values: dict[str, str], agent: str | None) -> str | None:
     from taskfs.core.layout import is_agent_name
-    from taskfs.readmodel import prepared
+    from taskfs.readmodel import db
 
     if agent is not None and not is_agent_name(agent):
         return None  # the full path names what is wrong
-    options = {f"--{name}": value for name, value in values.items()}
-    return prepared.answer(command, options, agent, moved=_head_moved_elsewhere)
+    return db.answer(command, values, agent, catch_up=_catch_up)
 
 
-def _head_moved_elsewhere(root: str, git_dir: str, token: bytes, tasks_rel: str) -> bool:
-    # Only when HEAD moved since the answers were prepared: one `git diff`, through the api.
-    from taskfs.api.tasks.listing import head_moved_elsewhere
+def _catch_up(root: str, git_dir: str) -> bool:
+    # Only when HEAD moved since the store's rows were settled: a `git diff`, through the api.
+    from taskfs.api.tasks.listing import catch_up
 
-    return head_moved_elsewhere(root, git_dir, token, tasks_rel)
+    return catch_up(root)

@@ -23,6 +23,7 @@ from taskfs.store import fs
 from taskfs.store.git.objects import Identity
 
 if TYPE_CHECKING:
+    from taskfs.readmodel.projection import Summary
     from taskfs.store.repository import Repository
 
 
@@ -41,6 +42,12 @@ class Writer:
         self._files: dict[str, bytes] = {}
         self._included: list[str] = []
         self._removed: list[str] = []
+        self._rows: dict[str, Summary] = {}
+
+    def project(self, summary: Summary) -> None:
+        """The read model's row of a task this change writes to, as the change leaves it (a
+        transition's task, a new task): stored in the commit step instead of read back."""
+        self._rows[summary.id] = summary
 
     def add(self, rel: str, data: bytes) -> None:
         """A new ledger file; the commit refuses to overwrite one that exists."""
@@ -77,9 +84,11 @@ class Writer:
         repo = self._repo
         # One change per commit: whatever happens below, the writer starts empty again.
         files, included, removed = dict(self._files), list(self._included), list(self._removed)
+        rows = dict(self._rows)
         self._files.clear()
         self._included.clear()
         self._removed.clear()
+        self._rows.clear()
         # Flushed to disk first when git flushes the objects they become (`core.fsync`): an
         # `fsync` waits for every file written before it, the caches and git's index included.
         durable = repo.git.hardens_loose_objects
@@ -123,6 +132,10 @@ class Writer:
         for rel in removed:
             (repo.root / rel).unlink(missing_ok=True)
         journal.unlink(missing_ok=True)
+        # The read model's rows of the tasks it changed, with the commit as its HEAD.
+        from taskfs.store import readmodel_store
+
+        readmodel_store.committed(repo, [*files, *included, *removed], rows)
         return commit
 
 

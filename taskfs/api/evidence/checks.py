@@ -40,7 +40,7 @@ from taskfs.runner.sandbox import Sandbox
 from taskfs.store import keys
 from taskfs.store.evidence_gates import gates
 from taskfs.store.git import Git
-from taskfs.store.owned_fingerprint import uncommitted_owned
+from taskfs.store.owned_fingerprint import owned_now
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task, load_evidence, load_task
 
@@ -219,13 +219,11 @@ def _run(
     where: Placement,
 ) -> dict[str, Any]:
     acceptance = task.envelope.acceptance_check
-    before = owned_fingerprint_now(repo, git, task.envelope.files_and_interfaces)
-    dirty = uncommitted_owned(
-        git, task.envelope.files_and_interfaces, ledger_folders(repo.tasks_rel)
-    )
+    entries = task.envelope.files_and_interfaces
+    before, dirty = owned_now(git, entries, ledger_folders(repo.tasks_rel))
     box = where.sandbox
     result = _execute("check", acceptance.pass_fail_command, git.root, limit, progress, box=box)
-    after = owned_fingerprint_now(repo, git, task.envelope.files_and_interfaces)
+    after = owned_fingerprint_now(repo, git, entries)
     end_to_end: dict[str, Any] = {"description": acceptance.end_to_end_verification}
     passed = result.passed
     if acceptance.end_to_end_command is not None:

@@ -70,7 +70,7 @@ def pending_check_requests(repo: Repository) -> list[CheckRequest]:
     from taskfs.api.messages.inbox import waits_for_review
     from taskfs.api.messages.threads import read_thread, trust
 
-    working = [s.id for s in summaries(repo).values() if s.state == "working"]
+    working = summaries(repo).in_state("working")
     if not working:
         return []
     trusted = trust(repo)

@@ -17,13 +17,12 @@ from taskfs import i18n
 from taskfs.api.lifecycle.transitions import stage_transition
 from taskfs.api.tasks import rules
 from taskfs.api.tasks.filing import record_bytes
-from taskfs.api.tasks.submit import envelope_bytes, fresh_id
+from taskfs.api.tasks.submit import envelope_bytes, fresh_id, new_task_row
 from taskfs.core.envelope import Envelope
 from taskfs.core.layout import ENVELOPE, STATUS, format_time, status_name
 from taskfs.core.lifecycle import TERMINAL
 from taskfs.core.records import StatusRecord
 from taskfs.errors import TaskfsError, fail
-from taskfs.store import index
 from taskfs.store.index import summaries
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import load_task
@@ -90,25 +89,21 @@ def reassign(
             now=now,
         )
         # The new task owns what the old one owned: admit it as if the old one were closed.
-        existing = dict(summaries(repo))
-        existing[task_id] = staged.after
+        existing = summaries(repo).overlay({task_id: staged.after})
         problems = rules.Admission(repo, existing, pending=[envelope]).problems(envelope)
         if problems:
             raise TaskfsError(problems)
         writer.add(repo.task_rel(new_id, ENVELOPE), envelope_bytes(repo, envelope))
         record = StatusRecord(task=new_id, state="submitted", by=agent, at=format_time(now))
-        writer.add(
-            repo.task_rel(new_id, STATUS, status_name(1, "submitted")),
-            record_bytes(record.to_document()),
-        )
+        name = status_name(1, "submitted")
+        writer.add(repo.task_rel(new_id, STATUS, name), record_bytes(record.to_document()))
+        writer.project(new_task_row(envelope, name, agent))
         message = (
             f"taskfs: {task_id} reassigned by {agent} to {to} as {new_id}\n\n"
             f"Taskfs-Task: {task_id}\nTaskfs-Task: {new_id}\n"
             f"Taskfs-Transition: {staged.before} -> canceled\nTaskfs-Agent: {agent}\n"
         )
         commit = writer.commit(message, agent, when=now)
-        index.remember(repo, staged.after)
-        summaries(repo)
     return Reassigned(task_id, new_id, to, commit)
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from taskfs.api.messages.inbox import Inbox
 from taskfs.api.messages.threads import read_thread
-from taskfs.core.readiness import dependency_graph, parent_map, rivals, unfinished_dependencies
+from taskfs.core.readiness import relations, rivals, unfinished_dependencies
 from taskfs.readmodel.projection import Summary
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task
@@ -86,8 +86,7 @@ def blockers(task_id: str, summaries: Mapping[str, Summary]) -> list[str]:
     ]
     if out:
         return out
-    graph = dependency_graph(t.envelope for t in summaries.values())
-    parents = parent_map(t.envelope for t in summaries.values())
+    graph, parents = relations(summaries)
     return [f"{r.id} ({r.state}, same files)" for r in rivals(task, summaries, graph, parents)]
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
@@ -34,7 +34,8 @@ from taskfs.core.layout import (
 )
 from taskfs.core.records import StatusRecord
 from taskfs.errors import Problem, TaskfsError, fail, problem
-from taskfs.store import fs, index, keys
+from taskfs.readmodel.projection import Facts, Summary
+from taskfs.store import fs, keys
 from taskfs.store.git import Git
 from taskfs.store.repository import Repository
 from taskfs.store.writer import Writer
@@ -165,20 +166,7 @@ def submit_within(
     whatever the caller added to `writer` too (an intake's last request)."""
     batch = _assign_ids(repo, parsed, actor)
     rules.check_new_tasks(repo, batch)
-    # The models are loaded here anyway: add the new tasks to the ledger cache now, so
-    # the listings that follow need not load them; their rows are built while git
-    # commits them.
-    ids = [e.id for e in batch if e.id]
-    added: list[index.Added | None] = []
-    write_new_tasks(
-        repo,
-        writer,
-        batch,
-        actor,
-        trailers=trailers,
-        meanwhile=lambda: added.append(index.added_rows(repo, ids)),
-    )
-    index.remember_new(repo, ids, added[0] if added else None)
+    write_new_tasks(repo, writer, batch, actor, trailers=trailers)
     return [Submitted(e.id or "") for e in batch]
 
 
@@ -191,7 +179,6 @@ def write_new_tasks(
     in_place: Collection[str] = (),
     trailers: Sequence[str] = (),
     opened: str | None = None,
-    meanwhile: Callable[[], object] | None = None,
 ) -> str:
     """Write each envelope of `batch` (already checked, ids assigned) and its `submitted`
     status, in one commit by `actor`. A task named in `in_place` already has its envelope
@@ -202,8 +189,7 @@ def write_new_tasks(
     `opened` names a peer's opening as it arrived (one task; its file is the caller's to add),
     or else one is signed here when the
     sender's private key is on this machine and both ends have committed keys. It vouches for
-    the `submitted` (audit) and is exported as stored, from any clone, never re-signed.
-    `meanwhile` is done while git commits (`Writer.commit`)."""
+    the `submitted` (audit) and is exported as stored, from any clone, never re-signed."""
     now = datetime.now(timezone.utc)
     signer = _opening_signer(repo, actor) if opened is None else None
     for envelope in batch:
@@ -233,8 +219,17 @@ def write_new_tasks(
             repo, actor, record.to_document(), f"submit task {task_id!r}"
         )
         writer.add(repo.task_rel(task_id, STATUS, name), record_bytes(document))
+        # The read model's row, as the full reader will read these files (their commit
+        # stores it: `Writer.project`).
+        writer.project(new_task_row(envelope, name, actor))
     subject = _new_message([e.id or "" for e in batch], actor, trailers)
-    return writer.commit(subject, actor, when=now, meanwhile=meanwhile)
+    return writer.commit(subject, actor, when=now)
+
+
+def new_task_row(envelope: Envelope, status: str, actor: str) -> Summary:
+    """The projection of a task just submitted: its envelope, one `submitted` status."""
+    assert envelope.id is not None
+    return Summary(envelope.id, Facts.of(envelope), "submitted", None, 0, (), status, actor, 1)
 
 
 def _opening_signer(repo: Repository, actor: str) -> OpeningSigner | None:
