@@ -86,9 +86,11 @@ def show(task_id: str, fmt: str, as_json: bool) -> int:
 
 @cli.command(name="ls")
 @clicked("ls")
-def ls_command(state: str | None, to: str | None, context: str | None, as_json: bool) -> int:
+def ls_command(
+    state: str | None, to: str | None, context: str | None, archived: bool, as_json: bool
+) -> int:
     """All tasks with their state."""
-    return bodies.ls(state, to, context, as_json)
+    return bodies.ls(state, to, context, as_json, archived=archived)
 
 
 @cli.command()
@@ -166,3 +168,39 @@ def audit(as_json: bool) -> int:
     from taskfs.api.review import audit as audit_api
 
     return act(as_json, lambda: audit_api.audit(open_repo()), render.audit)
+
+
+@cli.command()
+@click.option(
+    "--older-than",
+    "older_than",
+    metavar="AGE",
+    help="Archive terminal tasks whose last transition is older than AGE (30d, 12h, 90m, 2w; "
+    "default: archive.olderThan in .taskfs/config.yaml, else 30d).",
+)
+@agent_option
+@json_option
+def archive(older_than: str | None, agent: str | None, as_json: bool) -> int:
+    """Move old terminal tasks out of the working tree in one audited commit; history keeps them."""
+    from taskfs.api.tasks import archive as archiving
+
+    def show(done: archiving.Archived) -> tuple[dict[str, Any], str]:
+        doc = shapes.document(
+            True,
+            archived=list(done.ids),
+            count=len(done.ids),
+            commit=done.commit,
+            files=list(done.files),
+            skipped=list(done.skipped),
+            olderThan=done.older_than,
+        )
+        text = i18n.say(
+            "archived {count} tasks older than {age}", count=len(done.ids), age=done.older_than
+        )
+        if done.skipped:
+            text += "\n" + i18n.say(
+                "left in place (files no commit holds): {ids}", ids=", ".join(done.skipped)
+            )
+        return doc, text
+
+    return act(as_json, lambda: archiving.archive(open_repo(), agent or None, older_than), show)

@@ -74,7 +74,13 @@ def _body(
     from taskfs.cli import bodies
 
     if command == "ls":
-        return bodies.ls(values.get("state"), values.get("to"), values.get("context"), True)
+        return bodies.ls(
+            values.get("state"),
+            values.get("to"),
+            values.get("context"),
+            True,
+            archived=bool(values.get("archived")),
+        )
     if command == "ready":
         return bodies.ready(agent, True)
     if command == "claim":

@@ -80,6 +80,12 @@ COMMANDS: dict[str, Command] = {
         Option("--state", "state", "Only tasks in this state.", choices="listed_states"),
         Option("--to", "to", "Only tasks addressed to this agent."),
         Option("--context", "context", "Only tasks of this contextID."),
+        Option(
+            "--archived",
+            "archived",
+            "The archived tasks instead (taskfs archive took them out of the working tree).",
+            value=False,
+        ),
         JSON,
     ),
     "ready": Command((), AGENT, JSON),

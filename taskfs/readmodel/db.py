@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     # HEAD moved since the rows were settled.
     CatchUp = Callable[[str, str], bool]
 
-FORMAT = 1
+FORMAT = 2  # 2: the projection says when its last transition was made (head_at)
 NAME = f"readmodel-v{FORMAT}.sqlite"
 
 SCHEMA = """

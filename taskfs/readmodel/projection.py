@@ -70,6 +70,7 @@ class Summary(NamedTuple):
     # A terminal task `taskfs archive` took out of the working tree: history keeps its files,
     # the archive's record keeps this projection (without its entries, which own nothing).
     archived: bool = False
+    head_at: str | None = None  # when the transition into the current state was made (UTC)
 
     @classmethod
     def of(cls, task: Task) -> Summary:
@@ -85,6 +86,7 @@ class Summary(NamedTuple):
             chain.head.name if chain.head else None,
             chain.head.record.by if chain.head else None,
             len(chain.links),
+            head_at=chain.head.record.at if chain.head else None,
         )
 
     @classmethod

@@ -35,11 +35,12 @@ import os
 import sqlite3
 from collections.abc import Collection, Iterator
 
+from taskfs.core.layout import ARCHIVE_DIR
 from taskfs.core.shown import offered_to
 from taskfs.errors import TaskfsError
 from taskfs.readmodel import db, stamps
 from taskfs.readmodel.projection import Summary
-from taskfs.store import fs, readmodel_rows
+from taskfs.store import archive_records, fs, readmodel_rows
 from taskfs.store.ledger_view import Ledger
 from taskfs.store.readmodel_store import connect, digest, meta, recreate, row_tasks
 
@@ -172,13 +173,24 @@ def _changed(
     if old is None or new is None:
         return None
     try:
-        paths = repo.git.changed_paths(old, new, repo.tasks_rel)
+        paths = repo.git.changed_paths(old, new, repo.tasks_rel, ARCHIVE_DIR)
     except TaskfsError:
         return None  # the old commit is gone (a rewrite)
-    task_ids = row_tasks(repo, paths)
+    files = [p for p in paths if archive_records.is_archive_file(p)]
+    if files and not set(repo.git.head_files(files, rev=new)) >= set(files):
+        return None  # an archive file went away (a reset): which tasks came back, all say
+    archived = archive_records.archived(repo, new, files)
+    # A task archived and still (or again) in the tree, by a merge or by hand, is read.
+    back = archived.keys() & repo.git.folder_names(new, repo.tasks_rel) if archived else set()
+    task_ids = (row_tasks(repo, paths) - archived.keys()) | back
     if len(task_ids) > REBUILD_AT:
         return None
-    return _read_at(repo, new, task_ids)
+    out = _read_at(repo, new, task_ids)
+    for task_id, (summary, _commit) in archived.items():
+        row = out.get(task_id)
+        if row is None or row[0] is None:  # the archive's row, unless the tree says more
+            out[task_id] = (summary, None)
+    return out
 
 
 def _read_at(
@@ -220,6 +232,9 @@ def _rebuild(repo: Repository, head: str | None) -> sqlite3.Connection:
             if summary is not None:
                 rows[task_id] = (summary, None)
         missing = set(rows) - set(present)
+        for task_id, (summary, _commit) in archive_records.archived(repo).items():
+            if task_id not in rows or rows[task_id][0] is None:
+                rows[task_id] = (summary, None)  # the archive's row, unless the tree says more
     conn = recreate(repo)
     folder = db.folder_identity(str(repo.tasks_dir))
     with db.writing(conn):

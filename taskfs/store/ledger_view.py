@@ -136,6 +136,14 @@ class Ledger(Mapping[str, Summary]):
         query = "SELECT id FROM listing WHERE state = ? AND archived = 0 ORDER BY id"
         return db.ids(self.conn, query, (state,))
 
+    def terminal_ids(self) -> list[str]:
+        """The ids of the tasks (not requests) in a terminal state, not archived, in order."""
+        query = (
+            f"SELECT id FROM listing WHERE archived = 0 AND intake = 0 "
+            f"AND state IN {db.TERMINAL_SQL} ORDER BY id"
+        )
+        return db.ids(self.conn, query)
+
     def intake_ids(self) -> list[str]:
         return db.ids(self.conn, "SELECT id FROM listing WHERE intake = 1 ORDER BY id")
 

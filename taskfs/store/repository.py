@@ -100,6 +100,15 @@ class Repository:
         """A ledger file's bytes (OSError when it cannot be read)."""
         return (self.root / rel).read_bytes()
 
+    def entries(self, task_id: str, kind: str) -> list[str]:
+        """Every name in a task's folder `kind` (YAML or not), sorted; a writer's temporary
+        file (a leading dot) left out."""
+        try:
+            names = os.listdir(self.task_dir(task_id) / kind)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return sorted(n for n in names if not n.startswith("."))
+
     def list_dir(self, task_id: str, kind: str) -> list[str]:
         """The YAML file names in a task's status, evidence, messages or reads folder, sorted."""
         try:

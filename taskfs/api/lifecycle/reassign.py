@@ -97,7 +97,7 @@ def reassign(
         record = StatusRecord(task=new_id, state="submitted", by=agent, at=format_time(now))
         name = status_name(1, "submitted")
         writer.add(repo.task_rel(new_id, STATUS, name), record_bytes(record.to_document()))
-        writer.project(new_task_row(envelope, name, agent))
+        writer.project(new_task_row(envelope, name, agent, record.at))
         message = (
             f"taskfs: {task_id} reassigned by {agent} to {to} as {new_id}\n\n"
             f"Taskfs-Task: {task_id}\nTaskfs-Task: {new_id}\n"

@@ -169,6 +169,7 @@ def stage_transition(
         head=name,
         head_by=agent,
         length=task.length + 1,
+        head_at=format_time(now),
     )
     writer.project(after)  # the read model's row, stored with the commit
     return Staged(current, rel, after)

@@ -221,15 +221,16 @@ def write_new_tasks(
         writer.add(repo.task_rel(task_id, STATUS, name), record_bytes(document))
         # The read model's row, as the full reader will read these files (their commit
         # stores it: `Writer.project`).
-        writer.project(new_task_row(envelope, name, actor))
+        writer.project(new_task_row(envelope, name, actor, at))
     subject = _new_message([e.id or "" for e in batch], actor, trailers)
     return writer.commit(subject, actor, when=now)
 
 
-def new_task_row(envelope: Envelope, status: str, actor: str) -> Summary:
+def new_task_row(envelope: Envelope, status: str, actor: str, at: str) -> Summary:
     """The projection of a task just submitted: its envelope, one `submitted` status."""
     assert envelope.id is not None
-    return Summary(envelope.id, Facts.of(envelope), "submitted", None, 0, (), status, actor, 1)
+    facts = Facts.of(envelope)
+    return Summary(envelope.id, facts, "submitted", None, 0, (), status, actor, 1, head_at=at)
 
 
 def _opening_signer(repo: Repository, actor: str) -> OpeningSigner | None:
@@ -265,12 +266,16 @@ def _actor(agent: str | None, envelopes: Sequence[Envelope], sources: Sequence[S
 def _assign_ids(
     repo: Repository, parsed: Sequence[tuple[Source, Envelope]], actor: str
 ) -> list[Envelope]:
+    from taskfs.store.index import summaries
+
     batch: list[Envelope] = []
     seen: dict[str, str] = {}
     problems: list[Problem] = []
+    ledger = summaries(repo)
     for source, envelope in parsed:
         task_id = envelope.id or fresh_id(repo, seen)
-        if task_id in seen or _taken(repo, task_id, actor):
+        # An archived task's id stays taken: history and the rules still name it.
+        if task_id in seen or ledger.is_archived(task_id) or _taken(repo, task_id, actor):
             problems.append(_at(problem("task_exists", field="id", id=task_id), source.label))
         seen[task_id] = source.label
         batch.append(envelope if envelope.id else envelope.with_id(task_id))

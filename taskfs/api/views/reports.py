@@ -136,13 +136,16 @@ def intake_report(repo: Repository, task_id: str) -> IntakeReport:
 def task_report(repo: Repository, task_id: str, *, neighbours: bool = True) -> TaskReport:
     """A task with its evidence and messages, and (`neighbours`) the states of its
     dependencies and the tasks delegated from it, which takes reading the whole ledger."""
-    task = load_task(repo, task_id)
-    if not neighbours:
+    from taskfs.api.tasks.queries import home
+
+    where = home(repo, task_id)  # an archived task: as the archive's commit holds it
+    task = load_task(where, task_id)
+    if not neighbours or where is not repo:
         return TaskReport(
             task,
-            tuple(entries.task_evidence(repo, task.id)),
-            tuple(entries.task_messages(repo, task.id)),
-            requests=intake_rows(repo, task.id),
+            tuple(entries.task_evidence(where, task.id)),
+            tuple(entries.task_messages(where, task.id)),
+            requests=intake_rows(where, task.id),
         )
     tasks = load_all(repo)
     tasks.setdefault(task_id, task)

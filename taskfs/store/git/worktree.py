@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from taskfs.store.git.history import History
-from taskfs.store.git.objects import Identity, ObjectReader, Objects, parse_tree
+from taskfs.store.git.objects import Identity, Objects
 from taskfs.store.git.process import git_error, nul_list
+from taskfs.store.git.reader import ObjectReader, parse_tree
 
 _W = TypeVar("_W", bound="Worktree")
 
