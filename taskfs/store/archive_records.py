@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from taskfs.core import layout, yamlio
+from taskfs.core import layout
 from taskfs.core.layout import ARCHIVE_DIR
 from taskfs.errors import Problem, TaskfsError, problem
 from taskfs.readmodel import archive
@@ -33,6 +33,8 @@ def records(
     a `file_invalid` problem for each that is not one."""
     if paths is not None and not paths:
         return [], []
+    from taskfs.core import yamlio  # only where an archive is read: the hot paths read none
+
     wanted = [ARCHIVE_DIR] if paths is None else sorted(paths)
     found: list[tuple[str, archive.Record]] = []
     problems: list[Problem] = []

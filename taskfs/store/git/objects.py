@@ -192,12 +192,16 @@ class Objects(Process):
             raise
 
     def _unstage(self, folders: Sequence[str]) -> None:
-        """Take every file below `folders` out of the index (the working tree is left)."""
-        args = ("rm", "-r", "-q", "--cached", "--ignore-unmatch")
-        proc = self.run_index(
-            *args, "--pathspec-from-file=-", "--pathspec-file-nul",
-            input=_nul_joined(folders), env={"GIT_LITERAL_PATHSPECS": "1"},
-        )  # fmt: skip
+        """Take every file HEAD holds below `folders` out of the index (the working tree is
+        left): listed from HEAD's tree, removed by name, so that tens of thousands of folders
+        cost one pass, not one pathspec match per file and folder."""
+        wanted = set(folders)
+        depths = {folder.count("/") + 1 for folder in wanted}
+        parents = sorted({folder.rsplit("/", 1)[0] for folder in wanted if "/" in folder})
+        listed = self.tree_paths("HEAD", parents) if parents else []
+        paths = [p for p in listed if any("/".join(p.split("/")[:d]) in wanted for d in depths)]
+        args = ("update-index", "-z", "--force-remove", "--stdin")
+        proc = self.run_index(*args, input=_nul_joined(paths))
         if proc.returncode != 0:
             raise git_error(args, proc)
 
