@@ -20,6 +20,10 @@ from collections.abc import Sequence
 
 from taskfs.cli.options import COMMANDS, allowed, parse
 
+TYPE_CHECKING = False  # `typing` costs the hot path 3 ms to import; type checkers know this
+if TYPE_CHECKING:
+    from typing import Any
+
 # The transitions: their target state (move names it), as their click commands call the body.
 TARGETS = {"claim": "working", "refuse": "rejected", "complete": "completed"}
 # What this path answers only as JSON: the listings' text for people is click's.
@@ -54,10 +58,26 @@ def run(args: Sequence[str]) -> int | None:
 
         if arguments[1] not in STATES:
             return None  # likewise, with the state meant
+    if command == "check" and not _seconds(values):
+        return None  # click says what a time limit may be
     from taskfs import i18n
 
     i18n.choose(None)  # as click's group does: no language chosen on the command line
     return _body(command, values, arguments, agent, as_json)
+
+
+def _seconds(values: dict[str, Any]) -> bool:
+    """Read `--timeout` as click's range does (more than 0, at most a day, a number): False
+    when it is none of that."""
+    given = values.get("timeout")
+    if given is None:
+        return True
+    try:
+        seconds = float(given)
+    except ValueError:
+        return False
+    values["timeout"] = seconds
+    return 0 < seconds <= 24 * 60 * 60  # NaN is neither, as click's own check says
 
 
 def _for_click(command: str, values: dict[str, object]) -> bool:
@@ -68,7 +88,7 @@ def _for_click(command: str, values: dict[str, object]) -> bool:
 
 
 def _body(
-    command: str, values: dict[str, str], arguments: list[str], agent: str | None, as_json: bool
+    command: str, values: dict[str, Any], arguments: list[str], agent: str | None, as_json: bool
 ) -> int:
     """The command's body, as its click command calls it."""
     from taskfs.cli import bodies
@@ -87,6 +107,20 @@ def _body(
         return bodies.claim(arguments[0], agent, as_json)  # a task already held is said so
     if command == "new":
         return bodies.new(arguments, agent, as_json)
+    if command == "check":
+        from taskfs.cli import checking
+
+        return checking.check(
+            arguments[0],
+            timeout=values.get("timeout"),
+            fresh=bool(values.get("fresh")),
+            request=bool(values.get("request")),
+            text=values.get("text", ""),
+            sandbox=values.get("sandbox"),
+            network=values.get("network"),
+            agent=agent,
+            as_json=as_json,
+        )
     if command == "send":
         return bodies.send(
             arguments[0],

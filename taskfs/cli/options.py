@@ -27,6 +27,7 @@ class Option:
         "metavar",
         "multiple",
         "name",
+        "negative",
         "value",
     )
 
@@ -42,6 +43,7 @@ class Option:
         choices: str | None = None,
         metavar: str | None = None,
         default: str | None = None,
+        negative: str | None = None,
     ) -> None:
         self.name = name
         self.dest = dest
@@ -52,16 +54,18 @@ class Option:
         self.choices = choices  # the name of its allowed values (`allowed`)
         self.metavar = metavar
         self.default = default  # the value when neither the option nor its envvar is given
+        self.negative = negative  # a flag's other name, which sets it False (`--no-network`)
 
 
 class Command:
     """A command's plain arguments (name and how many: -1 for one or more) and options."""
 
-    __slots__ = ("arguments", "options")
+    __slots__ = ("arguments", "negatives", "options")
 
     def __init__(self, arguments: tuple[tuple[str, int], ...], *options: Option) -> None:
         self.arguments = arguments
         self.options = {option.name: option for option in options}
+        self.negatives = {o.negative: o for o in options if o.negative is not None}
 
     def count(self) -> int:
         """How many plain arguments: -1 for one or more (only the last can take many)."""
@@ -123,6 +127,43 @@ COMMANDS: dict[str, Command] = {
         JSON,
     ),
     "new": Command((("files", -1),), AGENT, JSON),
+    "check": Command(
+        (("task_id", 1),),
+        Option(
+            "--timeout",
+            "timeout",
+            "Time limit in seconds, more than 0 and at most 86400 (default: the envelope's, "
+            "else the repository's).",
+        ),
+        Option(
+            "--fresh", "fresh", "Run in a fresh checkout of HEAD (a second opinion).", value=False
+        ),
+        Option(
+            "--request",
+            "request",
+            "Do not run it here: ask for it with a result message (a watcher answers).",
+            value=False,
+        ),
+        Option("--text", "text", "With --request: what to say about the result.", default=""),
+        Option(
+            "--sandbox",
+            "sandbox",
+            "Run the command in a bubblewrap sandbox: auto (when the host has one), on (refuse "
+            "without), off (default: $TASKFS_SANDBOX, else check.sandbox in .taskfs/config.yaml, "
+            "else auto).",
+            choices="sandbox_modes",
+        ),
+        Option(
+            "--network",
+            "network",
+            "Let the sandboxed command reach the network (default: $TASKFS_CHECK_NETWORK, else "
+            "no).",
+            value=False,
+            negative="--no-network",
+        ),
+        AGENT,
+        JSON,
+    ),
     "send": Command(
         (("task_id", 1), ("text", 1)),
         AGENT,
@@ -144,6 +185,8 @@ def allowed(choices: str) -> tuple[str, ...]:
     """The values an option's `choices` name allows."""
     if choices == "formats":
         return ("text", "markdown")
+    if choices == "sandbox_modes":
+        return ("auto", "on", "off")
     from taskfs.core import lifecycle
 
     named = {"listed_states": lifecycle.LISTED_STATES, "send_statuses": lifecycle.SEND_STATUSES}
@@ -164,13 +207,13 @@ def parse(command: Command, args: list[str]) -> tuple[dict[str, Any], list[str]]
             plain.append(arg)
             continue
         name, eq, given = arg.partition("=")
-        option = command.options.get(name)
-        if option is None or (option.name in values and not option.multiple):
+        option = command.options.get(name) or command.negatives.get(name)
+        if option is None or (option.dest in values and not option.multiple):
             return None
         if not option.value:
             if eq:
                 return None  # `--json=...`: click's to refuse
-            values[option.dest] = True
+            values[option.dest] = name != option.negative
             continue
         if not eq:
             if not rest or rest[0].startswith("-"):
@@ -208,8 +251,11 @@ def clicked(name: str, **extra: dict[str, Any]) -> Callable[[Any], Any]:
                 settings["metavar"] = option.metavar
             if option.default is not None:
                 settings["default"] = option.default
+            name = option.name
+            if option.negative is not None:  # a pair of flags, unset (None) when neither given
+                name, settings["default"] = f"{name}/{option.negative}", None
             settings.update(extra.get(option.dest, {}))
-            function = click.option(option.name, option.dest, **settings)(function)
+            function = click.option(name, option.dest, **settings)(function)
         for argument, count in reversed(command.arguments):
             settings = {"nargs": count} if count != 1 else {}
             if count == -1:

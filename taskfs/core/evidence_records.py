@@ -26,10 +26,6 @@ from pydantic import AfterValidator, BeforeValidator, Field, Strict, TypeAdapter
 from taskfs.core import layout
 from taskfs.core.records import AgentText, TaskIdText, UtcTime, _Record, matching
 
-EVIDENCE_OUTPUT_CAP = 32 * 1024
-"""Bytes kept of each captured stream (first and last half); evidence files stay far below the
-1 MiB limit of a ledger file even when every kept byte has to be escaped in YAML."""
-
 Verdict = Literal["pass", "fail"]
 CHECK_SOURCES = ("script", "llm_judge")
 _HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")

@@ -166,7 +166,7 @@ def register_agent_tools(tools: Tools) -> None:
             return {
                 **sent,
                 "ok": checked.passed,
-                "verdict": checked.record.verdict,
+                "verdict": checked.verdict,
                 "evidence": checked.evidence,
             }
 

@@ -32,6 +32,7 @@ def _described(command: click.Command) -> tuple[dict[str, object], list[tuple[st
                 param.envvar,
                 choices,
                 param.default if isinstance(param.default, str) else None,
+                param.secondary_opts[0] if param.secondary_opts else None,
             )
     return options, arguments
 
@@ -47,6 +48,7 @@ def _tabled(command: Command) -> tuple[dict[str, object], list[tuple[str, int]]]
             option.envvar,
             choices,
             option.default,
+            option.negative,
         )
     return options, list(command.arguments)
 
@@ -59,7 +61,7 @@ def test_the_fast_path_and_click_read_the_same_options(name: str) -> None:
 
 def test_every_command_the_fast_path_reads_is_in_the_table() -> None:
     # A command line the fast path answers is one the table describes, and none other.
-    for name in ("validate", "log", "audit", "owners", "check"):
+    for name in ("validate", "log", "audit", "owners", "sync"):
         assert fast.run([name, "x"]) is None
         assert name not in COMMANDS
 
@@ -88,6 +90,10 @@ def test_what_click_must_say_is_left_to_click() -> None:
         {"artifacts": ["a=b", "c=d"]},
         ["t"],
     )
+    check = COMMANDS["check"]
+    assert parse(check, ["t", "--no-network"]) == ({"network": False}, ["t"])
+    assert parse(check, ["t", "--network", "--json"]) == ({"network": True, "as_json": True}, ["t"])
+    assert parse(check, ["t", "--network", "--no-network"]) is None  # one of the two, once
 
 
 def test_a_command_line_answers_the_same_through_either(repo: Path) -> None:

@@ -92,7 +92,7 @@ def record_evidence(repo: Repository, task_id: str) -> Evidence:
     from taskfs.api.evidence import checks as evidence
 
     checked = evidence.check(repo, task_id, agent="watcher")
-    return Evidence(checked.record.verdict, checked.evidence)
+    return Evidence(checked.verdict, checked.evidence)
 
 
 def run_requested_check(
