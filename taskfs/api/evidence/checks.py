@@ -153,7 +153,7 @@ def check(
     limit = float(timeout or task.timeout_seconds or repo.check_settings()[0])
     trust = trust_root(repo)
     signer = runner_key(repo, trust)
-    head = repo.git.head()
+    head = repo.git.head_guess()  # from git's files (git itself when they say nothing clear)
     if head is None:
         raise fail("git_failed", command="rev-parse", reason="there is no commit to check against")
     if fresh:
