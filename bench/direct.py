@@ -45,29 +45,8 @@ CHECK_UP_TO = 10_000
 def build(target: Path, size: int, *, check: bool = True) -> dict[str, Any]:
     """Write the planned repository of `size` tasks at `target`; returns its manifest."""
     the_plan = generate.plan(size)
-    env = {**os.environ, **IDENTITY}
-    target.mkdir(parents=True)
-    _git(target, env, "init", "-q", "-b", "main")
-    (target / "README.md").write_text("A synthetic project for the taskfs benchmark.\n")
-    _git(target, env, "add", "README.md")
-    _git(target, env, "commit", "-q", "-m", "initial")
-    submit.init(target, "bench")
-    repo = Repository.open(target)
-    commit = repo.git.head() or ""
-    made: set[Path] = set()
-    for task in the_plan.tasks:
-        for state in ("submitted", *task.steps):
-            clock = BASE_TIME + timedelta(minutes=task.index)
-            files = _submitted(repo, task, clock) if state == "submitted" else None
-            if files is None:
-                clock += timedelta(seconds=len(task.head))
-                files = list(generate._step_files(repo, task, state, commit, _later(task, clock)))
-            for rel, data in files:
-                path = target / rel
-                if path.parent not in made:
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    made.add(path.parent)
-                path.write_bytes(data)
+    env, repo, commit = _start(target)
+    _write_tasks(target, repo, the_plan.tasks, commit, BASE_TIME)
     _git(target, env, "-c", "gc.auto=0", "add", "-A", "--", repo.tasks_rel)
     _git(target, env, "-c", "gc.auto=0", "commit", "-q", "-m", f"bench: {size} tasks written")
     # Packed now, not by a `gc --auto` git would start in the background after this commit
@@ -112,15 +91,7 @@ def build_archived(target: Path, live: int, archived: int) -> dict[str, Any]:
         task.index = 1_000_000 + n  # its files and entries: none of the live tasks'
         task.steps = rng.choices([p for _, p in FINISHED], weights)[0]
         task.depends_on = ()
-    env = {**os.environ, **IDENTITY}
-    target.mkdir(parents=True)
-    _git(target, env, "init", "-q", "-b", "main")
-    (target / "README.md").write_text("A synthetic project for the taskfs benchmark.\n")
-    _git(target, env, "add", "README.md")
-    _git(target, env, "commit", "-q", "-m", "initial")
-    submit.init(target, "bench")
-    repo = Repository.open(target)
-    commit = repo.git.head() or ""
+    env, repo, commit = _start(target)
     _write_tasks(target, repo, old, commit, OLD_TIME)
     _write_tasks(target, repo, the_plan.tasks, commit, BASE_TIME)
     _git(target, env, "-c", "gc.auto=0", "add", "-A", "--", repo.tasks_rel)
@@ -132,6 +103,19 @@ def build_archived(target: Path, live: int, archived: int) -> dict[str, Any]:
     manifest["builder"] = "direct, archived"
     manifest["archived"] = archived
     return manifest
+
+
+def _start(target: Path) -> tuple[dict[str, str], Repository, str]:
+    """A new repository at `target` with one commit and taskfs initialised."""
+    env = {**os.environ, **IDENTITY}
+    target.mkdir(parents=True)
+    _git(target, env, "init", "-q", "-b", "main")
+    (target / "README.md").write_text("A synthetic project for the taskfs benchmark.\n")
+    _git(target, env, "add", "README.md")
+    _git(target, env, "commit", "-q", "-m", "initial")
+    submit.init(target, "bench")
+    repo = Repository.open(target)
+    return env, repo, repo.git.head() or ""
 
 
 def _write_tasks(

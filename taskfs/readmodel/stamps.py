@@ -55,15 +55,19 @@ def file_key(path: str) -> FileKey:
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+def common_dir(git_dir: str) -> str:
+    """Where a checkout's refs live: its git dir, or in a linked worktree the common one."""
+    try:
+        with open(git_dir + "/commondir", encoding="utf-8") as handle:
+            return os.path.normpath(os.path.join(git_dir, handle.read().strip()))
+    except OSError:
+        return git_dir
+
+
 def head_identity(git_dir: str) -> tuple[FileKey, ...]:
     """The identities of the files that say which commit HEAD is: `HEAD`, the branch's loose
     ref and `packed-refs` (in a linked worktree, refs live in the common git dir)."""
-    common = git_dir
-    try:
-        with open(git_dir + "/commondir", encoding="utf-8") as handle:
-            common = os.path.normpath(os.path.join(git_dir, handle.read().strip()))
-    except OSError:
-        pass
+    common = common_dir(git_dir)
     keys = [file_key(git_dir + "/HEAD")]
     try:
         with open(git_dir + "/HEAD", encoding="utf-8") as handle:
@@ -79,12 +83,7 @@ def head_commit(git_dir: str) -> str | None:
     """The commit HEAD names, read from git's files without running git (a detached HEAD, a
     loose ref, `packed-refs`); None when they name none (no commit yet) or say nothing this
     reads (the caller asks git then, or takes the slower path)."""
-    common = git_dir
-    try:
-        with open(git_dir + "/commondir", encoding="utf-8") as handle:
-            common = os.path.normpath(os.path.join(git_dir, handle.read().strip()))
-    except OSError:
-        pass
+    common = common_dir(git_dir)
     try:
         with open(git_dir + "/HEAD", encoding="utf-8") as handle:
             text = handle.read().strip()
