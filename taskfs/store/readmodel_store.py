@@ -119,13 +119,23 @@ def committed(repo: Repository, paths: Collection[str], rows: Mapping[str, Summa
         changed = row_tasks(repo, paths)
         if not changed <= rows.keys():
             return
-        known = set(db.ids(conn, "SELECT id FROM rows"))  # a new folder is listed again
+        known = _stored(conn, sorted(changed))  # a new folder: listed before it is trusted
         with db.writing(conn):
             readmodel_rows.replace(conn, {t: (rows[t], digest(repo, t)) for t in sorted(changed)})
             values: dict[str, Any] = {db.HEAD: commit}
             if not changed <= known:
                 values[db.FOLDER] = (stamps.NO_FILE, 0)  # listed before it is trusted again
             db.write_meta(conn, **values)
+
+
+def _stored(conn: sqlite3.Connection, task_ids: list[str]) -> set[str]:
+    """Those of `task_ids` the store has rows for."""
+    found: set[str] = set()
+    for start in range(0, len(task_ids), 500):
+        chunk = task_ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        found.update(db.ids(conn, f"SELECT id FROM rows WHERE id IN ({marks})", chunk))
+    return found
 
 
 def digest(repo: Repository, task_id: str) -> bytes:

@@ -177,6 +177,11 @@ class Objects(Process):
                 raise git_error(args, proc)
         if retired:
             self._unstage(retired)
+            # git's index keeps a cache of the trees it holds, in which every folder taken out
+            # stays as a stale node: rewritten without them, or each later `git add` rewrites
+            # an index half again as large. Only the trees' objects are written (unreferenced,
+            # as git's own would be), and a failure (a merge in progress) changes nothing.
+            self.run_index("write-tree")
         try:
             return self._commit_onto_head(
                 contents, message, author, when, built=None if unsure else built
