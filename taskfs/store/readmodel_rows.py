@@ -21,9 +21,6 @@ from taskfs.store.ledger_view import Ledger, file_of, interface_file
 # A task's new row: its projection (None: its files cannot be read) and the digest of the
 # bytes it was read from (None: not known; a writer about to append reads the task again).
 Row = tuple["Summary | None", "bytes | None"]
-# Up to this many changed tasks have their overlaps asked of the entries near their own; past
-# it every entry is indexed once.
-NEARBY_LIMIT = 64
 
 
 def replace(conn: sqlite3.Connection, changed: Mapping[str, Row | None]) -> None:
@@ -134,7 +131,9 @@ def _store_overlaps(conn: sqlite3.Connection, ids: list[str], *, everything: boo
     tasks' states."""
     if not ids:
         return
-    many = everything or len(ids) > NEARBY_LIMIT
+    # A rebuild indexes every entry once; a change, however large (`new` of a thousand
+    # envelopes), asks the store for the entries near its own.
+    many = everything
     entries, index = _entries_of(conn, set(ids), index_all=many)
     ledger = Ledger(conn)
     pairs: set[tuple[str, str]] = set()

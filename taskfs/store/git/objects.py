@@ -158,10 +158,7 @@ class Objects(Process):
             thread.start()
         try:
             if paths:
-                args = ("add", "--force", "--", *paths)
-                proc = self.run_index(*args, env={"GIT_LITERAL_PATHSPECS": "1"})
-                if proc.returncode != 0:
-                    raise git_error(args, proc)
+                self._add_to_index(paths)
         finally:
             if thread.ident is not None:
                 thread.join()
@@ -195,6 +192,19 @@ class Objects(Process):
                 env={"GIT_LITERAL_PATHSPECS": "1"},
             )  # fmt: skip
             raise
+
+    def _add_to_index(self, paths: Sequence[str]) -> None:
+        if len(paths) > _ADDED_BY_NAME:
+            # Many files (`new` of a thousand envelopes): by name, not as pathspecs, which
+            # `git add` matches each against every entry of the index. The same blobs: the
+            # clean filters apply alike, and ignore rules neither way (`--force`).
+            args: tuple[str, ...] = ("update-index", "--add", "-z", "--stdin")
+            proc = self.run_index(*args, input=_nul_joined(paths))
+        else:
+            args = ("add", "--force", "--", *paths)
+            proc = self.run_index(*args, env={"GIT_LITERAL_PATHSPECS": "1"})
+        if proc.returncode != 0:
+            raise git_error(args, proc)
 
     def _unstage(self, folders: Sequence[str]) -> None:
         """Take every file HEAD holds below `folders` out of the index (the working tree is
@@ -468,6 +478,10 @@ class Objects(Process):
         """Point HEAD at `new` if it still points at `old` (a compare-and-swap)."""
         proc = self.run_raw("update-ref", "-m", message, "HEAD", new, old or self.zero)
         return proc.returncode == 0
+
+
+# Past this many files a commit adds them to git's index by name (`commit_files`).
+_ADDED_BY_NAME = 32
 
 
 def _nul_joined(paths: Sequence[str]) -> bytes:
