@@ -1,9 +1,10 @@
 """Render the board of the demo repository in headless Chromium and keep a screenshot.
 
 Run: `python bench/board_screenshot.py [OUT]` (default docs/board.png). It builds the demo
-repository (`taskfs demo --keep`, grown by tests/demo_board.py into five tasks in five
-states, one with a failing check), writes `taskfs board --html`, and has Chromium take the
-picture. Needs chromium (apt-get install chromium) or $TASKFS_CHROMIUM.
+repository (`taskfs demo --keep`, grown by tests/demo_board.py into ten tasks in seven
+states: ready, blocked, dead and stale ones, one failing its check, one handed on), writes
+`taskfs board --html`, and has Chromium take the picture in a window 1400 px wide, the width
+the board is made to fit. Needs chromium (apt-get install chromium) or $TASKFS_CHROMIUM.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ def main() -> int:
             [sys.executable, "-m", "taskfs", "board", "--html", str(page)], cwd=repo, check=True
         )
         out.parent.mkdir(parents=True, exist_ok=True)
-        browser.screenshot(page, out, width=1960, height=520)
+        browser.screenshot(page, out, width=1400, height=1100)
     finally:
         demo_board.remove(repo)
     print(f"wrote {out}")

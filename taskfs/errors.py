@@ -58,8 +58,9 @@ MESSAGES: dict[str, str] = {
     "owns{why_text}",
     # intake: requests not yet a contract (contract section 12)
     "intake_open": "{id!r} is a request from {requester!r}, not a task yet: it becomes one "
-    "when {requester!r} sends the whole envelope (`taskfs show {id}` names what is missing); "
-    "until then it can only be proposed for or canceled",
+    "when {requester!r} sends the whole envelope on its id (`taskfs intake add {id}`; `taskfs "
+    "show {id}` names what is missing); until then its recipient may propose an envelope "
+    "(`taskfs intake propose`), and either may cancel it",
     "intake_closed": "intake {id!r} takes no more requests: {state_text}",
     "proposal_not_found": "intake {id!r} has no proposal waiting: the recipient proposes one "
     "with `taskfs intake propose {id} FILE`",
@@ -104,6 +105,11 @@ MESSAGES: dict[str, str] = {
     "sync_local_changes": "merging {upstream} would overwrite uncommitted work in "
     "{paths_text}: nothing was changed; commit or stash it, then run taskfs sync again",
     "sync_push_rejected": "{remote} refused the push to {branch!r}: {reason}",
+    "history_rewritten": "{remote}/{branch} no longer holds {dropped} ledger commits this clone "
+    "has and it once held ({first}{more_text}): its history was rewritten (a forced push), and "
+    "a transition published before cannot be overturned that way{then_text}; find out who "
+    "rewrote it, and push the history back (`git push --force-with-lease={branch}:{tip} "
+    "{remote} HEAD:{branch}` restores this clone's)",
     # delegation (contract section 8)
     "delegation_sender_mismatch": "task {id!r} is delegated from {parent!r}, so its from must be "
     "{expected!r} (the parent's recipient), not {actual!r}",
@@ -130,6 +136,7 @@ MESSAGES: dict[str, str] = {
     "key_invalid": "{path} is not a usable key: {reason}",
     "key_unsafe": "{path} is inside the repository's working tree; private keys must live "
     "outside it (set TASKFS_KEY_DIR)",
+    "key_not_found": "no committed {kind} key {name!r} ({path}); `taskfs keys ls` lists them",
     "trust_list_unsafe": "the runner trust list {path} cannot be relied on: {reason}; keep a "
     "readable one outside the working tree (default ~/.config/taskfs/trusted-runners.yaml), or "
     "unset TASKFS_TRUSTED_RUNNERS",
@@ -153,6 +160,8 @@ MESSAGES: dict[str, str] = {
     "one with `taskfs keys new --agent {agent}`)",
     "bus_unreachable": "the interlink bus at {url} did not serve the bridge: {reason}; start "
     "interlink-bus there, or name another with --url or INTERLINK_URL",
+    "session_unroutable": "{peer!r} has no session to send to: {reason}; pass session=<id> "
+    "(from the bus roster), or wait until it is online{sessions_text}",
     # host set-up: taskfs setup claude|codex (README: Where agents live)
     "host_config_invalid": "{path} is not valid {format}: {reason}; nothing was changed (fix or "
     "move it, then run taskfs setup again)",
@@ -169,6 +178,11 @@ MESSAGES: dict[str, str] = {
     "sentence what is asked for",
     "dependency_other_context": "it depends on {dependency!r}, a task of context "
     "{other_context!r}, not {context!r}",
+    "dependency_unknown": "it depends on {dependency!r}, which no task is yet: it cannot be "
+    "claimed until that task exists and completes (is the id right?)",
+    "dependency_final": "it depends on {dependency!r}, which is {state}{now_text}: it will never "
+    "complete, so this task cannot be claimed until {standing!r} is retried (taskfs retry "
+    "{standing})",
     # the watcher (contract section 9)
     "task_id_mismatch": "{path} sits in the folder of task {folder!r} but names the id {id!r}: "
     "the folder's name is the task's id, so remove the id or make the two agree",
@@ -177,6 +191,8 @@ MESSAGES: dict[str, str] = {
     "not_a_repository": "{path} is not inside a git repository (run `taskfs init`)",
     "file_unreadable": "cannot read {path}: {reason}",
     "file_unwritable": "cannot write {path}: {reason}",
+    "input_too_large": "{path} is over the limit of {limit_text} taskfs reads there: give less "
+    "(docs/errors.md lists the limits)",
     "invalid_agent": "{value!r} is not an agent name: use 1-64 characters of letters, digits, "
     ". _ @ -, starting with a letter or digit",
     "agent_required": "name the acting agent with --agent or TASKFS_AGENT",
@@ -188,18 +204,35 @@ MESSAGES: dict[str, str] = {
     "traceback and please report it",
     "sandbox_unavailable": "the check cannot run in a sandbox here: {reason}; install bubblewrap "
     "(Debian: apt-get install bubblewrap) or choose --sandbox auto or off",
+    "git_settings_changed": "the check changed {path} ({change}), where git finds commands to run "
+    "(hooks, core.fsmonitor, filters, aliases, includes): git would have run them later with "
+    "your environment; taskfs put it back as it was. Run checks in the sandbox: install "
+    "bubblewrap (Debian and Ubuntu: apt-get install bubblewrap; Fedora: dnf install "
+    "bubblewrap; Arch: pacman -S bubblewrap)",
     # A2A: the repository as an A2A agent, and tasks delegated to one (taskfs a2a)
     "event_not_found": "task {id!r} has no ledger event {event!r}: resume from an event id its "
     "stream sent (or leave Last-Event-ID out to start from the beginning)",
     "token_invalid": "{reason}: send `Authorization: Bearer <token>` with a token the server's "
-    "A2A token file names",
-    "tokens_unsafe": "the A2A token file {path} is inside the repository's working tree, where "
-    "any agent can write; keep it outside (default ~/.config/taskfs/a2a.yaml, or set "
-    "TASKFS_A2A_TOKENS)",
-    "bind_refused": "no A2A tokens are configured ({path}), so taskfs a2a serve listens on "
-    "loopback only, not on {host}: configure tokens, or use --host 127.0.0.1",
+    "token file names",
+    "tokens_unsafe": "the token file of the HTTP doors {path} is inside the repository's working "
+    "tree, where any agent can write; keep it outside (default ~/.config/taskfs/a2a.yaml, or "
+    "set TASKFS_A2A_TOKENS)",
+    "bind_refused": "no tokens are configured ({path}), so this HTTP door listens on loopback "
+    "only, not on {host}: configure tokens, or use --host 127.0.0.1",
+    "origin_refused": "the request's {header} {value!r} is refused: {reason}; a client on this "
+    "machine sends JSON to the loopback address the server printed, and an operator lets a "
+    "remote one in with tokens, or by listing its origin or host name (origins:, hosts:) in "
+    "the token file of the HTTP doors",
     "a2a_failed": "the A2A agent at {url} did not answer as A2A: {reason}",
     "a2a_refused": "the A2A agent at {url} refused: {reason}",
+    "a2a_version_unsupported": "A2A-Version {version!r} is not spoken here: send the header "
+    "`A2A-Version: 1.0` with the A2A 1.0 methods ({method} is one); no header means 0.3, whose "
+    "method names (message/send, tasks/get, ...) are answered too",
+    "media_type_unsupported": "a message part of type {media_type!r} cannot be read here: send "
+    "the envelope as a data part, or YAML or prose as a text part ({accepted})",
+    "task_finished": "task {id!r} is {state}: over A2A a finished task takes no more messages "
+    "and no new subscription; read it with GetTask (a stream that was cut resumes with its "
+    "Last-Event-ID)",
     "work_uncommitted": "the passing evidence of task {id!r} was recorded while files it owns "
     "were not committed{why_text}",
     # audit: authority, authorship and agent keys (contract section 11)
@@ -213,6 +246,8 @@ MESSAGES: dict[str, str] = {
     "agent_key_changed": "agent key {path} was {change} in {commit} after it was first committed; "
     "signatures are checked against the key that stood when each file was committed: find out "
     "who changed it",
+    "agent_key_revoked": "agent key {name!r} ({key_id}) was revoked in {commit} by {by}{why_text}: "
+    "what it signed before then still verifies, nothing it signs after is taken",
 }
 
 

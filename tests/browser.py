@@ -68,9 +68,9 @@ def chromium(*args: str, timeout: float = 120) -> str:
     return out.decode("utf-8", "replace")
 
 
-def dump_dom(page: Path) -> str:
-    """The page's DOM after its scripts ran, serialised."""
-    return chromium("--dump-dom", page.resolve().as_uri())
+def dump_dom(page: Path, *, width: int = 1400, height: int = 900) -> str:
+    """The page's DOM after its scripts ran (laid out in a window of that size), serialised."""
+    return chromium(f"--window-size={width},{height}", "--dump-dom", page.resolve().as_uri())
 
 
 def screenshot(page: Path, out: Path, *, width: int, height: int) -> None:

@@ -26,7 +26,12 @@ def _isolated_environment(
     for key, value in IDENTITY.items():
         monkeypatch.setenv(key, value)
     for key in list(os.environ):
-        if key.startswith("TASKFS_") or key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+        if key.startswith("TASKFS_") or key in (
+            "GIT_DIR",
+            "GIT_WORK_TREE",
+            "GIT_INDEX_FILE",
+            "INTERLINK_URL",
+        ):
             monkeypatch.delenv(key, raising=False)
     # Checks run unconfined unless a test asks for the sandbox: many tests watch a check's
     # processes and files from outside, which the sandbox rightly hides (tests/runner/

@@ -1,5 +1,8 @@
 """The demo repository, grown into a small team's ledger for the board: `taskfs demo --keep`
-builds it, then planner hands out four more tasks that end up in different states.
+builds it, then planner hands out eight more tasks that end up in different states: one ready,
+one blocked behind work in progress, one dead (it depends on a task that was rejected), one
+failed, one handed on to another agent (`taskfs reassign`), and two whose holders count as
+quiet (the repository calls a holder stale after a moment).
 
 Used by the board's browser test and by bench/board_screenshot.py (docs/board.png).
 """
@@ -10,6 +13,7 @@ import contextlib
 import io
 import json
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -55,10 +59,50 @@ EXTRA: dict[str, dict[str, Any]] = {
             "endToEndVerification": "The notes name the change and how to upgrade.",
         },
     },
+    "greet-emoji": {
+        "objective": "Greet with an emoji when the terminal can show one.",
+        "filesAndInterfaces": ["emoji.py"],
+        "acceptanceCheck": {
+            "passFailCommand": "python3 -c 'import emoji'",
+            "endToEndVerification": "greet('Ada') in a UTF-8 terminal shows a wave.",
+        },
+    },
+    "greet-benchmark": {
+        "objective": "Measure greet() on a million names and keep the script.",
+        "filesAndInterfaces": ["bench_greet.py"],
+        "acceptanceCheck": {
+            "passFailCommand": "python3 bench_greet.py --quick",
+            "endToEndVerification": "The script prints names per second.",
+        },
+    },
+    "announce-french": {
+        "objective": "Announce the French greeting on the project's news page.",
+        "to": "writer",
+        "contextID": "docs",
+        "filesAndInterfaces": ["NEWS.md"],
+        "dependsOn": ["translate-greeting"],
+        "acceptanceCheck": {
+            "passFailCommand": "grep -q Bonjour NEWS.md",
+            "endToEndVerification": "The news page says Bonjour.",
+        },
+    },
+    "polite-docs": {
+        "objective": "Document polite=True once greet-polite has landed.",
+        "to": "writer",
+        "contextID": "docs",
+        "filesAndInterfaces": ["docs/polite.md"],
+        "dependsOn": ["greet-polite"],
+        "acceptanceCheck": {
+            "passFailCommand": "grep -q polite docs/polite.md",
+            "endToEndVerification": "A reader finds how to be polite.",
+        },
+    },
 }
 
 
 REJECTED_REASON = "French needs a translator; nobody here speaks it well enough."
+FAILED_REASON = "Terminals here cannot show emoji; the greeting comes out garbled."
+REASSIGNED = "greet-benchmark-r1"  # greet-benchmark, handed on to helper
 
 
 def _base(task_id: str) -> dict[str, Any]:
@@ -114,6 +158,10 @@ def build() -> Path:
             "--reason",
             REJECTED_REASON,
         )
+        _taskfs("claim", "greet-emoji", "--agent", "builder")
+        _taskfs("move", "greet-emoji", "failed", "--agent", "builder", "--reason", FAILED_REASON)
+        # builder never took the benchmark up: planner hands it to helper.
+        _taskfs("reassign", "greet-benchmark", "--to", "helper", "--agent", "planner")
         _taskfs("claim", "release-notes", "--agent", "writer")
         _taskfs(
             "send",
@@ -125,6 +173,17 @@ def build() -> Path:
             "planner",
             "--status",
             "needs_input",
+        )
+        # This team calls a holder stale after a moment, so the board marks held work.
+        config = repo / ".taskfs" / "config.yaml"
+        settings = yamlio.load(config.read_bytes())
+        settings["nudge"] = {"staleHours": 0.000001}
+        config.write_text(yamlio.dump(settings))
+        subprocess.run(
+            ["git", "commit", "-q", "-m", "stale after a moment", "--", str(config)],
+            cwd=repo,
+            check=True,
+            capture_output=True,
         )
     return repo
 

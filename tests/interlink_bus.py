@@ -9,11 +9,18 @@
 - `POST /ack` `{"me": ROUTE, "ack": KEY}` -> 200, or 403 unless KEY starts with `me` and NUL.
   Acking a key already gone is fine (idempotent), as in interlink's store.
 - Queues are FIFO and bounded: beyond `cap`, the oldest is dropped.
+- `POST /announce` ANNOUNCEMENT -> 202 (400 without a `pubkey`): stored verbatim under its
+  roster key, `pubkey#session_id` (a bare `pubkey` without a session), replacing that key's
+  entry; entries three days old are pruned first, and a full roster (4,096) drops a newcomer.
+- `POST /unregister` `{"pubkey", "session"}` -> 202: that roster key's entry goes at once.
+- `GET /roster` -> `{"roster": [ANNOUNCEMENT + "age_ms", ...]}`: every entry younger than
+  three days, each stamped with the milliseconds since its last refresh (unsigned).
 
 Like interlink's, the bus verifies nothing: signatures are the recipients' business. For tests
-it can also lose acks (`lose_acks`: answer 200 to the next N acks and keep the messages, as
-when the answer to an ack never arrives), or hold them (`hold_acks`: a test kills the client
-while its ack waits), and it records what was sent and acked.
+it can also age the roster (`Queues.age_roster`, as if time had passed since the entries' last
+refresh), lose acks (`lose_acks`: answer 200 to the next N acks and keep the messages, as when
+the answer to an ack never arrives), or hold them (`hold_acks`: a test kills the client while
+its ack waits), and it records what was sent, acked, announced and unregistered.
 """
 
 from __future__ import annotations
@@ -28,6 +35,22 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 DEFAULT_RECV_TIMEOUT_MS = 25_000
+AWAY_RETAIN_MS = 3 * 24 * 60 * 60 * 1_000
+ROSTER_CAP = 4096
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def roster_key(body: Any) -> str | None:
+    """`pubkey#session_id`, or the bare `pubkey` without a session (src/bus.rs `roster_key`)."""
+    pubkey = body.get("pubkey") if isinstance(body, dict) else None
+    if not isinstance(pubkey, str):
+        return None
+    session = body.get("session")
+    session_id = session.get("session_id") if isinstance(session, dict) else None
+    return f"{pubkey}#{session_id}" if isinstance(session_id, str) and session_id else pubkey
 
 
 @dataclass
@@ -44,6 +67,43 @@ class Queues:
     hold_acks: bool = False
     ack_held: threading.Event = field(default_factory=threading.Event)
     release: threading.Event = field(default_factory=threading.Event)
+    # The roster: key -> (announcement as posted, received at, ms).
+    roster: dict[str, tuple[Any, int]] = field(default_factory=dict)
+    announced: list[Any] = field(default_factory=list)
+    unregistered: list[str] = field(default_factory=list)
+
+    def announce(self, key: str, announcement: Any, now: int) -> None:
+        with self.changed:
+            self.roster = {k: v for k, v in self.roster.items() if now - v[1] < AWAY_RETAIN_MS}
+            if len(self.roster) >= ROSTER_CAP and key not in self.roster:
+                return
+            self.roster[key] = (announcement, now)
+            self.announced.append(announcement)
+
+    def unregister(self, key: str) -> None:
+        with self.changed:
+            self.roster.pop(key, None)
+            self.unregistered.append(key)
+
+    def listed(self, now: int) -> list[Any]:
+        with self.changed:
+            out = []
+            for announcement, at in self.roster.values():
+                age = max(0, now - at)
+                if age >= AWAY_RETAIN_MS:
+                    continue
+                entry = dict(announcement) if isinstance(announcement, dict) else announcement
+                if isinstance(entry, dict):
+                    entry["age_ms"] = age
+                out.append(entry)
+            return out
+
+    def age_roster(self, ms: int, key: str | None = None) -> None:
+        """As if `ms` had passed since the last refresh of `key`'s entry (every entry's)."""
+        with self.changed:
+            for k, (announcement, at) in list(self.roster.items()):
+                if key is None or k == key or k.startswith(key + "#"):
+                    self.roster[k] = (announcement, at - ms)
 
     def enqueue(self, to: str, payload: Any) -> None:
         with self.changed:
@@ -126,6 +186,16 @@ class _Handler(BaseHTTPRequestHandler):
                 return  # dropped, unanswered: the connection closes
             queues.ack(body["ack"])
             self._reply(200)
+        elif path in ("/announce", "/unregister"):
+            key = roster_key(body)
+            if key is None:
+                self._reply(400)
+            elif path == "/announce":
+                self.server.queues.announce(key, body, now_ms())
+                self._reply(202)
+            else:
+                self.server.queues.unregister(key)
+                self._reply(202)
         elif path in ("/send", "/ack"):
             self._reply(422)
         else:
@@ -133,6 +203,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         url = urlsplit(self.path)
+        if url.path == "/roster":
+            self._reply(200, {"roster": self.server.queues.listed(now_ms())})
+            return
         if url.path != "/recv":
             self._reply(404)
             return

@@ -102,3 +102,41 @@ def sign_with_r(seed: bytes, r_point: bytes, message: bytes) -> bytes:
     k = int.from_bytes(hashlib.sha512(r_point + public + message).digest(), "little") % L
     s = (k * secret_scalar(seed)) % L
     return r_point + s.to_bytes(32, "little")
+
+
+def announce_canonical(pubkey: bytes, name: str, session: dict[str, str], ts: int) -> bytes:
+    """identity.rs `announce_canonical`: domain, pubkey, then name, session_id, cwd, git_root,
+    summary, each u32 LE length + UTF-8, then ts u64 LE."""
+    out = b"interlink-announce-v1\x00" + pubkey
+    for value in (
+        name,
+        session["session_id"],
+        session.get("cwd", ""),
+        session.get("git_root", ""),
+        session.get("summary", ""),
+    ):
+        data = value.encode("utf-8")
+        out += struct.pack("<I", len(data)) + data
+    return out + struct.pack("<Q", ts)
+
+
+def announce(seed: bytes, name: str, session: dict[str, str], ts: int) -> dict[str, Any]:
+    """`AgentKey::announce`, as serde serialises the `Announcement`."""
+    key = Ed25519PrivateKey.from_private_bytes(seed)
+    public = key.public_key().public_bytes_raw()
+    full = {k: session.get(k, "") for k in ("session_id", "cwd", "git_root", "summary")}
+    sig = key.sign(announce_canonical(public, name, full, ts))
+    return {"pubkey": b64e(public), "name": name, "session": full, "ts": ts, "sig": b64e(sig)}
+
+
+def verify_announcement(entry: dict[str, Any]) -> bool:
+    """`Announcement::verify` (`age_ms`, the bus's, is not signed)."""
+    try:
+        public, sig = b64d(entry["pubkey"]), b64d(entry["sig"])
+        message = announce_canonical(public, entry["name"], entry["session"], entry["ts"])
+        if len(public) != 32 or len(sig) != 64 or _small(public) or _small(sig[:32]):
+            return False
+        Ed25519PublicKey.from_public_bytes(public).verify(sig, message)
+    except (KeyError, TypeError, ValueError, InvalidSignature):
+        return False
+    return int.from_bytes(sig[32:], "little") < L

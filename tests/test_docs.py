@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from taskfs.core import yamlio
+from taskfs.core.intake import REQUIRED_KEYS
 from tests.helpers import IDENTITY, git, submit, taskfs, taskfs_process, write_envelope
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,7 +53,9 @@ def test_the_example_workflow_gates_a_pull_request(tmp_path: Path) -> None:
     assert set(workflow["on"]) == {"pull_request"}
     steps = workflow["jobs"]["ledger"]["steps"]
     scripts = [
-        (s["name"], s["run"], s.get("env", {})) for s in steps if "taskfs " in s.get("run", "")
+        (s["name"], s["run"], s.get("env", {}))
+        for s in steps
+        if "taskfs " in s.get("run", "") and "pip install" not in s["run"]
     ]
     assert [name for name, _run, _env in scripts] == ["Validate", "Audit", "Review"]
 
@@ -116,7 +119,43 @@ def test_shell_completion_completes_commands(tmp_path: Path) -> None:
         "plain,ready",
         "plain,reassign",
         "plain,refuse",
+        "plain,retry",
         "plain,review",
     ]
     review = (ROOT / "docs" / "review.md").read_text(encoding="utf-8")
     assert '"$(_TASKFS_COMPLETE=bash_source taskfs)"' in review
+
+
+def test_the_readme_envelope_is_one_taskfs_new_takes(repo: Path) -> None:
+    readme = (ROOT / "README.md").read_text()
+    tour = readme.split("## A short tour", 1)[1]
+    block = re.search(r"```yaml\n(.*?)```", tour, re.S)
+    assert block, "the README shows no envelope in its tour"
+    text = block.group(1)
+    assert tour.index("taskfs new") < tour.index("```yaml")  # beside the command that takes it
+    assert len(text.splitlines()) <= 16
+    envelope = yamlio.load(text.encode())
+    assert {"id", "from", "to", "dependsOn"} <= set(envelope)
+    assert set(envelope) >= REQUIRED_KEYS
+    path = repo / "plan" / "login.yaml"
+    path.parent.mkdir()
+    path.write_text(text)
+    assert taskfs("validate", str(path)).code == 0
+    made = taskfs("new", str(path), "--json")
+    assert made.code == 0, made.stdout
+    assert made.json["id"] == "login-fix"
+    shown = taskfs("show", "login-fix", "--json").json["envelope"]
+    assert (shown["from"], shown["to"], shown["dependsOn"]) == (
+        "planner",
+        "builder",
+        ["user-model"],
+    )
+
+
+def test_new_help_points_to_the_schema_init_writes(repo: Path) -> None:
+    helped = taskfs("new", "--help").stdout
+    schema = re.search(r"\.taskfs/schema/[\w.]+\.json", " ".join(helped.split()))
+    assert schema, helped
+    assert (repo / schema.group(0)).is_file()  # taskfs init (the repo fixture) wrote it
+    readme = (ROOT / "README.md").read_text()
+    assert schema.group(0) in readme

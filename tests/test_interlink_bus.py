@@ -88,3 +88,47 @@ def test_lost_acks_leave_the_message_queued() -> None:
         assert bus.queues.depth("bob") == 1
         assert post(f"{bus.url}/ack", {"me": "bob", "ack": key}) == 200
         assert bus.queues.depth("bob") == 0
+
+
+def roster(bus: Bus) -> list[dict[str, Any]]:
+    with urllib.request.urlopen(f"{bus.url}/roster", timeout=10) as answer:
+        return list(json.loads(answer.read())["roster"])
+
+
+def test_the_roster_keeps_one_entry_per_session_and_stamps_its_age() -> None:
+    # bus.rs: roster_key_scopes_by_session, two_sessions_under_one_identity_coexist,
+    # announce_upserts_by_pubkey, roster_stamps_age_ms.
+    s1 = {"pubkey": "keyA", "name": "old", "session": {"session_id": "aa11"}}
+    s2 = {"pubkey": "keyA", "name": "a", "session": {"session_id": "bb22"}}
+    with Bus() as bus:
+        assert post(f"{bus.url}/announce", s1) == 202
+        assert post(f"{bus.url}/announce", s2) == 202
+        assert post(f"{bus.url}/announce", {**s1, "name": "new"}) == 202
+        assert post(f"{bus.url}/announce", {"pubkey": "keyB", "name": "legacy"}) == 202
+        assert post(f"{bus.url}/announce", {"name": "x"}) == 400
+        listed = roster(bus)
+        assert sorted((e["pubkey"], e["name"]) for e in listed) == [
+            ("keyA", "a"),
+            ("keyA", "new"),
+            ("keyB", "legacy"),
+        ]
+        assert set(bus.queues.roster) == {"keyA#aa11", "keyA#bb22", "keyB"}
+        assert all(isinstance(e["age_ms"], int) and e["age_ms"] < 60_000 for e in listed)
+        bus.queues.age_roster(5_000_000, "keyB")
+        aged = {e["name"]: e["age_ms"] for e in roster(bus)}
+        assert aged["legacy"] >= 5_000_000 > aged["a"]
+
+
+def test_unregister_removes_one_session_and_three_days_drop_the_rest() -> None:
+    # bus.rs: unregister_removes_one_session_immediately, roster_stores_and_expires.
+    s1 = {"pubkey": "keyA", "session": {"session_id": "aa11"}}
+    s2 = {"pubkey": "keyA", "session": {"session_id": "bb22"}}
+    with Bus() as bus:
+        post(f"{bus.url}/announce", s1)
+        post(f"{bus.url}/announce", s2)
+        assert post(f"{bus.url}/unregister", s1) == 202
+        assert [e["session"]["session_id"] for e in roster(bus)] == ["bb22"]
+        bus.queues.age_roster(3 * 24 * 3600 * 1000 - 60_000)
+        assert len(roster(bus)) == 1  # retained within the away window
+        bus.queues.age_roster(120_000)
+        assert roster(bus) == []

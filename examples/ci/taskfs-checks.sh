@@ -2,22 +2,28 @@
 # Run the acceptance checks a taskfs ledger waits for, once, and push the signed evidence back.
 # For any CI: run it in the CI's own throwaway clone of the repository (it resets that clone to
 # the remote branch), after a push that carries a `result` message or a check request
-# (`taskfs check ID --request`). GitHub Actions: see taskfs-checks.yml beside this file.
+# (`taskfs check ID --request`), with taskfs, bubblewrap and the project's own test
+# dependencies installed (the checks run the project's tests). GitHub Actions: see
+# taskfs-checks.yml beside this file.
 #
 # It runs `taskfs watch --once` under the operator's runner policy (only the commands the policy
 # allows are run; a passing check completes its task only where the policy says `complete: true`,
-# otherwise its holder completes it), signing the evidence with the runner key
-# from the CI's secrets, then pushes. The remote branch is the arbiter: a push is only ever a
-# fast-forward, so when another job pushed first this job starts again from that job's result,
-# where the requests it answered are answered (an answered request is never run twice). Jobs
-# that answer different tasks touch different task folders; a rerun with nothing pending changes
+# in a commit the watcher makes on the holder's behalf; otherwise the holder completes it),
+# signing the evidence with the runner key from the CI's secrets, then pushes, and says what it
+# pushed: evidence, completions, and refusals (a request whose command the policy does not
+# allow is answered once with a message to its sender, and runs on a later push once the policy
+# allows it). The remote branch is the arbiter: a push is only ever a fast-forward, so when
+# another job pushed first this job starts again from that job's result, where the requests it
+# answered are answered (an answered request is never run twice). A push the remote refuses for
+# any other reason (a protected branch, a hook) stops the job with git's reason. Jobs that
+# answer different tasks touch different task folders; a rerun with nothing pending changes
 # nothing and pushes nothing.
 #
 # Environment:
 #   TASKFS_RUNNER_KEY    the runner key's private part (PEM text), from the CI's secrets: the
 #                        key `taskfs keys new --runner NAME` made; its .pub is committed
 #   TASKFS_RUNNER        that key's name (default: ci)
-#   TASKFS_POLICY_TEXT   the runner policy (YAML, see README "The watcher"), from the CI's secrets
+#   TASKFS_POLICY_TEXT   the runner policy (YAML, see docs/watcher.md), from the CI's secrets
 #                        or variables; or TASKFS_POLICY naming a policy file outside the clone
 #   TASKFS_CI_REMOTE     the remote to push to (default: origin)
 #   TASKFS_CI_BRANCH     the branch (default: the one checked out, else GITHUB_REF_NAME)
@@ -46,6 +52,25 @@ if [ -n "${TASKFS_POLICY_TEXT:-}" ]; then
   export TASKFS_POLICY="$private/policy.yaml"
 fi
 
+say() {
+  echo "taskfs-checks: $*"
+  if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then echo "taskfs-checks: $*" >>"$GITHUB_STEP_SUMMARY"; fi
+}
+
+# "1 refusal", "2 refusals"; evidence is a mass noun.
+count() { if [ "$1" = 1 ] || [ "$3" = "" ]; then echo "$1 $2"; else echo "$1 $3"; fi; }
+
+# What the commits base..HEAD add to the ledger, in words: each kind of file taskfs writes.
+pushed() {
+  local added evidence completed refused
+  added=$(git diff --name-only --no-renames --diff-filter=A "$1" HEAD)
+  evidence=$(grep -c '/evidence/[^/]*\.yaml$' <<<"$added" || true)
+  completed=$(grep -c '/status/[0-9]*-completed-[^/]*\.yaml$' <<<"$added" || true)
+  # The watcher's only message: why it did not run a check (the policy does not allow it).
+  refused=$(grep -c '/messages/[^/]*\.yaml$' <<<"$added" || true)
+  echo "$(count "$refused" refusal refusals), $(count "$evidence" evidence ""), $(count "$completed" completion completions)"
+}
+
 for attempt in $(seq 1 "$attempts"); do
   git fetch --quiet "$remote" "$branch"
   git checkout --quiet -B "$branch" FETCH_HEAD
@@ -53,15 +78,27 @@ for attempt in $(seq 1 "$attempts"); do
   base=$(git rev-parse HEAD)
   taskfs watch --once
   if [ "$(git rev-parse HEAD)" = "$base" ]; then
-    echo "taskfs-checks: nothing to push"
+    say "nothing to push"
     exit 0
   fi
-  if git push --quiet "$remote" "HEAD:refs/heads/$branch"; then
-    echo "taskfs-checks: pushed $(git rev-list --count "$base..HEAD") commit(s) of evidence"
+  commits=$(git rev-list --count "$base..HEAD")
+  what=$(pushed "$base")
+  if answer=$(git push --porcelain "$remote" "HEAD:refs/heads/$branch" 2>&1); then
+    say "pushed $(count "$commits" commit commits): $what"
     exit 0
   fi
-  echo "taskfs-checks: another job pushed first (attempt $attempt); starting again from its result" >&2
-  sleep "$((RANDOM % 3))"
+  # A race: the branch moved under us (git refused a push that is not a fast-forward, or the
+  # remote lost the race for the ref's lock to another job's push).
+  moved=$(git ls-remote --quiet "$remote" "refs/heads/$branch" | cut -f1 || true)
+  if [ "$moved" != "$base" ] || grep -Eq '^!.*\[rejected\] \((fetch first|non-fast-forward)\)' <<<"$answer"; then
+    echo "taskfs-checks: another job pushed first (attempt $attempt); starting again from its result" >&2
+    sleep "$((RANDOM % 3))"
+    continue
+  fi
+  # Anything else (a protected branch, a hook, no right to push) will not pass by trying again.
+  echo "taskfs-checks: the remote refused the push ($what not pushed); git said:" >&2
+  grep -v '^Done$' <<<"$answer" >&2 || true
+  exit 1
 done
 echo "taskfs-checks: gave up after $attempts attempts" >&2
 exit 1

@@ -19,6 +19,8 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from taskfs.api.messages.threads import submitter
 from taskfs.api.sync.events import LedgerEvent, TaskEvents
+from taskfs.api.tasks.visible import intake_context
+from taskfs.core.intake import Intake
 from taskfs.errors import Problem, problem
 
 STATES: dict[str, int] = {
@@ -324,6 +326,7 @@ def completion_contents(tasks: TaskEvents, read: Any) -> dict[str, bytes | None]
 # -- refusals -----------------------------------------------------------------------------
 
 _NOT_FOUND = {"task_not_found", "not_a_repository"}
+# A rule of the lifecycle, or of A2A's: the request is understood, but not in this state.
 _PRECONDITION = {
     "transition_not_allowed",
     "agent_not_allowed",
@@ -331,17 +334,50 @@ _PRECONDITION = {
     "dependencies_unresolved",
     "completion_requires_evidence",
     "evidence_stale",
+    "work_uncommitted",
     "message_not_found",
     "message_misaddressed",
     "message_unsigned",
+    "intake_open",
+    "intake_closed",
+    "proposal_not_found",
+    "task_finished",
 }
-_AUTH = {"token_invalid", "invalid_agent"}
-_INTERNAL = {"internal_error", "git_failed", "file_unwritable"}
+_NOT_CANCELABLE = {"transition_not_allowed", "intake_closed", "task_finished"}
+_AUTH = {"token_invalid", "invalid_agent", "origin_refused"}
+# What the caller cannot mend: the server's repository, its git, its own files.
+_INTERNAL = {
+    "internal_error",
+    "git_failed",
+    "file_unwritable",
+    "config_invalid",
+    "file_invalid",
+    "chain_broken",
+    "ledger_file_uncommitted",
+    "task_id_collision",
+}
+_KINDS: dict[str, type[a2a_errors.A2AError]] = {
+    "a2a_version_unsupported": a2a_errors.VersionNotSupportedError,
+    "media_type_unsupported": a2a_errors.ContentTypeNotSupportedError,
+    **dict.fromkeys(_NOT_FOUND, a2a_errors.TaskNotFoundError),
+    **dict.fromkeys(_AUTH, a2a_errors.InvalidRequestError),
+    **dict.fromkeys(_PRECONDITION, a2a_errors.UnsupportedOperationError),
+    **dict.fromkeys(_INTERNAL, a2a_errors.InternalError),
+}
 
 
-def a2a_error(problems: Sequence[Problem], *, cancel: bool = False) -> a2a_errors.A2AError:
-    """The A2A error for a refusal. Its data (the `google.rpc.ErrorInfo` metadata on the
-    wire) names taskfs's codes: `taskfsCode` (the first), `taskfsCodes` (all, comma
+def a2a_error(
+    problems: Sequence[Problem],
+    *,
+    cancel: bool = False,
+    kind: type[a2a_errors.A2AError] | None = None,
+) -> a2a_errors.A2AError:
+    """The A2A error for a refusal (A2A 1.0 section 5.4's codes): `TaskNotFound` (-32001),
+    `TaskNotCancelable` (-32002) when canceling, `UnsupportedOperation` (-32004) for a rule
+    of the lifecycle, `ContentTypeNotSupported` (-32005), `VersionNotSupported` (-32009),
+    `InvalidRequest` (-32600) for who is calling, `Internal` (-32603) for what the caller
+    cannot mend, else `InvalidParams` (-32602). Its data (the `google.rpc.ErrorInfo` metadata
+    on the wire) names taskfs's codes: `taskfsCode` (the first), `taskfsCodes` (all, comma
     separated) and `taskfsErrors` (the refusal's errors as JSON text)."""
     first = problems[0]
     data = {
@@ -349,21 +385,24 @@ def a2a_error(problems: Sequence[Problem], *, cancel: bool = False) -> a2a_error
         "taskfsCodes": ",".join(p.code for p in problems),
         "taskfsErrors": json.dumps([p.to_json() for p in problems], default=str),
     }
-    message = "; ".join(f"{p.code}: {p.english}" for p in problems)
-    kind: type[a2a_errors.A2AError]
-    if first.code in _NOT_FOUND:
-        kind = a2a_errors.TaskNotFoundError
-    elif cancel and first.code == "transition_not_allowed":
+    kind = kind or _KINDS.get(first.code, a2a_errors.InvalidParamsError)
+    if cancel and first.code in _NOT_CANCELABLE:
         kind = a2a_errors.TaskNotCancelableError
-    elif first.code in _AUTH:
-        kind = a2a_errors.InvalidRequestError
-    elif first.code in _PRECONDITION:
-        kind = a2a_errors.UnsupportedOperationError
-    elif first.code in _INTERNAL:
-        kind = a2a_errors.InternalError
-    else:
-        kind = a2a_errors.InvalidParamsError
-    return kind(message, data=data)
+    said = "; ".join(f"{p.code}: {p.english}" for p in problems)
+    return kind(f"{_SAID[kind]}: {said}", data=data)
+
+
+# Each error's message opens with what A2A calls it, then taskfs's own words.
+_SAID: dict[type[a2a_errors.A2AError], str] = {
+    a2a_errors.TaskNotFoundError: "Task not found",
+    a2a_errors.TaskNotCancelableError: "Task not cancelable",
+    a2a_errors.UnsupportedOperationError: "Operation not supported",
+    a2a_errors.ContentTypeNotSupportedError: "Content type not supported",
+    a2a_errors.VersionNotSupportedError: "Version not supported",
+    a2a_errors.InvalidRequestError: "Invalid request",
+    a2a_errors.InvalidParamsError: "Invalid params",
+    a2a_errors.InternalError: "Internal error",
+}
 
 
 def not_yours(task_id: str, agent: str) -> a2a_errors.A2AError:
@@ -376,5 +415,70 @@ def not_yours(task_id: str, agent: str) -> a2a_errors.A2AError:
         action_text=f"follow task {task_id!r}",
         reason="only a party to the task may",
     )
-    error = a2a_error([found])
-    return a2a_errors.TaskNotFoundError(error.message, data=error.data)
+    return a2a_error([found], kind=a2a_errors.TaskNotFoundError)
+
+
+# -- requests that are not yet tasks (contract section 12) ---------------------------------
+
+
+def intake_task(
+    intake: Intake, problems: Sequence[Problem], history_length: int | None = None
+) -> pb.Task:
+    """An intake as A2A shows it: `input-required` while open, its status message naming what
+    the envelope lacks and how to send it (text, and the same as data), the requester's words
+    as history; `canceled` once closed."""
+    from taskfs.api.views import intake as views
+
+    state = pb.TASK_STATE_INPUT_REQUIRED if intake.is_open else pb.TASK_STATE_CANCELED
+    document = views.document(intake, problems)
+    answer = views.text(intake, problems, "a2a")
+    status = pb.TaskStatus(
+        state=state,
+        message=pb.Message(
+            message_id=f"{intake.id}/answer/{len(intake.entries)}",
+            context_id=_intake_context(intake),
+            task_id=intake.id,
+            role=pb.ROLE_AGENT,
+            parts=[pb.Part(text=answer), _data_part(document)],
+        ),
+    )
+    latest = _timestamp(intake.entries[-1].record.at)
+    if latest is not None:
+        status.timestamp.CopyFrom(latest)
+    history = [
+        pb.Message(
+            message_id=f"{intake.id}/{entry.name.removesuffix('.yaml')}",
+            context_id=_intake_context(intake),
+            task_id=intake.id,
+            role=pb.ROLE_USER if entry.record.by == intake.requester else pb.ROLE_AGENT,
+            parts=[pb.Part(text=entry.record.text or entry.record.reason or entry.record.kind)],
+        )
+        for entry in intake.entries
+    ]
+    if history_length is not None and history_length >= 0:
+        history = history[len(history) - history_length :] if history_length else []
+    meta = {"taskfs": {"state": intake.state, "intake": document}}
+    return pb.Task(
+        id=intake.id,
+        context_id=_intake_context(intake),
+        status=status,
+        history=history,
+        metadata=_struct(meta),
+    )
+
+
+def _intake_context(intake: Intake) -> str:
+    return intake_context(intake.draft().get("contextID"), intake.id)
+
+
+def request_text(message: pb.Message) -> str:
+    """A message's words as an intake keeps them: its first data part that is a mapping, as
+    YAML, else the text of its text parts."""
+    from taskfs.core import yamlio
+
+    for part in message.parts:
+        if part.HasField("data"):
+            value = json_format.MessageToDict(part.data)
+            if isinstance(value, dict):
+                return yamlio.dump({k: _whole(v) for k, v in value.items()})
+    return message_text(message)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import sys
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
@@ -34,15 +33,18 @@ from a2a.server.request_handlers.request_handler import RequestHandler
 from a2a.types import a2a_pb2 as pb
 from a2a.utils import errors as a2a_errors
 
-from taskfs import __version__
-from taskfs.a2a import mapping
-from taskfs.a2a.auth import ANONYMOUS, Tokens, is_loopback, load_tokens
+from taskfs.a2a import door, mapping
+from taskfs.a2a import params as params_of
+from taskfs.a2a.card import agent_card
 from taskfs.api import context as api_context
+from taskfs.api.doors.tokens import ANONYMOUS, Tokens, load_tokens
+from taskfs.api.intake import requests
 from taskfs.api.messages import sending as messages
-from taskfs.api.messages.threads import submitter
 from taskfs.api.sync import events
-from taskfs.api.tasks import submit
+from taskfs.api.tasks import visible
 from taskfs.core import yamlio
+from taskfs.core.intake import fields_of
+from taskfs.core.layout import is_agent_name
 from taskfs.errors import TaskfsError, fail, problem
 
 if TYPE_CHECKING:
@@ -50,7 +52,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 RESUME_HEADER = "last-event-id"
-ENVELOPE_EXTENSION = "urn:taskfs:a2a:envelope:v1"
 
 
 class LedgerHandler(RequestHandler):
@@ -92,11 +93,17 @@ class LedgerHandler(RequestHandler):
         """The task's events, for a caller who is a party to it."""
         repo = self._repo()
         found = events.task_events(repo, task_id)
-        task = found.task
-        parties = {submitter(task), task.envelope.recipient, task.holder} - {None}
-        if caller not in parties and not (caller == ANONYMOUS and not self.tokens.configured):
+        if not self._sees(visible.parties(found.task), caller):
             raise mapping.not_yours(task_id, caller)
         return found
+
+    def _sees(self, parties: frozenset[str], caller: str) -> bool:
+        """Whether the caller may see a task: a party to it, or anyone on a loopback server
+        without tokens that did not name itself."""
+        return caller in parties or self._everyone(caller)
+
+    def _everyone(self, caller: str) -> bool:
+        return caller == ANONYMOUS and not self.tokens.configured
 
     def snapshot(self, found: events.TaskEvents, history: int | None = None) -> pb.Task:
         repo = self._repo()
@@ -108,33 +115,57 @@ class LedgerHandler(RequestHandler):
     # -- opening a task, or writing in one ----------------------------------------------
 
     def _open(self, message: pb.Message, caller: str) -> str:
-        document = mapping.envelope_document(message)
-        if isinstance(document, str):
-            try:
-                value = yamlio.load(document.encode("utf-8", "surrogateescape"))
-            except yamlio.YamlError as exc:
-                raise fail("yaml_invalid", reason=exc.reason) from None
-            if not isinstance(value, dict):
-                raise fail("yaml_invalid", reason="the envelope is not a mapping")
-            document = value
-        if document.get("to") not in (None, self.agent):
-            raise fail("invalid_value", field="to", reason=f"this A2A agent is {self.agent!r}")
-        document["to"] = self.agent
-        if message.context_id and not document.get("contextID"):
-            document["contextID"] = message.context_id
-        acting: str | None = caller
-        if caller == ANONYMOUS and not self.tokens.configured:
-            acting = None  # loopback without tokens: the envelope's `from` names the sender
-        elif "from" not in document:
-            document["from"] = caller
-        source = submit.Source("a2a:SendMessage", json.dumps(document).encode())
-        done = submit.submit(self._repo(), [source], acting)
-        return done[0].id
+        """A task from the envelope the message carries, or, when it carries none that is
+        whole (a text message, a partial envelope), a request kept as an intake and answered
+        `input-required` with what it lacks (contract section 12)."""
+        text = mapping.request_text(message)
+        if not text.strip():
+            raise fail("yaml_invalid", reason="the message carries neither text nor an envelope")
+        fields = fields_of(text)
+        if fields is not None:
+            if fields.get("to") not in (None, self.agent):
+                raise fail("invalid_value", field="to", reason=f"this A2A agent is {self.agent!r}")
+            if message.context_id and not fields.get("contextID"):
+                fields["contextID"] = message.context_id
+            text = yamlio.dump(fields)
+        acting = caller
+        if caller == ANONYMOUS and not self.tokens.configured and fields:
+            # Loopback without tokens: the envelope's `from` names the sender.
+            named = fields.get("from")
+            acting = named if isinstance(named, str) and is_agent_name(named) else caller
+        result = requests.request(
+            self._repo(),
+            acting,
+            text,
+            to=self.agent,
+            door="a2a",
+            context=message.context_id or None,
+        )
+        return result.id
+
+    def _request(self, message: pb.Message, caller: str) -> None:
+        """More of the caller's request on its open intake (the envelope, or what it lacks)."""
+        text = mapping.request_text(message)
+        if not text.strip():
+            raise fail("invalid_value", field="parts", reason="send the envelope or a text part")
+        requests.request(self._repo(), caller, text, task_id=message.task_id, door="a2a")
+
+    def _intake(self, task_id: str, caller: str) -> requests.Answer | None:
+        """The intake `task_id` when it is one that is not a task (for a party to it)."""
+        repo = self._repo()
+        if not requests.is_request(repo, task_id):
+            return None
+        answer = requests.read(repo, task_id)
+        if not self._sees(visible.intake_parties(answer.intake), caller):
+            raise mapping.not_yours(task_id, caller)
+        return answer
 
     def _write(self, message: pb.Message, caller: str) -> str:
         """A message in an existing task: the answer to its open question when it waits for
         one, plain conversation otherwise. Returns the message's id."""
         found = self.events_for(message.task_id, caller)
+        if found.task.state in mapping.TERMINAL:
+            raise fail("task_finished", id=message.task_id, state=found.task.state)
         text = mapping.message_text(message)
         if not text.strip():
             raise fail("invalid_value", field="parts", reason="send the message as a text part")
@@ -147,6 +178,13 @@ class LedgerHandler(RequestHandler):
     ) -> tuple[str, str | None]:
         caller = self._caller(context)
         message = params.message
+        await self._run(lambda: _check_sent(params))
+        intake = None
+        if message.task_id:
+            intake = await self._run(lambda: self._intake(message.task_id, caller))
+        if intake is not None:
+            await self._run(lambda: self._request(message, caller), write=True)
+            return message.task_id, None
         if message.task_id:
             sent = await self._run(lambda: self._write(message, caller), write=True)
             return message.task_id, sent
@@ -159,54 +197,102 @@ class LedgerHandler(RequestHandler):
         self, params: pb.SendMessageRequest, context: ServerCallContext
     ) -> pb.Task | pb.Message:
         task_id, _sent = await self._send(params, context)
-        caller = self._caller(context)
-        found = await self._run(lambda: self.events_for(task_id, caller))
-        return await self._run(lambda: self.snapshot(found))
+        return await self._task(task_id, self._caller(context), params_of.sent_history(params))
+
+    async def _task(self, task_id: str, caller: str, history: int | None = None) -> pb.Task:
+        return await self._run(lambda: self.shown(task_id, caller, history))
+
+    def shown(self, task_id: str, caller: str, history: int | None = None) -> pb.Task:
+        """The task as A2A shows it; an intake as one waiting for input."""
+        answer = self._intake(task_id, caller)
+        if answer is not None:
+            return mapping.intake_task(answer.intake, answer.problems, history)
+        return self.snapshot(self.events_for(task_id, caller), history)
 
     async def on_message_send_stream(
         self, params: pb.SendMessageRequest, context: ServerCallContext
     ) -> AsyncGenerator[Any]:
         task_id, sent = await self._send(params, context)
+        caller = self._caller(context)
+        if await self._run(lambda: self._intake(task_id, caller)):
+            yield await self._task(task_id, caller)  # waits for the caller's envelope
+            return
         after = _headers(context).get(RESUME_HEADER) or sent
-        async for event in self._follow(task_id, self._caller(context), after, until_turn=True):
+        async for event in self._follow(task_id, caller, after, until_turn=True):
             yield event
 
     async def on_subscribe_to_task(
         self, params: pb.SubscribeToTaskRequest, context: ServerCallContext
     ) -> AsyncGenerator[Any]:
         caller = self._caller(context)
+        if await self._run(lambda: self._intake(params.id, caller)):
+            yield await self._task(params.id, caller)  # a request has no ledger events yet
+            return
         after = _headers(context).get(RESUME_HEADER) or None
+        if after is None:
+            await self._run(lambda: self._unfinished(params.id, caller))
         async for event in self._follow(params.id, caller, after, until_turn=False):
             yield event
 
+    def _unfinished(self, task_id: str, caller: str) -> None:
+        """A2A subscribes to a task that is not finished; one that is is read with GetTask
+        (a stream that was cut resumes with its Last-Event-ID, finished or not)."""
+        state = self.events_for(task_id, caller).task.state
+        if state in mapping.TERMINAL:
+            raise fail("task_finished", id=task_id, state=state)
+
     async def on_get_task(self, params: pb.GetTaskRequest, context: ServerCallContext) -> pb.Task:
         caller = self._caller(context)
-        found = await self._run(lambda: self.events_for(params.id, caller))
-        history = params.history_length if params.HasField("history_length") else None
-        return await self._run(lambda: self.snapshot(found, history))
+        wanted = params.history_length if params.HasField("history_length") else None
+        history = await self._run(lambda: params_of.history_length(wanted))
+        return await self._task(params.id, caller, history)
 
     async def on_cancel_task(
         self, params: pb.CancelTaskRequest, context: ServerCallContext
     ) -> pb.Task:
         caller = self._caller(context)
-        await self._run(lambda: self.events_for(params.id, caller))
+        intake = await self._run(lambda: self._intake(params.id, caller))
+        if intake is None:
+            await self._run(lambda: self.events_for(params.id, caller))
         reason = ""
         if params.HasField("metadata"):
             reason = str(dict(params.metadata).get("reason") or "")
         reason = reason or f"canceled by {caller} over A2A"
 
         def cancel() -> None:
-            messages.send(self._repo(), params.id, caller, reason, status="canceled")
+            if intake is not None:
+                requests.cancel(self._repo(), params.id, caller, reason=reason)
+            else:
+                messages.send(self._repo(), params.id, caller, reason, status="canceled")
 
         await self._run(cancel, cancel=True, write=True)
-        found = await self._run(lambda: self.events_for(params.id, caller))
-        return await self._run(lambda: self.snapshot(found))
+        return await self._task(params.id, caller)
 
     async def on_list_tasks(
         self, params: pb.ListTasksRequest, context: ServerCallContext
     ) -> pb.ListTasksResponse:
-        self._caller(context)
-        raise a2a_errors.UnsupportedOperationError("ListTasks: use GetTask with a task id")
+        caller = self._caller(context)
+        return await self._run(lambda: self._list(params, caller))
+
+    def _list(self, params: pb.ListTasksRequest, caller: str) -> pb.ListTasksResponse:
+        """A page of the tasks the caller is a party to, the latest status first."""
+        asked = params_of.listing(params)
+        page = visible.page(
+            self._repo(),
+            None if self._everyone(caller) else caller,
+            context=asked.context,
+            states=asked.states,
+            since=asked.since,
+            size=asked.size,
+            token=asked.token,
+        )
+        shown = [self.shown(listed.id, caller, asked.history) for listed in page.tasks]
+        return pb.ListTasksResponse(
+            tasks=shown,
+            next_page_token=page.next_token,
+            page_size=len(shown),
+            total_size=page.total,
+        )
 
     async def on_create_task_push_notification_config(
         self, params: pb.TaskPushNotificationConfig, context: ServerCallContext
@@ -231,7 +317,10 @@ class LedgerHandler(RequestHandler):
     async def on_get_extended_agent_card(
         self, params: pb.GetExtendedAgentCardRequest, context: ServerCallContext
     ) -> pb.AgentCard:
-        raise a2a_errors.ExtendedAgentCardNotConfiguredError
+        # The card declares no extended card (A2A 1.0 section 3.3.4).
+        raise a2a_errors.UnsupportedOperationError(
+            "Operation not supported: this agent's card declares no extended agent card"
+        )
 
     # -- following the ledger ------------------------------------------------------------
 
@@ -295,122 +384,39 @@ class _Read:
         return _Batch(found, snapshot, items, fresh[-1].id if fresh else None)
 
 
+def _check_sent(params: pb.SendMessageRequest) -> None:
+    params_of.check_message(params.message)
+    params_of.sent_history(params)
+
+
 def _headers(context: ServerCallContext) -> dict[str, str]:
     headers = context.state.get("headers") or {}
     return {str(k).lower(): str(v) for k, v in dict(headers).items()}
 
 
-# -- the card and the app ----------------------------------------------------------------
-
-
-def agent_card(agent: str, url: str, tokens: Tokens) -> pb.AgentCard:
-    from google.protobuf import struct_pb2
-
-    from taskfs.core.envelope import envelope_json_schema
-
-    schema = struct_pb2.Struct()
-    schema.update({"schema": json.loads(json.dumps(envelope_json_schema()))})
-    card = pb.AgentCard(
-        name=agent,
-        description=(
-            f"{agent}, a taskfs agent: send a task envelope (objective, outputFormat, "
-            "toolAndSourceGuidance, boundaries, filesAndInterfaces, acceptanceCheck, "
-            "contextID) as a data part; the task completes only with passing evidence of "
-            "its acceptance check, kept in git."
-        ),
-        version=__version__,
-        supported_interfaces=[
-            pb.AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")
-        ],
-        capabilities=pb.AgentCapabilities(
-            streaming=True,
-            extensions=[
-                pb.AgentExtension(
-                    uri=ENVELOPE_EXTENSION,
-                    description="A SendMessage that opens a task carries a taskfs envelope "
-                    "(this JSON Schema) as a data part. Stream events carry the ledger's id "
-                    "as metadata.eventId; resume with the header Last-Event-ID.",
-                    required=False,
-                    params=schema,
-                )
-            ],
-        ),
-        default_input_modes=[mapping.ENVELOPE_MEDIA_TYPE, "application/json", "text/plain"],
-        default_output_modes=["application/json", "text/plain"],
-        skills=[
-            pb.AgentSkill(
-                id="taskfs-envelope",
-                name="Delegated task with an acceptance check",
-                description=(
-                    "Opens a task from an envelope with the eight fields: objective, "
-                    "outputFormat, toolAndSourceGuidance, boundaries, filesAndInterfaces "
-                    "(a list), acceptanceCheck.passFailCommand, "
-                    "acceptanceCheck.endToEndVerification, contextID. `from` is the caller; "
-                    f"`to` is {agent}."
-                ),
-                tags=["taskfs", "envelope", "acceptance-check", "git"],
-                input_modes=[mapping.ENVELOPE_MEDIA_TYPE, "application/json"],
-                output_modes=["application/json", "text/plain"],
-            )
-        ],
-    )
-    if tokens.configured:
-        card.security_schemes["bearer"].CopyFrom(
-            pb.SecurityScheme(
-                http_auth_security_scheme=pb.HTTPAuthSecurityScheme(
-                    scheme="bearer", description="A token the operator mapped to your agent name"
-                )
-            )
-        )
-        requirement = pb.SecurityRequirement()
-        requirement.schemes["bearer"].CopyFrom(pb.StringList())
-        card.security_requirements.append(requirement)
-    return card
-
-
-def build_app(handler: LedgerHandler, card: pb.AgentCard) -> Any:
-    from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
-    from starlette.applications import Starlette
-
-    routes = [
-        *create_agent_card_routes(card),
-        *create_jsonrpc_routes(handler, "/", enable_v0_3_compat=True),
-    ]
-    return Starlette(routes=routes)
-
-
 def serve(root: Path, agent: str, host: str, port: int) -> int:
     """Serve until interrupted. Refusals before serving (tokens, host) are named errors."""
-    import uvicorn
+    from taskfs.api.doors import listening
+    from taskfs.api.doors.guard import Guard
 
     tokens = load_tokens(root)
-    if not tokens.configured:
-        if not is_loopback(host):
-            raise fail("bind_refused", path=str(tokens.path), host=host)
-        sys.stderr.write(
-            f"taskfs a2a: no tokens configured ({tokens.path}): loopback only; callers "
-            "name themselves with the X-Taskfs-Agent header\n"
-        )
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-        # Listening before the URL is printed: a client that connects at once waits in the
-        # backlog until uvicorn accepts, instead of being refused.
-        sock.listen(128)
-    except OSError as exc:
-        sock.close()
-        raise fail("usage", reason=f"cannot listen on {host}:{port}: {exc.strerror}") from None
-    bound = sock.getsockname()[1]
-    shown = f"[{host}]" if ":" in host else host
-    url = f"http://{shown}:{bound}/"
+    sock, base = listening.listen(tokens, host, port, door="a2a")
+    url = base + "/"
     handler = LedgerHandler(root, agent, tokens)
-    app = build_app(handler, agent_card(agent, url, tokens))
+    app = Guard(door.app(handler, agent_card(agent, url, tokens), tokens), tokens.policy, _refused)
     sys.stdout.write(url + "\n")
     sys.stdout.flush()
     sys.stderr.write(f"taskfs a2a: serving agent {agent} at {url}\n")
+    if not tokens.configured:
+        sys.stderr.write("taskfs a2a: callers name themselves with the X-Taskfs-Agent header\n")
     sys.stderr.flush()
-    config = uvicorn.Config(app, log_level="warning", lifespan="off")
-    uvicorn.Server(config).run(sockets=[sock])
+    listening.run(app, sock)
     return 0
+
+
+def _refused(refusal: Any) -> bytes:
+    """A request the doors' guard refused, as an A2A JSON-RPC error naming taskfs's code."""
+    from a2a.server.request_handlers.response_helpers import build_error_response
+
+    error = mapping.a2a_error([refusal.problem])
+    return json.dumps(build_error_response(None, error)).encode()

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
 from taskfs.core import layout
 from taskfs.errors import fail
@@ -36,7 +36,10 @@ __all__ = [
     "operator_file",
     "read_dropped",
     "read_input",
+    "read_interlink_input",
+    "read_message_text",
     "read_operator_yaml",
+    "read_seed_file",
     "replace_file",
     "transitions_of",
 ]
@@ -114,11 +117,39 @@ def transitions_of(repo: Repository, task_id: str) -> list[str]:
     return repo.list_dir(task_id, STATUS)
 
 
-def read_input(label: str) -> bytes:
-    """The bytes of a file named on the command line, refusing what cannot be an envelope."""
+def read_input(label: str, stdin: BinaryIO | None = None) -> bytes:
+    """The bytes of an envelope file named on the command line (or of `stdin` for `-`),
+    refusing what cannot be an envelope (`taskfs.store.inputs`: never more than the limit, never
+    a FIFO or a device)."""
     from taskfs.store.repository import read_input as read
 
-    return read(label)
+    return read(label, stdin)
+
+
+def read_seed_file(label: str) -> bytes:
+    """An interlink secret key file's bytes (at most `inputs.SEED_FILE_LIMIT`)."""
+    from taskfs.store import inputs
+
+    return inputs.read_limited(label, inputs.SEED_FILE_LIMIT)
+
+
+def read_interlink_input(label: str, stdin: BinaryIO | None = None) -> bytes:
+    """interlink messages to import, from a file or stdin (`-`), at most
+    `inputs.INTERLINK_IMPORT_LIMIT`."""
+    from taskfs.store import inputs
+
+    return inputs.read_limited(label, inputs.INTERLINK_IMPORT_LIMIT, stdin=stdin)
+
+
+def read_message_text(stdin: BinaryIO) -> str:
+    """A message's text piped in (`send -`): at most `inputs.MESSAGE_TEXT_LIMIT`, UTF-8."""
+    from taskfs.store import inputs
+
+    data = inputs.read_limited("-", inputs.MESSAGE_TEXT_LIMIT, stdin=stdin)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise fail("invalid_value", field="text", reason=f"it is not UTF-8 ({exc})") from None
 
 
 def read_dropped(root: Path, rel: str) -> bytes | None:

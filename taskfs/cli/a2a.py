@@ -8,8 +8,9 @@ from typing import Any
 import click
 
 from taskfs.api.context import acting_agent
-from taskfs.cli.group import agent_option, cli, json_option
+from taskfs.cli.group import agent_option, cli, json_option, listen_options
 from taskfs.cli.output import open_repo, refuse
+from taskfs.core.display import safe
 from taskfs.errors import TaskfsError
 
 
@@ -20,14 +21,7 @@ def a2a() -> None:
 
 @a2a.command()
 @agent_option
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option(
-    "--port",
-    type=click.IntRange(0, 65535),
-    default=9470,
-    show_default=True,
-    help="Port to listen on (0: any free port; the URL is printed on stdout).",
-)
+@listen_options(9470)
 def serve(agent: str | None, host: str, port: int) -> int:
     """Serve the repository as A2A agent AGENT until interrupted."""
     try:
@@ -89,11 +83,12 @@ def _report(outcomes: list[Any], as_json: bool) -> int:
     else:
         for o in outcomes:
             remote = f" (remote: {o.remote_state})" if o.remote_state else ""
-            click.echo(f"{o.id}: {o.state}{remote}")
+            # A remote agent's words: shown escaped, never obeyed by the terminal.
+            click.echo(safe(f"{o.id}: {o.state}{remote}"))
             for note in o.notes:
-                click.echo(f"  {note}")
+                click.echo(safe(f"  {note}"))
             if o.evidence:
-                click.echo(f"  evidence: {o.evidence}")
+                click.echo(safe(f"  evidence: {o.evidence}"))
     return 0 if ok else 1
 
 

@@ -13,7 +13,7 @@ import click
 from taskfs.api.context import acting_agent
 from taskfs.api.views import agents as views
 from taskfs.cli import bodies
-from taskfs.cli.group import agent_option, cli, json_option
+from taskfs.cli.group import agent_option, cli, json_option, listen_options
 from taskfs.cli.options import clicked
 from taskfs.cli.output import act, open_repo, refuse
 from taskfs.core import shapes
@@ -119,6 +119,7 @@ def inbox(agent: str | None, session: str | None, mark_read: bool, as_json: bool
 
     def show(box: Any) -> tuple[dict[str, Any], str]:
         from taskfs.api.lifecycle.resume import unread_lines
+        from taskfs.api.views import sent as sent_views
 
         doc = shapes.document(True, **views.inbox(box))
         lines = [box.badge, *held]
@@ -130,6 +131,14 @@ def inbox(agent: str | None, session: str | None, mark_read: bool, as_json: bool
             for c in box.refused
         ]
         lines += [f"  lost    {lost.text()}" for lost in box.superseded]
+        lines += [
+            f"  ended   {sent_views.line(t)}; retry: taskfs retry {t.id} [--to AGENT]"
+            for t in box.ended
+        ]
+        lines += [
+            f"  quiet   {sent_views.line(t)}; ask, or hand it on: taskfs reassign {t.id} --to AGENT"
+            for t in box.quiet
+        ]
         lines += [
             f"  request {i.id}  from {i.requester}: {len(i.missing())} problem(s); "
             f"propose an envelope: taskfs intake propose {i.id} FILE"
@@ -200,8 +209,23 @@ def bind(task_id: str, agent: str | None, as_json: bool) -> int:
     from taskfs.api.capabilities import bind as capabilities
 
     def show(bound: Any) -> tuple[dict[str, Any], str]:
+        from taskfs import i18n
+
         doc = shapes.document(True, **views.bound(bound))
-        return doc, f"{bound.id} for {bound.agent}: {', '.join(bound.tools_granted) or '(none)'}"
+        requested = bound.envelope.tools_allowed
+        if bound.tools_granted:
+            said = ", ".join(bound.tools_granted)
+        elif not requested:
+            said = i18n.say("no tools granted: the envelope requests none (toolsAllowed)")
+        elif bound.ledger is None:
+            said = i18n.say("no tools granted: there is no capability ledger here")
+        else:
+            said = i18n.say(
+                "no tools granted: none of {requested} is yours in {ledger}",
+                requested=", ".join(requested),
+                ledger=bound.ledger,
+            )
+        return doc, f"{bound.id} for {bound.agent}: {said}"
 
     return act(
         as_json,
@@ -239,15 +263,25 @@ def prime(agent: str | None, hook: str | None, mcp: bool, as_json: bool) -> int:
 @cli.command()
 @agent_option
 @session_option
-def mcp(agent: str | None, session: str | None) -> int:
-    """Serve the agent_* and interlink tools over the Model Context Protocol on stdio."""
-    from taskfs.errors import TaskfsError
+@click.option(
+    "--http", "http", is_flag=True, help="Serve over streamable HTTP (--host, --port), not stdio."
+)
+@listen_options(9471)
+def mcp(agent: str | None, session: str | None, http: bool, host: str, port: int) -> int:
+    """Serve the agent_* and interlink tools over the Model Context Protocol on stdio (or HTTP)."""
+    from click.core import ParameterSource
+
+    from taskfs.errors import TaskfsError, fail
 
     try:
         acting_agent(agent, required=False)
-    except TaskfsError as exc:
-        return refuse(False, exc.problems)
-    # Imported here: the SDK takes a second and more to load, which other commands never pay.
-    from taskfs.mcp.server import serve
+        where = click.get_current_context().get_parameter_source
+        if not http and any(where(n) is not ParameterSource.DEFAULT for n in ("host", "port")):
+            raise fail("usage", reason="--host and --port are where --http listens: add --http")
+        # Imported here: the SDK takes a second and more to load, which other commands never pay.
+        from taskfs.mcp.server import serve
 
-    return serve(agent, session or None)
+        return serve(agent, session or None, (host, port) if http else None)
+    except TaskfsError as exc:
+        refuse(False, exc.problems)
+        return 2 if "usage" in exc.codes else 1

@@ -14,6 +14,7 @@ from taskfs.api.context import acting_agent
 from taskfs.cli import render
 from taskfs.cli.output import act, open_repo
 from taskfs.core import shapes
+from taskfs.core.display import safe
 
 
 def ls(
@@ -31,11 +32,23 @@ def ls(
 def ready(agent: str | None, as_json: bool) -> int:
     from taskfs.api.tasks import listing
 
-    return act(
-        as_json,
-        lambda: listing.ready(open_repo(), acting_agent(agent, required=False)),
-        render.task_list,
-    )
+    blocked: list[Any] = []
+
+    def call() -> list[Any]:
+        repo = open_repo()
+        who = acting_agent(agent, required=False)
+        found = listing.ready(repo, who)
+        if not found and not as_json:  # nothing to claim: say what the rest waits for
+            from taskfs.api.lifecycle.resume import blocked as waiting
+
+            blocked.extend(waiting(repo, who))
+        return found
+
+    def show(tasks: list[Any]) -> tuple[dict[str, Any], Any]:
+        doc, text = render.task_list(tasks)
+        return doc, (render.nothing_ready(blocked) if not tasks else text)
+
+    return act(as_json, call, show)
 
 
 def transition(
@@ -76,7 +89,7 @@ def new(files: Sequence[str], agent: str | None, as_json: bool) -> int:
         problems: list[Problem] = []
         for label in files:
             try:
-                data = sys.stdin.buffer.read() if label == "-" else read_input(label)
+                data = read_input(label, sys.stdin.buffer)
                 sources.append(submit.Source(label, data))
             except TaskfsError as exc:
                 problems += exc.problems
@@ -95,7 +108,7 @@ def new(files: Sequence[str], agent: str | None, as_json: bool) -> int:
         doc, text = render.submitted(results, single=len(files) == 1)
         doc["warnings"] = [w.to_json() for w in warned]
         for w in warned if not as_json else ():
-            sys.stderr.write(f"{w.data.get('subject')}: warning[{w.code}] {w.message}\n")
+            sys.stderr.write(safe(f"{w.data.get('subject')}: warning[{w.code}] {w.message}") + "\n")
         return doc, text
 
     return act(as_json, call, show)
@@ -104,10 +117,7 @@ def new(files: Sequence[str], agent: str | None, as_json: bool) -> int:
 def _lint_submitted(repo: Any, sources: list[Any]) -> list[Any]:
     from taskfs.api.tasks import lint as lint_api
 
-    try:
-        return list(lint_api.lint_sources(repo, sources))
-    except Exception:  # a lint that cannot run must not stop a submission
-        return []
+    return list(lint_api.advice(repo, sources))
 
 
 def send(  # noqa: PLR0917 - the command's arguments, as click reads them
@@ -123,10 +133,11 @@ def send(  # noqa: PLR0917 - the command's arguments, as click reads them
     """`send ID TEXT`: a message about a task, with the transition it asks for."""
     import sys
 
+    from taskfs.api.context import read_message_text
     from taskfs.api.messages import sending as messages
 
     def call() -> messages.Sent:
-        body = sys.stdin.read() if text == "-" else text
+        body = read_message_text(sys.stdin.buffer) if text == "-" else text
         return messages.send(
             open_repo(),
             task_id,

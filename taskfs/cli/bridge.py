@@ -1,7 +1,8 @@
 """`taskfs interlink bridge`: parse, run `taskfs.api.messages.bridge`, report on stderr.
 
 SIGINT and SIGTERM end the bridge cleanly: at once while it waits on the bus, or, when a
-received message is between its commit and its ack, right after the ack.
+received message is between its commit and its ack, right after the ack; then it leaves the
+roster and says goodbye, as interlink's sessions do.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from taskfs.cli.group import agent_option, json_option
 from taskfs.cli.output import act, open_repo
 from taskfs.cli.wire import interlink_group
 from taskfs.core import shapes
+from taskfs.core.display import safe
 from taskfs.errors import fail
 
 if TYPE_CHECKING:
@@ -32,9 +34,11 @@ class _Stop(Exception):
 @agent_option
 @click.option(
     "--url",
-    "url",
+    "urls",
     metavar="URL",
-    help="The interlink bus (default: $INTERLINK_URL, else http://127.0.0.1:9440).",
+    multiple=True,
+    help="An interlink bus; repeat it (or separate with commas) for several, all polled and "
+    "posted to (default: $INTERLINK_URL, else http://127.0.0.1:9440).",
 )
 @click.option(
     "--session",
@@ -49,21 +53,22 @@ class _Stop(Exception):
 )
 @json_option
 def interlink_bridge(
-    agent: str | None, url: str | None, session: str, once: bool, as_json: bool
+    agent: str | None, urls: tuple[str, ...], session: str, once: bool, as_json: bool
 ) -> int:
     """Carry your signed messages over interlink-bus, and record what arrives for you."""
     from taskfs.api.messages import bridge as api
 
     def log(line: str) -> None:
-        sys.stderr.write(f"bridge: {line}\n")
+        sys.stderr.write(safe(f"bridge: {line}") + "\n")
         sys.stderr.flush()
 
     def call() -> api.Round:
         if not session or "#" in session or not session.isprintable():
             raise fail("usage", reason="--session: a name without '#'")
         name = acting_agent(agent) or ""
-        carrier = api.Bridge(open_repo(), name, api.bus_url(url), log, session)
-        log(f"{carrier.agent} on {carrier.bus.url}: polling {carrier.me} and {carrier.route}")
+        carrier = api.Bridge(open_repo(), name, api.bus_urls(urls), log, session)
+        where = ", ".join(carrier.buses.urls)
+        log(f"{carrier.agent} on {where}: polling {carrier.route} and {carrier.me}")
         return _until_stopped(carrier, api.ONCE_POLL_MS if once else api.POLL_MS, once=once)
 
     def show(done: Any) -> tuple[dict[str, Any], str]:
@@ -72,10 +77,17 @@ def interlink_bridge(
         rows = [
             {**line_view(a.report), "acked": a.acked, "already": a.already} for a in done.arrivals
         ]
+        held = [{"msg_id": m, "reason": why} for m, why in done.held.items()]
         doc = shapes.document(
-            not done.refused, posted=done.posted, received=rows, refused=len(done.refused)
+            not done.refused,
+            posted=done.posted,
+            held=held,
+            received=rows,
+            refused=len(done.refused),
         )
         text = f"posted {len(done.posted)}, received {len(rows)}, refused {len(done.refused)}"
+        if held:
+            text += f", held {len(held)}"
         return doc, text
 
     return act(as_json, call, show)
@@ -103,5 +115,6 @@ def _until_stopped(carrier: Bridge, poll_ms: int, *, once: bool) -> Round:
     finally:
         for signum, handler in saved.items():
             signal.signal(signum, handler)
+    carrier.close()
     carrier.log("stopped")
     return total

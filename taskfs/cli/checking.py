@@ -19,6 +19,7 @@ from taskfs import i18n
 from taskfs.api.context import acting_agent
 from taskfs.cli import interrupts
 from taskfs.cli.output import act, open_repo
+from taskfs.core.display import safe
 from taskfs.core.shapes import document
 
 
@@ -86,27 +87,22 @@ def _is_tty(stream: IO[str]) -> bool:
 
 
 def render_checked(result: Any) -> tuple[dict[str, Any], str]:
+    from taskfs.api.views import checks
+
     record = result.document
     if result.sandbox_fallback:
         # Said on stderr whatever the output format: the evidence records it too.
         said = i18n.say(
-            "the check ran without a sandbox: {why} (install bubblewrap, or --sandbox on to "
-            "refuse instead)",
+            "the check ran without a sandbox: {why} (install bubblewrap: apt-get install "
+            "bubblewrap on Debian and Ubuntu, dnf install bubblewrap on Fedora, pacman -S "
+            "bubblewrap on Arch; or --sandbox on to refuse instead)",
             why=result.sandbox_fallback,
         )
         sys.stderr.write(f"taskfs: {said}\n")
-    doc = document(
-        result.passed,
-        id=result.id,
-        verdict=record["verdict"],
-        evidence=result.evidence,
-        verdictSource=record["verdictSource"],
-        exitCode=record["exitCode"],
-        durationSeconds=record["durationSeconds"],
-        fresh=bool(record.get("fresh")),
-        signed=record.get("signature") is not None,
-        commit=result.commit,
-    )
+    for found in result.warnings:  # what the command planted in git's files, and was undone
+        sys.stderr.write(safe(f"taskfs: warning[{found.code}]: {found.message}") + "\n")
+    fields = checks.document(result)
+    doc = document(bool(fields.pop("ok")), **fields)
     runner = record.get("runner")
     signed = (
         i18n.say("signed by runner {runner}", runner=runner["name"])
@@ -124,6 +120,8 @@ def render_checked(result: Any) -> tuple[dict[str, Any], str]:
         )
     ]
     lines += [f"  {note}" for note in _notes(record)]
+    lines += [f"  {note}" for note in checks.notices(result)]
+    lines += [f"  {line}" for line in checks.output_lines(record)]
     return doc, "\n".join(lines)
 
 
@@ -237,7 +235,8 @@ class TerminalProgress:
 
     def _write(self, text: str) -> None:
         try:
-            self._stream.write(text)
+            # The check's output is a sender's command's: shown escaped, as every text is.
+            self._stream.write(safe(text))
             self._stream.flush()
         except (OSError, ValueError):
             pass

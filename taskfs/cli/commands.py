@@ -13,7 +13,7 @@ from taskfs.api.context import acting_agent
 from taskfs.cli import bodies, render
 from taskfs.cli.group import agent_option, cli, json_option
 from taskfs.cli.options import clicked
-from taskfs.cli.output import act, open_repo
+from taskfs.cli.output import act, open_repo, repo_if_any
 from taskfs.cli.states import StateChoice
 from taskfs.core import shapes
 
@@ -55,7 +55,11 @@ def init(agent: str | None, hooks: bool, as_json: bool) -> int:
 @cli.command()
 @clicked("new")
 def new(files: tuple[str, ...], agent: str | None, as_json: bool) -> int:
-    """Submit envelopes (FILE... or - for stdin): all of them in one commit, or none."""
+    """Submit envelopes (FILE... or - for stdin): all of them in one commit, or none.
+
+    Every key an envelope may hold is in .taskfs/schema/envelope.schema.json, the JSON Schema
+    taskfs init writes (docs/envelope.md explains each).
+    """
     return bodies.new(files, agent, as_json)
 
 
@@ -68,7 +72,7 @@ def validate(paths: tuple[str, ...], as_json: bool) -> int:
 
     return act(
         as_json,
-        lambda: queries.validate(None if paths else open_repo(), list(paths)),
+        lambda: queries.validate(repo_if_any() if paths else open_repo(), list(paths)),
         render.validation,
     )
 

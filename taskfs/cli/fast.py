@@ -19,6 +19,7 @@ import sys
 from collections.abc import Sequence
 
 from taskfs.cli.options import COMMANDS, allowed, parse
+from taskfs.core.display import safe
 
 TYPE_CHECKING = False  # `typing` costs the hot path 3 ms to import; type checkers know this
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ def run(args: Sequence[str]) -> int | None:
     if command in ("ls", "ready"):
         answer = _prepared(command, values, agent)
         if answer is not None:
-            sys.stdout.write(answer + "\n")
+            sys.stdout.write(safe(answer) + "\n")
             return 0
     for option in COMMANDS[command].options.values():
         if option.choices and values.get(option.dest) not in (None, *allowed(option.choices)):
@@ -146,7 +147,7 @@ def _show(task_id: str, fmt: str, as_json: bool) -> int | None:
     stored = answers.answer(task_id, as_json)
     if stored is not None:
         if stored or as_json:
-            sys.stdout.write(stored + "\n")
+            sys.stdout.write(safe(stored) + "\n")
         return 0
     from taskfs import i18n
     from taskfs.cli import bodies

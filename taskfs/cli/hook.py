@@ -8,9 +8,11 @@ host's JSON (`hookSpecificOutput.additionalContext`: added to what the agent rea
 without blocking or flagging the tool call; Claude Code and Codex read the same shape); prime
 prints plain text, which both hosts add to the session's context.
 
-`taskfs nudge --hook` is run after every tool call, so it is kept off the command-line
-framework: `taskfs.cli.main` calls `main` here directly, and the ledger is read only when a
-reminder could be due (`taskfs.api.hosts.reminders`).
+`taskfs nudge --hook` is run after tool calls (setup's matcher names the edit and shell tools;
+an older set-up ran it after every tool), so it is kept off the command-line framework:
+`taskfs.cli.main` calls `main` here directly, a call after any other tool answers before
+looking for a repository, and the ledger is read only when a reminder could be due
+(`taskfs.api.hosts.reminders`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from taskfs.core import layout
+from taskfs.core.display import safe
+from taskfs.core.hosttools import PROGRESS_TOOLS
 
 HOSTS = ("claude", "codex")
 
@@ -73,6 +77,9 @@ def _where(event: dict[str, Any], agent: str | None) -> tuple[Path, str | None] 
 def nudge_hook(host: str, agent: str | None, stdin: TextIO, stdout: TextIO) -> int:
     def run() -> None:
         event = _event(stdin)
+        tool = event.get("tool_name")
+        if isinstance(tool, str) and tool not in PROGRESS_TOOLS.get(host, ()):
+            return  # a read, a search, an MCP call: no progress to remind about
         place = _where(event, agent)
         if place is None or place[1] is None:
             return
@@ -105,6 +112,6 @@ def prime_hook(host: str, agent: str | None, stdin: TextIO, stdout: TextIO) -> i
         from taskfs.api import context
         from taskfs.api.hosts import prime
 
-        stdout.write(prime.prime(context.open(place[0]).repo, place[1], mcp=True))
+        stdout.write(safe(prime.prime(context.open(place[0]).repo, place[1], mcp=True)))
 
     return _guarded(run)

@@ -30,12 +30,9 @@ def _words(text: str | None, file: str | None) -> str:
 
     if (text is None) == (file is None):
         raise fail("usage", reason="give the request as TEXT (or - for stdin), or --file FILE")
-    if file is not None:
-        data = read_input(file)
-    elif text == "-":
-        data = sys.stdin.buffer.read()
-    else:
+    if file is None and text != "-":
         return text or ""
+    data = read_input(file or "-", sys.stdin.buffer)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:

@@ -1,5 +1,8 @@
 """Printing a library call's answer or its refusal, and the exit status: one place for all.
 
+Everything printed goes through `taskfs.core.display.safe`: a control sequence in a peer's text
+is shown escaped, never obeyed by the terminal; `--json` stays the same JSON.
+
 Kept free of click so that the fast path of the hottest commands (`taskfs.cli.fast`) and the
 click commands print exactly the same documents.
 """
@@ -12,6 +15,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from taskfs.core.display import safe
 from taskfs.errors import Problem, TaskfsError, problem
 
 if TYPE_CHECKING:
@@ -24,7 +28,7 @@ Renderer = Callable[[T], tuple[dict[str, Any], "str | Callable[[], str]"]]
 
 
 def emit_json(doc: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
+    sys.stdout.write(safe(json.dumps(doc, ensure_ascii=False)) + "\n")
 
 
 def act(as_json: bool, call: Callable[[], T], show: Renderer[T]) -> int:
@@ -47,7 +51,7 @@ def act(as_json: bool, call: Callable[[], T], show: Renderer[T]) -> int:
     else:
         shown = text() if callable(text) else text
         if shown:
-            sys.stdout.write(shown + "\n")
+            sys.stdout.write(safe(shown) + "\n")
     return 0 if doc.get("ok", True) else 1
 
 
@@ -62,7 +66,7 @@ def refuse(as_json: bool, problems: Sequence[Problem]) -> int:
     for found in problems:
         where = found.data.get("source") or found.data.get("path")
         prefix = f"{where}: " if where else ""
-        sys.stderr.write(f"error[{found.code}]: {prefix}{found.message}\n")
+        sys.stderr.write(safe(f"error[{found.code}]: {prefix}{found.message}") + "\n")
     return 1
 
 
@@ -71,3 +75,11 @@ def open_repo() -> Repository:
     from taskfs.api import context
 
     return context.open().repo
+
+
+def repo_if_any() -> Repository | None:
+    """The checkout the command runs in, or None outside one (or in one taskfs cannot open)."""
+    try:
+        return open_repo()
+    except TaskfsError:
+        return None

@@ -109,7 +109,8 @@ def _guarded(checked: Any, rev_range: str | None) -> tuple[dict[str, Any], str]:
         if rev_range
         else i18n.say("the staged changes")
     )
-    text = "taskfs guard: " + i18n.say("{what} ({count} paths): clean", what=what, count=count)
+    paths = i18n.say("1 path") if count == 1 else i18n.say("{count} paths", count=count)
+    text = "taskfs guard: " + i18n.say("{what} ({paths}): clean", what=what, paths=paths)
     for c in checked:
         if c.author is not None and c.agent != c.author and c.paths:
             # `guard --range` (CI) judges a commit by its author: say when the two differ.

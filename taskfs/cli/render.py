@@ -38,6 +38,22 @@ def task_list(tasks: Iterable[Any]) -> tuple[dict[str, Any], str | Callable[[], 
     return document(True, tasks=rows), "\n".join(lines)
 
 
+def nothing_ready(blocked: Sequence[Any]) -> str:
+    """`ready` when nothing can be claimed: how many tasks wait, and on what."""
+    if not blocked:
+        return i18n.say("nothing to claim: no submitted task is offered to you")
+    lines = [
+        i18n.say("nothing to claim: 1 task is blocked")
+        if len(blocked) == 1
+        else i18n.say("nothing to claim: {count} tasks are blocked", count=len(blocked))
+    ]
+    lines += [
+        "  " + i18n.say("{id} waits for {what}", id=task.id, what=", ".join(why))
+        for task, why in blocked
+    ]
+    return "\n".join(lines)
+
+
 def intake(answer: Any) -> tuple[dict[str, Any], str]:
     """An intake (`taskfs.api.intake.requests.Answer`) as `show` and `taskfs intake` print it."""
     from taskfs.api.views import intake as views

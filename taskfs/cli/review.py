@@ -6,8 +6,7 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from collections.abc import Callable, Sequence
-from datetime import datetime, timezone
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from taskfs.cli import render
 from taskfs.cli.group import cli, json_option
 from taskfs.cli.output import act, open_repo
 from taskfs.core import shapes
+from taskfs.core.display import safe
 from taskfs.errors import TaskfsError, fail
 
 Shown = tuple[dict[str, Any], "str | Callable[[], str]"]
@@ -30,9 +30,10 @@ def show_markdown(task_id: str, as_json: bool) -> int:
     def show(report: reports.TaskReport) -> Shown:
         doc, _text = render.show(report.task)
         doc["evidence"] = [row.to_json() for row in report.evidence]
+        doc["codeCommits"] = [c.to_json() for c in report.code_commits]
         return doc, lambda: markdown.task(report).rstrip("\n")
 
-    return act(as_json, lambda: reports.task_report(open_repo(), task_id), show)
+    return act(as_json, lambda: reports.task_report(open_repo(), task_id, commits=True), show)
 
 
 @cli.command()
@@ -58,12 +59,23 @@ def lint(targets: tuple[str, ...], strict: bool, as_json: bool) -> int:
             for w in result.warnings
         ]
         lines += render.problems_text(result.errors)
-        summary = i18n.say(
-            "{checked} contracts checked, {warnings} warnings",
-            checked=result.checked,
-            warnings=len(result.warnings),
+        checked = (
+            i18n.say("1 contract checked")
+            if result.checked == 1
+            else i18n.say("{count} contracts checked", count=result.checked)
         )
-        errors = i18n.say(", {count} errors", count=len(result.errors)) if result.errors else ""
+        count = len(result.warnings)
+        warned = (
+            i18n.say(", 1 warning") if count == 1 else i18n.say(", {count} warnings", count=count)
+        )
+        summary = checked + warned
+        errors = ""
+        if result.errors:
+            errors = (
+                i18n.say(", 1 error")
+                if len(result.errors) == 1
+                else i18n.say(", {count} errors", count=len(result.errors))
+            )
         lines.append(summary + errors)
         return doc, "\n".join(lines)
 
@@ -139,6 +151,7 @@ def _review_document(result: Any) -> dict[str, Any]:
         ],
         errors=[f.to_json() for f in result.errors],
         warnings=[w.to_json() for w in result.warnings],
+        outcomes=[o.to_json() for o in result.outcomes],
     )
 
 
@@ -170,40 +183,56 @@ def graph(fmt: str, as_json: bool) -> int:
 
 @cli.command()
 @click.option("--html", "target", required=True, metavar="FILE", help="Where to write (- stdout).")
+@click.option(
+    "--repo-url",
+    metavar="URL",
+    help="The repository's web address (https://github.com/OWNER/NAME): commits and evidence "
+    "files link to it.",
+)
 @json_option
-def board(target: str, as_json: bool) -> int:
-    """One self-contained HTML page: columns by state, a card per task, filters."""
-    from taskfs.api.views import reports
+def board(target: str, repo_url: str | None, as_json: bool) -> int:
+    """One self-contained HTML page: what is stuck, who is idle, what is next."""
+    from taskfs.api.views import board as board_view
     from taskfs.report import board as board_html
 
     if as_json and target == "-":
         raise click.UsageError("--json needs --html FILE: with --html - the page is the output")
 
     def call() -> dict[str, Any]:
-        from taskfs.api.intake import requests
-
+        base = board_view.repository_url(repo_url) if repo_url is not None else None
         repo = open_repo()
-        rows = reports.all_reports(repo)
-        open_requests = [i for i in requests.intakes(repo) if i.is_open]
-        generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-        page = board_html.page(
-            rows,
-            title=repo.root.name,
-            generated=generated,
-            flags=_lint_flags(repo, rows),
-            stale=_stale_lines(repo),
-            requests=open_requests,
-        )
+        view = board_view.board(repo)
+        generated = view.now.strftime("%Y-%m-%d %H:%M UTC")
+        page = board_html.page(view, title=repo.root.name, generated=generated, repo_url=base)
         if target == "-":
-            sys.stdout.write(page)
+            sys.stdout.write(safe(page))
         else:
             _write(Path(target), page.encode())
         columns: dict[str, list[str]] = {}
-        if open_requests:
-            columns["intake"] = [i.id for i in open_requests]
-        for row in rows:
-            columns.setdefault(row.task.state, []).append(row.id)
-        return {"path": target, "tasks": len(rows), "columns": columns}
+        if view.requests:
+            columns["intake"] = [i.id for i in view.requests]
+        for card in view.cards:
+            columns.setdefault(card.state, []).append(card.id)
+        markers: dict[str, list[str]] = {}
+        for card in view.cards:
+            for marker in card.markers:
+                markers.setdefault(marker, []).append(card.id)
+        return {
+            "path": target,
+            "tasks": len(view.cards),
+            "columns": columns,
+            "markers": markers,
+            "agents": [
+                {
+                    "name": a.name,
+                    "held": list(a.held),
+                    "done": list(a.done),
+                    "failed": list(a.failed),
+                    "lastActivity": a.last.isoformat() if a.last else None,
+                }
+                for a in view.agents
+            ],
+        }
 
     def show(result: dict[str, Any]) -> Shown:
         text = (
@@ -216,32 +245,10 @@ def board(target: str, as_json: bool) -> int:
     return act(as_json, call, show)
 
 
-def _lint_flags(repo: Any, rows: Sequence[Any]) -> dict[str, list[Any]]:
-    """The lint warnings of each open task, for its card."""
-    from taskfs.core import lint as rules
-    from taskfs.core.lifecycle import TERMINAL
-
-    contexts = {row.id: row.task.envelope.context_id for row in rows}
-    settings = repo.config.lint.settings()
-    return {
-        row.id: rules.lint_envelope(
-            row.task.envelope, subject=row.id, contexts=contexts, settings=settings
-        )
-        for row in rows
-        if row.task.state not in TERMINAL
-    }
-
-
-def _stale_lines(repo: Any) -> dict[str, str]:
-    from taskfs.api.lifecycle import stale
-
-    return {s.id: s.line() for s in stale.stale_holders(repo)}
-
-
 def _write(path: Path, data: bytes) -> None:
     from taskfs.api.context import replace_file
 
-    if not path.parent.is_dir():
+    if not os.path.isdir(path.parent):  # False, not an error, for a name too long to look at
         # A folder that is not there is a typo more often than a wish: say so, make nothing.
         raise fail("file_unwritable", path=str(path), reason=os.strerror(errno.ENOENT))
     try:

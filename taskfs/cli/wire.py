@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
@@ -35,18 +34,24 @@ def keys_add(agent: str | None, public: str, as_json: bool) -> int:
     from taskfs.api.capabilities import keys
 
     def show(done: Any) -> tuple[dict[str, Any], str]:
-        doc = shapes.document(
-            True,
-            kind="agent",
-            name=done.name,
-            interlinkId=done.interlink_id,
-            keyId=done.key_id,
-            path=done.public_path,
-            commit=done.commit,
-        )
+        doc = _agent_key_document(done)
         return doc, f"admitted {done.interlink_id} as {done.name} ({done.public_path})"
 
     return act(as_json, lambda: keys.add_key(open_repo(), acting_agent(agent) or "", public), show)
+
+
+def _agent_key_document(done: Any, **extra: Any) -> dict[str, Any]:
+    """The answer about a peer's key admitted or revoked (`keys add`, `keys remove`)."""
+    return shapes.document(
+        True,
+        kind="agent",
+        name=done.name,
+        interlinkId=done.interlink_id,
+        keyId=done.key_id,
+        path=done.public_path,
+        **extra,
+        commit=done.commit,
+    )
 
 
 @keys_group.command(name="import")
@@ -64,10 +69,12 @@ def keys_import(agent: str | None, seed_file: str, as_json: bool) -> int:
     from taskfs.api.capabilities import keys
 
     def call() -> Any:
+        from taskfs.api.context import read_seed_file
+
         name = acting_agent(agent) or ""
         try:
-            text = Path(seed_file).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            text = read_seed_file(seed_file).decode("utf-8")
+        except UnicodeDecodeError as exc:
             raise fail("key_invalid", path=seed_file, reason=str(exc)) from None
         return keys.import_key(open_repo(), name, text)
 
@@ -106,6 +113,34 @@ def keys_ls(as_json: bool) -> int:
     return act(as_json, lambda: keys.list_keys(open_repo()), show)
 
 
+@keys_group.command(name="remove")
+@click.option(
+    "--agent", "agent", metavar="NAME", required=True, help="The agent key to revoke (a peer)."
+)
+@click.option("--reason", "reason", metavar="TEXT", help="Why, recorded with the revocation.")
+@click.option(
+    "--by",
+    "by",
+    metavar="NAME",
+    envvar="TASKFS_AGENT",
+    help="Who revokes it, the commit's author (default: $TASKFS_AGENT, else operator).",
+)
+@json_option
+def keys_remove(agent: str, reason: str | None, by: str | None, as_json: bool) -> int:
+    """Revoke an agent key (like interlink's remove_peer): recorded, committed, audited."""
+    from taskfs.api.capabilities import keys
+
+    def call() -> Any:
+        who = acting_agent(by, required=False) or "operator"
+        return keys.remove_key(open_repo(), acting_agent(agent) or "", who, reason)
+
+    def show(done: Any) -> tuple[dict[str, Any], str]:
+        doc = _agent_key_document(done, record=done.record_path)
+        return doc, f"revoked {done.name} ({done.interlink_id}); recorded in {done.record_path}"
+
+    return act(as_json, call, show)
+
+
 @cli.group(name="interlink")
 def interlink_group() -> None:
     """interlink's SignedMessage JSON in and out of the ledger."""
@@ -136,14 +171,10 @@ def interlink_import(source: str, agent: str | None, as_json: bool) -> int:
     from taskfs.api.messages import wire
 
     def call() -> Any:
+        from taskfs.api.context import read_interlink_input
+
         me = acting_agent(agent) or ""
-        if source == "-":
-            text = sys.stdin.buffer.read()
-        else:
-            try:
-                text = Path(source).read_bytes()
-            except OSError as exc:
-                raise fail("file_unreadable", path=source, reason=exc.strerror) from None
+        text = read_interlink_input(source, sys.stdin.buffer)
         # Not splitlines(): U+2028 and friends are text inside a JSON string, not line ends.
         lines = [
             line.removesuffix("\r") for line in text.decode("utf-8", "surrogateescape").split("\n")

@@ -46,6 +46,15 @@ class NudgeConfig(BaseModel):
         description="Remind an agent holding a working task after this many minutes without a "
         "progress report from it.",
     )
+    sender_quiet_minutes: Annotated[float, Strict()] = Field(
+        default=60,
+        alias="senderQuietMinutes",
+        gt=0,
+        le=24 * 60 * 7,
+        description="Tell a task's sender (inbox, prime, sent) that the agent holding it has "
+        "gone quiet after this many minutes with no transition, message or commit touching the "
+        "files it owns.",
+    )
     stale_hours: Annotated[float, Strict()] = Field(
         default=24,
         alias="staleHours",

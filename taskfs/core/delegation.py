@@ -58,6 +58,23 @@ def parent_chain(task_id: str, parent: str | None, known: Mapping[str, Known]) -
     return chain
 
 
+def loop(child: EnvelopeFacts, known: Mapping[str, Known]) -> Problem | None:
+    """`delegation_loop` when the parent chain of `child` comes back to a task already in it
+    (its own parent being itself included), as far as `known` tells; else None. `new` and
+    `validate` both ask this, so that an envelope one refuses the other refuses too."""
+    if child.parent is None or child.id is None:
+        return None
+    return _looping(parent_chain(child.id, child.parent, known))
+
+
+def _looping(chain: list[str]) -> Problem | None:
+    if chain[-1] not in chain[:-1]:
+        return None
+    return problem(
+        "delegation_loop", field="parent", id=chain[-1], chain=chain, chain_text=" -> ".join(chain)
+    )
+
+
 def check_child(
     child: EnvelopeFacts, known: Mapping[str, Known], grant: Grant, max_depth: int
 ) -> list[Problem]:
@@ -65,16 +82,9 @@ def check_child(
     if child.parent is None or child.id is None:
         return []
     chain = parent_chain(child.id, child.parent, known)
-    if chain[-1] in chain[:-1]:
-        return [
-            problem(
-                "delegation_loop",
-                field="parent",
-                id=chain[-1],
-                chain=chain,
-                chain_text=" -> ".join(chain),
-            )
-        ]
+    looped = _looping(chain)
+    if looped is not None:
+        return [looped]
     parent = known.get(child.parent)
     if parent is None:
         return [problem("parent_not_found", field="parent", id=child.id, parent=child.parent)]

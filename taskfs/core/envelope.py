@@ -169,6 +169,18 @@ class Envelope(_Model):
         doc.update(self.extensions)
         return doc
 
+    @property
+    def command(self) -> str:
+        """acceptanceCheck.passFailCommand: the contract a successor must keep (lineage)."""
+        return self.acceptance_check.pass_fail_command
+
+    @property
+    def follows(self) -> str | None:
+        """The task this one was handed on from (`reassign`) or retries (`retry`)."""
+        from taskfs.core.lineage import follows
+
+        return follows(self.extensions)
+
     def with_id(self, task_id: str) -> Envelope:
         return self._with(id=task_id)
 
@@ -306,7 +318,7 @@ def _problem_for(kind: str, loc: tuple[Any, ...], error: Any) -> Problem:
         )
     if loc[0] in _ID_FIELDS and (len(loc) > 1 or loc[0] != "dependsOn"):
         return problem("invalid_task_id", field=name, value=_shown(error.get("input")))
-    return problem("invalid_value", field=name, reason=_reason(kind, error))
+    return problem("invalid_value", field=name, reason=value_reason(kind, error))
 
 
 def _dotted(loc: tuple[Any, ...]) -> str:
@@ -333,10 +345,16 @@ _EXPECTED = {
     "model_type": "expected a mapping",
     "model_attributes_type": "expected a mapping",
     "dict_type": "expected a mapping",
+    "bool_type": "expected true or false",
+    "bool_parsing": "expected true or false",
+    "int_parsing": "expected a whole number",
 }
 
 
-def _reason(kind: str, error: Any) -> str:
+def value_reason(kind: str, error: Any) -> str:
+    """Why a value was refused, from a pydantic error of type `kind`, without echoing it."""
+    if kind == "missing":
+        return "it is required"
     if kind in _EXPECTED:
         return f"{_EXPECTED[kind]}, got {type(error.get('input')).__name__}"
     return str(error["msg"])

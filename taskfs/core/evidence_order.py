@@ -40,6 +40,7 @@ _CHECK = (
     "host",
     "runner",
     "sandbox",
+    "gitChanges",
     "signature",
 )
 _STREAM = ("totalBytes", "digest", "truncated")
@@ -55,6 +56,7 @@ _NESTED: dict[str, tuple[str, ...]] = {
     "endToEnd.run": (*_RUN, "verdict"),
     "runner": ("name", "keyId"),
     "sandbox": ("kind", "mode", "network", "reason"),
+    "gitChanges": ("path", "change"),
 }
 # The verdict and what it rests on first, the long captured output last (`CheckEvidence`).
 CHECK_ORDER = (
@@ -75,6 +77,7 @@ CHECK_ORDER = (
     "ownedFiles",
     "workTree",
     "uncommitted",
+    "gitChanges",
     "limits",
     "endToEnd",
     "streams",
@@ -103,8 +106,11 @@ def _ordered(record: dict[str, Any], keys: tuple[str, ...], where: str) -> dict[
         nested = _spec(path)
         if isinstance(value, dict) and nested is not None:
             value = _ordered(value, nested, path)
-        elif isinstance(value, tuple):
-            value = list(value)
+        elif isinstance(value, (list, tuple)):
+            value = [
+                _ordered(item, nested, path) if isinstance(item, dict) and nested else item
+                for item in value
+            ]
         out[key] = value
     return out
 

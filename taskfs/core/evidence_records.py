@@ -136,6 +136,13 @@ class SandboxRecord(_Record):
     reason: Text | None = Field(default=None, description="Why it ran without the sandbox.")
 
 
+class GitChange(_Record):
+    """A file of git's settings the command changed, which taskfs put back as it was."""
+
+    path: Text = Field(description="Relative to the checkout when inside it (.git/config).")
+    change: Literal["added", "changed", "removed"]
+
+
 class OwnedFiles(_Record):
     """The fingerprint of the files the task owns, as they were when the check started."""
 
@@ -190,6 +197,13 @@ class CheckEvidence(_RunFields):
     sandbox: SandboxRecord | None = Field(
         default=None,
         description="Where the command ran (absent in evidence made before sandboxing).",
+    )
+    git_changes: tuple[GitChange, ...] | None = Field(
+        default=None,
+        alias="gitChanges",
+        description="Files git reads commands to run from (its configuration, hooks, info/) "
+        "that the command changed: git would have run them later with the operator's "
+        "environment; taskfs put each back as it was before the run.",
     )
     signature: Text | None = Field(
         default=None,

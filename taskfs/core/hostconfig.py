@@ -7,7 +7,8 @@ comments and layout. Only these entries are taskfs's, and only they are ever cha
 
 - the MCP server `taskfs` (`mcpServers.taskfs` in JSON, `[mcp_servers.taskfs]` in TOML);
 - hook groups whose command runs `taskfs prime --hook` (SessionStart) or `taskfs nudge --hook`
-  (PostToolUse, every tool);
+  (PostToolUse, after the tools that edit files or run shell commands: progress is made there,
+  and a hook run after every read would cost a process start each time for nothing);
 - `TASKFS_AGENT` in Claude Code's settings `env`, or in Codex's
   `shell_environment_policy.set`, when an agent name was given.
 """
@@ -24,6 +25,8 @@ from typing import Any, Literal
 import tomlkit
 import tomlkit.exceptions
 from tomlkit.items import AoT, Table
+
+from taskfs.core.hosttools import PROGRESS_TOOLS
 
 Host = Literal["claude", "codex"]
 Format = Literal["json", "toml"]
@@ -62,7 +65,10 @@ class Wanted:
         nudge = f"{run} nudge --hook {self.host}{named}"
         return {
             "SessionStart": {"hooks": [_command(prime, PRIME_TIMEOUT_SECONDS)]},
-            "PostToolUse": {"matcher": "*", "hooks": [_command(nudge, NUDGE_TIMEOUT_SECONDS)]},
+            "PostToolUse": {
+                "matcher": "|".join(PROGRESS_TOOLS[self.host]),
+                "hooks": [_command(nudge, NUDGE_TIMEOUT_SECONDS)],
+            },
         }
 
 

@@ -71,6 +71,12 @@ class IntakeRecord(_Record):
     message: MsgIdText | None = Field(
         default=None, description="The message file holding the signed original, if any."
     )
+    context: Annotated[str, Strict()] | None = Field(
+        default=None,
+        max_length=1024,
+        description="request: the context it arrived in (A2A's contextId): its contextID "
+        "unless its fields name one.",
+    )
     accepts: Annotated[str, Strict()] | None = Field(
         default=None, description="request: the proposal (its file name) the requester accepts."
     )
@@ -158,6 +164,8 @@ class Intake(NamedTuple):
             merge_into(merged, fields)
         merged.setdefault("id", self.id)
         merged.setdefault("from", self.requester)
+        if self.opening.context:
+            merged.setdefault("contextID", self.opening.context)
         if self.recipient is not None:
             merged.setdefault("to", self.recipient)
         return merged

@@ -11,10 +11,16 @@ from typing import Any
 
 from taskfs.core import layout
 
-# A task opened by `send_message` is the first message of its conversation. Its id names the
-# envelope file the way a message id names its message file (`<task>/<file stem>`), so that
-# `message_status`, `conversation_history` and `in_reply_to` treat it like any other message.
+# A task's opening is the first message of its conversation. One signed here has an opaque id
+# like every other message (interlink de-duplicates by msg_id alone, so an id must not repeat
+# across ledgers). A task without a signed opening is named by its envelope file the way an older
+# message id names its file (`<task>/<file stem>`), so that `message_status`,
+# `conversation_history` and `in_reply_to` treat it like any other message; openings signed
+# before opening ids were opaque carry that name too, and keep it.
 OPENING_STEM = "envelope"
+# The keys of an envelope that name this ledger's agents (petnames, which mean nothing to a
+# peer): an opening sent to a peer leaves them out; the peer's side addresses the task itself.
+LOCAL_KEYS = ("from", "to")
 
 # The envelope's own keys: a `send_message` text that is a YAML mapping with any of them is an
 # envelope (a task to open), anything else is the text of a message.
@@ -44,6 +50,18 @@ VOCABULARY: Mapping[str, str] = {
 
 def opening_id(task_id: str) -> str:
     return f"{task_id}/{OPENING_STEM}"
+
+
+def opening_text(envelope_file: bytes) -> str:
+    """The text of a task's opening, made from its envelope file's bytes: the envelope without
+    the file's schema comment and without `from` and `to` (local petnames). The same bytes
+    always make the same text, so audit can match an opening against its envelope."""
+    from taskfs.core import yamlio
+
+    value = yamlio.load(envelope_file)
+    if not isinstance(value, dict):
+        raise yamlio.YamlError("an envelope is a mapping")
+    return yamlio.dump({k: v for k, v in value.items() if k not in LOCAL_KEYS})
 
 
 def opened_task(msg_id: str) -> str | None:

@@ -151,6 +151,18 @@ def parse_time(value: str) -> datetime:
     return datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
+def parse_time_or_none(value: str) -> datetime | None:
+    """`parse_time`, with a time written without an offset taken as UTC, and None for text
+    that is no time at all (a hand-edited file): views show what they can."""
+    from datetime import timezone
+
+    try:
+        moment = parse_time(value)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+
+
 def format_time(moment: datetime) -> str:
     from datetime import timezone
 

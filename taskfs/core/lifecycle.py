@@ -64,6 +64,10 @@ class Parties(NamedTuple):
     # The owner of the delegation chain, named only when it answers the task's open question:
     # it may then move the task from input_required back to working, and nothing else.
     owner: str | None = None
+    # Whether the holder's `result` stands accepted: its latest signed result, and passing
+    # evidence recorded after it. Then the sender may complete the task too: how work a peer
+    # did (whose key signs nothing here) is completed by a signed act.
+    accepted: bool = False
 
     def includes(self, agent: str) -> bool:
         return agent in (self.sender, self.recipient, self.holder)
@@ -123,9 +127,12 @@ def _agent_refusal(
             return None
         return {"reason": f"the task is addressed to {parties.recipient!r}"}
     if target == "completed":
-        if agent == parties.holder:
+        if agent == parties.holder or (parties.accepted and agent == parties.sender):
             return None
-        return {"reason": f"only the agent holding it ({parties.holder!r}) may complete it"}
+        return {
+            "reason": f"only the agent holding it ({parties.holder!r}) may complete it, or its "
+            f"sender ({parties.sender!r}) on passing evidence recorded after the holder's result"
+        }
     if parties.includes(agent):
         return None
     if current == "input_required" and target == "working" and agent == parties.owner:

@@ -26,6 +26,8 @@ LintCode = Literal[
     "boundaries_vague",
     "objective_too_short",
     "dependency_other_context",
+    "dependency_unknown",
+    "dependency_final",
 ]
 LINT_CODES: tuple[str, ...] = get_args(LintCode)
 DEFAULT_OBJECTIVE_MIN_WORDS = 4
@@ -44,9 +46,12 @@ def lint_envelope(
     subject: str,
     contexts: Mapping[str, str] | None = None,
     settings: Settings | None = None,
+    dependencies: Mapping[str, tuple[str, str]] | None = None,
 ) -> list[Problem]:
     """Every warning about one contract. `subject` names it (a task id, or a file not yet
-    submitted); `contexts` maps the ids of known tasks to their contextID."""
+    submitted); `contexts` maps the ids of known tasks to their contextID; `dependencies`
+    (when the ledger is known) maps each known task to the one standing for it now and that
+    one's state (a task reassigned or retried lives on in its successor: `core.lineage`)."""
     settings = settings or Settings()
     found: list[Problem] = []
     command = envelope.acceptance_check.pass_fail_command
@@ -97,7 +102,46 @@ def lint_envelope(
                     other_context=other,
                 )
             )
-    return [p for p in found if p.code not in settings.disable]
+    found = [p for p in found if p.code not in settings.disable]
+    if dependencies is not None:
+        found += dependency_warnings(envelope, subject, dependencies, settings)
+    return found
+
+
+def dependency_warnings(
+    envelope: Envelope,
+    subject: str,
+    dependencies: Mapping[str, tuple[str, str]],
+    settings: Settings | None = None,
+) -> list[Problem]:
+    """A dependency no task is yet (a misspelt id waits for ever), or one that ended without
+    completing and was not retried: the task could never be claimed. `dependencies`: as
+    `lint_envelope`'s."""
+    disabled = (settings or Settings()).disable
+    found = []
+    for i, dep in enumerate(envelope.depends_on):
+        where = f"dependsOn[{i}]"
+        if dep not in dependencies:
+            found.append(_warn("dependency_unknown", subject, where, dependency=dep))
+            continue
+        standing, state = dependencies[dep]
+        if state in _NEVER_COMPLETES:
+            now = f" (now {standing})" if standing != dep else ""
+            found.append(
+                _warn(
+                    "dependency_final",
+                    subject,
+                    where,
+                    dependency=dep,
+                    state=state,
+                    standing=standing,
+                    now_text=now,
+                )
+            )
+    return [p for p in found if p.code not in disabled]
+
+
+_NEVER_COMPLETES = frozenset({"failed", "rejected", "canceled"})
 
 
 def _warn(code: str, subject: str, field: str, **data: object) -> Problem:

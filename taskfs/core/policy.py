@@ -8,7 +8,7 @@ outside the repository, allows that command; by default it allows nothing.
 allow:
   commands:                  # the commands the watcher may run
     - make check             # exactly this command
-    - pytest -q tests/*      # pytest -q and one plain word such as tests/test_login.py
+    - pytest tests/*         # pytest and one plain word: pytest tests/test_login.py
     - pytest -q **           # pytest -q and any plain words after it
   senders: [planner, lead]   # optional: and only for tasks whose envelope is from one of these
 complete: false              # optional: true lets a passing check complete the task

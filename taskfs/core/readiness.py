@@ -1,4 +1,5 @@
-"""Which tasks a claim would succeed on: dependencies, rivals over owned files, delegation.
+"""Which tasks a claim would succeed on: dependencies (followed down the lineage of reassigned
+and retried tasks), rivals over owned files, delegation.
 
 Pure: the tasks are passed in as summaries (`taskfs.readmodel.projection.Summary`, or anything
 with the same fields). `ready` lists what `claimable` answers, and the claim's own gates
@@ -7,13 +8,15 @@ with the same fields). `ready` lists what `claimable` answers, and the claim's o
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Protocol, TypeVar
 
 from taskfs.core.facts import EnvelopeFacts, TaskFacts
 from taskfs.core.graph import depends_on
 from taskfs.core.lifecycle import TERMINAL
+from taskfs.core.lineage import Lineage, lineage_edges
 from taskfs.core.shown import offered_to
+from taskfs.errors import Problem, problem
 
 
 class Ranked(TaskFacts, Protocol):
@@ -32,7 +35,14 @@ R = TypeVar("R", bound=Ranked)
 
 
 def dependency_graph(envelopes: Iterable[EnvelopeFacts]) -> dict[str, tuple[str, ...]]:
-    return {e.id: tuple(e.depends_on) for e in envelopes if e.id is not None}
+    """Each task's `dependsOn`; a task reassigned or retried also leads to its successor
+    (`taskfs.core.lineage`), so that what depends on it is ordered after the successor too."""
+    listed = {e.id: e for e in envelopes if e.id is not None}
+    graph = {task_id: tuple(e.depends_on) for task_id, e in listed.items()}
+    if any(e.follows is not None for e in listed.values()):
+        for before, after in lineage_edges(listed).items():
+            graph[before] = (*graph.get(before, ()), *after)
+    return graph
 
 
 def parent_map(envelopes: Iterable[EnvelopeFacts]) -> dict[str, str | None]:
@@ -40,14 +50,18 @@ def parent_map(envelopes: Iterable[EnvelopeFacts]) -> dict[str, str | None]:
 
 
 class _Edges(Mapping[str, tuple[str, ...]]):
-    """Each task's `dependsOn`, looked up in the tasks when asked: a rule that walks a few
-    edges reads a few tasks, not the ledger (`taskfs.store.index` keeps it in a store)."""
+    """Each task's `dependsOn` and its genuine successors (as `dependency_graph` has them),
+    looked up in the tasks when asked: a rule that walks a few edges reads a few tasks, not
+    the ledger (`taskfs.store.index` keeps it in a store)."""
 
     def __init__(self, tasks: Mapping[str, TaskFacts]) -> None:
         self._tasks = tasks
+        self._lineage = Lineage(tasks)
 
     def __getitem__(self, key: str) -> tuple[str, ...]:
-        return tuple(self._tasks[key].envelope.depends_on)
+        depends = tuple(self._tasks[key].envelope.depends_on)
+        after = self._lineage.followers(key)
+        return (*depends, *after) if after else depends
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._tasks)
@@ -108,13 +122,44 @@ def open_tasks(tasks: Mapping[str, T]) -> list[T]:
     return [t for t in tasks.values() if t.state not in TERMINAL]
 
 
-def unfinished_dependencies(task: TaskFacts, tasks: Mapping[str, TaskFacts]) -> list[str]:
-    """The tasks `task` depends on that are not completed (or do not exist yet)."""
-    return [
+def unfinished_dependencies(
+    task: TaskFacts, tasks: Mapping[str, TaskFacts], lineage: Lineage | None = None
+) -> list[str]:
+    """The tasks `task` depends on that are not completed (or do not exist yet), neither
+    they nor a successor down their line (a reassigned or retried task: `core.lineage`)."""
+    pending = [
         dep
         for dep in task.envelope.depends_on
         if dep not in tasks or tasks[dep].state != "completed"
     ]
+    if not pending:
+        return pending
+    lineage = lineage or Lineage(tasks)
+    return [dep for dep in pending if lineage.completed(dep) is None]
+
+
+def waiting_on(dep: str, tasks: Mapping[str, TaskFacts], lineage: Lineage | None = None) -> str:
+    """An unfinished dependency as people read it: `a (working)`, `a (does not exist yet)`,
+    or, when it was handed on or retried, `a (failed; now a-r1: working)`."""
+    if dep not in tasks:
+        return f"{dep} (does not exist yet)"
+    now = (lineage or Lineage(tasks)).standing(dep)
+    if now == dep:
+        return f"{dep} ({tasks[dep].state})"
+    return f"{dep} ({tasks[dep].state}; now {now}: {tasks[now].state})"
+
+
+def dependencies_refused(
+    task_id: str, depends_on: Sequence[str], states: Mapping[str, str]
+) -> list[Problem]:
+    """`dependencies_unresolved` when a task `depends_on` names is not completed in `states`
+    (id -> state; a task not in it does not exist yet). The claim gate asks this of the ledger
+    now, and `audit` of the ledger as the commit that added a claim held it."""
+    pending = [dep for dep in depends_on if states.get(dep) != "completed"]
+    if not pending:
+        return []
+    described = ", ".join(f"{dep} ({states.get(dep, 'does not exist yet')})" for dep in pending)
+    return [problem("dependencies_unresolved", id=task_id, pending=pending, pending_text=described)]
 
 
 def rivals(
@@ -139,8 +184,10 @@ def claimable(
     tasks: Mapping[str, R], agent: str | None = None, among: Iterable[R] | None = None
 ) -> list[R]:
     """The tasks a claim would succeed on now (by `agent`, when one is named), in the order
-    given: submitted, taken in, readable, every dependency completed, no open rival. Only
-    those `among` (all of `tasks` when None) are asked about; `tasks` answers the lookups."""
+    given: submitted, taken in, readable, every dependency completed (or a successor of it:
+    `core.lineage`), no open rival. Only those `among` (all of `tasks` when None) are asked
+    about; `tasks` answers the lookups."""
+    lineage = Lineage(tasks)  # read only when a dependency is not completed itself
     candidates = [
         task
         for task in (tasks.values() if among is None else among)
@@ -148,7 +195,7 @@ def claimable(
         and task.length
         and not task.problems
         and offered_to(task.envelope.recipient, agent)
-        and not unfinished_dependencies(task, tasks)
+        and not unfinished_dependencies(task, tasks, lineage)
     ]
     if not any(task.overlaps for task in candidates):
         return candidates  # no rival to order

@@ -11,6 +11,7 @@ from pydantic import Field
 
 from taskfs.api.intake import requests
 from taskfs.api.views import intake as views
+from taskfs.mcp.declared import TASK, writes
 from taskfs.mcp.tools import Tools, answer
 
 TaskId = Annotated[str, Field(description="The request's id (agent_inbox lists them).")]
@@ -40,5 +41,12 @@ def register_intake_tools(tools: Tools) -> None:
         agent_propose,
         "Propose an envelope for a request addressed to you that is not yet a task; only the "
         "requester's agent_accept submits it.",
+        writes(),
+        TASK,
     )
-    tools.add(agent_accept, "Accept the envelope proposed for your request: it becomes a task.")
+    tools.add(
+        agent_accept,
+        "Accept the envelope proposed for your request: it becomes a task.",
+        writes(idempotent=True),
+        TASK,
+    )

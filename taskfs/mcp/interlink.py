@@ -3,29 +3,35 @@
 Thin: each is one `taskfs.api.messages.interlink` call and its view; the rules are the library's. As
 interlink's server does, each answers in one line of text for the model (its wording, in
 `interlink_text`), while the structured content keeps taskfs's JSON document. Arguments are
-read as interlink reads them: an empty `status` (or `session`, `task_id`, `in_reply_to`) is an
-absent one, and `to: "self"` names one's own identity.
+typed and read as interlink's (`src/bin/interlink-mcp.rs`): every optional one may be null, an
+empty `status` (or `session`, `task_id`, `in_reply_to`) is an absent one, `status` is any text,
+trimmed, and one interlink does not know is named, `limit` is an unsigned 32-bit number, and
+`to: "self"` names one's own identity. Where interlink answers a call with a JSON-RPC error
+(`invalid_params`: an unknown status, a peer with no session to choose, a peer not admitted),
+so does this; taskfs's own refusals (a transition not allowed, say) are tool errors naming
+their codes.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from collections.abc import Callable
+from typing import Annotated, Any
 
-from mcp.types import CallToolResult
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, CallToolResult
 from pydantic import Field
 
 from taskfs.api.context import acting_agent
 from taskfs.api.messages import interlink
 from taskfs.api.views import agents as views
+from taskfs.errors import TaskfsError
 from taskfs.mcp import interlink_text as say
+from taskfs.mcp.declared import MESSAGE, reads, shape, writes
 from taskfs.mcp.tools import Tools, answer
 
 To = Annotated[
     str,
-    Field(
-        description='The peer, by its agent name here (its petname); "self" for your own '
-        "identity (another session of yours)."
-    ),
+    Field(description='The peer\'s agent name here (petname); "self": another session of yours.'),
 ]
 Text = Annotated[
     str,
@@ -36,25 +42,25 @@ Text = Annotated[
 ]
 Session = Annotated[
     str | None,
-    Field(description="Which of the peer's sessions to reach (an unsigned routing hint)."),
+    Field(description="The peer's session to reach (an unsigned hint)."),
 ]
 TaskId = Annotated[
     str | None,
     Field(
-        description="The task this message is about. Omit to open a task (an envelope text) "
-        "or to continue the task last exchanged with `to`."
+        description="The task it is about; omit to open one (envelope text) or to go on with "
+        "the last one exchanged with `to`."
     ),
 ]
 Status = Annotated[
-    Literal["update", "needs_input", "result", "failed", "canceled", ""] | None,
+    str | None,
     Field(
-        description="needs_input asks (the task waits); result asks for the acceptance check; "
-        "omit for a plain message or an answer."
+        description="update, needs_input (asks; the task waits), result (asks for the "
+        "acceptance check), failed or canceled; omit for a plain message or an answer."
     ),
 ]
 InReplyTo = Annotated[
     str | None,
-    Field(description='The msg_id this message answers (a "needs_input" question).'),
+    Field(description="The msg_id this answers (a needs_input question)."),
 ]
 
 SEND_MESSAGE = (
@@ -66,13 +72,57 @@ CANCEL_TASK = (
     "'canceled' status; cooperative, it stops nothing by force."
 )
 MESSAGE_STATUS = (
-    "interlink: a message's delivery (pending: not committed; sent: committed; read: its "
-    "addressee marked it) and its task's state."
+    "interlink: a message's delivery (pending: not yet accepted by the bus, or not committed; "
+    "sent: accepted, or committed for an agent of this ledger; read: its addressee marked it) "
+    "and its task's state."
 )
 CONVERSATION_HISTORY = (
     "interlink: the recent messages between you and a peer (both directions), newest last."
 )
-LIST_PENDING = "interlink: your messages not yet committed, or not yet pushed."
+LIST_PENDING = (
+    "interlink: your messages not yet accepted by the bus (the bridge posts them), not yet "
+    "committed, or not yet pushed."
+)
+
+
+# What interlink refuses with `invalid_params` before it queues anything.
+PARAMS_ERRORS = frozenset({"session_unroutable", "recipient_unknown"})
+U32_MAX = 2**32 - 1
+
+
+def _params_error(exc: TaskfsError) -> MCPError | None:
+    """The JSON-RPC error interlink answers with, when it would."""
+    codes = {p.code for p in exc.problems}
+    # A status interlink does not know (taskfs's own rules on a known one are tool errors).
+    status = any(
+        p.code == "invalid_value" and p.field == "status" and "value" in p.data
+        for p in exc.problems
+    )
+    if not (codes <= PARAMS_ERRORS or (status and codes == {"invalid_value"})):
+        return None
+    message = "; ".join(f"{p.code}: {p.message}" for p in exc.problems)
+    return MCPError(INVALID_PARAMS, message, {"errors": [p.to_json() for p in exc.problems]})
+
+
+def _answer(
+    call: Callable[[], dict[str, Any]], text: Callable[[dict[str, Any]], str], tool: str = ""
+) -> CallToolResult:
+    """`tools.answer`, except that what interlink refuses with a JSON-RPC error is one."""
+    params: list[MCPError] = []
+
+    def guarded() -> dict[str, Any]:
+        try:
+            return call()
+        except TaskfsError as exc:
+            error = _params_error(exc)
+            if error is not None:
+                params.append(error)
+            raise
+
+    result = answer(guarded, text, tool=tool)
+    if params:
+        raise params[0]
+    return result
 
 
 def register_interlink_tools(tools: Tools) -> None:
@@ -92,8 +142,9 @@ def register_interlink_tools(tools: Tools) -> None:
         in_reply_to: InReplyTo = None,
     ) -> CallToolResult:
         def call() -> dict[str, Any]:
-            result = interlink.send_message(
-                s.repo(),
+            repo = s.repo()
+            queued = interlink.send_message(
+                repo,
                 s.agent(),
                 named(to),
                 text,
@@ -102,9 +153,14 @@ def register_interlink_tools(tools: Tools) -> None:
                 status=status,
                 in_reply_to=in_reply_to,
             )
-            return views.sent_or_opened(result)
+            row = views.sent_or_opened(queued.result)
+            return {
+                **row,
+                **_routed(queued),
+                "delivery": interlink.delivery(repo, s.agent(), queued),
+            }
 
-        return answer(call, say.sent, tool="send_message")
+        return _answer(call, say.sent, tool="send_message")
 
     def cancel_task(
         to: Annotated[str, Field(description="The peer running the task, by its agent name.")],
@@ -115,29 +171,37 @@ def register_interlink_tools(tools: Tools) -> None:
         ] = None,
     ) -> CallToolResult:
         def call() -> dict[str, Any]:
-            sent = interlink.cancel_task(s.repo(), s.agent(), named(to), task_id, reason=reason)
+            repo = s.repo()
+            queued = interlink.cancel_task(repo, s.agent(), named(to), task_id, reason=reason)
             return {
-                **views.sent(sent),
+                **views.sent_or_opened(queued.result),
+                **_routed(queued),
+                "delivery": interlink.delivery(repo, s.agent(), queued),
                 "cooperative": True,
                 "note": "recorded and committed; nothing was stopped by force: the worker sees "
                 "the cancellation in its inbox and is expected to stop",
             }
 
-        return answer(call, say.canceled)
+        return _answer(call, say.canceled)
 
     def message_status(
         msg_id: Annotated[str, Field(description="The msg_id send_message returned.")],
     ) -> CallToolResult:
         def call() -> dict[str, Any]:
-            return views.message_state(interlink.message_status(s.repo(), msg_id))
+            found = interlink.message_status(s.repo(), msg_id, s.agent())
+            return views.message_state(found)
 
-        return answer(call, lambda doc: say.status(doc, s.agent()))
+        return _answer(call, lambda doc: say.status(doc, s.agent()))
 
     def conversation_history(
         peer: Annotated[str, Field(description="The peer, by its agent name here.")],
         limit: Annotated[
             int | None,
-            Field(description=f"How many recent messages to show (default {say.LIMIT})."),
+            Field(
+                ge=0,
+                le=U32_MAX,
+                description=f"How many recent messages to show (default {say.LIMIT}).",
+            ),
         ] = None,
     ) -> CallToolResult:
         def call() -> dict[str, Any]:
@@ -150,16 +214,48 @@ def register_interlink_tools(tools: Tools) -> None:
             )
             return {"peer": peer, "messages": [views.entry(e) for e in found]}
 
-        return answer(call, lambda doc: say.history(doc, s.agent()))
+        return _answer(call, lambda doc: say.history(doc, s.agent()))
 
     def list_pending() -> CallToolResult:
         def call() -> dict[str, Any]:
             return views.outbox(interlink.list_pending(s.repo(), s.agent()))
 
-        return answer(call, lambda doc: say.pending(doc, s.agent()))
+        return _answer(call, lambda doc: say.pending(doc, s.agent()))
 
-    tools.add(send_message, SEND_MESSAGE)
-    tools.add(cancel_task, CANCEL_TASK)
-    tools.add(message_status, MESSAGE_STATUS)
-    tools.add(conversation_history, CONVERSATION_HISTORY)
-    tools.add(list_pending, LIST_PENDING)
+    status = shape("msg_id", "delivery", "message")
+    tools.add(send_message, SEND_MESSAGE, writes(), shape("msg_id"), lines=True)
+    cancels = writes(destructive=True, idempotent=True)
+    tools.add(cancel_task, CANCEL_TASK, cancels, MESSAGE, lines=True)
+    tools.add(message_status, MESSAGE_STATUS, reads(), status, lines=True)
+    tools.add(conversation_history, CONVERSATION_HISTORY, reads(), shape("messages"), lines=True)
+    tools.add(list_pending, LIST_PENDING, reads(), shape("messages"), lines=True)
+    for name in ("send_message", "cancel_task", "message_status", "conversation_history"):
+        listed = tools.server._tool_manager.get_tool(name)
+        if listed is not None:
+            listed.parameters = nullable(listed.parameters)
+
+
+def nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    """Every optional parameter may be null, as schemars types interlink's `Option<T>`
+    (`"type": ["string", "null"]`), in that compact spelling."""
+    required = set(schema.get("required", []))
+    properties = {}
+    for name, prop in schema.get("properties", {}).items():
+        kind = prop.get("type")
+        optional = name not in required and isinstance(kind, str)
+        properties[name] = {**prop, "type": [kind, "null"]} if optional else prop
+    return {**schema, "properties": properties}
+
+
+def _routed(queued: interlink.Queued) -> dict[str, Any]:
+    """Where a message to a peer goes: its session, that session's presence, interlink's note."""
+    chosen = queued.route
+    if chosen is None:
+        return {"peer": False}
+    routed = chosen.routed
+    return {
+        "peer": True,
+        "session": chosen.session,
+        "presence": routed.presence if routed else None,
+        "routeNote": say.route_note(routed),
+    }

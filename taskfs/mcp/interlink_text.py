@@ -10,14 +10,26 @@ from __future__ import annotations
 
 from typing import Any
 
+from taskfs.core.presence import Routed, delivery_note
+
 LIMIT = 20
+NO_BUS = "no bus answered: the bridge chooses the session when it posts it"
+
+
+def route_note(routed: Routed | None) -> str:
+    """interlink's note on the target session's presence, or why none is known yet."""
+    return NO_BUS if routed is None else delivery_note(routed)
+
+
+def _dest(doc: dict[str, Any]) -> str:
+    return f"{doc['to']}" + (f" ({doc['session']})" if doc.get("session") else "")
 
 
 def sent(doc: dict[str, Any]) -> str:
-    """`send_message`: the message (or the task it opened) and where it went."""
+    """`send_message`: the message (or the task it opened), the session it goes to and, for a
+    peer, interlink's note on that session's presence."""
     task, status = doc.get("task_id"), doc.get("status")
     tag = f" [task {task} · {status}]" if task and status else f" [task {task}]" if task else ""
-    dest = doc["to"] + (f" ({doc['session']})" if doc.get("session") else "")
     if doc.get("opening"):
         note = f"task opened ({doc['state']}), recorded in git"
     else:
@@ -27,13 +39,15 @@ def sent(doc: dict[str, Any]) -> str:
             note += f"; the task moved {moved['from']} -> {moved['to']}"
         if doc.get("checkRequested"):
             note += "; asks for the acceptance check (the task is not completed by it)"
-    return f"queued for {dest} (msg_id {doc['msg_id']}){tag} — {note}"
+    if doc.get("peer"):
+        note = f"{doc['routeNote']}; {note}"
+    return f"queued for {_dest(doc)} (msg_id {doc['msg_id']}){tag} — {note}"
 
 
 def canceled(doc: dict[str, Any]) -> str:
-    """`cancel_task`."""
+    """`cancel_task`: interlink's line, with the session the cancel goes to."""
     return (
-        f"sent cancel for task '{doc['task_id']}' to {doc['to']} (msg_id {doc['msg_id']}) — "
+        f"sent cancel for task '{doc['task_id']}' to {_dest(doc)} (msg_id {doc['msg_id']}) — "
         "cooperative: nothing was stopped by force"
     )
 
@@ -60,10 +74,14 @@ def history(doc: dict[str, Any], me: str) -> str:
 
 
 def pending(doc: dict[str, Any], me: str) -> str:
-    """`list_pending`: what has not left yet, committed or pushed."""
+    """`list_pending`: what has not left yet: not accepted by a bus, not committed, not
+    pushed."""
     rows = doc.get("messages") or []
     if not rows:
         where = "committed and pushed" if doc.get("upstream") else "committed"
-        return f"nothing pending; all sent messages were {where}"
-    lines = [f"→ {row.get('to')} (msg_id {row['msg_id']}) {row.get('pending')}" for row in rows]
+        return f"nothing pending; all sent messages were accepted by the bus or {where}"
+    lines = []
+    for row in rows:
+        why = f": {row['held']}" if row.get("held") else ""
+        lines.append(f"→ {row.get('to')} (msg_id {row['msg_id']}) {row.get('pending')}{why}")
     return f"{len(rows)} pending:\n" + "\n".join(lines)

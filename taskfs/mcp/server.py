@@ -24,7 +24,14 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult
+from mcp.types import (
+    CallToolResult,
+    CompleteRequestParams,
+    CompleteResult,
+    Completion,
+    EmptyResult,
+    SetLevelRequestParams,
+)
 from pydantic import Field
 
 from taskfs import __version__
@@ -36,12 +43,18 @@ from taskfs.api.lifecycle import transitions
 from taskfs.api.messages import delivery, threads
 from taskfs.api.messages import inbox as inbox_api
 from taskfs.api.messages import sending as messages
-from taskfs.api.tasks import queries
+from taskfs.api.tasks import lint, queries
+from taskfs.api.tasks.submit import Source
 from taskfs.api.views import agents as views
+from taskfs.api.views import checks
 from taskfs.core import shapes
+from taskfs.core.display import safe
 from taskfs.errors import Problem, TaskfsError
 from taskfs.mcp import intake as intake_tools
+from taskfs.mcp.declared import MESSAGE, TASK, reads, shape, writes
+from taskfs.mcp.gate import Gate
 from taskfs.mcp.interlink import register_interlink_tools
+from taskfs.mcp.sent import register_sent_tools
 from taskfs.mcp.tools import Session, Tools, answer
 
 INSTRUCTIONS = (
@@ -54,8 +67,8 @@ def _moved(result: transitions.Moved) -> dict[str, Any]:
     return shapes.transition(result.id, result.state, result.commit)
 
 
-TaskId = Annotated[str, Field(description="The task's id (agent_inbox lists yours).")]
-Text = Annotated[str, Field(description="The message text, signed and committed.")]
+TaskId = Annotated[str, Field(description="The task's id (agent_inbox lists them).")]
+Text = Annotated[str, Field(description="Message text (signed).")]
 Reason = Annotated[str, Field(description="Why, in a sentence; recorded with the transition.")]
 
 SEND = (
@@ -66,9 +79,10 @@ SEND = (
     "id, dependsOn, parent. Incomplete: kept as a request; send the rest with its task_id."
 )
 CHECK = (
-    "Report your result and check it: sends `text` as the task's `result` message (the same "
-    "as the CLI's `send --status result`), then runs the acceptance command here and records "
-    "the evidence. ok/verdict say pass or fail. Completes nothing: on pass, call agent_complete."
+    "Report your result and check it: commit your work first (evidence from uncommitted files "
+    "completes nothing; workTree says). Sends `text` as the task's `result` message, runs the "
+    "acceptance command here, records the evidence. verdict: pass or fail; output: the "
+    "command's last lines. Completes nothing: on pass, call agent_complete."
 )
 COMPLETE = (
     "Complete your working task (-> completed). Needs passing evidence from agent_check on "
@@ -98,10 +112,16 @@ def register_agent_tools(tools: Tools) -> None:
         ] = None,
     ) -> CallToolResult:
         def call() -> dict[str, Any]:
+            repo = s.repo()
+            # As `new --json`: what was submitted is never edited, so its weak points now.
+            warnings = lint.advice(repo, [Source("envelope", envelope.encode())])
             result = requests.request(
-                s.repo(), s.agent(), envelope, task_id=task_id or None, door="mcp"
+                repo, s.agent(), envelope, task_id=task_id or None, door="mcp"
             )
-            return intake_tools.document(result)
+            doc = intake_tools.document(result)
+            if doc.get("state") != "intake":
+                doc["warnings"] = [w.to_json() for w in warnings]
+            return doc
 
         return answer(call, tool="agent_send")
 
@@ -140,7 +160,7 @@ def register_agent_tools(tools: Tools) -> None:
         ],
         text: Text,
     ) -> CallToolResult:
-        return answer(lambda: say(task_id, text, in_reply_to=in_reply_to))
+        return answer(lambda: say(task_id, text, in_reply_to=in_reply_to, intent="answer"))
 
     def agent_update(
         task_id: TaskId,
@@ -152,7 +172,11 @@ def register_agent_tools(tools: Tools) -> None:
             str | None, Field(description="Recipient; default: the task's other party.")
         ] = None,
     ) -> CallToolResult:
-        return answer(lambda: say(task_id, text, status="update", in_reply_to=in_reply_to, to=to))
+        return answer(
+            lambda: say(
+                task_id, text, status="update", in_reply_to=in_reply_to, to=to, intent="note"
+            )
+        )
 
     def agent_check(
         task_id: TaskId,
@@ -163,12 +187,7 @@ def register_agent_tools(tools: Tools) -> None:
         def call() -> dict[str, Any]:
             sent = views.sent(messages.request_check(s.repo(), task_id, s.agent(), text))
             checked = evidence.check(s.repo(), task_id, agent=s.agent())
-            return {
-                **sent,
-                "ok": checked.passed,
-                "verdict": checked.verdict,
-                "evidence": checked.evidence,
-            }
+            return {**sent, **checks.document(checked)}
 
         return answer(call)
 
@@ -218,6 +237,7 @@ def register_agent_tools(tools: Tools) -> None:
                 "id": task.id,
                 "state": task.state,
                 "history": _history(task),
+                "evidence": checks.evidence_rows(task),
                 "messages": [views.message(c) for c in thread.messages],
             }
 
@@ -226,23 +246,81 @@ def register_agent_tools(tools: Tools) -> None:
     def agent_bind(task_id: TaskId) -> CallToolResult:
         return answer(lambda: views.bound(capabilities.bind(s.repo(), task_id, s.agent())))
 
-    for fn, description in (
-        (agent_send, SEND),
-        (agent_inbox, "Start here: tasks you hold, questions to answer, results, unread."),
-        (agent_claim, "Claim a task addressed to you (submitted -> working)."),
-        (agent_ask, "Ask the task's sender a question (working -> input_required)."),
-        (agent_answer, "Answer a question by its msg_id (input_required -> working)."),
-        (agent_update, "Send a progress note or reply about a task; moves nothing."),
-        (agent_check, CHECK),
-        (agent_complete, COMPLETE),
-        (agent_refuse, "Refuse a task addressed to you (submitted -> rejected)."),
-        (agent_fail, "Give up on your task, saying why (-> failed)."),
-        (agent_cancel, "Cancel a task you sent (-> canceled); the worker is asked to stop."),
-        (agent_status, "A task's state, parties and envelope."),
-        (agent_history, "A task's transitions and messages (with their msg_ids)."),
-        (agent_bind, "Your tools for a task: toolsAllowed within the capability ledger."),
+    for fn, description, hints, output in (
+        (agent_send, SEND, writes(), TASK),
+        (
+            agent_inbox,
+            "Start here: tasks you hold, questions to answer, results, unread.",
+            writes(idempotent=True),  # mark_read marks what it shows as read
+            INBOX,
+        ),
+        (
+            agent_claim,
+            "Claim a task addressed to you (submitted -> working).",
+            writes(idempotent=True),
+            TASK,
+        ),
+        (
+            agent_ask,
+            "Ask the task's sender a question (working -> input_required).",
+            writes(),
+            MESSAGE,
+        ),
+        (
+            agent_answer,
+            "Answer a question by its msg_id (input_required -> working).",
+            writes(),
+            MESSAGE,
+        ),
+        (
+            agent_update,
+            "Send a progress note or reply about a task; moves nothing.",
+            writes(),
+            MESSAGE,
+        ),
+        (agent_check, CHECK, writes(destructive=True, open_world=True), CHECKED),
+        (agent_complete, COMPLETE, writes(idempotent=True), TASK),
+        (
+            agent_refuse,
+            "Refuse a task addressed to you (submitted -> rejected).",
+            writes(destructive=True, idempotent=True),
+            TASK,
+        ),
+        (
+            agent_fail,
+            "Give up on your task, saying why (-> failed).",
+            writes(destructive=True, idempotent=True),
+            MESSAGE,
+        ),
+        (
+            agent_cancel,
+            "Cancel a task you sent (-> canceled); the worker is asked to stop.",
+            writes(destructive=True, idempotent=True),
+            MESSAGE,
+        ),
+        # A request that is not yet a task (an intake) has no envelope: only id and state are
+        # always there.
+        (agent_status, "A task's state, parties and envelope.", reads(), TASK),
+        (
+            agent_history,
+            "A task's transitions, evidence and messages (with their msg_ids).",
+            reads(),
+            HISTORY,
+        ),
+        (
+            agent_bind,
+            "Your tools for a task: toolsAllowed within the capability ledger.",
+            reads(),
+            BOUND,
+        ),
     ):
-        tools.add(fn, description)
+        tools.add(fn, description, hints, output)
+
+
+INBOX = shape("counts", "toClaim", "questions", "results", "unread")
+CHECKED = shape("msg_id", "evidence", verdict={"enum": ["pass", "fail"]})
+HISTORY = shape("id", "state", "history", "messages")
+BOUND = shape("id", "toolsGranted", "envelope")
 
 
 def _history(task: Any) -> list[dict[str, Any]]:
@@ -262,22 +340,47 @@ async def _stdout_to_stderr(_server: MCPServer[Any]) -> AsyncIterator[dict[str, 
 
 
 def build(session: Session) -> Tools:
+    gate = Gate()
     server: MCPServer[Any] = MCPServer(
         "taskfs",
         version=__version__,
         instructions=INSTRUCTIONS,
         log_level="WARNING",
         lifespan=_stdout_to_stderr,
+        middleware=[gate],
     )
-    tools = Tools(server, session)
+    tools = gate.tools = Tools(server, session)
+    _utilities(server)
     register_agent_tools(tools)
     intake_tools.register_intake_tools(tools)
+    register_sent_tools(tools)
     register_interlink_tools(tools)
     return tools
 
 
-def serve(agent: str | None, session: str | None = None) -> int:
-    """Serve until the client closes stdin. A bad agent name is refused before serving."""
+def _utilities(server: MCPServer[Any]) -> None:
+    """The protocol's utilities, which a client may call on any server. `logging/setLevel`:
+    taskfs sends no log messages (what it would log goes to stderr), so every level is taken
+    and nothing is left to filter. `completion/complete`: taskfs has no prompts or resource
+    templates, so nothing completes (an empty list)."""
+
+    async def set_level(_ctx: Any, _params: SetLevelRequestParams) -> EmptyResult:
+        return EmptyResult()
+
+    async def complete(_ctx: Any, _params: CompleteRequestParams) -> CompleteResult:
+        return CompleteResult(completion=Completion(values=[]))
+
+    lowlevel = server._lowlevel_server
+    lowlevel.add_request_handler("logging/setLevel", SetLevelRequestParams, set_level)
+    lowlevel.add_request_handler("completion/complete", CompleteRequestParams, complete)
+
+
+def serve(
+    agent: str | None, session: str | None = None, http: tuple[str, int] | None = None
+) -> int:
+    """Serve until the client closes stdin, or over HTTP at `http` (host, port) until
+    interrupted. A bad agent name is refused before serving; so are, over HTTP, the refusals of
+    `taskfs.mcp.http` (raised)."""
     name = agent or os.environ.get("TASKFS_AGENT") or None
     try:
         acting_agent(name, required=False)
@@ -285,12 +388,17 @@ def serve(agent: str | None, session: str | None = None) -> int:
         _refuse(exc.problems)
         return 1
     routed = session or os.environ.get("TASKFS_SESSION") or None
+    tools = build(Session(name, Path.cwd(), routed))
+    if http is not None:
+        from taskfs.mcp.http import serve_http
+
+        return serve_http(tools, *http)
     from taskfs.mcp import framing
 
-    framing.run(build(Session(name, Path.cwd(), routed)).server)  # every line gets an answer
+    framing.run(tools.server)  # every line gets an answer
     return 0
 
 
 def _refuse(problems: tuple[Problem, ...]) -> None:
     for found in problems:
-        sys.stderr.write(f"error[{found.code}]: {found.message}\n")
+        sys.stderr.write(safe(f"error[{found.code}]: {found.message}") + "\n")

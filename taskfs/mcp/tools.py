@@ -11,12 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from taskfs.api import context
 from taskfs.api.context import acting_agent
 from taskfs.api.tasks.suggest import explain
 from taskfs.core import shapes
+from taskfs.core.display import safe
 from taskfs.errors import TaskfsError, problem
 from taskfs.mcp import hints
 from taskfs.mcp.schema import slim
@@ -65,7 +66,9 @@ def answer(
     if say is not None:
         text = say(doc) if doc["ok"] else refused_text(doc)
     return CallToolResult(
-        content=[TextContent(type="text", text=text)],
+        # What a model reads is made safe as a terminal's is; the structured content is the
+        # document as stored, exactly (`--json`'s).
+        content=[TextContent(type="text", text=safe(text))],
         structured_content=doc,
         is_error=not doc["ok"],
     )
@@ -84,9 +87,26 @@ class Tools:
     def __init__(self, server: MCPServer[Any], session: Session) -> None:
         self.server = server
         self.session = session
+        self.lines: set[str] = set()
 
-    def add(self, fn: Callable[..., CallToolResult], description: str) -> None:
-        self.server.add_tool(fn, name=fn.__name__, description=description)
+    def add(
+        self,
+        fn: Callable[..., CallToolResult],
+        description: str,
+        hints: ToolAnnotations,
+        output: dict[str, Any],
+        *,
+        lines: bool = False,
+    ) -> None:
+        """Serve `fn` as a tool, with its hints and the schema of its answer
+        (`taskfs.mcp.declared`). `lines`: its text content is a line to read (interlink's
+        tools), not the JSON document, and so is a refusal's (`refused_text`)."""
+        if lines:
+            self.lines.add(fn.__name__)
+        self.server.add_tool(fn, name=fn.__name__, description=description, annotations=hints)
         listed = self.server._tool_manager.get_tool(fn.__name__)
         if listed is not None:  # what tools/list shows; arguments are still validated in full
             listed.parameters = slim(listed.parameters)
+            # Published, not enforced by the SDK (there is no output model): the answer is
+            # the library's document, and the client checks it against this.
+            listed.fn_metadata.output_schema = output

@@ -43,6 +43,8 @@ COLUMNS = (
     "length",
     "dependsOn",
     "parent",
+    "command",
+    "follows",
 )
 
 
@@ -73,8 +75,10 @@ def _instant(text: str) -> datetime:
 def as_archived(summary: Summary) -> Summary:
     """The task's row as the archive keeps it."""
     env = summary.envelope
+    # The command and the link stay: a successor is told from a forged one by its contract
+    # (`taskfs.core.lineage`), and a plan keeps working through an archived line.
     facts = Facts(summary.id, env.sender, env.recipient, env.context_id, env.depends_on,
-                  env.parent, (), None, "")  # fmt: skip
+                  env.parent, (), None, env.command, env.follows)  # fmt: skip
     return summary._replace(envelope=facts, overlaps=(), archived=True)
 
 
@@ -110,6 +114,8 @@ def _row(summary: Summary) -> list[Any]:
         summary.length,
         list(env.depends_on),
         env.parent,
+        env.command,
+        env.follows,
     ]
 
 
@@ -135,11 +141,13 @@ def _summary(row: object) -> Summary:
         raise ValueError("a row is not one of the archive's")
     values = dict(zip(COLUMNS, row, strict=True))
     texts = ("id", "state", "contextID", "head", "headBy", "headAt")
-    maybe = ("from", "to", "holder", "parent")
+    maybe = ("from", "to", "holder", "parent", "follows")
     if not all(isinstance(values[k], str) for k in texts if values[k] is not None):
         raise ValueError(f"a row's text is not text: {row!r}")
     if not all(values[k] is None or isinstance(values[k], str) for k in maybe):
         raise ValueError(f"a row names an agent or task that is not text: {row!r}")
+    if not isinstance(values["command"], str):
+        raise ValueError(f"a row's command is not text: {row!r}")
     numbers = (values["superseded"], values["length"])
     deps = values["dependsOn"]
     if not all(type(n) is int for n in numbers) or not isinstance(deps, list):
@@ -147,7 +155,8 @@ def _summary(row: object) -> Summary:
     if not isinstance(values["id"], str) or values["state"] not in TERMINAL:
         raise ValueError(f"a row is not a terminal task: {row!r}")
     facts = Facts(values["id"], values["from"], values["to"], values["contextID"] or "",
-                  tuple(str(d) for d in deps), values["parent"], (), None, "")  # fmt: skip
+                  tuple(str(d) for d in deps), values["parent"], (), None, values["command"],
+                  values["follows"])  # fmt: skip
     return Summary(
         values["id"],
         facts,

@@ -5,10 +5,11 @@ worktrees, deletable at any time (issue 31).
 It holds the ledger as HEAD holds it: one row per task folder HEAD has (`rows`: its projection,
 `taskfs.readmodel.projection.Summary`, and a digest of the bytes it was read from), each task's
 row in `ls` (`listing`, with whether `ready` offers it), the relations the rules look up by
-key (`deps`, `children`, `entries`: ownership entries filed by the first two segments of their
-place, `overlaps`), and in `meta` the commit the rows are HEAD's view of. A row depends on
-committed files only, so the store is fresh exactly when HEAD is that commit; a commit that
-moved HEAD names the task folders it changed (`git diff`), and only those are read again
+key (`deps`, `children`, `follows`: the task each was reassigned or retried from, `entries`:
+ownership entries filed by the first two segments of their place, `overlaps`), and in `meta`
+the commit the rows are HEAD's view of. A row depends on committed files only, so the store
+is fresh exactly when HEAD is that commit; a commit that moved HEAD names the task folders it
+changed (`git diff`), and only those are read again
 (`taskfs.store.index`, the writing side). Writers update the rows they change in their commit
 step, in one transaction with the new HEAD.
 
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
     # HEAD moved since the rows were settled.
     CatchUp = Callable[[str, str], bool]
 
-FORMAT = 2  # 2: the projection says when its last transition was made (head_at)
+FORMAT = 3  # 3: the lineage (`follows`, issue 29); 2: when the last transition was made
 NAME = f"readmodel-v{FORMAT}.sqlite"
 
 SCHEMA = """
@@ -81,6 +82,10 @@ CREATE TABLE children (
     parent TEXT NOT NULL, task TEXT NOT NULL, PRIMARY KEY (parent, task)
 ) WITHOUT ROWID;
 CREATE INDEX children_task ON children (task);
+CREATE TABLE follows (
+    before TEXT NOT NULL, task TEXT NOT NULL, PRIMARY KEY (before, task)
+) WITHOUT ROWID;
+CREATE INDEX follows_task ON follows (task);
 CREATE TABLE entries (
     file TEXT NOT NULL,
     raw TEXT NOT NULL,

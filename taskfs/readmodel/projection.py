@@ -35,6 +35,7 @@ class Facts(NamedTuple):
     files_and_interfaces: tuple[str, ...]
     tools_allowed: tuple[str, ...] | None
     command: str  # acceptanceCheck.passFailCommand: what completion's evidence must have run
+    follows: str | None = None  # the task it was reassigned or retried from (core.lineage)
 
     @classmethod
     def of(cls, envelope: Envelope) -> Facts:
@@ -48,6 +49,7 @@ class Facts(NamedTuple):
             tuple(envelope.files_and_interfaces),
             None if envelope.tools_allowed is None else tuple(envelope.tools_allowed),
             envelope.acceptance_check.pass_fail_command,
+            envelope.follows,
         )
 
 

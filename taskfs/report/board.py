@@ -1,25 +1,40 @@
-"""`taskfs board --html FILE`: one self-contained page, columns by state, a card per task.
+"""`taskfs board --html FILE`: one self-contained page that answers a lead's morning questions.
+
+At the top, the summary line (`5 of 9 done, 1 failed · 2 ready · 1 dead`) and a row per agent
+(what it holds, has done, has failed, and when it last did anything; an agent holding nothing
+is marked idle). Below, a column per state, the requests that are not tasks yet first, a card
+per task with its markers (ready, blocked, dead, stale), how long it has been in its state and
+how long quiet, its lineage (the task it took over, the task that took it over) and its
+evidence. With a repository's web address, commits and evidence files link to it.
 
 No network is needed to view it: the styles and the script (the context and agent filters)
-are inline, and nothing is fetched. Every value from the ledger is HTML-escaped.
+are inline (`taskfs.report.board_page`), and nothing is fetched. Every value from the ledger
+is HTML-escaped.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
+from taskfs import i18n
 from taskfs.core.lifecycle import STATES
-from taskfs.report.style import STATE_COLOURS, duration, short_time, state_colours
+from taskfs.report.board_page import SCRIPT, STYLE, TEMPLATE
+from taskfs.report.style import STATE_COLOURS, age, duration, short_time, state_colours
 
 if TYPE_CHECKING:
+    from taskfs.api.views.board import AgentRow, Board, Card
     from taskfs.api.views.entries import EvidenceRow
+    from taskfs.api.views.lineage import Link
     from taskfs.api.views.reports import TaskReport, TimelineRow
     from taskfs.core.intake import Intake
-    from taskfs.errors import Problem
 
 LABELS: dict[str, str] = {state: state.replace("_", " ") for state in STATES}
+# Columns whose work is over and needs nothing: folded away with one click.
+FOLDABLE = ("completed", "canceled")
 
 
 def e(value: object) -> str:
@@ -28,41 +43,81 @@ def e(value: object) -> str:
 
 # The states that end a task badly: their card says why, from the last transition's reason.
 ENDED_BADLY = ("failed", "canceled", "rejected")
-REASSIGNED_FROM = "x-reassignedFrom"  # taskfs.api.lifecycle.reassign
 
 
-def page(
-    reports: Sequence[TaskReport],
-    *,
-    title: str,
-    generated: str,
-    flags: Mapping[str, Sequence[Problem]] | None = None,
-    stale: Mapping[str, str] | None = None,
-    requests: Sequence[Intake] = (),
-) -> str:
-    """The board. `flags` are the lint warnings per task id, `stale` a line per task id whose
-    holder has gone quiet (`taskfs.api.lifecycle.stale`); both are shown on the cards.
-    `requests` are the open intakes, shown in a column of their own before the tasks."""
+class Links:
+    """Addresses in the repository's web view (`--repo-url`): commits, and files as the
+    commit the board was drawn from holds them. Without an address, no links."""
+
+    def __init__(self, base: str | None, head: str | None) -> None:
+        self.base = base
+        self.head = head
+
+    def commit(self, sha: str, text: str) -> str:
+        if not self.base or not sha:
+            return f"<code>{e(text)}</code>"
+        href = f"{self.base}/commit/{quote(sha)}"
+        return f'<a class="commit" href="{e(href)}"><code>{e(text)}</code></a>'
+
+    def file(self, path: str, text: str) -> str:
+        if not self.base or not self.head or not path:
+            return ""
+        href = f"{self.base}/blob/{quote(self.head)}/{quote(path)}"
+        return f'<a class="file" href="{e(href)}">{e(text)}</a>'
+
+
+def page(view: Board, *, title: str, generated: str, repo_url: str | None = None) -> str:
+    """The board of `view` (`taskfs.api.views.board.board`)."""
+    reports = [card.report for card in view.cards]
     contexts = sorted({r.task.envelope.context_id for r in reports})
     agents = sorted({a for r in reports for a in _agents(r)})
-    notes = _Notes(flags or {}, stale or {})
-    for r in reports:  # a reassigned task links to the task that took its work over
-        source = r.task.envelope.extensions.get(REASSIGNED_FROM)
-        if isinstance(source, str):
-            notes.successors[source] = r.id
-    columns = _requests(requests) + "\n".join(
-        _column(state, [r for r in reports if r.task.state == state], notes) for state in STATES
+    links = Links(repo_url, view.head)
+    columns = _requests(view.requests) + "\n".join(
+        _column(state, [c for c in view.cards if c.state == state], view.now, links)
+        for state in STATES
     )
-    return _TEMPLATE.format(
+    return TEMPLATE.format(
+        lang=e(i18n.languages()[0] if i18n.languages() else "en"),
         title=e(title),
-        style=_STYLE + _state_css(),
-        script=_SCRIPT,
-        count=len(reports),
+        style=STYLE + _state_css(),
+        script=SCRIPT,
         generated=e(generated),
+        summary=summary_line(view),
+        context_label=e(i18n.say("context")),
+        agent_label=e(i18n.say("agent")),
+        all=e(i18n.say("all")),
+        shown_template=e(i18n.say("{count} shown", count="{count}")),
         contexts=_options(contexts),
         agents=_options(agents),
+        agent_rows=_agent_rows(view.agents, view.now),
         columns=columns,
     )
+
+
+def summary_line(view: Board) -> str:
+    """`5 of 9 done, 1 failed · 2 ready · 1 blocked · 1 dead · 1 stale · 1 request`."""
+    counts = view.counts
+    head = e(
+        i18n.say(
+            "{done} of {total} done, {failed} failed",
+            done=counts.get("completed", 0),
+            total=counts.get("tasks", 0),
+            failed=counts.get("failed", 0),
+        )
+    )
+    parts = [f'<span class="{"bad" if counts.get("failed") else "done"}">{head}</span>']
+    words = {
+        "ready": i18n.say("{count} ready", count=counts.get("ready", 0)),
+        "blocked": i18n.say("{count} blocked", count=counts.get("blocked", 0)),
+        "dead": i18n.say("{count} dead", count=counts.get("dead", 0)),
+        "stale": i18n.say("{count} stale", count=counts.get("stale", 0)),
+        "requests": i18n.say("{count} requests", count=counts.get("requests", 0)),
+    }
+    for key, text in words.items():
+        if counts.get(key):
+            bad = " bad" if key in ("dead", "stale") else ""
+            parts.append(f'<span class="count-{key}{bad}">{e(text)}</span>')
+    return " · ".join(parts)
 
 
 def _options(values: Iterable[str]) -> str:
@@ -74,22 +129,58 @@ def _agents(report: TaskReport) -> list[str]:
     return [a for a in (env.sender, env.recipient, report.task.chain.holder) if a]
 
 
-class _Notes:
-    def __init__(self, flags: Mapping[str, Sequence[Problem]], stale: Mapping[str, str]) -> None:
-        self.flags = flags
-        self.stale = stale
-        self.successors: dict[str, str] = {}
+def _task_links(ids: Sequence[str]) -> str:
+    return " ".join(f'<a href="#task-{e(i)}">{e(i)}</a>' for i in ids)
 
 
-def _column(state: str, reports: Sequence[TaskReport], notes: _Notes) -> str:
-    cards = "\n".join(_card(r, notes) for r in sorted(reports, key=lambda r: r.id))
-    # An empty column collapses to a narrow strip with its name written down the side.
-    empty = " empty" if not reports else ""
-    return (
-        f'<section class="column state-{state}{empty}" data-state="{state}">'
-        f'<h2><span class="dot"></span>{LABELS[state]} <span class="count">{len(reports)}</span>'
-        f"</h2>\n{cards}\n</section>"
+def _agent_rows(rows: Sequence[AgentRow], now: datetime) -> str:
+    if not rows:
+        return ""
+    head = "".join(
+        f"<th>{e(i18n.say(word))}</th>"
+        for word in ("agent", "holds", "done", "failed", "to claim", "last activity")
     )
+    body = []
+    for row in rows:
+        held = (
+            _task_links(row.held)
+            if row.held
+            else f'<span class="idle-tag">{e(i18n.say("idle"))}</span>'
+        )
+        last = (
+            f'<time datetime="{e(row.last.isoformat())}">'
+            f"{e(i18n.say('{age} ago', age=age((now - row.last).total_seconds())))}</time>"
+            if row.last
+            else "-"
+        )
+        idle = " idle" if row.idle else ""
+        body.append(
+            f'<tr class="agent{idle}" data-agent="{e(row.name)}"><th>{e(row.name)}</th>'
+            f'<td class="held">{held}</td>'
+            f'<td class="done" title="{e(" ".join(row.done))}">{len(row.done)}</td>'
+            f'<td class="failed">{len(row.failed)} {_task_links(row.failed)}</td>'
+            f'<td class="waiting">{_task_links(row.waiting) or "-"}</td>'
+            f'<td class="last">{last}</td></tr>'
+        )
+    return (
+        '<section class="agents" aria-label="agents"><table><thead><tr>'
+        f"{head}</tr></thead><tbody>{''.join(body)}</tbody></table></section>"
+    )
+
+
+def _column(state: str, cards: Sequence[Card], now: datetime, links: Links) -> str:
+    body = "\n".join(_card(c, now, links) for c in sorted(cards, key=lambda c: c.id))
+    # An empty column collapses to a narrow strip with its name written down the side.
+    empty = " empty" if not cards else ""
+    heading = (
+        f'<h2><span class="dot"></span>{e(LABELS[state])} '
+        f'<span class="count">{len(cards)}</span></h2>'
+    )
+    if state in FOLDABLE and cards:
+        inner = f'<details class="fold" open><summary>{heading}</summary>\n{body}\n</details>'
+    else:
+        inner = f"{heading}\n{body}"
+    return f'<section class="column state-{state}{empty}" data-state="{state}">{inner}\n</section>'
 
 
 def _requests(requests: Sequence[Intake]) -> str:
@@ -99,64 +190,146 @@ def _requests(requests: Sequence[Intake]) -> str:
     cards = []
     for intake in requests:
         missing = ", ".join(dict.fromkeys(p.field or p.code for p in intake.missing()))
-        words = " ".join(intake.words()) or "(fields only)"
+        words = " ".join(intake.words()) or i18n.say("(fields only)")
         proposal = intake.pending_proposal()
-        waiting = (
-            f'<p class="stale">{e(proposal.record.by)} proposed an envelope</p>' if proposal else ""
+        proposed = (
+            i18n.say("{agent} proposed an envelope", agent=proposal.record.by) if proposal else ""
         )
+        waiting = f'<p class="stale">{e(proposed)}</p>' if proposed else ""
         cards.append(
             f'<article class="card request" id="task-{e(intake.id)}" data-task="{e(intake.id)}" '
             f'data-context="" data-agents="{e(intake.requester)} {e(intake.recipient or "")}">'
             f'<header><span class="id">{e(intake.id)}</span></header>{waiting}'
-            f'<p class="objective">{e(words)}</p><dl class="facts"><dt>from → to</dt>'
-            f"<dd>{e(intake.requester)} → {e(intake.recipient or 'anyone')}</dd>"
-            f"<dt>missing</dt><dd>{e(missing or '-')}</dd></dl></article>"
+            f'<p class="objective">{e(words)}</p><dl class="facts">'
+            f"<dt>{e(i18n.say('from → to'))}</dt>"
+            f"<dd>{e(intake.requester)} → {e(intake.recipient or i18n.say('anyone'))}</dd>"
+            f"<dt>{e(i18n.say('missing'))}</dt><dd>{e(missing or '-')}</dd></dl></article>"
         )
     return (
         '<section class="column state-intake" data-state="intake">'
-        '<h2><span class="dot"></span>requests <span class="count">'
+        f'<h2><span class="dot"></span>{e(i18n.say("requests"))} <span class="count">'
         f"{len(requests)}</span></h2>\n" + "\n".join(cards) + "\n</section>\n"
     )
 
 
-def _card(report: TaskReport, notes: _Notes) -> str:
+def _markers(card: Card) -> str:
+    if not card.markers:
+        return ""
+    titles = {
+        "ready": i18n.say("can be claimed now"),
+        "blocked": i18n.say("waits for {ids}", ids=", ".join(card.waits_for))
+        if card.waits_for
+        else i18n.say("waits for a task that owns the same files"),
+        "dead": i18n.say(
+            "{ids} ended without completing and no task took its work over",
+            ids=", ".join(card.dead_ends),
+        ),
+        "stale": card.stale,
+    }
+    words = {
+        "ready": i18n.say("ready"),
+        "blocked": i18n.say("blocked"),
+        "dead": i18n.say("dead"),
+        "stale": i18n.say("stale"),
+    }
+    spans = "".join(
+        f'<span class="marker marker-{m}" title="{e(titles[m])}">{e(words[m])}</span>'
+        for m in card.markers
+    )
+    why = ""
+    if "dead" in card.markers:
+        why = f'<p class="why dead">{e(titles["dead"])}</p>'
+    elif "blocked" in card.markers:
+        why = f'<p class="why">{e(titles["blocked"])}</p>'
+    return f'<p class="markers">{spans}</p>{why}'
+
+
+def _times(card: Card, now: datetime) -> str:
+    parts = []
+    state = LABELS[card.state]
+    if card.since is not None:
+        span = age((now - card.since).total_seconds())
+        parts.append(
+            f'<span class="in-state" title="{e(card.since.isoformat())}">'
+            f"{e(i18n.say('{state} for {age}', state=state, age=span))}</span>"
+        )
+    if card.last is not None:
+        quiet = age((now - card.last).total_seconds())
+        parts.append(
+            f'<span class="quiet" title="{e(card.last.isoformat())}">'
+            f"{e(i18n.say('quiet for {age}', age=quiet))}</span>"
+        )
+    return f'<p class="times">{" · ".join(parts)}</p>' if parts else ""
+
+
+def lineage_label(link: Link, *, before: bool) -> str:
+    """`reassigned from` / `reassigned to`, `retried from` / `retried as`; another way of
+    handing work on reads the same way, from its key's word."""
+    known = {
+        ("reassigned", True): i18n.say("reassigned from"),
+        ("reassigned", False): i18n.say("reassigned to"),
+        ("retried", True): i18n.say("retried from"),
+        ("retried", False): i18n.say("retried as"),
+    }
+    return known.get((link.kind, before)) or (
+        i18n.say("{how} from", how=link.kind) if before else i18n.say("{how} as", how=link.kind)
+    )
+
+
+def _lineage(links: Sequence[Link], *, before: bool) -> list[tuple[str, str]]:
+    facts = []
+    for link in links:
+        other = link.source if before else link.target
+        facts.append(
+            (
+                e(lineage_label(link, before=before)),
+                f'<a class="lineage lineage-{e(link.kind)}" href="#task-{e(other)}" '
+                f'data-kind="{e(link.kind)}">{e(other)}</a>',
+            )
+        )
+    return facts
+
+
+def _card(card: Card, now: datetime, links: Links) -> str:
+    report = card.report
     task = report.task
     env = task.envelope
     classes = "card failing" if report.failing else "card"
-    ending = _ending(report)
-    lint = "".join(
-        f'<li class="flag" title="{e(p.message)}">{e(p.code)}</li>'
-        for p in notes.flags.get(task.id, ())
-    )
+    lint = "".join(f'<li class="flag" title="{e(p.message)}">{e(p.code)}</li>' for p in card.flags)
     flags = f'<ul class="flags">{lint}</ul>' if lint else ""
-    stale = notes.stale.get(task.id)
-    stale_html = f'<p class="stale">{e(stale)}</p>' if stale else ""
-    facts = [("from → to", f"{e(env.sender or '-')} → {e(env.recipient or 'anyone')}")]
+    facts = [
+        (
+            e(i18n.say("from → to")),
+            f"{e(env.sender or '-')} → {e(env.recipient or i18n.say('anyone'))}",
+        )
+    ]
     if task.chain.holder:
-        facts.append(("held by", e(task.chain.holder)))
+        facts.append((e(i18n.say("held by")), e(task.chain.holder)))
     if report.dependencies:
-        facts.append(("depends on", " ".join(_dependency(d, s) for d, s in report.dependencies)))
-    source = env.extensions.get(REASSIGNED_FROM)
-    if isinstance(source, str):
-        facts.append(("reassigned from", f'<a href="#task-{e(source)}">{e(source)}</a>'))
-    if task.id in notes.successors:
-        successor = notes.successors[task.id]
-        facts.append(("reassigned to", f'<a href="#task-{e(successor)}">{e(successor)}</a>'))
+        deps = " ".join(_dependency(d, s) for d, s in report.dependencies)
+        facts.append((e(i18n.say("depends on")), deps))
+    facts += _lineage(report.replaces, before=True)
+    facts += _lineage(report.replaced_by, before=False)
     if env.parent:
-        facts.append(("delegated from", f'<a href="#task-{e(env.parent)}">{e(env.parent)}</a>'))
+        facts.append(
+            (e(i18n.say("delegated from")), f'<a href="#task-{e(env.parent)}">{e(env.parent)}</a>')
+        )
     if report.children:
-        links = " ".join(f'<a href="#task-{e(c)}">{e(c)}</a>' for c in report.children)
-        facts.append(("delegated to", links))
+        facts.append((e(i18n.say("delegated to")), _task_links(report.children)))
+    envelope = links.file(f"tasks/{task.id}/envelope.yaml", i18n.say("envelope"))
+    if envelope:
+        facts.append((e(i18n.say("contract")), envelope))
     facts_html = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in facts)
     problems = "".join(f'<p class="problem">{e(p.code)}: {e(p.message)}</p>' for p in task.problems)
     return f"""<article class="{classes}" id="task-{e(task.id)}" data-task="{e(task.id)}" \
 data-context="{e(env.context_id)}" data-agents="{e(" ".join(_agents(report)))}">
 <header><span class="id">{e(task.id)}</span><span class="context">{e(env.context_id)}</span>\
 </header>
-{ending}{stale_html}<p class="objective">{e(env.objective)}</p>
+{_markers(card)}{_times(card, now)}{_ending(report)}\
+<p class="objective">{e(env.objective)}</p>
 {flags}<dl class="facts">{facts_html}</dl>
-<p class="check">check <code>{e(env.acceptance_check.pass_fail_command)}</code></p>
-{_evidence(report.evidence)}
+<p class="check">{e(i18n.say("check"))} <code>{e(env.acceptance_check.pass_fail_command)}</code></p>
+{_evidence(report.evidence, links)}
 {_contract(report)}
 {_timeline(report.timeline())}
 {problems}
@@ -169,15 +342,16 @@ def _ending(report: TaskReport) -> str:
     if head is None or head.record.state not in ENDED_BADLY:
         return ""
     record = head.record
-    reason = record.reason or "no reason given"
+    reason = record.reason or i18n.say("no reason given")
+    said = i18n.say("by {agent}", agent=record.by)
     return (
-        f'<p class="ending ending-{e(record.state)}"><b>{LABELS[record.state]}</b> by '
-        f"{e(record.by)}: {e(reason)}</p>"
+        f'<p class="ending ending-{e(record.state)}"><b>'
+        f"{e(LABELS[record.state])}</b> {e(said)}: {e(reason)}</p>"
     )
 
 
 def _dependency(dep: str, state: str | None) -> str:
-    label = state or "not in the ledger"
+    label = state or i18n.say("not in the ledger")
     return (
         f'<a class="dep state-{e(state or "missing")}" href="#task-{e(dep)}" '
         f'title="{e(label)}">{e(dep)}</a>'
@@ -188,34 +362,38 @@ def _contract(report: TaskReport) -> str:
     env = report.task.envelope
     check = env.acceptance_check
     rows = [
-        ("output format", e(env.output_format)),
-        ("tools and sources", e(env.tool_and_source_guidance)),
-        ("boundaries", e(env.boundaries)),
-        ("owns", " ".join(f"<code>{e(x)}</code>" for x in env.files_and_interfaces)),
-        ("end-to-end verification", e(check.end_to_end_verification)),
+        (i18n.say("output format"), e(env.output_format)),
+        (i18n.say("tools and sources"), e(env.tool_and_source_guidance)),
+        (i18n.say("boundaries"), e(env.boundaries)),
+        (i18n.say("owns"), " ".join(f"<code>{e(x)}</code>" for x in env.files_and_interfaces)),
+        (i18n.say("end-to-end verification"), e(check.end_to_end_verification)),
     ]
     if check.timeout_seconds:
-        rows.append(("time limit", f"{check.timeout_seconds} s"))
+        rows.append((i18n.say("time limit"), f"{check.timeout_seconds} s"))
     if env.tools_allowed:
-        rows.append(("tools requested", e(", ".join(env.tools_allowed))))
+        rows.append((i18n.say("tools requested"), e(", ".join(env.tools_allowed))))
     artifacts = "".join(
-        f"<dt>artifact {e(a.name)}</dt><dd><code>{e(a.location)}</code></dd>"
+        f"<dt>{e(i18n.say('artifact {name}', name=a.name))}</dt>"
+        f"<dd><code>{e(a.location)}</code></dd>"
         for a in report.artifacts
     )
-    body = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows) + artifacts
-    return f'<details class="contract"><summary>contract</summary><dl>{body}</dl></details>'
+    body = "".join(f"<dt>{e(k)}</dt><dd>{v}</dd>" for k, v in rows) + artifacts
+    return (
+        f'<details class="contract"><summary>{e(i18n.say("contract"))}</summary>'
+        f"<dl>{body}</dl></details>"
+    )
 
 
-def _evidence(rows: Sequence[EvidenceRow]) -> str:
+def _evidence(rows: Sequence[EvidenceRow], links: Links) -> str:
     if not rows:
-        return '<p class="no-evidence">no acceptance run recorded</p>'
+        return f'<p class="no-evidence">{e(i18n.say("no acceptance run recorded"))}</p>'
     # A failure followed by a pass is history, not the news: shown quieter than the pass.
     passed_at = max((i for i, row in enumerate(rows) if row.passed), default=-1)
-    runs = "".join(_run(row, i < passed_at) for i, row in reversed(list(enumerate(rows))))
+    runs = "".join(_run(row, links, i < passed_at) for i, row in reversed(list(enumerate(rows))))
     return f'<section class="evidence">{runs}</section>'
 
 
-def _run(row: EvidenceRow, superseded: bool = False) -> str:
+def _run(row: EvidenceRow, links: Links, superseded: bool = False) -> str:
     facts = " · ".join(
         x
         for x in (
@@ -232,13 +410,20 @@ def _run(row: EvidenceRow, superseded: bool = False) -> str:
         if value.strip()
     )
     problem = f'<p class="problem">{e(row.problem)}</p>' if row.problem else ""
-    commit = f"<p>commit <code>{e(row.commit[:12])}</code></p>" if row.commit else ""
+    commit = (
+        f"<p>{e(i18n.say('commit'))} {links.commit(row.commit, row.commit[:12])}</p>"
+        if row.commit
+        else ""
+    )
+    evidence_file = links.file(row.path, i18n.say("evidence file"))
+    file_line = f"<p>{evidence_file}</p>" if evidence_file else ""
     quiet = " superseded" if superseded and not row.passed else ""
+    nothing = f"<p>{e(i18n.say('no output'))}</p>"
     return (
         f'<details class="run verdict-{e(row.verdict)}{quiet}"><summary>'
         f'<span class="verdict">{e(row.verdict)}</span> {e(facts)}</summary>'
-        f"<p><code>{e(row.command)}</code></p>{commit}{problem}"
-        f"{outputs or '<p>no output</p>'}</details>"
+        f"<p><code>{e(row.command)}</code></p>{commit}{file_line}{problem}"
+        f"{outputs or nothing}</details>"
     )
 
 
@@ -251,8 +436,9 @@ def _timeline(rows: Sequence[TimelineRow]) -> str:
             f'<li class="kind-{row.kind}{superseded}"><time datetime="{e(row.at)}">'
             f"{e(short_time(row.at))}</time> <b>{e(row.what)}</b> {e(row.actor)}{detail}</li>"
         )
+    label = i18n.say("timeline ({count})", count=len(rows))
     return (
-        f'<details class="timeline"><summary>timeline ({len(rows)})</summary>'
+        f'<details class="timeline"><summary>{e(label)}</summary>'
         f"<ol>{''.join(items)}</ol></details>"
     )
 
@@ -262,125 +448,8 @@ def _state_css() -> str:
     for state in STATE_COLOURS:
         fill, ink = state_colours(state)
         rules.append(
-            f".state-{state} > h2 .dot, a.dep.state-{state} {{ background: {fill}; "
+            f".state-{state} h2 .dot, a.dep.state-{state} {{ background: {fill}; "
             f"color: {ink}; border-color: {ink}; }}\n"
-            f".column.state-{state} > .card {{ border-left-color: {ink}; }}"
+            f".column.state-{state} .card {{ border-left-color: {ink}; }}"
         )
     return "\n".join(rules) + "\n"
-
-
-_TEMPLATE = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title} · taskfs board</title>
-<style>
-{style}</style>
-</head>
-<body>
-<header class="top">
-<h1>{title} <small>taskfs board · {count} tasks · {generated}</small></h1>
-<div class="filters">
-<label>context <select id="filter-context"><option value="">all</option>{contexts}</select></label>
-<label>agent <select id="filter-agent"><option value="">all</option>{agents}</select></label>
-<span id="shown"></span>
-</div>
-</header>
-<main class="board">
-{columns}
-</main>
-<script>
-{script}</script>
-</body>
-</html>
-"""
-
-_STYLE = """
-* { box-sizing: border-box; }
-body { margin: 0; font: 14px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
-  color: #0f172a; background: #f1f5f9; }
-header.top { display: flex; flex-wrap: wrap; align-items: baseline; gap: 8px 24px;
-  padding: 12px 16px; background: #0f172a; color: #f8fafc; }
-header.top h1 { margin: 0; font-size: 18px; }
-header.top small { font-weight: normal; color: #94a3b8; margin-left: 8px; }
-.filters label { margin-right: 12px; }
-.filters select { font: inherit; padding: 2px 4px; }
-#shown { color: #94a3b8; }
-.board { display: flex; gap: 12px; padding: 12px; overflow-x: auto; align-items: flex-start; }
-.column { flex: 0 0 280px; background: #e2e8f0; border-radius: 8px; padding: 8px; }
-.column.empty { flex: 0 0 36px; opacity: 0.7; padding: 8px 4px; }
-.column.empty h2 { writing-mode: vertical-rl; white-space: nowrap; margin: 0 auto; }
-.column.empty h2 .count { float: none; margin-top: 6px; }
-.column h2 { margin: 0 0 8px; font-size: 13px; text-transform: uppercase; letter-spacing: .04em; }
-.column h2 .dot { display: inline-block; width: 10px; height: 10px; border-radius: 50%;
-  border: 1px solid; margin-right: 6px; }
-.column h2 .count { float: right; color: #475569; }
-.card { background: #fff; border-radius: 6px; padding: 8px 10px; margin-bottom: 8px;
-  border-left: 4px solid #94a3b8; box-shadow: 0 1px 2px rgba(15, 23, 42, .12); }
-.card[hidden] { display: none; }
-.board .column > .card.failing { border-left: 6px solid #dc2626; }
-.card header { display: flex; justify-content: space-between; gap: 6px; }
-.card .id { font-family: ui-monospace, Menlo, monospace; font-weight: 600; }
-.card .context { font-size: 11px; background: #f1f5f9; border-radius: 4px; padding: 0 6px;
-  white-space: nowrap; align-self: flex-start; }
-.card .objective { margin: 6px 0; }
-.card dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 8px; margin: 4px 0;
-  font-size: 12px; }
-.card dt { color: #64748b; }
-.card dd { margin: 0; overflow-wrap: anywhere; }
-.card code, .card pre { font-family: ui-monospace, Menlo, monospace; font-size: 12px; }
-.card .check { font-size: 12px; color: #64748b; margin: 4px 0; overflow-wrap: anywhere; }
-.card .check code { color: #0f172a; }
-a.dep { display: inline-block; border: 1px solid; border-radius: 4px; padding: 0 4px;
-  margin: 1px 2px 1px 0; text-decoration: none; }
-a.dep.state-missing { background: #fff; color: #6b7280; border-style: dashed; }
-details { margin: 4px 0; font-size: 12px; }
-details > summary { cursor: pointer; }
-.run > summary { border-radius: 4px; padding: 2px 6px; }
-.run.verdict-pass > summary { background: #dcfce7; color: #14532d; }
-.run.verdict-fail > summary, .run.verdict-invalid > summary { background: #dc2626; color: #fff; }
-.run.superseded > summary { background: #f1f5f9; color: #64748b; }
-.run .verdict { font-weight: 700; text-transform: uppercase; }
-.run pre { background: #0f172a; color: #e2e8f0; padding: 6px; border-radius: 4px;
-  max-height: 240px; overflow: auto; white-space: pre-wrap; }
-.run h4 { margin: 6px 0 2px; font-size: 11px; color: #64748b; }
-.no-evidence { font-size: 12px; color: #94a3b8; margin: 4px 0; }
-.timeline ol { margin: 4px 0; padding-left: 18px; }
-.timeline li.superseded { text-decoration: line-through; color: #94a3b8; }
-.timeline li.kind-evidence b { text-transform: uppercase; }
-.timeline time { color: #64748b; }
-.problem { color: #b91c1c; font-size: 12px; }
-.ending { margin: 6px 0; padding: 4px 6px; border-radius: 4px; font-size: 12px;
-  background: #fef2f2; color: #7f1d1d; }
-.ending-canceled { background: #f3f4f6; color: #374151; }
-.ending-rejected { background: #fff7ed; color: #7c2d12; }
-.flags { list-style: none; margin: 4px 0; padding: 0; display: flex; flex-wrap: wrap; gap: 4px; }
-.flags .flag { font-size: 11px; background: #fef9c3; color: #713f12; border: 1px solid #facc15;
-  border-radius: 4px; padding: 0 4px; }
-.stale { margin: 6px 0; padding: 4px 6px; border-radius: 4px; font-size: 12px;
-  background: #fef9c3; color: #713f12; }
-"""
-
-_SCRIPT = """(function () {
-  var context = document.getElementById("filter-context");
-  var agent = document.getElementById("filter-agent");
-  function apply() {
-    var shown = 0;
-    document.querySelectorAll(".card").forEach(function (card) {
-      var ok = (!context.value || card.dataset.context === context.value) &&
-        (!agent.value || card.dataset.agents.split(" ").indexOf(agent.value) >= 0);
-      card.hidden = !ok;
-      if (ok) { shown += 1; }
-    });
-    document.querySelectorAll(".column").forEach(function (column) {
-      column.querySelector(".count").textContent =
-        column.querySelectorAll(".card:not([hidden])").length;
-    });
-    document.getElementById("shown").textContent = shown + " shown";
-  }
-  context.addEventListener("change", apply);
-  agent.addEventListener("change", apply);
-  apply();
-})();
-"""

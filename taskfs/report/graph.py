@@ -1,7 +1,8 @@
 """The task graph as Mermaid (renders in GitHub markdown) or Graphviz DOT, coloured by state.
 
 A solid arrow `a --> b` reads "a needs b" (dependsOn); a thick arrow `p ==> c` reads "p
-delegated c" (parent). A node drawn dashed is named by a task but not in the ledger (yet).
+delegated c" (parent); a dotted arrow `a -.-> b` reads "a's work was handed on to b", labelled
+how (reassigned, retried). A node drawn dashed is named by a task but not in the ledger (yet).
 """
 
 from __future__ import annotations
@@ -23,14 +24,29 @@ def mermaid(graph: TaskGraph) -> str:
         label = f"{node.id}<br/><i>{node.state or 'not in the ledger'}</i>"
         lines.append(f'  {names[node.id]}["{label}"]:::{node.state or "missing"}')
     for edge in graph.edges:
-        arrow = "-->|needs|" if edge.kind == "dependsOn" else "==>|delegated|"
-        lines.append(f"  {names[edge.source]} {arrow} {names[edge.target]}")
+        lines.append(f"  {names[edge.source]} {_arrow(edge.kind)} {names[edge.target]}")
     for state in STATES:
         fill, ink = state_colours(state)
         lines.append(f"  classDef {state} fill:{fill},stroke:{ink},color:{ink}")
     fill, ink = MISSING_COLOURS
     lines.append(f"  classDef missing fill:{fill},stroke:{ink},color:{ink},stroke-dasharray:4")
     return "\n".join(lines) + "\n"
+
+
+# How each kind of edge is drawn: (Mermaid arrow, DOT attributes). Any other kind is work
+# handed on (reassigned, retried), drawn dotted and labelled with its kind.
+_EDGES = {
+    "dependsOn": ("-->|needs|", 'label="needs"'),
+    "parent": ("==>|delegated|", 'label="delegated", penwidth=2'),
+}
+
+
+def _arrow(kind: str) -> str:
+    return _EDGES[kind][0] if kind in _EDGES else f"-.->|{kind}|"
+
+
+def _dot_attributes(kind: str) -> str:
+    return _EDGES[kind][1] if kind in _EDGES else f'label="{kind}", style=dashed'
 
 
 def dot(graph: TaskGraph) -> str:
@@ -47,7 +63,6 @@ def dot(graph: TaskGraph) -> str:
             f'color="{ink}", fontcolor="{ink}"{style}];'
         )
     for edge in graph.edges:
-        attrs = 'label="needs"' if edge.kind == "dependsOn" else 'label="delegated", penwidth=2'
-        lines.append(f'  "{edge.source}" -> "{edge.target}" [{attrs}];')
+        lines.append(f'  "{edge.source}" -> "{edge.target}" [{_dot_attributes(edge.kind)}];')
     lines.append("}")
     return "\n".join(lines) + "\n"

@@ -1,7 +1,12 @@
 """Markdown for pull requests: one task (`show --format markdown`) and a review of a range.
 
-Everything from the ledger is untrusted text: it is escaped so that it can neither break a
-table nor inject HTML into the page it is pasted in.
+Everything from the ledger is untrusted text, shown as written: `textstats/__init__.py` must
+not turn bold, `[x](http://e)` must not become a link, `![i](http://e/i.png)` must not load an
+image, a pipe must not break a table, and nothing may inject HTML. So free text goes through
+`text` (every character CommonMark or GitHub gives a meaning to is escaped with a backslash;
+a word a renderer would turn into a link on its own, an address, a mention, an issue number,
+an emoji code, goes into a code span) and names and commands through `code` (a code span no
+backtick inside can close). Only the markup written here is markup.
 """
 
 from __future__ import annotations
@@ -11,12 +16,16 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from taskfs import i18n
 from taskfs.report.style import duration, short_time
 
 if TYPE_CHECKING:
     from taskfs.api.review.audit import Finding
+    from taskfs.api.review.outcomes import Outcome
     from taskfs.api.review.ranges import AddedTask, AddedTransition, Review
+    from taskfs.api.views.commits import CodeCommit
     from taskfs.api.views.entries import EvidenceRow, MessageRow
+    from taskfs.api.views.lineage import Link
     from taskfs.api.views.reports import TaskReport
     from taskfs.core.envelope import Envelope
     from taskfs.errors import Problem
@@ -26,21 +35,57 @@ VERDICT_MARKS = {"pass": "✅", "fail": "❌"}
 
 # -- escaping -------------------------------------------------------------------------------
 
+# Characters with a meaning anywhere in a line: escapes, code, emphasis, links and images,
+# HTML and entities, table cells, strikethrough, math.
+_INLINE = re.compile(r"[\\`*_\[\]<>&|~$]")
+# What a line may start with to become a heading, a quote, a list item or a setext underline.
+_LINE_START = re.compile(r"[#>+=-]|\d+(?=[.)])")
+# Words a renderer links on its own, escapes or not: addresses (GitHub finds `user@host`
+# in text nodes after escapes are gone), mentions, issue numbers, emoji codes.
+_LINKED_WORD = re.compile(r"://|(?:^|[^A-Za-z0-9])www\.|@|#\d|:[A-Za-z+-][A-Za-z0-9_+-]*:", re.I)
 
-def text(value: str) -> str:
-    """Plain text for a paragraph or a table cell: no HTML, no table breaks, one line."""
-    escaped = html.escape(value, quote=False).replace("|", "\\|")
-    return re.sub(r"\r?\n", "<br>", escaped.strip())
+
+def text(value: str, *, cell: bool = False) -> str:
+    """Plain text for a paragraph, a list item or a table cell (`cell`): shown as written,
+    on one line (line breaks as `<br>`)."""
+    lines = [_line(line, cell) for line in value.strip().splitlines()]
+    return "<br>".join(line for line in lines if line)
 
 
-def code(value: str) -> str:
-    """Inline code that survives any backticks and pipes inside it."""
+def _line(line: str, cell: bool) -> str:
+    shown = [_word(w, cell) for w in line.split()]
+    start = _LINE_START.match(shown[0]) if shown else None
+    if start:
+        first = shown[0]
+        # `1.` stays a number as `1\.`; `#`, `>`, `-`, `+` and `=` are escaped themselves.
+        cut = start.end() if first[0].isdigit() else 0
+        shown[0] = first[:cut] + "\\" + first[cut:]
+    return " ".join(shown)
+
+
+def _word(word: str, cell: bool) -> str:
+    if _LINKED_WORD.search(word):
+        return code(word, cell=cell)
+    return _INLINE.sub(r"\\\g<0>", word)
+
+
+def code(value: str, *, cell: bool = False) -> str:
+    """Inline code that survives any backticks inside it (and pipes, in a table `cell`: GFM
+    reads `\\|` there as a pipe, and anywhere else as two characters)."""
     one_line = " ".join(value.split("\n"))
     longest = max((len(run) for run in re.findall(r"`+", one_line)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if one_line.startswith("`") or one_line.endswith("`") else ""
-    body = one_line.replace("|", "\\|")
+    body = one_line.replace("|", "\\|") if cell else one_line
     return f"{fence}{pad}{body}{pad}{fence}"
+
+
+def cell(value: str) -> str:
+    return text(value, cell=True)
+
+
+def cell_code(value: str) -> str:
+    return code(value, cell=True)
 
 
 def block(value: str, info: str = "text") -> str:
@@ -71,6 +116,55 @@ def _count(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
+def excerpt(value: str, limit: int = 60) -> str:
+    words = " ".join(value.split())
+    return words if len(words) <= limit else words[: limit - 1].rstrip() + "…"
+
+
+# -- what vouches for a run, what a task replaced ------------------------------------------
+
+
+def signed(row: EvidenceRow, *, in_cell: bool = False) -> str:
+    """Who vouches for an acceptance run: a runner's signature, or only whoever recorded it."""
+    as_code = cell_code if in_cell else code
+    as_text = cell if in_cell else text
+    if row.signature == "valid":
+        return "🔏 " + i18n.say("signed by runner {runner}", runner=as_code(row.runner))
+    if row.signature == "unverified":
+        return i18n.say(
+            "signed by runner {runner}, not verified (this repository trusts no runner key)",
+            runner=as_code(row.runner or "?"),
+        )
+    if row.signature == "invalid":
+        return "⚠️ " + i18n.say("signature invalid: {why}", why=as_text(row.signature_note))
+    if row.signature == "unsigned":
+        if row.by:
+            return i18n.say("self-reported by {agent}", agent=as_text(row.by))
+        return i18n.say("self-reported")
+    return ""
+
+
+def lineage(replaces: Sequence[Link], replaced_by: Sequence[Link], *, in_cell: bool) -> str:
+    as_code = cell_code if in_cell else code
+    parts = [
+        i18n.say("replaces {id} ({how})", id=as_code(link.source), how=link.kind)
+        for link in replaces
+    ]
+    parts += [
+        i18n.say("replaced by {id} ({how})", id=as_code(link.target), how=link.kind)
+        for link in replaced_by
+    ]
+    return "; ".join(parts)
+
+
+def code_commits(commits: Sequence[CodeCommit]) -> str:
+    if not commits:
+        return "_" + i18n.say("No commit touched the files it owns.") + "_"
+    return "\n".join(
+        f"- {code(c.commit[:12])} {text(c.subject)} ({text(c.author)})" for c in commits
+    )
+
+
 # -- one task -------------------------------------------------------------------------------
 
 
@@ -81,6 +175,9 @@ def task(report: TaskReport, *, heading: str = "###") -> str:
     parts.append(contract(env))
     parts.append(f"{heading}# History\n\n" + _history(report))
     parts.append(f"{heading}# Evidence\n\n" + _evidence_summary(report.evidence))
+    parts.append(
+        f"{heading}# " + i18n.say("Code commits") + "\n\n" + code_commits(report.code_commits)
+    )
     if report.messages:
         parts.append(f"{heading}# Conversation\n\n" + conversation(report.messages))
     if report.artifacts:
@@ -99,18 +196,26 @@ def task(report: TaskReport, *, heading: str = "###") -> str:
 def _facts(report: TaskReport) -> str:
     env = report.task.envelope
     rows = [
-        ["from → to", f"{text(env.sender or '-')} → {text(env.recipient or 'anyone')}"],
-        ["context", text(env.context_id)],
+        [
+            "from → to",
+            f"{cell(env.sender) if env.sender else '-'} → {cell(env.recipient or 'anyone')}",
+        ],
+        ["context", cell(env.context_id)],
     ]
     if report.task.chain.holder:
-        rows.append(["held by", text(report.task.chain.holder)])
+        rows.append(["held by", cell(report.task.chain.holder)])
     if report.dependencies:
-        deps = ", ".join(f"{code(d)} ({s or 'not in the ledger'})" for d, s in report.dependencies)
+        deps = ", ".join(
+            f"{cell_code(d)} ({s or 'not in the ledger'})" for d, s in report.dependencies
+        )
         rows.append(["depends on", deps])
     if env.parent:
-        rows.append(["delegated from", code(env.parent)])
+        rows.append(["delegated from", cell_code(env.parent)])
     if report.children:
-        rows.append(["delegated to", ", ".join(code(c) for c in report.children)])
+        rows.append(["delegated to", ", ".join(cell_code(c) for c in report.children)])
+    handed = lineage(report.replaces, report.replaced_by, in_cell=True)
+    if handed:
+        rows.append([i18n.say("lineage"), handed])
     return table(["", ""], rows)
 
 
@@ -136,7 +241,7 @@ def _history(report: TaskReport) -> str:
         if row.kind != "transition":
             continue
         state = f"~~{row.what}~~ (superseded)" if row.superseded else row.what
-        rows.append([text(_when(row.at)), state, text(row.actor), text(row.detail)])
+        rows.append([cell(_when(row.at)), state, cell(row.actor), cell(row.detail)])
     return table(["when", "state", "by", "reason"], rows)
 
 
@@ -164,10 +269,12 @@ def _evidence(row: EvidenceRow, with_task: bool) -> str:
     facts = [
         f"exit {row.exit_code}" if row.exit_code is not None else "",
         text(row.source),
+        i18n.say("recorded judgement, never a passing check") if row.kind == "judgement" else "",
         duration(row.duration_seconds) if row.duration_seconds is not None else "",
         f"commit {code(row.commit[:12])}" if row.commit else "",
         "**fresh checkout**" if row.fresh else "",
         text(_when(row.at)),
+        signed(row),
         text(row.problem),
         "⚠️ work_uncommitted: " + ", ".join(code(p) for p in row.uncommitted)
         if row.uncommitted
@@ -184,6 +291,24 @@ def _evidence(row: EvidenceRow, with_task: bool) -> str:
     return head + ("\n\n" + folded("output", output) if output else "")
 
 
+def answered(message: MessageRow, rows: Sequence[MessageRow], *, in_cell: bool = False) -> str:
+    """What a message answers, named: who asked, what kind of message, how it began."""
+    if not message.in_reply_to:
+        return ""
+    as_text = cell if in_cell else text
+    as_code = cell_code if in_cell else code
+    asked = next((m for m in rows if m.msg_id and m.msg_id == message.in_reply_to), None)
+    if asked is None:
+        return i18n.say("answers message {id}", id=as_code(message.in_reply_to[:8]))
+    return i18n.say(
+        "answers {agent}'s {what} “{words}” ({id})",
+        agent=as_text(asked.sender or "?"),
+        what=asked.status or i18n.say("message"),
+        words=as_text(excerpt(asked.text)),
+        id=as_code(asked.msg_id[:8]),
+    )
+
+
 def conversation(rows: Sequence[MessageRow]) -> str:
     """The task's messages in full, oldest first: who to whom, the status, what each answers.
 
@@ -196,8 +321,8 @@ def conversation(rows: Sequence[MessageRow]) -> str:
             continue
         facts = [
             f"**{text(m.sender or '?')} → {text(m.to or '?')}**",
-            text(m.status) if m.status else "",
-            f"answers {code(m.in_reply_to[:8])}" if m.in_reply_to else "",
+            m.status,  # one of the statuses the message's model allows: no free text
+            answered(m, rows),
             text(_when(m.at)),
             code(m.msg_id[:8]) if m.msg_id else "",
         ]
@@ -207,14 +332,15 @@ def conversation(rows: Sequence[MessageRow]) -> str:
 
 
 def messages_table(rows: Sequence[MessageRow], *, with_task: bool = False) -> str:
-    header = (["task"] if with_task else []) + ["when", "from → to", "status", "text"]
+    header = (["task"] if with_task else []) + ["when", "from → to", "status", "text", "answers"]
     body = [
-        ([code(m.task)] if with_task else [])
+        ([cell_code(m.task)] if with_task else [])
         + [
-            text(_when(m.at)),
-            text(f"{m.sender or '?'} → {m.to or '?'}"),
-            text(m.status or "-"),
-            text(m.text or m.problem),
+            cell(_when(m.at)),
+            cell(f"{m.sender or '?'} → {m.to or '?'}"),
+            m.status or "-",
+            cell(m.text or m.problem),
+            answered(m, rows, in_cell=True),
         ]
         for m in rows
     ]
@@ -240,14 +366,18 @@ def review(result: Review) -> str:
         + (f", {_count(len(result.archived), 'task')} archived" if result.archived else "")
         + f". **{verdict}**",
     ]
+    if result.outcomes:
+        parts.append("### " + i18n.say("Outcome") + "\n\n" + outcome_table(result.outcomes))
     if not result.tip_is_checkout:
         parts.append(f"_The checks below describe the checkout, which is not {code(result.tip)}._")
     if result.errors:
         parts.append("### Errors\n\n" + _findings(result.errors))
     if result.warnings:
         parts.append("### Warnings\n\n" + _warnings(result.warnings))
+    outcomes = {o.id: o for o in result.outcomes}
     if result.tasks:
-        parts.append("### Tasks added\n\n" + "\n\n".join(_added(t) for t in result.tasks))
+        added = "\n\n".join(_added(t, outcomes.get(t.id)) for t in result.tasks)
+        parts.append("### Tasks added\n\n" + added)
     if result.transitions:
         parts.append("### Transitions\n\n" + _transitions(result.transitions))
     if result.evidence:
@@ -263,6 +393,36 @@ def review(result: Review) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+SHOWN_COMMITS = 5
+
+
+def outcome_table(outcomes: Sequence[Outcome]) -> str:
+    rows = []
+    for o in outcomes:
+        latest = o.latest
+        run = (
+            f"{VERDICT_MARKS.get(latest.verdict, '⚠️')} {latest.verdict}, "
+            + signed(latest, in_cell=True)
+            if latest is not None
+            else "-"
+        )
+        commits = " ".join(cell_code(c.commit[:7]) for c in o.commits[:SHOWN_COMMITS])
+        if len(o.commits) > SHOWN_COMMITS:
+            commits += " " + i18n.say("and {count} more", count=len(o.commits) - SHOWN_COMMITS)
+        rows.append(
+            [
+                cell_code(o.id),
+                o.state or i18n.say("not in the checkout"),
+                cell(o.holder) if o.holder else "-",
+                run.rstrip(", "),
+                commits or "-",
+                lineage(o.replaces, o.replaced_by, in_cell=True) or "-",
+            ]
+        )
+    header = ["task", "now", "held by", "latest run", "code commits", "lineage"]
+    return table([i18n.say(h) for h in header], rows)
+
+
 def _findings(findings: Sequence[Finding]) -> str:
     return "\n".join(f"- {code(f.code)} {code(f.path)}: {text(f.message)}" for f in findings)
 
@@ -274,17 +434,24 @@ def _warnings(warnings: Sequence[Problem]) -> str:
     )
 
 
-def _added(added: AddedTask) -> str:
+def _added(added: AddedTask, outcome: Outcome | None) -> str:
     now = f"now {added.state}" if added.state else "not in the checkout"
     head = f"#### {code(added.id)} ({now}), by {text(added.author)} in {code(added.commit[:12])}"
     if added.envelope is None:
         return f"{head}\n\n⚠️ {text(added.problem)}"
     env = added.envelope
-    who = f"{text(env.sender or '-')} → {text(env.recipient or 'anyone')}"
+    who = f"{text(env.sender) if env.sender else '-'} → {text(env.recipient or 'anyone')}"
     deps = f", depends on {', '.join(code(d) for d in env.depends_on)}" if env.depends_on else ""
     parent = f", delegated from {code(env.parent)}" if env.parent else ""
+    handed = lineage(outcome.replaces, outcome.replaced_by, in_cell=False) if outcome else ""
     summary = f"{who}, context {text(env.context_id)}{deps}{parent}"
-    return "\n\n".join([head, quote(env.objective), summary, folded("contract", contract(env))])
+    if handed:
+        summary += f"; {handed}"
+    parts = [head, quote(env.objective), summary]
+    if outcome is not None and outcome.commits:
+        parts.append(i18n.say("Code commits:") + "\n\n" + code_commits(outcome.commits))
+    parts.append(folded("contract", contract(env)))
+    return "\n\n".join(parts)
 
 
 def _transitions(rows: Sequence[AddedTransition]) -> str:
@@ -292,18 +459,18 @@ def _transitions(rows: Sequence[AddedTransition]) -> str:
     for row in rows:
         record = row.record
         if record is None:
-            body.append([code(row.task), "⚠️ unreadable", "", "", text(row.problem)])
+            body.append([cell_code(row.task), "⚠️ unreadable", "", "", cell(row.problem)])
             continue
         move = f"{row.left or '(new)'} → {record.state}"
         if row.superseded:
             move = f"~~{move}~~ (superseded)"
         body.append(
             [
-                code(row.task),
+                cell_code(row.task),
                 move,
-                text(record.by),
-                text(_when(record.at)),
-                text(record.reason or ""),
+                cell(record.by),
+                cell(_when(record.at)),
+                cell(record.reason or ""),
             ]
         )
     return table(["task", "transition", "by", "at", "reason"], body)

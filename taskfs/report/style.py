@@ -58,3 +58,18 @@ def duration(seconds: float) -> str:
         return f"{minutes} min {rest} s" if rest else f"{minutes} min"
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+
+
+def age(seconds: float) -> str:
+    """How long ago, or for how long, as people say it: `<1 min`, `12 min`, `5 h`, `3 d`."""
+    from taskfs import i18n
+
+    if seconds < 60:
+        return i18n.say("<1 min")
+    minutes = int(seconds // 60)
+    if minutes < 60:
+        return i18n.say("{minutes} min", minutes=minutes)
+    hours = int(minutes // 60)
+    if hours < 48:
+        return i18n.say("{hours} h", hours=hours)
+    return i18n.say("{days} d", days=hours // 24)

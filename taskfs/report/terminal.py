@@ -13,6 +13,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from taskfs.core.display import Styled, safe
 from taskfs.report.style import TERMINAL_STYLES, short_time
 
 if TYPE_CHECKING:
@@ -37,16 +38,24 @@ def _console() -> Console:
 
 
 def _render(renderable: RenderableType) -> str:
+    """The renderable drawn with rich's colours; every value in it was made safe (`_cell`)."""
     console = _console()
     with console.capture() as captured:
         console.print(renderable)
-    return captured.get().rstrip("\n")
+    return Styled(captured.get().rstrip("\n"))
+
+
+def _cell(value: str) -> Any:
+    """A value as a table shows it: escaped (`display.safe`), and never read as rich markup."""
+    from rich.text import Text
+
+    return Text(safe(value))
 
 
 def _styled(value: str) -> Any:
     from rich.text import Text
 
-    return Text(value, style=TERMINAL_STYLES.get(value, ""))
+    return Text(safe(value), style=TERMINAL_STYLES.get(value, ""))
 
 
 def task_table(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -60,12 +69,12 @@ def task_table(rows: Sequence[Mapping[str, Any]]) -> str:
         table.add_column(name, no_wrap=name in ("id", "state"))
     for row in rows:
         table.add_row(
-            row["id"],
+            _cell(row["id"]),
             _styled(row["state"]),
-            row.get("from") or "-",
-            row.get("to") or "-",
-            row.get("holder") or "-",
-            row.get("contextID") or "",
+            _cell(row.get("from") or "-"),
+            _cell(row.get("to") or "-"),
+            _cell(row.get("holder") or "-"),
+            _cell(row.get("contextID") or ""),
         )
     return _render(table)
 
@@ -86,9 +95,13 @@ def timeline(task_id: str, state: str, rows: Iterable[TimelineRow]) -> str:
         what = _styled(row.what)
         if row.superseded:
             lost = f"superseded by {row.superseded_by}" if row.superseded_by else "superseded"
-            what = Text(f"{row.what} ({lost})", style="strike dim")
+            what = Text(safe(f"{row.what} ({lost})"), style="strike dim")
         table.add_row(
-            short_time(row.at, seconds=True), marks.get(row.kind, "·"), what, row.actor, row.detail
+            _cell(short_time(row.at, seconds=True)),
+            marks.get(row.kind, "·"),
+            what,
+            _cell(row.actor),
+            _cell(row.detail),
         )
-    title = Text.assemble((task_id, "bold"), "  ", _styled(state))
-    return _render(title) + "\n" + _render(table)
+    title = Text.assemble((safe(task_id), "bold"), "  ", _styled(state))
+    return Styled(_render(title) + "\n" + _render(table))

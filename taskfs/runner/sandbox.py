@@ -130,7 +130,7 @@ def argv(sandbox: Sandbox, *, home: str | None, cwd: str, inner: Sequence[str]) 
             words += ["--ro-bind", path, path]
     if home is not None:
         words += ["--bind", home, home]
-    for path in _toolchains():
+    for path in toolchains():
         words += ["--ro-bind", path, path]
     return [*words, "--chdir", _real(cwd), "--", *inner]
 
@@ -139,7 +139,7 @@ def argv(sandbox: Sandbox, *, home: str | None, cwd: str, inner: Sequence[str]) 
 _FRESH = ("/tmp/", "/run/")
 
 
-def _toolchains() -> list[str]:
+def toolchains() -> list[str]:
     """The folders of the command's tools that the fresh /tmp and /run would hide, bound back
     read-only: the directories on PATH and this Python's environment (a CI job's clone, and its
     virtual environment, often live under /tmp). Nothing else of the host's /tmp comes back."""

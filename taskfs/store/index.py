@@ -95,7 +95,11 @@ def ready(repo: Repository, agent: str | None = None) -> list[Summary]:
         return ledger.many(offered)
     # Without the folders taken away by hand, a few answers can change: ask those again.
     view = ledger.overlay(dict.fromkeys(hidden))
-    asked = set(offered) | ledger.dependents(hidden) | readmodel_rows.affected_by(conn, hidden)
+    asked = (
+        set(offered)
+        | readmodel_rows.waiting_on(conn, hidden)
+        | readmodel_rows.affected_by(conn, hidden)
+    )
     candidates = view.many(sorted(asked - hidden))
     return sorted(claimable(view, agent, among=candidates), key=lambda s: s.id)
 

@@ -20,6 +20,14 @@ def public_rel(kind: KeyKind, name: str) -> str:
     return f"{KEYS_DIR}/{kind}/{name}.pub"
 
 
+# Where `keys remove` records a revoked agent key: one file per key, never edited.
+REVOKED_DIR = f"{KEYS_DIR}/revoked/agent"
+
+
+def revoked_rel(name: str, key_id: str) -> str:
+    return f"{REVOKED_DIR}/{name}-{key_id}.yaml"
+
+
 def has_private(kind: KeyKind, name: str) -> bool:
     """Whether this machine holds a private key for `name` (not whether it is usable)."""
     return (operator_path(KEY_DIR_ENV, "keys") / private_name(kind, name)).exists()

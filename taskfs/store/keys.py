@@ -29,6 +29,7 @@ from taskfs.store.operator import inside, operator_path
 
 KeyKind = keypaths.KeyKind
 public_rel = keypaths.public_rel
+revoked_rel = keypaths.revoked_rel
 
 
 def key_dir() -> Path:
@@ -149,6 +150,28 @@ def public_keys(root: Path, kind: KeyKind) -> dict[str, bytes]:
         except (OSError, UnicodeDecodeError, signing.SigningError):
             continue
     return keys
+
+
+def revoked_keys(root: Path) -> dict[str, bytes]:
+    """The agent keys `keys remove` revoked, by name (a name's latest revocation wins): what
+    history signed before the revocation is still checked against."""
+    from taskfs.core import yamlio
+
+    found: dict[str, tuple[str, bytes]] = {}
+    try:
+        entries = sorted((root / keypaths.REVOKED_DIR).iterdir())
+    except FileNotFoundError:
+        return {}
+    for entry in entries:
+        try:
+            value = yamlio.load(entry.read_bytes())
+            name, at = value["name"], str(value["at"])
+            raw = parse_public(str(value["key"]))
+        except (OSError, yamlio.YamlError, TypeError, KeyError, signing.SigningError):
+            continue
+        if layout.is_agent_name(name) and at >= found.get(name, ("", b""))[0]:
+            found[name] = (at, raw)
+    return {name: raw for name, (_at, raw) in found.items()}
 
 
 def committed_public_keys(git: Git, kind: KeyKind) -> dict[str, bytes]:

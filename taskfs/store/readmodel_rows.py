@@ -41,13 +41,13 @@ def replace(conn: sqlite3.Connection, changed: Mapping[str, Row | None]) -> None
     live = [t for t in ids if (s := _summary(changed[t])) is not None and not s.archived]
     _store_overlaps(conn, live, everything=False)
     touched |= _overlapping(conn, ids)
-    affected = set(ids) | touched | Ledger(conn).dependents(ids) | _upstream(conn, edges)
+    affected = set(ids) | touched | waiting_on(conn, ids) | _upstream(conn, edges)
     _settle_ready(conn, affected)
 
 
 def rebuild(conn: sqlite3.Connection, rows: Mapping[str, Row]) -> None:
     """Every row anew (the store emptied first)."""
-    for table in ("rows", "listing", "deps", "children", "entries", "overlaps"):
+    for table in ("rows", "listing", "deps", "children", "follows", "entries", "overlaps"):
         conn.execute(f"DELETE FROM {table}")
     for task_id, (summary, digest) in sorted(rows.items()):
         _insert(conn, task_id, summary, digest)
@@ -61,10 +61,12 @@ def _summary(row: Row | None) -> Summary | None:
 
 
 def _edges(summary: Summary | None) -> object:
-    """What orders a task with others: its dependencies and its parent."""
+    """What orders a task with others: its dependencies, its parent, and the task it follows
+    (`taskfs.core.lineage`: what depends on that one is ordered after it too)."""
     if summary is None:
         return None
-    return (summary.envelope.depends_on, summary.envelope.parent)
+    env = summary.envelope
+    return (env.depends_on, env.parent, env.follows, env.sender, env.command)
 
 
 def _delete(conn: sqlite3.Connection, ids: list[str]) -> None:
@@ -74,6 +76,7 @@ def _delete(conn: sqlite3.Connection, ids: list[str]) -> None:
         conn.execute(f"DELETE FROM listing WHERE id IN ({marks})", chunk)
         conn.execute(f"DELETE FROM deps WHERE task IN ({marks})", chunk)
         conn.execute(f"DELETE FROM children WHERE task IN ({marks})", chunk)
+        conn.execute(f"DELETE FROM follows WHERE task IN ({marks})", chunk)
         conn.execute(f"DELETE FROM entries WHERE task IN ({marks})", chunk)
         conn.execute(f"DELETE FROM overlaps WHERE a IN ({marks})", chunk)
         conn.execute(f"DELETE FROM overlaps WHERE b IN ({marks})", chunk)
@@ -108,6 +111,8 @@ def _insert(
     )
     if env.parent is not None:
         conn.execute("INSERT OR IGNORE INTO children VALUES (?, ?)", (env.parent, task_id))
+    if env.follows is not None:
+        conn.execute("INSERT OR IGNORE INTO follows VALUES (?, ?)", (env.follows, task_id))
     if archived:
         return  # an archived task is terminal: it is never a rival, and owns nothing
     conn.executemany(
@@ -190,6 +195,22 @@ def _overlapping(conn: sqlite3.Connection, ids: Iterable[str]) -> set[str]:
     return found
 
 
+def waiting_on(conn: sqlite3.Connection, ids: Collection[str]) -> set[str]:
+    """The tasks whose dependencies a change of `ids` can settle: those that depend on one of
+    them, or on a task one of them follows, down the line (`taskfs.core.lineage`: a task
+    depending on A is satisfied by A's completed successor)."""
+    line = set(ids)
+    frontier = set(ids)
+    while frontier:
+        step: set[str] = set()
+        for chunk in _chunks(sorted(frontier)):
+            marks = ",".join("?" * len(chunk))
+            step.update(db.ids(conn, f"SELECT before FROM follows WHERE task IN ({marks})", chunk))
+        frontier = step - line
+        line |= step
+    return Ledger(conn).dependents(line)
+
+
 def affected_by(conn: sqlite3.Connection, ids: Collection[str]) -> set[str]:
     """The tasks whose readiness the absence of `ids` can change, besides their dependents:
     their rivals, and whatever their edges ordered."""
@@ -198,8 +219,8 @@ def affected_by(conn: sqlite3.Connection, ids: Collection[str]) -> set[str]:
 
 def _upstream(conn: sqlite3.Connection, ids: Collection[str]) -> set[str]:
     """When the edges of `ids` changed (a task came, went, or was replaced), the tasks whose
-    order with a rival can change: those that reach one of `ids` through `dependsOn` or
-    `parent` links, and their rivals."""
+    order with a rival can change: those that reach one of `ids` through `dependsOn`,
+    `parent` or lineage links (a task leads to its successors), and their rivals."""
     if not ids:
         return set()
     found: set[str] = set()
@@ -210,6 +231,7 @@ def _upstream(conn: sqlite3.Connection, ids: Collection[str]) -> set[str]:
             marks = ",".join("?" * len(chunk))
             step.update(db.ids(conn, f"SELECT task FROM deps WHERE dep IN ({marks})", chunk))
             step.update(db.ids(conn, f"SELECT task FROM children WHERE parent IN ({marks})", chunk))
+            step.update(db.ids(conn, f"SELECT before FROM follows WHERE task IN ({marks})", chunk))
         frontier = step - found
         found |= step
     return found | _overlapping(conn, found)

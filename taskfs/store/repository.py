@@ -16,7 +16,7 @@ import stat
 import time
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from taskfs.core import layout
 from taskfs.core.layout import CONFIG_PATH, ENVELOPE, find_git_dir, find_worktree, relative_folder
@@ -221,27 +221,20 @@ def parse_settings(data: bytes | None) -> Config:
     return config
 
 
-def read_input(label: str) -> bytes:
-    """The bytes of a file named on the command line, refusing what cannot be an envelope."""
+def read_input(label: str, stdin: BinaryIO | None = None) -> bytes:
+    """The bytes of an envelope file named on the command line (or of `stdin` for `-`),
+    refusing what cannot be an envelope: past the envelope size limit is `yaml_invalid`
+    (contract section 2), whatever cannot be a file `file_unreadable` (`taskfs.store.inputs`)."""
     from taskfs.core import yamlio  # YAML only where a file is parsed
+    from taskfs.store import inputs
 
-    path = Path(label)
     try:
-        if path.is_dir():
-            raise fail("file_unreadable", path=label, reason="it is a directory")
-        size = path.stat().st_size
-        if size > yamlio.MAX_BYTES:
-            raise TaskfsError(
-                problem(
-                    "yaml_invalid",
-                    path=label,
-                    reason=f"the file is {size} bytes; the limit is {yamlio.MAX_BYTES}",
-                )
-            )
-        with path.open("rb") as handle:
-            return handle.read(yamlio.MAX_BYTES + 1)
-    except OSError as exc:
-        raise fail("file_unreadable", path=label, reason=exc.strerror or str(exc)) from None
+        return inputs.read_limited(label, yamlio.MAX_BYTES, stdin=stdin)
+    except TaskfsError as exc:
+        if exc.codes != ["input_too_large"]:
+            raise
+        reason = f"it is over the limit of {yamlio.MAX_BYTES:,} bytes (1 MiB)"
+        raise fail("yaml_invalid", path=exc.problems[0].data["path"], reason=reason) from None
 
 
 def read_dropped(root: Path, rel: str) -> bytes | None:

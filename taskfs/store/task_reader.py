@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pydantic import ValidationError
 
-from taskfs.core import yamlio
+from taskfs.core import layout, yamlio
 from taskfs.core.chain import Chain, Link, resolve
 from taskfs.core.envelope import Envelope, validate_envelope
-from taskfs.core.layout import ENVELOPE, EVIDENCE, STAMPED_NAME_RE, STATUS, STATUS_NAME_RE
+from taskfs.core.layout import ENVELOPE, EVIDENCE, INTAKE, STAMPED_NAME_RE, STATUS, STATUS_NAME_RE
 from taskfs.core.lifecycle import State
 from taskfs.core.records import StatusRecord
 from taskfs.errors import Problem, TaskfsError, fail, problem
@@ -64,6 +64,17 @@ def read_yaml(repo: Repository, rel: str) -> Any:
 
 def load_envelope(repo: Repository, task_id: str) -> Envelope:
     if not repo.has_task(task_id):
+        requests = repo.list_dir(task_id, INTAKE) if layout.is_task_id(task_id) else []
+        if requests:
+            # A request that is not a task yet (contract section 12): say so, not "no task".
+            # Its first file names the requester (read for the message only: `validate`
+            # and `taskfs.store.intake_reader` check it).
+            try:
+                opening = read_yaml(repo, repo.task_rel(task_id, INTAKE, requests[0]))
+            except TaskfsError:
+                opening = None
+            requester = opening.get("by") if isinstance(opening, dict) else None
+            raise fail("intake_open", id=task_id, requester=str(requester or "?"))
         raise fail("task_not_found", id=task_id)
     rel = repo.task_rel(task_id, ENVELOPE)
     envelope, problems = validate_envelope(read_yaml(repo, rel))

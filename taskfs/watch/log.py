@@ -15,6 +15,7 @@ import threading
 from datetime import datetime, timezone
 from typing import TextIO
 
+from taskfs.core.display import safe
 from taskfs.core.layout import format_time
 
 _BARE = re.compile(r"[A-Za-z0-9_./:@,+\-]+")
@@ -31,7 +32,7 @@ class ActionLog:
         parts += [f"{key}={_value(value)}" for key, value in fields.items() if value is not None]
         line = " ".join(parts) + "\n"
         with self._lock:
-            self._stream.write(line)
+            self._stream.write(safe(line))
             self._stream.flush()
 
     def debug(self, action: str, **fields: object) -> None:

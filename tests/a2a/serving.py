@@ -1,67 +1,28 @@
-"""`taskfs a2a serve` as a subprocess on a free loopback port, and a2a-sdk's own client for it.
-
-The server is always killed (its whole process group) when the block ends, whatever happened.
-"""
+"""`taskfs a2a serve` as a subprocess on a free loopback port (`tests.serving`), and a2a-sdk's
+own client for it."""
 
 from __future__ import annotations
 
 import contextlib
-import os
-import signal
-import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 from a2a.client import ClientCallContext, ClientConfig, create_client
 from a2a.client.client import Client
 
 from taskfs.core import yamlio
-
-
-@dataclass
-class Served:
-    url: str
-    proc: subprocess.Popen[bytes]
-    stderr: list[str] = field(default_factory=list)
-
-    def kill(self) -> None:
-        """kill -9, the server and anything it started."""
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(timeout=30)
+from tests.serving import Served, server
 
 
 @contextlib.contextmanager
 def serving(
     repo: Path, agent: str, *, env: Mapping[str, str] | None = None, port: int = 0
 ) -> Iterator[Served]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "taskfs", "a2a", "serve", "--agent", agent, "--port", str(port)],
-        cwd=repo,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, **(env or {})},
-        start_new_session=True,
-    )
-    served = Served("", proc)
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline().decode().strip()  # the bound URL; EOF if it failed
-        if not line.startswith("http://"):
-            served.kill()
-            assert proc.stderr is not None
-            raise AssertionError(f"the server did not start: {proc.stderr.read().decode()}")
-        served.url = line
+    with server(["a2a", "serve", "--agent", agent, "--port", str(port)], repo, env) as served:
         yield served
-    finally:
-        served.kill()
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
 
 
 @contextlib.asynccontextmanager
@@ -95,3 +56,18 @@ def write_tokens(path: Path, tokens: Mapping[str, str]) -> Path:
 
 def deadline(seconds: float = 60) -> float:
     return time.monotonic() + seconds
+
+
+def rpc(
+    url: str, method: str, params: Mapping[str, Any], headers: Mapping[str, str] | None = None
+) -> httpx.Response:
+    """One JSON-RPC call as it is on the wire, with A2A 1.0's version header unless
+    `headers` is given (then exactly those)."""
+    sent = dict(headers) if headers is not None else {"A2A-Version": "1.0"}
+    call = {"jsonrpc": "2.0", "id": 1, "method": method, "params": dict(params)}
+    return httpx.post(url, json=call, headers=sent, timeout=30)
+
+
+def taskfs_code(answer: Mapping[str, Any]) -> str:
+    """The taskfs code an A2A error's data names (its `google.rpc.ErrorInfo` metadata)."""
+    return str(answer["error"]["data"][0]["metadata"]["taskfsCode"])

@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -22,7 +23,7 @@ from a2a.utils import errors as a2a_errors
 from google.protobuf import json_format
 
 from taskfs.core import yamlio
-from tests.a2a.serving import client, resume_from, serving, write_tokens
+from tests.a2a.serving import client, resume_from, rpc, serving, taskfs_code, write_tokens
 from tests.helpers import ENVELOPE, git, taskfs_process
 
 PLANNER = "planner-token-0123456789"
@@ -100,13 +101,18 @@ def ids(responses: list[pb.StreamResponse]) -> list[str]:
     return [i for i in (event_id(r) for r in responses) if i is not None]
 
 
-async def full_stream(url: str, task_id: str) -> list[str]:
-    """Every event id of a finished task, from a fresh subscription."""
+async def full_stream(url: str, task_id: str, first: str) -> list[str]:
+    """Every event id of a finished task: its first, and a stream resumed after it (A2A
+    takes no fresh subscription to a finished task; a cut stream resumes, finished or not)."""
     got: list[pb.StreamResponse] = []
     async with client(url, PLANNER) as planner:
-        await collect(planner.subscribe(pb.SubscribeToTaskRequest(id=task_id)), got)
+        request = pb.SubscribeToTaskRequest(id=task_id)
+        await collect(planner.subscribe(request, context=resume_from(first)), got)
+        with pytest.raises(a2a_errors.UnsupportedOperationError) as fresh:
+            await collect(planner.subscribe(request), [])
+        assert fresh.value.data["taskfsCode"] == "task_finished"
     assert got[0].HasField("task")
-    return ids(got)
+    return [first, *ids(got)]
 
 
 def run(coro: Awaitable[T]) -> T:
@@ -227,7 +233,7 @@ async def _delegation(repo: Path, url: str) -> None:
         assert [m.message_id for m in got.history] == [question, reply["msg_id"]]
 
         # Both streams together are the ledger's events, in order, each once.
-        everything = await full_stream(url, task_id)
+        everything = await full_stream(url, task_id, ids(first)[0])
         assert ids(first) + ids(second) == [
             i for i in everything if i != reply["msg_id"]
         ]  # the answerer's own message starts its stream: it is not sent back to it
@@ -272,7 +278,7 @@ def test_a_stream_resumes_after_the_server_is_killed_without_loss_or_repetition(
     assert cli(repo, "check", task_id, "--agent", "builder").code == 1  # nothing built yet
     with serving(repo, "builder") as served:
         after = run(_resume(repo, served.url, task_id, ids(before)[-1]))
-        everything = run(full_stream(served.url, task_id))
+        everything = run(full_stream(served.url, task_id, ids(before)[0]))
     assert ids(before) + ids(after) == everything
     assert len(set(everything)) == len(everything)
 
@@ -320,15 +326,18 @@ def test_refusals_are_a2a_errors_naming_taskfs_codes(repo: Path, tokens: Path) -
 
 
 async def _refusals(repo: Path, url: str) -> None:
-    commits = git(repo, "rev-list", "--count", "HEAD")
     async with client(url, PLANNER, streaming=False) as planner:
-        with pytest.raises(a2a_errors.InvalidParamsError) as bad:
-            async for _ in planner.send_message(opening(envelope(objective=None, objectve="x"))):
-                pass
-        codes = {"objective_required", "unknown_field"}
-        assert set(bad.value.data["taskfsCodes"].split(",")) == codes
-        assert bad.value.data["taskfsCode"] in codes
-        assert {e["code"] for e in json.loads(bad.value.data["taskfsErrors"])} == codes
+        # An envelope that lacks a field is kept as a request (contract section 12), waiting
+        # for input, its status message naming each problem.
+        kept = [
+            r async for r in planner.send_message(opening(envelope(objective=None, objectve="x")))
+        ]
+        status = kept[0].task.status
+        assert status.state == pb.TASK_STATE_INPUT_REQUIRED
+        named = json_format.MessageToDict(status.message.parts[1].data)
+        assert {p["code"] for p in named["problems"]} == {"objective_required", "unknown_field"}
+        assert "objective_required" in status.message.parts[0].text
+        commits = git(repo, "rev-list", "--count", "HEAD")
         with pytest.raises(a2a_errors.InvalidParamsError) as elsewhere:
             async for _ in planner.send_message(opening(envelope(to="someone-else"))):
                 pass
@@ -343,14 +352,14 @@ async def _refusals(repo: Path, url: str) -> None:
         with pytest.raises(a2a_errors.TaskNotFoundError) as missing:
             await planner.get_task(pb.GetTaskRequest(id="no-such-task"))
         assert missing.value.data["taskfsCode"] == "task_not_found"
-    async with client(url, "not-a-token-at-all") as stranger:
-        with pytest.raises(a2a_errors.InvalidRequestError) as token:
-            await stranger.get_task(pb.GetTaskRequest(id="planners"))
-        assert token.value.data["taskfsCode"] == "token_invalid"
-    async with client(url, None) as nobody:
-        with pytest.raises(a2a_errors.InvalidRequestError) as none:
-            await nobody.get_task(pb.GetTaskRequest(id="planners"))
-        assert none.value.data["taskfsCode"] == "token_invalid"
+    # Who is calling is the transport's question: HTTP 401, the JSON-RPC error as its body.
+    wrong = {"A2A-Version": "1.0", "Authorization": "Bearer not-a-token-at-all"}
+    for sent in (wrong, {"A2A-Version": "1.0"}):
+        refused = await off_loop(partial(rpc, url, "GetTask", {"id": "planners"}, sent))
+        assert refused.status_code == 401
+        assert refused.headers["WWW-Authenticate"] == "Bearer"
+        assert refused.json()["error"]["code"] == -32600
+        assert taskfs_code(refused.json()) == "token_invalid"
     async with client(url, MALLORY) as mallory:
         with pytest.raises(a2a_errors.TaskNotFoundError) as theirs:
             await mallory.get_task(pb.GetTaskRequest(id="planners"))

@@ -77,14 +77,14 @@ def test_outgoing_lists_what_the_agent_signed_ready_to_post(repo: Path) -> None:
         for text in ("one", "two")
     ]
     out = wire.outgoing(store, "builder")
-    assert [msg_id for msg_id, _to, _line in out] == sent
-    for msg_id, to, text in out:
+    assert [o.msg_id for o in out] == sent
+    for msg_id, to, text, _session, _alias in out:
         message = json.loads(text)
         assert (message["msg_id"], message["to"]) == (msg_id, to)
         assert to == ref.public_id(PEER_SEED)
         assert ref.verify(message)
     assert wire.outgoing(store, "planner") == []
-    assert wire.export_lines(store, task) == [text for _, _, text in out]
+    assert wire.export_lines(store, task) == [o.line for o in out]
 
 
 def test_a_conversation_turn_without_a_task_is_signed_and_shown(repo: Path) -> None:

@@ -79,14 +79,25 @@ def pair(repo: Path, tmp_path: Path, bus: Bus) -> tuple[Side, Side]:
     for side, peer in ((alice, "bob"), (bob, "alice")):
         admitted = side.run("keys", "add", "--agent", peer, "--public", ids[peer])
         assert admitted.code == 0, admitted.stdout
+    # bob's bridge announces his session on the roster: that is where alice's messages go.
+    assert carried(bob, bus)["received"] == []
     path = write_envelope(repo / "login.yaml", id="login", **{"from": "alice", "to": "bob"})
     assert alice.run("new", str(path)).code == 0
     path.unlink()
-    assert carried(alice, bus)["posted"] == ["login/envelope"]
+    opening = opening_of(alice)
+    assert carried(alice, bus)["posted"] == [opening]
     got = carried(bob, bus)["received"]
-    assert [(r["msg_id"], r["opened"]) for r in got] == [("login/envelope", True)]  # type: ignore[attr-defined]
+    assert [(r["msg_id"], r["opened"]) for r in got] == [(opening, True)]  # type: ignore[attr-defined]
     assert bob.state() == "submitted"
     return alice, bob
+
+
+def opening_of(side: Side, task: str = "login") -> str:
+    """The msg_id of the task's opening (its first message): 32 hex digits, as interlink's."""
+    first = side.run("messages", task, "--json").json["messages"][0]
+    assert len(first["msg_id"]) == 32
+    assert int(first["msg_id"], 16) >= 0
+    return str(first["msg_id"])
 
 
 def carried(side: Side, bus: Bus) -> dict[str, object]:
@@ -136,7 +147,7 @@ def test_a_question_its_answer_a_result_and_a_cancel_cross_the_bus(
     assert (alice.state(), bob.state()) == ("canceled", "canceled")
     rows = bob.run("messages", "login", "--json").json["messages"]
     assert [m["msg_id"] for m in rows] == [
-        "login/envelope",
+        opening_of(alice),
         taken,
         question,
         answer,
@@ -183,7 +194,7 @@ def test_killed_between_commit_and_ack_the_message_lands_once(
         committed = alice.run("messages", "login", "--json").json["messages"]
         # (the task's opening, signed by alice when she opened it, is kept with it first)
         assert [(m["msg_id"], m["delivery"]) for m in committed] == [
-            ("login/envelope", "sent"),
+            (opening_of(alice), "sent"),
             (taken, "sent"),
         ]
         os.kill(proc.pid, signal.SIGKILL)
@@ -228,7 +239,7 @@ def test_a_message_the_gate_refuses_is_acked_logged_and_never_written(
     result = alice.bridge(bus)
     assert result.code == 1, result.stdout
     codes = [r["code"] for r in result.json["received"]]
-    assert codes == ["signature_invalid", "message_invalid"]
+    assert sorted(codes) == ["message_invalid", "signature_invalid"]
     assert result.json["refused"] == 2
     assert "refused" in result.stderr
     assert "signature_invalid" in result.stderr
@@ -265,6 +276,23 @@ def test_the_bridge_runs_until_sigterm_and_carries_messages_meanwhile(
     assert "stopped" in err
     assert "Traceback" not in err
     assert out.strip() == "posted 0, received 1, refused 0"
+    # A graceful end, as interlink's: the session leaves the roster at once (gone, not away),
+    # and the peer that wrote meanwhile is told goodbye, on its own session, signed and
+    # recorded like every message.
+    me = next(
+        k["interlinkId"]
+        for k in alice.run("keys", "ls", "--json").json["keys"]
+        if k["name"] == "alice"
+    )
+    assert f"{me}#taskfs" in bus.queues.unregistered
+    assert f"{me}#taskfs" not in bus.queues.roster
+    route, goodbye = bus.queues.sent[-1]
+    assert route.endswith("#taskfs")
+    assert route.startswith(goodbye["to"])
+    assert goodbye["text"].startswith("[interlink] I'm ending this session (taskfs)")
+    said = alice.run("conversation", "bob", "--agent", "alice", "--json").json["messages"]
+    assert [m["msg_id"] for m in said if m.get("task_id") is None] == [goodbye["msg_id"]]
+    assert git(alice.root, "status", "--porcelain") == ""
 
 
 def test_no_bus_is_a_named_error(pair: tuple[Side, Side], tmp_path: Path) -> None:

@@ -101,3 +101,31 @@ def test_graphviz_reads_the_dot(planned: Path) -> None:
     svg = subprocess.run(["dot", "-Tsvg"], input=out, capture_output=True, text=True, check=True)
     for task in ("base", "docs", "ghost", "part"):
         assert f"<title>{task}</title>" in svg.stdout
+
+
+def test_work_handed_on_is_drawn_from_the_old_task_to_the_new_one(repo: Path) -> None:
+    submit(repo, id="slow")
+    assert taskfs("reassign", "slow", "--to", "helper", "--agent", "planner").code == 0
+    assert taskfs("claim", "slow-r1", "--agent", "helper").code == 0
+    failed = ["move", "slow-r1", "failed", "--agent", "helper", "--reason", "no luck"]
+    assert taskfs(*failed).code == 0
+    # A retry records its link the same way (x-retriedFrom): the graph reads both.
+    submit(repo, id="again", to="helper", **{"x-retriedFrom": "slow-r1"})
+    # A link its sender could not have made (another sender) is not drawn.
+    submit(
+        repo,
+        id="forged",
+        filesAndInterfaces=["forged.py"],
+        **{"from": "mallory", "x-retriedFrom": "slow"},
+    )
+    doc = taskfs("graph", "--json").json
+    assert sorted((e["from"], e["to"], e["kind"]) for e in doc["edges"]) == [
+        ("slow", "slow-r1", "reassigned"),
+        ("slow-r1", "again", "retried"),
+    ]
+    mermaid = taskfs("graph").stdout
+    names = dict(re.findall(r'^  (t\d+)\["([a-z0-9._-]+)<br/>', mermaid, re.M))
+    ids = {task: node for node, task in names.items()}
+    assert f"  {ids['slow']} -.->|reassigned| {ids['slow-r1']}" in mermaid.splitlines()
+    dot = taskfs("graph", "--format", "dot").stdout
+    assert '"slow-r1" -> "again" [label="retried", style=dashed];' in dot

@@ -176,6 +176,9 @@ def test_the_recipient_proposes_and_only_the_requesters_acceptance_submits(repo:
 def test_a_party_cancels_it_and_it_is_no_task_to_move(repo: Path) -> None:
     task = str(opened("x", "--agent", "alice", "--to", "bob")["id"])
     assert taskfs("claim", task, "--agent", "bob", "--json").codes == ["intake_open"]
+    # Whatever acts on a task says it is a request, never "no task (did you mean it?)".
+    for command in (["check", task], ["send", task, "hi", "--agent", "bob"], ["messages", task]):
+        assert taskfs(*command, "--json").codes == ["intake_open"], command
     assert taskfs("move", task, "canceled", "--agent", "eve", "--json").codes == [
         "agent_not_allowed"
     ]

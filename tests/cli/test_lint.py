@@ -32,7 +32,7 @@ def test_a_weak_file_is_warned_about_before_it_is_submitted(repo: Path) -> None:
     assert result.json["warnings"][0]["field"] == "acceptanceCheck.passFailCommand"
     plain = taskfs("lint", str(path))
     assert "warning[check_cannot_fail]" in plain.stdout
-    assert "1 contracts checked, 2 warnings" in plain.stdout
+    assert "1 contract checked, 2 warnings" in plain.stdout
 
 
 def test_strict_makes_warnings_fail(repo: Path) -> None:

@@ -148,7 +148,7 @@ def test_a_question_and_its_answer_move_the_task_each_in_one_commit(repo: Path) 
     assert state(task) == "working"
     assert inbox("planner")["counts"]["questions"] == 0
     opening, *rows = messages_of(task)  # the task's opening, planner's, is kept first
-    assert (opening["msg_id"], opening.get("status")) == (f"{task}/envelope", None)
+    assert (len(opening["msg_id"]), opening.get("status"), opening["task_id"]) == (32, None, task)
     assert [r.get("status") for r in rows] == ["needs_input", None]
     assert all(r["verified"] and r["signed"] and r["delivery"] == "sent" for r in rows)
     assert taskfs("audit", "--json").json["ok"] is True

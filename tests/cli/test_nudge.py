@@ -153,3 +153,22 @@ def test_the_hooks_stay_silent_and_never_fail_the_host(repo: Path, tmp_path: Pat
     # in-process through the command line, too
     result = taskfs("nudge", "--hook", "claude", "--agent", "builder", stdin=b"{")
     assert (result.code, result.stdout) == (0, "")
+
+
+def test_the_nudge_runs_after_edits_and_shell_commands_only(repo: Path) -> None:
+    claude = hook_commands(repo, "claude")["PostToolUse"]
+    codex = hook_commands(repo, "codex")["PostToolUse"]
+    submit(repo, id="login")
+    claim_at(repo, "login", minutes_ago=20)
+    # A read or an MCP call is no progress: the hook answers at once, with nothing, even
+    # though a reminder is due (an older set-up ran it after every tool).
+    for tool in ("Read", "Grep", "mcp__taskfs__agent_inbox"):
+        assert run_hook(claude, {**post_tool_use(repo), "tool_name": tool}, repo)[:2] == (0, "")
+    assert run_hook(codex, {**post_tool_use(repo), "tool_name": "view_image"}, repo)[:2] == (0, "")
+    # Codex names its edits apply_patch; Claude Code's Write is an edit too.
+    patched = run_hook(codex, {**post_tool_use(repo), "tool_name": "apply_patch"}, repo)[1]
+    assert "task login" in reminder(patched)
+    submit(repo, id="docs", filesAndInterfaces=["docs/**"])
+    claim_at(repo, "docs", minutes_ago=20)
+    written = run_hook(claude, {**post_tool_use(repo), "tool_name": "Write"}, repo)[1]
+    assert "task docs" in reminder(written)

@@ -207,7 +207,7 @@ def test_untrusted_text_cannot_break_the_markdown(repo: Path) -> None:
     )
     out = taskfs("review", "main..HEAD").stdout
     assert "<script>" not in out
-    assert "&lt;script&gt;alert(1)&lt;/script&gt; \\| and `ticks` safely" in out
+    assert "\\<script\\>alert(1)\\</script\\> \\| and \\`ticks\\` safely" in out
     shown = taskfs("show", "hostile", "--format", "markdown").stdout
     assert "<script>" not in shown
     assert "<b>" not in shown

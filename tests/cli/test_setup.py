@@ -77,7 +77,10 @@ def test_a_dry_run_prints_valid_configuration_and_writes_nothing(repo: Path, sco
         "SessionStart": [f"{TASKFS} prime --hook claude --agent builder"],
         "PostToolUse": [f"{TASKFS} nudge --hook claude --agent builder"],
     }
-    assert settings["hooks"]["PostToolUse"][0]["matcher"] == "*"
+    # The nudge runs after the tools progress is made with, not after every read.
+    assert (
+        settings["hooks"]["PostToolUse"][0]["matcher"] == "Edit|MultiEdit|Write|NotebookEdit|Bash"
+    )
     assert settings["env"] == {"TASKFS_AGENT": "builder"}
 
     codex = setup("codex", scope, "--dry-run")
@@ -86,7 +89,7 @@ def test_a_dry_run_prints_valid_configuration_and_writes_nothing(repo: Path, sco
     assert [h["command"] for g in config["hooks"]["SessionStart"] for h in g["hooks"]] == [
         f"{TASKFS} prime --hook codex"
     ]
-    assert config["hooks"]["PostToolUse"][0]["matcher"] == "*"
+    assert config["hooks"]["PostToolUse"][0]["matcher"] == "Bash|apply_patch"
     assert "shell_environment_policy" not in config
     assert snapshot(repo, home()) == before
 
@@ -239,3 +242,17 @@ def test_project_setup_needs_a_repository(tmp_path: Path) -> None:
     outside = tmp_path / "plain"
     outside.mkdir()
     assert taskfs("setup", "claude", "--json", cwd=outside).codes == ["not_a_repository"]
+
+
+def test_a_project_setup_says_one_checkout_per_agent_and_what_not_to_commit(repo: Path) -> None:
+    doc = setup("claude", "--project", "--agent", "builder", "--dry-run")
+    notes = " ".join(doc["notes"])
+    assert "give each agent a clone or worktree of its own (git worktree add ../NAME" in notes
+    assert "do not commit .mcp.json, .claude/settings.json" in notes
+    assert "the agent builder" in notes
+    assert "--user" in notes
+    text = taskfs("setup", "codex", "--dry-run").stdout
+    assert "do not commit .codex/config.toml: they name this machine's taskfs" in text
+    # User-wide files are no one else's: nothing to say about commits there.
+    user = setup("claude", "--user", "--agent", "builder", "--dry-run")
+    assert not any("commit" in note for note in user["notes"])

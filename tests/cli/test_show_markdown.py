@@ -49,7 +49,9 @@ def test_markdown_has_the_conversation_and_marks_fresh_runs(repo: Path) -> None:
     assert talk.index("Which module?") < talk.index("Login only.")
     assert "> Which module?\n> Login or signup?" in talk  # lines kept, not squashed
     assert "**builder → planner** · needs_input · " in talk
-    assert f"**planner → builder** · answers `{question[:8]}`" in talk
+    # The answer names what it answers: who asked, what kind of message, how it began.
+    answers = f"answers builder's needs_input “Which module? Login or signup?” (`{question[:8]}`)"
+    assert f"**planner → builder** · {answers}" in talk
     assert f"`{answer[:8]}`" in talk
     runs = out.split("#### Evidence")[1].split("#### Conversation")[0]
     lines = [line for line in runs.splitlines() if line.startswith("✅")]

@@ -3,6 +3,7 @@ and `taskfs reassign`, which hands the work on within the lifecycle."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -39,7 +40,9 @@ def test_a_quiet_holder_is_reported_in_nudge_prime_and_the_board(
     assert f"you hold {task} quiet for" in held
     page = tmp_path / "board.html"
     assert taskfs("board", "--html", str(page)).code == 0
-    assert f'<p class="stale">{task} held by builder' in page.read_text()
+    marker = re.search(r'<span class="marker marker-stale" title="([^"]*)">', page.read_text())
+    assert marker, "no stale marker"
+    assert marker.group(1).startswith(f"{task} held by builder (working) for ")
 
 
 def test_a_commit_touching_owned_files_counts_as_activity(repo: Path) -> None:
@@ -90,8 +93,9 @@ def test_reassign_cancels_and_resubmits_the_same_contract_linked_both_ways(repo:
     page = repo.parent / "board.html"
     assert taskfs("board", "--html", str(page)).code == 0
     board = page.read_text()
-    assert f'<dt>reassigned to</dt><dd><a href="#task-{new}">{new}</a></dd>' in board
-    assert f'<dt>reassigned from</dt><dd><a href="#task-{task}">{task}</a></dd>' in board
+    link = '<a class="lineage lineage-reassigned" href="#task-{}" data-kind="reassigned">{}</a>'
+    assert f"<dt>reassigned to</dt><dd>{link.format(new, new)}</dd>" in board
+    assert f"<dt>reassigned from</dt><dd>{link.format(task, task)}</dd>" in board
     # One commit holds both; the new holder can claim the files the old task owned.
     assert git(repo, "show", "--name-only", "--format=", "HEAD").count("\n") == 2
     assert taskfs("claim", new, "--agent", "helper").code == 0

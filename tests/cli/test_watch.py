@@ -349,9 +349,12 @@ def test_a_result_message_leads_to_evidence_and_completion(repo: Path, tmp_path:
         poll(lambda: taskfs("show", task, "--json").json["state"] == "completed", "completion")
     runs = [r for r in taskfs("log", task, "--json").json["timeline"] if r["kind"] == "evidence"]
     assert [r["what"] for r in runs] == ["fail", "pass"]
-    # git history alone tells the story: evidence commits, then the completion by the holder.
+    # git history alone tells the story: evidence commits, then the completion the watcher
+    # committed for the holder.
     subjects = git(repo, "log", "--format=%an %s", "-4").splitlines()
-    assert subjects[0] == f"builder taskfs: {task} working -> completed by builder"
+    assert subjects[0] == (
+        f"watcher taskfs: {task} working -> completed by builder (committed by watcher)"
+    )
     assert taskfs("audit", "--json").json["ok"] is True
 
 

@@ -121,7 +121,8 @@ def test_the_inbound_gate_names_each_refusal_and_takes_the_rest_in_one_commit(
         ),
         peer_says(builder, text="old", ts=now_ms() - 86_400_000 - 5_000),
         peer_says(builder, text="future", ts=now_ms() + 120_000),
-        peer_says(builder, text="no such task", task_id="nope"),
+        # A result about a task the ledger does not have (prose alone opens a request).
+        peer_says(builder, text="no such task", task_id="nope", status="result"),
         good,
         good,
         # A millisecond later than `good`: a conversation is ordered by time.
@@ -169,9 +170,12 @@ def test_an_interlink_requester_opens_a_task_with_an_envelope(repo: Path) -> Non
         "builder",
     )
     assert git(repo, "log", "-1", "--format=%an") == "planner"
-    # Plain text about a task nobody opened is refused: taskfs never guesses a contract.
+    # Plain text about a task nobody opened is kept as a request, never guessed into a
+    # contract: it waits for the envelope (contract section 12).
     code, doc = import_lines(peer_says(builder, text="do the thing", task_id="unknown"))
-    assert (code, doc["lines"][0]["code"]) == (1, "task_not_found")
+    assert (code, doc["lines"][0]["code"]) == (0, None)
+    kept = ok("show", "unknown")
+    assert (kept["state"], kept["from"], kept["to"]) == ("intake", "planner", "builder")
     # The worker accepts with an update (a claim), as interlink's agents report working.
     ok("send", "from-afar", "On it.", "--agent", "builder", "--status", "update")
     assert state("from-afar") == "working"
@@ -187,12 +191,12 @@ def test_taskfs_delegates_to_an_interlink_agent(repo: Path) -> None:
     task = submit(repo)
     [opening] = exported("--task", task)
     assert ref.verify(opening)
-    assert (opening["to"], opening["task_id"], opening["msg_id"]) == (
-        worker,
-        task,
-        f"{task}/envelope",
-    )
+    assert (opening["to"], opening["task_id"], len(opening["msg_id"])) == (worker, task, 32)
     assert "objective" in opening["text"]
+    # The peer reads the envelope without taskfs's local schema comment and petnames.
+    assert "yaml-language-server" not in opening["text"]
+    assert "planner" not in opening["text"]
+    assert "builder" not in opening["text"]
     planner = opening["from"]
 
     def says(**fields: Any) -> str:
@@ -292,7 +296,7 @@ def test_every_message_taskfs_signs_verifies_as_interlinks(repo: Path, tmp_path:
     anyio.run(walk)
     everything = exported()
     # The three tasks' openings (signed anew, identically, from committed files) come too.
-    openings = [m for m in everything if m["msg_id"].endswith("/envelope")]
+    openings = [m for m in everything if "status" not in m and "objective" in m["text"]]
     assert sorted(m["task_id"] for m in openings) == sorted([task, other, "mcp-task"])
     assert all(ref.verify(m) for m in openings)
     assert exported() == everything

@@ -1,6 +1,7 @@
 """The watcher never completes by surprise (issue 16): completing stays the holder's act unless
-the runner policy says `complete: true`, and a check the policy declines is answered once, with
-a committed message to the sender."""
+the runner policy says `complete: true` (and then the watcher commits it, on the holder's
+behalf), and a check the policy declines is answered once, with a committed message to the
+sender, and run once the policy allows it."""
 
 from __future__ import annotations
 
@@ -55,6 +56,18 @@ def test_complete_true_lets_the_watcher_complete(
     task = _requested(repo)
     assert taskfs("watch", "--once").code == 0
     assert _state(task) == "completed"
+    # The holder completed it in the ledger; the commit is the watcher's, on its behalf.
+    author, subject = git(repo, "log", "-1", "--format=%an <%ae>%n%s").splitlines()
+    assert author == "watcher <watcher@taskfs>"
+    assert subject == f"taskfs: {task} working -> completed by builder (committed by watcher)"
+    trailers = git(repo, "log", "-1", "--format=%(trailers:only,unfold)").splitlines()
+    assert "Taskfs-Agent: watcher" in trailers
+    assert "Taskfs-On-Behalf-Of: builder" in trailers
+    history = taskfs("log", task, "--json").json["history"]
+    result = next(m for m in taskfs("messages", task, "--json").json["messages"])
+    assert (history[-1]["by"], history[-1]["message"]) == ("builder", result["msg_id"])
+    # audit accepts exactly that: the watcher's commit of a completion its holder asked for.
+    assert taskfs("audit", "--json").json["ok"] is True
 
 
 def test_complete_true_still_needs_committed_work(
@@ -84,10 +97,41 @@ def test_a_declined_check_is_answered_once_with_a_message(
     assert replies[0]["to"] == "builder"
     assert "check_not_allowed" in replies[0]["text"] or "did not run" in replies[0]["text"]
     assert int(git(repo, "rev-list", "--count", "HEAD")) == int(commits) + 1
-    # A second watcher (a restart) has nothing left to answer.
+    # A second watcher (a restart) under the same policy still does not run it, and does not
+    # tell the sender again.
     second = taskfs("watch", "--once")
     assert second.code == 0
-    assert "check_not_allowed" not in second.stderr
+    assert "check_not_allowed" in second.stderr
     thread = taskfs("messages", task, "--json").json
     assert len([m for m in thread["messages"] if m["from"] == "watcher"]) == 1
+    assert int(git(repo, "rev-list", "--count", "HEAD")) == int(commits) + 1
     assert _state(task) == "working"
+    # The operator allows the command: the next watcher runs the request it declined.
+    _policy(tmp_path, monkeypatch, f"complete: true\nallow:\n  commands: ['{COMMAND}']\n")
+    third = taskfs("watch", "--once")
+    assert third.code == 0, third.stderr
+    assert "verdict=pass" in third.stderr
+    assert _state(task) == "completed"
+    # And once answered by evidence, it is not run again.
+    fourth = taskfs("watch", "--once")
+    assert "checked" not in fourth.stderr
+
+
+def test_a_completion_committed_for_a_holder_with_a_key_rests_on_its_signed_result(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # builder signs what it sends; the watcher (a CI runner) has no key of builder's.
+    for agent in ("builder", "planner"):
+        assert taskfs("keys", "new", "--agent", agent).code == 0
+    task = _requested(repo)
+    _policy(tmp_path, monkeypatch, f"complete: true\nallow:\n  commands: ['{COMMAND}']\n")
+    elsewhere = tmp_path / "runner-keys"
+    elsewhere.mkdir()
+    monkeypatch.setenv("TASKFS_KEY_DIR", str(elsewhere))
+    assert taskfs("watch", "--once").code == 0
+    assert _state(task) == "completed"
+    completion = taskfs("log", task, "--json").json["history"][-1]
+    assert "sig" not in completion  # the watcher cannot sign as builder
+    # The signed result it answers vouches for it, and the watcher's authorship is expected.
+    audit = taskfs("audit", "--json").json
+    assert audit["ok"] is True, audit["findings"]

@@ -21,7 +21,12 @@ from taskfs.core import yamlio
 from tests.helpers import git
 from tests.mcp.test_server import Agent, serve, server_env
 
-BUDGET = 3_000  # cl100k tokens for every tool the server lists (issue 18)
+# cl100k tokens for every tool the server lists: 3,000 for 19 tools in issue 18; issue 26 made
+# each tool declare its hints and answer (capped on its own by DECLARED a tool) and added two
+# tools (agent_propose, agent_accept), issue 29 three (agent_tasks, agent_reassign,
+# agent_retry): 24 tools at about 155 tokens each.
+BUDGET = 3_750
+DECLARED = 50
 INTERLINK_TOOLS = {
     "send_message",
     "cancel_task",
@@ -78,8 +83,23 @@ def test_the_tools_fit_the_budget_without_schema_noise(repo: Path, tmp_path: Pat
         assert {n for n in tools if n.startswith("agent_")} >= {"agent_send", "agent_check"}
         assert set(tools) >= INTERLINK_TOOLS
         encoding = bpe_openai.get_encoding("cl100k_base")
-        cost = sum(len(encoding.encode(json.dumps(listed(t)))) for t in tools.values())
+
+        def tokens(*leave_out: str) -> int:
+            return sum(
+                len(
+                    encoding.encode(
+                        json.dumps({k: v for k, v in listed(t).items() if k not in leave_out})
+                    )
+                )
+                for t in tools.values()
+            )
+
+        cost = tokens()
         assert 0 < cost <= BUDGET, cost
+        # What each tool declares besides its arguments (hints, the shape of its answer) is
+        # signal, kept small: 21 tools cost 2,308 tokens without them, 3,255 with them.
+        declared = cost - tokens("annotations", "outputSchema")
+        assert 0 < declared <= DECLARED * len(tools), declared
         for name, tool in tools.items():
             schema = tool.input_schema
             assert "title" not in schema, name
@@ -87,8 +107,11 @@ def test_the_tools_fit_the_budget_without_schema_noise(repo: Path, tmp_path: Pat
                 assert "title" not in prop, (name, param)
                 assert {"type": "null"} not in prop.get("anyOf", []), (name, param)
                 assert prop.get("description"), (name, param)
+        # interlink types `status` as any text (`Option<String>`), named when unknown: its
+        # description names the five it knows.
         status = tools["send_message"].input_schema["properties"]["status"]
-        assert set(status["enum"]) >= {"update", "needs_input", "result", "failed", "canceled"}
+        assert status["type"] == ["string", "null"]
+        assert all(s in status["description"] for s in ("update", "needs_input", "result"))
         complete = tools["agent_complete"].input_schema["properties"]
         assert "artifacts" in complete
         # What checks and what completes is said in the tool that does it.

@@ -192,9 +192,12 @@ def test_the_tools_read_and_answer_as_interlinks_do(repo: Path, tmp_path: Path) 
             assert "acceptance check" in described["send_message"]
             assert "claims" in described["send_message"]
 
-            await planner.ok("send_message", to="builder", text=envelope(id="login"))
+            opened = await planner.ok("send_message", to="builder", text=envelope(id="login"))
+            # A signed opening has an opaque id, like every message (interlink's: 32 hex).
+            assert len(opened["msg_id"]) == 32
+            assert int(opened["msg_id"], 16) >= 0
             assert planner.text.startswith(
-                "queued for builder (msg_id login/envelope) [task login] — task opened"
+                f"queued for builder (msg_id {opened['msg_id']}) [task login] — task opened"
             )
             # status "" is no status: a plain message, which claims nothing.
             plain = await builder.ok(
@@ -249,9 +252,15 @@ def test_the_tools_read_and_answer_as_interlinks_do(repo: Path, tmp_path: Path) 
                 "messages"
             ] == []
             assert planner.text == "no message history with builder"
-            assert await planner.refused("conversation_history", peer="builder", limit=-1) == [
-                "invalid_value"
-            ]
+            # `limit` is an unsigned 32-bit number, as interlink types it.
+            schema = {t.name: t.input_schema for t in listed}["conversation_history"]
+            assert schema["properties"]["limit"]["type"] == ["integer", "null"]
+            assert schema["properties"]["limit"]["minimum"] == 0
+            assert schema["properties"]["limit"]["maximum"] == 2**32 - 1
+            wrong = await planner.session.call_tool(
+                "conversation_history", {"peer": "builder", "limit": -1}
+            )
+            assert wrong.is_error
 
             # The reason is the signed text of the cancel.
             canceled = await planner.ok(
@@ -270,7 +279,9 @@ def test_the_tools_read_and_answer_as_interlinks_do(repo: Path, tmp_path: Path) 
             )
 
             assert (await planner.ok("list_pending"))["messages"] == []
-            assert planner.text == "nothing pending; all sent messages were committed"
+            assert planner.text == (
+                "nothing pending; all sent messages were accepted by the bus or committed"
+            )
             assert await planner.refused(
                 "send_message", to="stranger", text="Hello?", status="update"
             ) == ["no_conversation"]

@@ -12,12 +12,16 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
+import jsonschema
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
 from taskfs.core import yamlio
 from tests.helpers import ENVELOPE, git, taskfs
+from tests.serving import server
 
 AGENT_TOOLS = {
     "agent_send",
@@ -34,6 +38,9 @@ AGENT_TOOLS = {
     "agent_status",
     "agent_history",
     "agent_bind",
+    "agent_tasks",
+    "agent_reassign",
+    "agent_retry",
 }
 
 
@@ -44,8 +51,12 @@ class Agent:
         self.session = session
         self.stray = stray
         self.text = ""  # the text content of the last answer
+        self.outputs: dict[str, Any] = {}  # each tool's outputSchema, once listed
 
     async def call(self, tool: str, **arguments: Any) -> dict[str, Any]:
+        if not self.outputs:
+            listed = (await self.session.list_tools()).tools
+            self.outputs = {t.name: t.output_schema for t in listed}
         result = await self.session.call_tool(tool, arguments)
         assert isinstance(result, CallToolResult)
         doc = result.structured_content
@@ -56,6 +67,8 @@ class Agent:
         else:  # interlink's tools answer in its one-line text
             assert not self.text.startswith("{"), self.text
         assert result.is_error is (not doc["ok"])
+        if doc["ok"]:  # an answer is what its tool's outputSchema says
+            jsonschema.validate(doc, self.outputs[tool])
         return dict(doc)
 
     async def ok(self, tool: str, **arguments: Any) -> dict[str, Any]:
@@ -71,11 +84,22 @@ class Agent:
 
 @asynccontextmanager
 async def serve(
-    repo: Path, agent: str, env: dict[str, str], session: str | None = None
+    repo: Path,
+    agent: str,
+    env: dict[str, str],
+    session: str | None = None,
+    *,
+    transport: str = "stdio",
 ) -> AsyncIterator[Agent]:
     """`taskfs mcp --agent AGENT` in `repo`, as one client session (within the host session
-    `session`, when given)."""
+    `session`, when given), on stdio or over HTTP (`taskfs mcp --http`)."""
     env = {**env, "TASKFS_SESSION": session} if session else env
+    if transport == "http":
+        args = ["mcp", "--http", "--port", "0", "--agent", agent]
+        with server(args, repo, env) as served:
+            async with http_session(served.url) as client:
+                yield Agent(client, [])
+        return
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "taskfs", "mcp", "--agent", agent], cwd=repo, env=env
     )
@@ -88,12 +112,23 @@ async def serve(
 
     async with AsyncExitStack() as stack:
         read, write = await stack.enter_async_context(stdio_client(params))
-        session = await stack.enter_async_context(
+        client = await stack.enter_async_context(
             ClientSession(read, write, message_handler=on_message)
         )
-        await session.initialize()
-        yield Agent(session, stray)
+        await client.initialize()
+        yield Agent(client, stray)
     assert stray == [], f"the server wrote something that is not protocol: {stray}"
+
+
+@asynccontextmanager
+async def http_session(url: str, headers: dict[str, str] | None = None) -> AsyncIterator[Any]:
+    """The MCP SDK's own client session over streamable HTTP, initialized."""
+    async with AsyncExitStack() as stack:
+        http = await stack.enter_async_context(httpx2.AsyncClient(headers=headers, timeout=60))
+        streams = await stack.enter_async_context(streamable_http_client(url, http_client=http))
+        client = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
+        await client.initialize()
+        yield client
 
 
 def server_env(tmp_path: Path) -> dict[str, str]:
@@ -108,8 +143,9 @@ def envelope(**changes: Any) -> str:
     return yamlio.dump({k: v for k, v in data.items() if v is not None})
 
 
+@pytest.mark.parametrize("transport", ["stdio", "http"])
 def test_an_agent_walks_a_task_through_the_mcp_tools(
-    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, transport: str
 ) -> None:
     for agent in ("planner", "builder"):
         assert taskfs("keys", "new", "--agent", agent).code == 0
@@ -119,7 +155,10 @@ def test_an_agent_walks_a_task_through_the_mcp_tools(
     env = server_env(tmp_path)
 
     async def walk() -> None:
-        async with serve(repo, "planner", env) as planner, serve(repo, "builder", env) as builder:
+        async with (
+            serve(repo, "planner", env, transport=transport) as planner,
+            serve(repo, "builder", env, transport=transport) as builder,
+        ):
             listed = await planner.session.list_tools()
             names = {t.name for t in listed.tools}
             assert names >= AGENT_TOOLS
@@ -216,8 +255,13 @@ def test_an_agent_walks_a_task_through_the_mcp_tools(
                 "transition_not_allowed"
             ]
             inbox = await planner.ok("agent_inbox", mark_read=True)
-            # the question, the update, and three results (failing, on uncommitted work, passing)
-            assert inbox["counts"]["unread"] == 5
+            # the update and three results (failing, on uncommitted work, passing); the
+            # question is no longer unread: the planner answered it
+            assert inbox["counts"]["unread"] == 4
+            # The refusal reaches the sender without a message: it is in its inbox.
+            assert [(t["id"], t["endedBy"], t["reason"]) for t in inbox["ended"]] == [
+                ("old", "builder", "out of scope")
+            ]
             assert (await planner.ok("agent_inbox"))["counts"]["unread"] == 0
 
     anyio.run(walk)

@@ -4,9 +4,11 @@ repository; the public part is committed so every clone can verify."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 from taskfs.core import signing, wire
+from taskfs.core.layout import format_time
 from taskfs.errors import fail
 from taskfs.store import keys
 from taskfs.store.keys import KeyKind
@@ -85,6 +87,55 @@ def add_key(repo: Repository, name: str, public: str, agent: str | None = None) 
         )
         commit = writer.commit_existing([rel], message, agent or name)
     return Admitted(name, wire.b64(raw), signing.key_id(raw), rel, commit)
+
+
+@dataclass(frozen=True)
+class Revoked:
+    name: str
+    interlink_id: str
+    key_id: str
+    public_path: str
+    record_path: str
+    commit: str
+
+
+def remove_key(
+    repo: Repository, name: str, by: str, reason: str | None = None, now: datetime | None = None
+) -> Revoked:
+    """Revoke `name`'s agent key (a peer's, as interlink's `remove_peer` does): its public key
+    leaves `.taskfs/keys/agent/`, and a record of the revocation (the name, the key, who, when,
+    why) enters `.taskfs/keys/revoked/agent/`, in one commit by `by`. From then on a message
+    signed by that key is `sender_unknown` and none is addressed to it; what it signed before
+    keeps verifying, and `audit` notes the revocation (`agent_key_revoked`) rather than a key
+    changed."""
+    from taskfs.api.tasks.filing import record_bytes
+
+    now = now or datetime.now(timezone.utc)
+    rel = keys.public_rel("agent", name)
+    with repo.writing() as writer:
+        raw = keys.committed_public_keys(repo.git, "agent").get(name)
+        if raw is None:
+            raise fail("key_not_found", kind="agent", name=name, path=rel)
+        ident = signing.key_id(raw)
+        record = keys.revoked_rel(name, ident)
+        why = reason.strip() if reason and reason.strip() else None
+        document: dict[str, object] = {
+            "name": name,
+            "key": wire.b64(raw),
+            "keyId": ident,
+            "by": by,
+            "at": format_time(now),
+            **({"reason": why} if why else {}),
+        }
+        writer.add(record, record_bytes(document))
+        writer.remove(rel)
+        message = (
+            f"taskfs: revoke agent key {name}\n\n"
+            + (f"{why}\n\n" if why else "")
+            + f"Taskfs-Key-Revoked: agent/{name} {ident}\nTaskfs-Agent: {by}\n"
+        )
+        commit = writer.commit(message, by, when=now)
+    return Revoked(name, wire.b64(raw), ident, rel, record, commit)
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ class Acceptance(NamedTuple):
     timeout_seconds: int | None
     verdict_source: str | None
     entries: tuple[str, ...]
+    state: str  # the task's state (a closed task's evidence cannot complete it)
 
 
 def acceptance(repo: Repository, task_id: str) -> Acceptance:
@@ -44,10 +45,12 @@ def acceptance(repo: Repository, task_id: str) -> Acceptance:
                 raw.get("timeoutSeconds"),
                 raw.get("verdictSource"),
                 row.envelope.files_and_interfaces,
+                row.state,
             )
     from taskfs.store.task_reader import load_task  # names what is wrong with its files
 
-    found = load_task(repo, task_id).envelope
+    task = load_task(repo, task_id)
+    found = task.envelope
     check = found.acceptance_check
     return Acceptance(
         task_id,
@@ -57,6 +60,7 @@ def acceptance(repo: Repository, task_id: str) -> Acceptance:
         check.timeout_seconds,
         check.verdict_source,
         tuple(found.files_and_interfaces),
+        task.state,
     )
 
 

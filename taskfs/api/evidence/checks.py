@@ -26,11 +26,12 @@ from taskfs.core import layout, signing, yamlio
 from taskfs.core.evidence import EVIDENCE_OUTPUT_CAP, EvidenceFile, RunnerTrust, sign_document
 from taskfs.core.evidence_order import ordered_check
 from taskfs.core.layout import EVIDENCE, format_time, stamped_name
-from taskfs.errors import Problem, TaskfsError, fail
+from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.runner.process import RunResult, StreamCapture, run_command
 from taskfs.runner.sandbox import Sandbox
 from taskfs.store import keys
 from taskfs.store.git import Git
+from taskfs.store.git.planted import Changed, Snapshot
 from taskfs.store.owned_fingerprint import owned_now
 from taskfs.store.repository import Repository
 
@@ -64,6 +65,7 @@ class CheckRun:
     commit: str
     # Set when the check ran without the sandbox it would have had (`auto` fell back): why.
     sandbox_fallback: str | None = None
+    state: str = ""  # the task's state when the check ran (a closed task cannot complete)
 
     @property
     def verdict(self) -> Verdict:
@@ -72,6 +74,15 @@ class CheckRun:
     @property
     def passed(self) -> bool:
         return self.verdict == "pass"
+
+    @property
+    def warnings(self) -> tuple[Problem, ...]:
+        """What the answer says beside the verdict: each file of git's settings the command
+        changed, and taskfs put back (`git_settings_changed`)."""
+        return tuple(
+            problem("git_settings_changed", path=c["path"], change=c["change"])
+            for c in self.document.get("gitChanges") or ()
+        )
 
     @property
     def record(self) -> CheckEvidence:
@@ -172,7 +183,7 @@ def check(
     author = agent or (signer[0] if signer is not None else "taskfs")
     rel, commit = _write_check(repo, task_id, document, author, trust)
     fallback = placement.reason if placement.fell_back else None
-    return CheckRun(task_id, rel, document, commit, fallback)
+    return CheckRun(task_id, rel, document, commit, fallback, task.state)
 
 
 def _fresh_run(
@@ -216,10 +227,14 @@ def _run(
     progress: Progress | None,
     where: Placement,
 ) -> dict[str, Any]:
+    from taskfs.api.evidence.sandboxing import with_interpreters
+
     entries = task.entries
     before, dirty = owned_now(git, entries, ledger_folders(repo.tasks_rel))
-    box = where.sandbox
-    result = _execute("check", task.command, git.root, limit, progress, box=box)
+    commands = [task.command, task.end_to_end_command or ""]
+    box = with_interpreters(where, commands, str(git.root)).sandbox
+    changed: list[Changed] = []
+    result = _execute("check", task.command, git, limit, progress, box=box, changed=changed)
     after = owned_fingerprint_now(repo, git, entries)
     end_to_end: dict[str, Any] = {"description": task.verification}
     passed = result.passed
@@ -227,7 +242,13 @@ def _run(
         end_to_end["command"] = task.end_to_end_command
         if passed:
             e2e = _execute(
-                "end-to-end", task.end_to_end_command, git.root, limit, progress, box=box
+                "end-to-end",
+                task.end_to_end_command,
+                git,
+                limit,
+                progress,
+                box=box,
+                changed=changed,
             )
             end_to_end["run"] = {"verdict": _verdict(e2e.passed), **_run_fields(e2e, limit)}
             passed = e2e.passed
@@ -246,8 +267,15 @@ def _run(
         "commit": head,
         "ownedFiles": owned,
         **_work_tree(dirty),
+        **_git_changes(changed),
         "endToEnd": end_to_end,
     }
+
+
+def _git_changes(changed: list[Changed]) -> dict[str, Any]:
+    if not changed:
+        return {}
+    return {"gitChanges": [{"path": c.path, "change": c.change} for c in changed]}
 
 
 def _work_tree(dirty: list[str]) -> dict[str, Any]:
@@ -262,23 +290,31 @@ def _work_tree(dirty: list[str]) -> dict[str, Any]:
 def _execute(
     what: str,
     command: str,
-    cwd: Path,
+    git: Git,
     limit: float,
     progress: Progress | None,
     *,
     box: Sandbox | None,
+    changed: list[Changed],
 ) -> RunResult:
+    """Run `command` in the worktree of `git`; what it changed of git's own settings (which
+    git would run later, outside any sandbox) is put back before taskfs runs git again, and
+    added to `changed`."""
     if progress is not None:
         progress.started(what, command, limit)
     on_output = progress.output if progress is not None else None
-    return run_command(
-        command,
-        cwd=cwd,
-        timeout=limit,
-        output_cap=EVIDENCE_OUTPUT_CAP,
-        on_output=on_output,
-        sandbox=box,
-    )
+    snapshot = Snapshot.take(git)
+    try:
+        return run_command(
+            command,
+            cwd=git.root,
+            timeout=limit,
+            output_cap=EVIDENCE_OUTPUT_CAP,
+            on_output=on_output,
+            sandbox=box,
+        )
+    finally:
+        changed += [c for c in snapshot.undo() if c not in changed]
 
 
 def _verdict(passed: bool) -> Verdict:

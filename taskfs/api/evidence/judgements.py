@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -21,6 +20,7 @@ from taskfs.core.evidence_records import JudgementEvidence, Verdict, parse_evide
 from taskfs.core.layout import EVIDENCE, format_time, stamped_name
 from taskfs.errors import TaskfsError, fail, problem
 from taskfs.runner.process import StreamCapture, capture_stream
+from taskfs.store import inputs
 from taskfs.store.evidence_gates import gates
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import load_task
@@ -99,60 +99,26 @@ def _judgement(document: dict[str, Any]) -> JudgementEvidence:
 
 def _read_note(label: str, stream: BinaryIO | None) -> StreamCapture:
     """What is kept of the judgement file `label` (or of `stream`, standing for stdin),
-    read in chunks under the output cap of a check: never held whole in memory."""
+    read in chunks under the output cap of a check: never held whole in memory. What cannot be
+    a file (a FIFO, a device) is refused as every input is (`taskfs.store.inputs`)."""
     if stream is not None:
         try:
             fd = stream.fileno()
         except (OSError, ValueError):  # io.UnsupportedOperation: an in-memory stream
             return capture_stream(stream.read, EVIDENCE_OUTPUT_CAP)
         # Raw reads: a terminal gives one empty read at Ctrl-D, which a buffered read passes over.
-        return _read_capped(label, fd, lambda size: os.read(fd, size))
-    try:
-        # Non-blocking, so that opening a FIFO with no writer cannot hang; what was opened is
-        # then looked at (fstat), so it cannot be swapped between the look and the read.
-        fd = os.open(label, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
-    except OSError as exc:
-        raise fail("file_unreadable", path=label, reason=exc.strerror or str(exc)) from None
-    try:
-        _refuse_unless_plain(label, fd)
-    except TaskfsError:
-        os.close(fd)
-        raise
+        inputs.refuse_unless_plain("-", fd)
+        return _read_capped(label, lambda size: os.read(fd, size))
+    fd = inputs.open_plain(label)
     with os.fdopen(fd, "rb", buffering=0) as handle:
-        return _read_capped(label, fd, handle.read)
+        return _read_capped(label, handle.read)
 
 
-def _read_capped(label: str, fd: int, read: Callable[[int], bytes | None]) -> StreamCapture:
-    _refuse_unless_plain(label, fd)
+def _read_capped(label: str, read: Callable[[int], bytes | None]) -> StreamCapture:
     try:
         return capture_stream(lambda size: read(size) or b"", EVIDENCE_OUTPUT_CAP)
     except OSError as exc:
         raise fail("file_unreadable", path=label, reason=exc.strerror or str(exc)) from None
-
-
-def _refuse_unless_plain(label: str, fd: int) -> None:
-    try:
-        mode = os.fstat(fd).st_mode
-    except OSError as exc:
-        raise fail("file_unreadable", path=label, reason=exc.strerror or str(exc)) from None
-    # A named file must be a regular one (a FIFO, /dev/zero or a directory would hang, never
-    # end, or make no sense); stdin may also be a pipe, or a terminal someone types into.
-    piped = stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
-    allowed = stat.S_ISREG(mode) or (label == "-" and piped)
-    if not allowed:
-        reason = f"not a regular file ({_file_kind(mode)}); give a file or pipe the text to -"
-        raise fail("file_unreadable", path=label, reason=reason)
-
-
-def _file_kind(mode: int) -> str:
-    kinds = (
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    )
-    return next((name for test, name in kinds if test(mode)), "not a plain file")
 
 
 def _write(

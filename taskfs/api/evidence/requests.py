@@ -4,11 +4,14 @@ The watcher asks `pending_check_requests` what waits, and hands each request to
 `run_requested_check`, which runs the task's acceptance check only when the operator's runner
 policy allows its command (`taskfs.core.policy`) and has the evidence written and committed.
 Completing stays the holder's act: only a policy with `complete: true` has a passing check
-complete the task (through `transitions.transition`, on the holder's behalf). A check that
-failed leaves the task `working`; its evidence says why. A command the policy does not allow
-is not run: the watcher answers the request with a message to its sender saying why
-(`check_not_allowed`), committed, so the request is declined once and never again, across
-restarts too; a person runs `taskfs check` by hand.
+complete the task: on the holder's behalf, the status file naming the holder (`by`) and the
+`result` message that asked (`message`), the commit the watcher's, saying for whom; for a peer's
+work, by the task's sender accepting its result (`taskfs.api.lifecycle.acceptance`). A check
+that failed leaves the task `working`; its evidence says why. A command the policy does not
+allow is not run: the watcher answers the request with a message to its sender saying why
+(`check_not_allowed`), committed, so the sender is told once, across restarts too. The request
+still waits: a person may run `taskfs check` by hand, or the operator allow the command, and
+the next watcher to start runs it.
 
 A request is a verified `result` message of a `working` task (`taskfs send --status result`,
 `taskfs check --request`, the MCP tools) that is still waiting for review: no transition and no
@@ -28,7 +31,7 @@ from taskfs.core.policy import RunnerPolicy, decide_run
 from taskfs.errors import Problem, TaskfsError, problem
 from taskfs.store.index import summaries
 from taskfs.store.repository import Repository
-from taskfs.store.task_reader import load_task
+from taskfs.store.task_reader import Task, load_task
 
 Verdict = Literal["pass", "fail"]
 
@@ -40,7 +43,8 @@ class CheckRequest:
     task_id: str
     requested_by: str  # the agent that asked: the recipient holding the task
     source: str  # what asked: the message file's path, or `taskfs check --request`
-    key: str  # the request's identity: one request is answered once
+    key: str  # the request's identity (the result message's id): one request is answered once
+    declined: bool = False  # the watcher already told its sender the policy did not allow it
 
 
 @dataclass(frozen=True)
@@ -67,7 +71,7 @@ RecordEvidence = Callable[[Repository, str], Evidence]
 
 def pending_check_requests(repo: Repository) -> list[CheckRequest]:
     """The check requests that wait for an answer, oldest first."""
-    from taskfs.api.messages.inbox import waits_for_review
+    from taskfs.api.messages.inbox import awaits_check, watcher_declined
     from taskfs.api.messages.threads import read_thread, trust
 
     working = summaries(repo).in_state("working")
@@ -80,9 +84,12 @@ def pending_check_requests(repo: Repository) -> list[CheckRequest]:
         thread = read_thread(repo, task_id, trusted=trusted)
         for checked in thread.messages:
             usable = checked.ok and checked.delivery != "pending" and checked.in_place
-            if usable and waits_for_review(repo, task, thread, checked):
+            if usable and awaits_check(repo, task, thread, checked):
                 record = checked.record
-                request = CheckRequest(task_id, record.sender, checked.stored.rel, record.msg_id)
+                declined = watcher_declined(thread, checked)
+                request = CheckRequest(
+                    task_id, record.sender, checked.stored.rel, record.msg_id, declined
+                )
                 requests.append((record.at, request))
     return [request for _at, request in sorted(requests, key=lambda pair: pair[0])]
 
@@ -118,19 +125,64 @@ def run_requested_check(
     decision = decide_run(policy, command, task.envelope.sender)
     if not decision.allowed:
         found = problem("check_not_allowed", id=task.id, command=command, reason=decision.reason)
-        answered = _tell_sender(repo, request, found)
+        # Its sender was told once; the request waits for a person or a wider policy.
+        answered = None if request.declined else _tell_sender(repo, request, found)
         return CheckOutcome(request, ran=False, problems=(found,), answered=answered)
     evidence = record(repo, task.id)
     if evidence.verdict != "pass" or not policy.complete:
         return CheckOutcome(request, ran=True, verdict=evidence.verdict, evidence=evidence.path)
     try:
-        # The completion rests on the newest passing evidence (the gate finds it).
-        transitions.transition(repo, task.id, "completed", request.requested_by)
+        completer = _completer(repo, task, request)
+        if completer == request.requested_by:
+            complete_on_behalf(repo, request)
+        else:  # a peer's work: its sender accepts the result (the gate finds the evidence)
+            transitions.transition(repo, task.id, "completed", completer)
     except TaskfsError as exc:
         return CheckOutcome(
             request, ran=True, verdict="pass", evidence=evidence.path, problems=exc.problems
         )
     return CheckOutcome(request, ran=True, verdict="pass", evidence=evidence.path, completed=True)
+
+
+def _completer(repo: Repository, task: Task, request: CheckRequest) -> str:
+    """Who completes on a pass: the holder that asked; but a peer's key signs nothing here, so
+    its work is completed by the task's sender, accepting its result
+    (`taskfs.api.lifecycle.acceptance`)."""
+    from taskfs.api.messages.routing import is_peer
+
+    sender = task.envelope.sender
+    if sender and is_peer(repo, request.requested_by) and not is_peer(repo, sender):
+        return sender
+    return request.requested_by
+
+
+def complete_on_behalf(repo: Repository, request: CheckRequest) -> str:
+    """Complete the task for its holder, as the watcher: the status file is the holder's
+    (only the holder completes, contract section 3) and names the `result` message that asked
+    for it; the commit is authored by the watcher and says on whose behalf, so that history
+    never shows the holder making a commit it did not make. `audit` accepts exactly this: a
+    completion committed by the watcher that rests on a result its `by` sent. The completion
+    rests on the newest passing evidence (the gate finds it)."""
+    from datetime import datetime, timezone
+
+    from taskfs.api.messages.sending import WATCHER
+
+    holder = request.requested_by
+    with repo.writing() as writer:
+        now = datetime.now(timezone.utc)
+        staged = transitions.stage_transition(
+            repo, writer, request.task_id, "completed", holder, now=now, message=request.key
+        )
+        message = transitions.transition_message(
+            request.task_id, staged.before, "completed", holder, None
+        )
+        subject, _sep, trailers = message.partition("\n")
+        trailers = trailers.replace(f"Taskfs-Agent: {holder}\n", f"Taskfs-Agent: {WATCHER}\n")
+        return writer.commit(
+            f"{subject} (committed by {WATCHER})\n{trailers}Taskfs-On-Behalf-Of: {holder}\n",
+            WATCHER,
+            when=now,
+        )
 
 
 def _tell_sender(repo: Repository, request: CheckRequest, found: Problem) -> str | None:

@@ -9,10 +9,13 @@ envelope never grants either.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from taskfs.errors import fail
+from taskfs.runner import interpreters
 from taskfs.runner import sandbox as sandboxes
 from taskfs.store.git import Git
 from taskfs.store.repository import Repository
@@ -96,6 +99,28 @@ def place(
     if choice.sandbox is None and chosen_mode == "on":
         raise fail("sandbox_unavailable", reason=choice.reason or "unknown")
     return Placement(choice.sandbox, chosen_mode, allowed, choice.reason)
+
+
+def with_interpreters(placement: Placement, commands: Sequence[str], cwd: str) -> Placement:
+    """`placement`, its sandbox seeing the interpreters `commands` run where it would hide
+    them (a virtual environment linked to a python under HOME: `taskfs.runner.interpreters`),
+    read-only; the operator's files stay hidden whatever needs them."""
+    box = placement.sandbox
+    if box is None:
+        return placement
+    home = os.path.realpath(os.path.expanduser("~"))
+    hidden = [p for p in (home, "/tmp", "/run", *box.hidden) if p not in ("", "/")]
+    extra = interpreters.exposed(
+        commands,
+        cwd=cwd,
+        path=os.environ.get("PATH", ""),
+        hidden=hidden,
+        secret=box.hidden,
+        visible=[*box.writable, *box.readonly, *sandboxes.toolchains()],
+    )
+    if not extra:
+        return placement
+    return replace(placement, sandbox=replace(box, readonly=(*box.readonly, *extra)))
 
 
 def _operator_files() -> list[str]:

@@ -2,18 +2,25 @@
 
 Kept well under 2,000 tokens: an agent's context is precious. It resumes work first (as beads'
 `bd prime` does): what the agent holds (working; waiting for an answer, with the question;
-canceled under it: stop), then the questions and results waiting for it, then what it can
-claim, each blocked task with its blocker named. The steps it shows are only those this agent
-needs now, spelled as MCP tools where the host has them (`mcp=True`), else as commands.
+canceled under it, or its claim lost to another clone's: stop), then the tasks it sent that
+need it (refused, failed, or held by an agent gone quiet), the questions and results waiting
+for it, then what it can claim, each blocked task with its blocker named. The steps it shows
+are only those this agent needs now, spelled as MCP tools where the host has them (`mcp=True`),
+else as commands.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from taskfs.api.lifecycle import resume, stale
 from taskfs.api.messages.inbox import Inbox, inbox
+from taskfs.api.views import sent as sent_views
+from taskfs.core.lifecycle import TERMINAL
 from taskfs.store.all_tasks import load_all
 from taskfs.store.index import summaries
 from taskfs.store.repository import Repository
+from taskfs.store.task_reader import Task
 
 SHOWN = 5
 
@@ -56,9 +63,23 @@ STEPS: dict[str, tuple[str, str]] = {
         "taskfs intake add ID FILE (what your request lacks), or taskfs intake accept ID",
         "agent_send(envelope, task_id) (what your request lacks), or agent_accept(task_id)",
     ),
+    "retry": (
+        "taskfs retry ID [--to AGENT] (its contract again; what depended on it follows), or "
+        'let it go: taskfs send ID "why"',
+        "agent_retry(task_id, to) (its contract again; what depended on it follows), or let it "
+        "go: agent_update(task_id, text)",
+    ),
+    "reassign": (
+        'taskfs send ID "how is it going?", or taskfs reassign ID --to AGENT (cancels it; '
+        "its contract to AGENT)",
+        "agent_update(task_id, text) to ask, or agent_reassign(task_id, to) (cancels it; its "
+        "contract to `to`)",
+    ),
     "look": (
-        "taskfs inbox, taskfs show ID, taskfs messages ID, taskfs bind ID (your tools)",
-        "agent_inbox, agent_status, agent_history, agent_bind (your tools)",
+        "taskfs inbox, taskfs sent (what you sent), taskfs show ID, taskfs messages ID, "
+        "taskfs bind ID (your tools)",
+        "agent_inbox, agent_tasks (what you sent), agent_status, agent_history, agent_bind "
+        "(your tools)",
     ),
 }
 STEP_NAMES = {
@@ -73,6 +94,8 @@ STEP_NAMES = {
     "send": "Send work",
     "propose": "Propose",
     "request": "Your requests",
+    "retry": "Refused or failed",
+    "reassign": "Quiet",
     "look": "Look",
 }
 RULES = (
@@ -92,17 +115,53 @@ def prime(repo: Repository, agent: str | None, *, mcp: bool = False) -> str:
     held = resume.held(repo, tasks, box)
     where = "MCP tools" if mcp else "commands (--json for JSON; --agent defaults to $TASKFS_AGENT)"
     lines.append(f"You are agent {agent!r}. Inbox: {box.badge}.")
-    lines += _held(held)
+    lines += _held(_lost(tasks, box), held)
+    lines += _sent(box)
     lines += _waiting(repo, box, mcp)
-    lines += stale.report_lines(repo, agent)
+    quiet = {t.id for t in box.quiet}
+    lines += [
+        line
+        for found, line in stale.reports(repo, agent, mcp=mcp)
+        if not (found.sender == agent and found.id in quiet)  # said above already
+    ]
     lines += ["", f"Next steps, as {where}:", *_steps(_needed(box, held), mcp), "", RULES]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def _held(held: list[resume.Held]) -> list[str]:
-    if not held:
+def _lost(tasks: Mapping[str, Task], box: Inbox) -> list[str]:
+    """Claims of this agent that lost to another clone's (seen after a sync), on tasks still
+    open under someone else: stop, as after a cancellation."""
+    lines = []
+    for lost in box.superseded:
+        task = tasks.get(lost.id)
+        if lost.state != "working" or task is None or task.state in TERMINAL:
+            continue
+        if task.holder == box.agent:
+            continue
+        holder = task.holder or lost.winner_by or "another agent"
+        lines.append(
+            f"- STOP {lost.id}: your claim lost to {holder}'s, made on another clone (a sync "
+            f"brought it). Stop working on it; its files are {holder}'s."
+        )
+    return lines
+
+
+def _sent(box: Inbox) -> list[str]:
+    """The tasks this agent sent that need it: refused or failed, or held by a quiet agent."""
+    if not box.ended and not box.quiet:
         return []
-    lines = ["", "Resume first, the tasks you hold:"]
+    lines = ["", "Tasks you sent that need you:"]
+    lines += [f"- {sent_views.line(t)}" for t in (*box.ended, *box.quiet)[:SHOWN]]
+    more = len(box.ended) + len(box.quiet) - SHOWN
+    if more > 0:
+        lines.append(f"- ... and {more} more")
+    return lines
+
+
+def _held(lost: list[str], held: list[resume.Held]) -> list[str]:
+    if not held and not lost:
+        return []
+    lines = ["", "Resume first, the tasks you hold:", *lost]
     for task in held[:SHOWN]:
         if task.state == "canceled":
             why = f": {_short(task.reason).rstrip('.')}" if task.reason else ""
@@ -196,6 +255,10 @@ def _needed(box: Inbox, held: list[resume.Held]) -> list[str]:
         steps.append("propose")
     if box.requested:
         steps.append("request")
+    if box.ended:
+        steps.append("retry")
+    if box.quiet:
+        steps.append("reassign")
     if box.to_claim:
         steps.append("claim")
     if not steps:

@@ -147,10 +147,37 @@ def setup(
         _undo(t, store) if remove else _plan(t, Wanted(host, agent, command))
         for t in targets(host, scope, base)
     ]
+    if scope == "project" and not remove:
+        notes += team_notes([f.target.shown for f in files], agent)
     if not dry_run:
         for change in files:
             _carry_out(change, store, agent, remove)
     return Report(host, scope, agent, remove, dry_run, tuple(files), backups, command, tuple(notes))
+
+
+def team_notes(shown: list[str], agent: str | None) -> list[str]:
+    """What a team sets up per agent, said where a project's files were written: a checkout
+    of its own for each agent, and which files stay out of commits (they name this machine's
+    taskfs, and the agent when one was given)."""
+    files = ", ".join(shown)
+    named = (
+        i18n.say("this machine's taskfs and the agent {agent}", agent=agent)
+        if agent
+        else i18n.say("this machine's taskfs")
+    )
+    return [
+        i18n.say(
+            "note: give each agent a clone or worktree of its own (git worktree add ../NAME "
+            "-b NAME, then taskfs setup there with --agent NAME): agents sharing a checkout "
+            "share its index, its HEAD and each other's unfinished files"
+        ),
+        i18n.say(
+            "note: do not commit {files}: they name {named} (list them in .git/info/exclude); "
+            "or write them for your user instead with --user",
+            files=files,
+            named=named,
+        ),
+    ]
 
 
 def running_taskfs() -> tuple[str, list[str]]:

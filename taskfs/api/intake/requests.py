@@ -11,7 +11,7 @@ tasks refuse (an ownership conflict, a cycle) is kept too, and answered with tho
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import NamedTuple
 
@@ -51,10 +51,15 @@ class Answer(NamedTuple):
 
 class Extra(NamedTuple):
     """A file a door commits with the act: the signed message that carried the request, or
-    the answer it sends back (both in the task's `messages/`)."""
+    the answer it sends back (both in the task's `messages/`), and who wrote it."""
 
     rel: str
     data: bytes
+    by: str = ""
+
+
+# A door's answer to a request, made once it is known what became of it (None: no file).
+Reply = Callable[[Answer], Extra | None]
 
 
 def request(
@@ -66,6 +71,7 @@ def request(
     to: str | None = None,
     door: Door,
     message: str | None = None,
+    context: str | None = None,
     extra: Sequence[Extra] = (),
     now: datetime | None = None,
 ) -> Answer | submit.Submitted:
@@ -105,6 +111,7 @@ def request(
         task_id=task_id or (named_id if isinstance(named_id, str) else None),
         door=door,
         message=message,
+        context=context,
         extra=extra,
         now=now,
     )
@@ -119,33 +126,67 @@ def open_request(
     task_id: str | None = None,
     door: Door = "cli",
     message: str | None = None,
+    context: str | None = None,
     extra: Sequence[Extra] = (),
     now: datetime | None = None,
 ) -> Answer:
     """Keep `requester`'s words as a new intake under `task_id` (or a new id); a text that is
     a whole envelope submits the task at once."""
+    with repo.writing() as writer:
+        return open_within(
+            repo,
+            writer,
+            requester,
+            text,
+            to=to,
+            task_id=task_id,
+            door=door,
+            message=message,
+            context=context,
+            extra=extra,
+            now=now,
+        )
+
+
+def open_within(
+    repo: Repository,
+    writer: Writer,
+    requester: str,
+    text: str,
+    *,
+    to: str | None = None,
+    task_id: str | None = None,
+    door: Door = "cli",
+    message: str | None = None,
+    context: str | None = None,
+    extra: Sequence[Extra] = (),
+    reply: Reply | None = None,
+    now: datetime | None = None,
+) -> Answer:
+    """`open_request` under a writer the caller holds (a door that imports messages in
+    batches); `reply` makes the door's answer, committed with the request."""
     _agent(requester, "agent")
     if to is not None:
         _agent(to, "to")
     if task_id is not None and not layout.is_task_id(task_id):
         raise fail("invalid_task_id", field="id", value=task_id)
     now = now or datetime.now(timezone.utc)
-    with repo.writing() as writer:
-        if task_id is None:
-            task_id = submit.fresh_id(repo, ())
-        elif repo.task_dir(task_id).exists():
-            raise fail("task_exists", field="id", id=task_id)
-        record = IntakeRecord(
-            intake=task_id,
-            kind="request",
-            by=requester,
-            at=format_time(now),
-            to=to,
-            door=door,
-            text=text,
-            message=message,
-        )
-        return _record(repo, writer, None, record, now=now, extra=extra)
+    if task_id is None:
+        task_id = submit.fresh_id(repo, ())
+    elif repo.task_dir(task_id).exists():
+        raise fail("task_exists", field="id", id=task_id)
+    record = IntakeRecord(
+        intake=task_id,
+        kind="request",
+        by=requester,
+        at=format_time(now),
+        to=to,
+        door=door,
+        text=text,
+        message=message,
+        context=context or None,
+    )
+    return _record(repo, writer, None, record, now=now, extra=extra, reply=reply)
 
 
 def add_request(
@@ -161,28 +202,55 @@ def add_request(
 ) -> Answer:
     """More of the requester's words on its open intake: missing fields, a whole envelope, or
     prose. Only the requester adds requests (anyone else's words are messages)."""
-    now = now or datetime.now(timezone.utc)
     with repo.writing() as writer:
-        intake = _open_intake(repo, task_id)
-        if requester != intake.requester:
-            raise fail(
-                "agent_not_allowed",
-                agent=requester,
-                action="request",
-                action_text=f"add to intake {task_id!r}",
-                reason=f"the request is {intake.requester}'s; propose an envelope instead "
-                "(taskfs intake propose)",
-            )
-        record = IntakeRecord(
-            intake=task_id,
-            kind="request",
-            by=requester,
-            at=format_time(now),
-            text=text,
-            message=message,
+        return add_within(
+            repo,
+            writer,
+            task_id,
+            requester,
+            text,
             accepts=accepts,
+            message=message,
+            extra=extra,
+            now=now,
         )
-        return _record(repo, writer, intake, record, now=now, extra=extra)
+
+
+def add_within(
+    repo: Repository,
+    writer: Writer,
+    task_id: str,
+    requester: str,
+    text: str,
+    *,
+    accepts: str | None = None,
+    message: str | None = None,
+    extra: Sequence[Extra] = (),
+    reply: Reply | None = None,
+    now: datetime | None = None,
+) -> Answer:
+    """`add_request` under a writer the caller holds; `reply` as for `open_within`."""
+    now = now or datetime.now(timezone.utc)
+    intake = _open_intake(repo, task_id)
+    if requester != intake.requester:
+        raise fail(
+            "agent_not_allowed",
+            agent=requester,
+            action="request",
+            action_text=f"add to intake {task_id!r}",
+            reason=f"the request is {intake.requester}'s; propose an envelope instead "
+            "(taskfs intake propose)",
+        )
+    record = IntakeRecord(
+        intake=task_id,
+        kind="request",
+        by=requester,
+        at=format_time(now),
+        text=text,
+        message=message,
+        accepts=accepts,
+    )
+    return _record(repo, writer, intake, record, now=now, extra=extra, reply=reply)
 
 
 def propose(
@@ -315,9 +383,12 @@ def _record(
     *,
     now: datetime,
     extra: Sequence[Extra],
+    reply: Reply | None = None,
 ) -> Answer:
     """Add `record` (and the door's `extra` files); when the envelope it completes is whole,
-    submit the task in the same commit; else commit the request alone."""
+    submit the task in the same commit; else commit the request alone, with the door's
+    answer (`reply`) when it makes one. A submitted task's answer follows in a commit of its
+    own (the answer says it was submitted, which is known only once it was)."""
     rel = _add(repo, writer, record, now)
     for item in extra:
         writer.add(item.rel, item.data)
@@ -330,15 +401,32 @@ def _record(
         source = submit.Source(f"intake {after.id}", b"")
         trailer = "Taskfs-Request: submitted"
         try:
+            # A request that came as a peer's signed message names it: the `submitted` it
+            # makes rests on that message (audit: `taskfs.api.review.intake_audit`).
             submit.submit_within(
-                repo, writer, [(source, envelope)], after.requester, trailers=[trailer]
+                repo,
+                writer,
+                [(source, envelope)],
+                after.requester,
+                trailers=[trailer],
+                opened=record.message,
             )
         except TaskfsError as exc:
             problems = list(exc.problems)  # kept, and answered with the rules' refusals
         else:
-            return Answer(after._replace(submitted=True), (), True, repo.git.head(), rel)
+            done = Answer(after._replace(submitted=True), (), True, repo.git.head(), rel)
+            answered = reply(done) if reply is not None else None
+            if answered is not None:
+                writer.add(answered.rel, answered.data)
+                commit = writer.commit(_subject(after.id, answered.by, "answer"), answered.by)
+                return done._replace(commit=commit)
+            return done
+    kept = Answer(after, tuple(problems), False, None, rel)
+    answered = reply(kept) if reply is not None else None
+    if answered is not None:
+        writer.add(answered.rel, answered.data)
     commit = writer.commit(_subject(after.id, record.by, "request"), record.by, when=now)
-    return Answer(after, tuple(problems), False, commit, rel)
+    return kept._replace(commit=commit)
 
 
 def _add(repo: Repository, writer: Writer, record: IntakeRecord, now: datetime) -> str:

@@ -1,2 +1,3 @@
-"""Lifecycle: transitions (claim, move, refuse, complete) and who signs them, reassigning, what an
-agent resumes, stuck work, and transitions superseded by forks."""
+"""Lifecycle: transitions (claim, move, refuse, complete) and who signs them, reassigning and
+retrying, what an agent resumes, stuck work and the sender's view of it, and transitions
+superseded by forks."""

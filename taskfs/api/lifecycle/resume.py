@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from taskfs.api.messages.inbox import Inbox
 from taskfs.api.messages.threads import read_thread
-from taskfs.core.readiness import relations, rivals, unfinished_dependencies
+from taskfs.core.lineage import Lineage
+from taskfs.core.readiness import relations, rivals, unfinished_dependencies, waiting_on
 from taskfs.readmodel.projection import Summary
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task
@@ -80,14 +81,36 @@ def blockers(task_id: str, summaries: Mapping[str, Summary]) -> list[str]:
     (`missing` when the task does not exist yet), else the open rivals owning what it owns
     (the claim's own gates, `taskfs.core.readiness`, decide both)."""
     task = summaries[task_id]
+    lineage = Lineage(summaries)
     out = [
-        f"{dep} ({summaries[dep].state if dep in summaries else 'missing'})"
-        for dep in unfinished_dependencies(task, summaries)
+        waiting_on(dep, summaries, lineage)
+        for dep in unfinished_dependencies(task, summaries, lineage)
     ]
     if out:
         return out
     graph, parents = relations(summaries)
     return [f"{r.id} ({r.state}, same files)" for r in rivals(task, summaries, graph, parents)]
+
+
+def blocked(repo: Repository, agent: str | None = None) -> list[tuple[Summary, list[str]]]:
+    """The submitted tasks offered to `agent` (anyone's, with no agent) that a claim would
+    refuse now, each with what it waits for (`blockers`: dependencies, followed down
+    their lineage, else rivals over the same files)."""
+    from taskfs.api.tasks.listing import ready
+    from taskfs.core.shown import offered_to
+    from taskfs.store.index import summaries
+
+    tasks = summaries(repo)
+    ready_now = {t.id for t in ready(repo, agent)}
+    return [
+        (t, blockers(t.id, tasks) or ["its files (unreadable or not taken in yet)"])
+        for t in tasks.many(tasks.in_state("submitted"))
+        if t.state == "submitted"
+        and t.length
+        and not t.intake
+        and t.id not in ready_now
+        and offered_to(t.envelope.recipient, agent)
+    ]
 
 
 def held_lines(repo: Repository, box: Inbox) -> list[str]:

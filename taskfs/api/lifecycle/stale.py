@@ -74,7 +74,7 @@ def stale_holders(
         holder = task.chain.holder
         if task.state not in HELD_STATES or holder is None:
             continue
-        last = _last_activity(repo, task)
+        last = last_activity(repo, task)
         if last is None:
             continue
         quiet = (now - last).total_seconds() / 3600
@@ -83,10 +83,10 @@ def stale_holders(
     return sorted(found, key=lambda s: (-s.hours, s.id))
 
 
-def _last_activity(repo: Repository, task: Task) -> datetime | None:
-    moments = [_time(link.record.at) for link in task.chain.links]
+def last_activity(repo: Repository, task: Task) -> datetime | None:
+    moments = [moment(link.record.at) for link in task.chain.links]
     with contextlib.suppress(TaskfsError):
-        moments += [_time(m.at) for m in entries.task_messages(repo, task.id)]
+        moments += [moment(m.at) for m in entries.task_messages(repo, task.id)]
     moments.append(_last_commit(repo, task.envelope.files_and_interfaces))
     known = [m for m in moments if m is not None]
     return max(known) if known else None
@@ -98,36 +98,41 @@ def _last_commit(repo: Repository, owned: Iterable[str]) -> datetime | None:
     return datetime.fromtimestamp(seconds, timezone.utc) if seconds is not None else None
 
 
-def _time(text: str) -> datetime | None:
+def moment(text: str) -> datetime | None:
+    """A ledger time (`at`) as an aware datetime; None when it is not one."""
     try:
-        moment = parse_time(text)
+        found = parse_time(text)
     except ValueError:
         return None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+    return found if found.tzinfo is not None else found.replace(tzinfo=timezone.utc)
 
 
-def report_lines(repo: Repository, agent: str, *, limit: int = 5) -> list[str]:
-    """Short lines for `prime` and `nudge`: the stale tasks `agent` sent (which it may hand
-    on) or holds (which it should report on or give up)."""
-    lines = []
+def reports(
+    repo: Repository, agent: str, *, limit: int = 5, mcp: bool = False
+) -> list[tuple[Stale, str]]:
+    """Short lines for `prime`, each with the task it is about: the stale tasks `agent` sent
+    (which it may hand on) or holds (which it should report on or give up); the steps are
+    spelled as MCP tools with `mcp`, else as commands."""
+    out: list[tuple[Stale, str]] = []
     for found in stale_holders(repo):
         if found.sender == agent:
-            lines.append(
-                i18n.say(
-                    "- stale: {line}; hand it on: taskfs reassign {id} --to B",
-                    line=found.line(),
-                    id=found.id,
-                )
-            )
+            how = f"agent_reassign({found.id}, to)" if mcp else f"taskfs reassign {found.id} --to B"
+            line = i18n.say("- stale: {line}; hand it on: {how}", line=found.line(), how=how)
         elif found.holder == agent:
-            lines.append(
-                i18n.say(
-                    "- stale: you hold {id} quiet for {quiet}; report progress (taskfs send {id} "
-                    "--status update ...) or give it up (--status failed)",
-                    id=found.id,
-                    quiet=found.quiet_text,
-                )
+            how = (
+                "agent_update(task_id, text), or give it up: agent_fail(task_id, reason)"
+                if mcp
+                else f"taskfs send {found.id} --status update ..., or give it up: --status failed"
             )
-        if len(lines) >= limit:
+            line = i18n.say(
+                "- stale: you hold {id} quiet for {quiet}; report progress ({how})",
+                id=found.id,
+                quiet=found.quiet_text,
+                how=how,
+            )
+        else:
+            continue
+        out.append((found, line))
+        if len(out) >= limit:
             break
-    return lines
+    return out

@@ -16,6 +16,7 @@ from taskfs.api.tasks import rules
 from taskfs.core import readiness
 from taskfs.core.layout import STATUS, format_time, status_name
 from taskfs.core.lifecycle import Parties, State, check_transition, is_state
+from taskfs.core.lineage import Lineage
 from taskfs.core.status_file import status_document, status_text
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.readmodel.projection import Summary
@@ -76,10 +77,47 @@ def transition(
             artifacts=artifacts,
             now=now,
         )
+        if state in NOTIFIED:
+            tell_peer(repo, writer, staged, agent, reason=reason, now=now)
         commit = writer.commit(
             transition_message(task_id, staged.before, state, agent, reason), agent, when=now
         )
     return Moved(task_id, state, staged.rel, commit)
+
+
+# The acts that end or refuse a task: the other party hears of each when it is a peer.
+NOTIFIED: frozenset[State] = frozenset({"rejected", "failed", "canceled", "completed"})
+
+
+def tell_peer(
+    repo: Repository,
+    writer: Writer,
+    staged: Staged,
+    agent: str,
+    *,
+    reason: str | None,
+    now: datetime,
+) -> str | None:
+    """Add to `writer` the signed message that tells the task's other party, when it is a
+    peer, what `agent` just did (`taskfs.api.messages.notices`); its msg_id, or None."""
+    from taskfs.store import keypaths
+
+    task = staged.after
+    sender, holder = task.envelope.sender, task.holder
+    to = (holder or task.envelope.recipient) if agent == sender else sender
+    # Only a signed message reaches a peer: most agents have no key, and pay one `stat`.
+    if to is None or to == agent or not keypaths.has_private("agent", agent):
+        return None
+    from taskfs.api.messages import notices
+
+    found = notices.notice(
+        task.state,  # type: ignore[arg-type]
+        reason,
+        by_holder=agent == holder,
+        evidence=staged.evidence,
+    )
+    record = notices.stage(repo, writer, task.id, agent, to, found, now)
+    return record.msg_id if record is not None else None
 
 
 @dataclass(frozen=True)
@@ -89,6 +127,7 @@ class Staged:
     before: State
     rel: str
     after: Summary  # the task as it will be once the commit holds the transition
+    evidence: str | None = None  # the evidence file a completion rests on
 
 
 def stage_transition(
@@ -120,7 +159,14 @@ def stage_transition(
         from taskfs.store.task_reader import load_task  # names what is wrong with its files
 
         task = Summary.of(load_task(repo, task_id, strict=True))
-    parties = Parties(task.envelope.sender, task.envelope.recipient, task.holder, owner)
+    accepted = None
+    if state == "completed" and agent != task.holder and agent == task.envelope.sender:
+        from taskfs.api.lifecycle import acceptance
+
+        accepted = acceptance.holder_result(repo, task_id, task.holder)
+    parties = Parties(
+        task.envelope.sender, task.envelope.recipient, task.holder, owner, accepted is not None
+    )
     current: State = task.state  # type: ignore[assignment]
     problems = check_transition(
         task_id, current, state, agent=agent, parties=parties, reason=reason
@@ -140,6 +186,17 @@ def stage_transition(
         )
         problems += evidence_gate.completion_problems(task_id, decision)
         evidence = decision.rests_on.rsplit("/", 1)[-1] if decision.rests_on else None
+        if accepted is not None and decision.rests_on:
+            from taskfs.api.lifecycle import acceptance
+
+            if not acceptance.recorded_after(repo.git, accepted.stored.rel, decision.rests_on):
+                why = (
+                    f": the passing evidence predates {task.holder!r}'s result "
+                    f"{accepted.record.msg_id} (run `taskfs check {task_id}` after it)"
+                )
+                problems.append(problem("completion_requires_evidence", id=task_id, why_text=why))
+        if accepted is not None:
+            message = message or accepted.record.msg_id
     if problems:
         raise TaskfsError(problems)
     document = status_document(
@@ -172,7 +229,7 @@ def stage_transition(
         head_at=format_time(now),
     )
     writer.project(after)  # the read model's row, stored with the commit
-    return Staged(current, rel, after)
+    return Staged(current, rel, after, evidence)
 
 
 def _committed(
@@ -189,7 +246,10 @@ def _committed(
 
     others: list[str] = []
     if task is not None and task.state == "submitted" and state == "working":
-        others = [*task.envelope.depends_on, *task.overlaps]
+        # A dependency's successors decide for it: they are read as HEAD holds them too.
+        lineage = Lineage(tasks)
+        after = [t for dep in task.envelope.depends_on for t in lineage.line(dep)]
+        others = [*task.envelope.depends_on, *after, *task.overlaps]
     found = head_ledger.loose(repo, [task_id, *others])
     if task_id in found:
         raise TaskfsError(head_ledger.refusals(repo, {task_id: found[task_id]}))
@@ -218,9 +278,7 @@ def _dependencies_gate(
     pending = readiness.unfinished_dependencies(task, tasks)
     if not pending:
         return []
-    described = ", ".join(
-        f"{dep} ({tasks[dep].state if dep in tasks else 'does not exist yet'})" for dep in pending
-    )
+    described = ", ".join(readiness.waiting_on(dep, tasks) for dep in pending)
     return [problem("dependencies_unresolved", id=task.id, pending=pending, pending_text=described)]
 
 

@@ -1,141 +1,68 @@
-"""`taskfs interlink bridge`: an agent's messages carried over interlink-bus.
+"""`taskfs interlink bridge`: an agent as a full peer on interlink's bus (one bus, or several).
 
-interlink agents meet on a bus (`interlink-bus`, `src/bus.rs`): `POST /send {"to": ROUTE,
-"payload": SignedMessage}`, `GET /recv?me=ROUTE&timeout_ms=N` (the oldest message not acked,
-kept until acked), `POST /ack {"me": ROUTE, "ack": KEY}`. The bridge is one agent's carrier:
+interlink's agents are sessions: each announces itself on the bus roster and polls only its own
+route, `key#session` ("the bare-key inbox is not polled by anyone", `src/bin/interlink-mcp.rs`).
+The bridge is one taskfs agent's session there (`taskfs` unless `--session` names another):
 
-- Out: every message the agent signed with interlink's signature and committed
-  (`wire.outgoing`) is posted once, to the recipient's interlink id (or the `key#session`
-  route that recipient last asked replies to go to, from its unsigned `reply_to` hint). What
-  was posted is remembered in a file under `.git/taskfs/` (never in the ledger: it is this
-  checkout's delivery state, not history), so a restart does not post everything again. A
-  crash between a post and that file's update posts the message twice; the recipient's replay
-  check drops the copy.
-- In: `recv` on the agent's own interlink id and on `key#taskfs` (interlink's agents
-  address sessions, `key#session`; the bridge asks for replies there with `reply_to`). Each
-  message goes through interlink's inbound gate and into the ledger (`wire.import_lines`: one
-  commit), and only then is it acked. A crash between the commit and the ack re-delivers it;
-  the replay check, durable in git, refuses the copy, which is then acked: the message lands
-  once. A message the gate refuses is acked too (a bus keeps a message until acked: not
-  acking would block the queue), logged, and never written.
+- Presence: it announces the agent on every bus's roster, signed over interlink's
+  `announce_canonical` (name: the agent; session: its id, the checkout, the repository, and a
+  summary of what it serves), again every 30 s while it runs; a peer sees it live for 90 s after
+  each, then away. Ending a running bridge (SIGINT, SIGTERM) unregisters it (gone at once) and
+  says goodbye to the peers that wrote to it meanwhile, as interlink's close does; `--once` does
+  neither, so that a bridge run from cron stays on the roster, away, and what peers send waits
+  on its route for the next run.
+- Out: every message the agent signed and committed (`wire.outgoing`) is posted once, to the
+  recipient's session interlink would choose (`core.presence.choose_session`): the one the
+  message names (`send_message`'s `session`), else the one the peer last wrote from (its
+  `reply_to`) while it is on the roster, else its lone live session, else its lone away one. A
+  message that has no session to go to (the peer offline and never heard from, or several live
+  sessions to choose from) is held, pending, with the reason, and tried again every round. A
+  post carries `reply_to: <key>#<session>`, so replies stick to this session. What a bus
+  accepted is remembered under `.git/taskfs/` (`bus_state`), never in the ledger, so a restart
+  posts nothing twice; it is also what makes a message `sent` rather than `pending`.
+- In: it receives on its session route (and, for peers that post to the bare key as older
+  taskfs bridges did, on the key) from every bus. Each message goes through interlink's inbound
+  gate and into the ledger (`wire.import_lines`: one commit), and only then is it acked. A crash
+  between the commit and the ack re-delivers it; the replay check, durable in git, refuses the
+  copy, which is then acked: the message lands once, however many buses carried it. A message
+  the gate refuses is acked too (a bus keeps a message until acked: not acking would block the
+  queue), logged, and never written.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import urllib.error
-import urllib.parse
-import urllib.request
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 from taskfs.api.messages import wire as wire_api
+from taskfs.api.messages.bus import BusClient, Buses, bus_urls
+from taskfs.api.messages.bus_state import State, state_path
+from taskfs.api.messages.openings import wire_ms
 from taskfs.api.messages.wire import LineReport
-from taskfs.core import wire
-from taskfs.errors import fail
+from taskfs.core import messages as message_rules
+from taskfs.core import presence, wire
+from taskfs.core.lifecycle import OPEN
+from taskfs.core.presence import Routed, SessionInfo, Unroutable
+from taskfs.errors import TaskfsError, fail
 from taskfs.store import keys
 from taskfs.store.repository import Repository
 
-DEFAULT_URL = "http://127.0.0.1:9440"
+__all__ = ["SESSION", "Arrival", "Bridge", "Round", "bus_urls"]
+
 # interlink's clients long-poll 25 s (DEFAULT_RECV_TIMEOUT_MS); the bridge asks for less so it
 # also posts what its agent wrote in the meantime without waiting long.
 POLL_MS = 5_000
 ONCE_POLL_MS = 250
-# The session name of the bridge's route (`key#taskfs`): what an interlink agent passes as
-# `session` to reach it.
+# The bridge's session: what an interlink agent's `discover` lists, and its route `key#taskfs`.
 SESSION = "taskfs"
-HTTP_SLACK_S = 30
-
-
-def bus_url(given: str | None) -> str:
-    """`--url`, else `INTERLINK_URL` (its first URL when several are listed), else the
-    default, as interlink's tools choose."""
-    url = given or os.environ.get("INTERLINK_URL", "").split(",")[0].strip() or DEFAULT_URL
-    return url.rstrip("/")
-
-
-class BusClient:
-    """The three routes of interlink-bus, through the standard library's urllib."""
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-
-    def send(self, route: str, payload: Any) -> None:
-        self._call("POST", "/send", {"to": route, "payload": payload}, timeout=HTTP_SLACK_S)
-
-    def recv(self, me: str, timeout_ms: int) -> tuple[Any, str] | None:
-        query = urllib.parse.urlencode({"me": me, "timeout_ms": timeout_ms})
-        answer = self._call("GET", f"/recv?{query}", None, timeout=timeout_ms / 1000 + HTTP_SLACK_S)
-        if not isinstance(answer, dict) or answer.get("status") != "message":
-            return None
-        envelope, key = answer.get("envelope"), answer.get("ack")
-        if not isinstance(envelope, dict) or not isinstance(key, str):
-            raise fail("bus_unreachable", url=self.url, reason="a recv answer without its message")
-        return envelope.get("payload"), key
-
-    def ack(self, me: str, key: str) -> None:
-        self._call("POST", "/ack", {"me": me, "ack": key}, timeout=HTTP_SLACK_S)
-
-    def _call(self, method: str, path: str, body: Any, *, timeout: float) -> Any:
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(
-            self.url + path, data=data, method=method, headers={"Content-Type": "application/json"}
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=timeout) as answer:
-                raw = answer.read()
-        except urllib.error.HTTPError as exc:
-            reason = f"{method} {path.partition('?')[0]} answered HTTP {exc.code}"
-            raise fail("bus_unreachable", url=self.url, reason=reason) from None
-        except (urllib.error.URLError, OSError, ValueError) as exc:
-            reason = str(getattr(exc, "reason", exc))
-            raise fail("bus_unreachable", url=self.url, reason=reason) from None
-        if not raw:
-            return None
-        try:
-            return json.loads(raw)
-        except ValueError:
-            raise fail(
-                "bus_unreachable", url=self.url, reason="an answer that is not JSON"
-            ) from None
-
-
-@dataclass
-class State:
-    """What this checkout's bridge for one agent posted (per bus), and where peers asked
-    their replies to go. Kept under `.git/taskfs/`, never committed."""
-
-    path: Path
-    posted: dict[str, list[str]] = field(default_factory=dict)
-    routes: dict[str, str] = field(default_factory=dict)
-
-    @classmethod
-    def load(cls, path: Path) -> State:
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return cls(path)  # missing or damaged: at worst messages are posted again
-        posted = data.get("posted") if isinstance(data, dict) else None
-        routes = data.get("routes") if isinstance(data, dict) else None
-        return cls(
-            path,
-            {
-                str(url): [str(m) for m in ids]
-                for url, ids in (posted or {}).items()
-                if isinstance(ids, list)
-            },
-            {str(k): str(v) for k, v in (routes or {}).items()},
-        )
-
-    def save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        temp = self.path.with_name(self.path.name + ".tmp")
-        temp.write_text(json.dumps({"posted": self.posted, "routes": self.routes}, indent=1))
-        os.replace(temp, self.path)
+GOODBYE = (
+    "[interlink] I'm ending this session ({session}) — goodbye. If you were waiting on me, "
+    "stop; re-check discover before resuming."
+)
 
 
 @dataclass(frozen=True)
@@ -155,6 +82,7 @@ class Arrival:
 class Round:
     posted: list[str] = field(default_factory=list)
     arrivals: list[Arrival] = field(default_factory=list)
+    held: dict[str, str] = field(default_factory=dict)
 
     @property
     def refused(self) -> list[Arrival]:
@@ -165,56 +93,169 @@ Log = Callable[[str], None]
 
 
 class Bridge:
-    """One agent's carrier between this ledger and a bus."""
+    """One agent's session on the buses."""
 
     def __init__(
-        self, repo: Repository, agent: str, url: str, log: Log, session: str = SESSION
+        self,
+        repo: Repository,
+        agent: str,
+        urls: Sequence[str] | str,
+        log: Log,
+        session: str = SESSION,
     ) -> None:
         own = keys.public_keys(repo.root, "agent").get(agent)
         if own is None:
             raise fail("recipient_unknown", agent=agent)
         self.repo, self.agent, self.log = repo, agent, log
         self.me = wire.b64(own)
-        # interlink's agents send to `key#session` (a bare key is polled by none of theirs):
-        # the bridge polls both, and asks for replies on its session route.
-        self.route = f"{self.me}#{session}"
-        self.routes = (self.me, self.route)
-        self.bus = BusClient(url)
-        self.state = State.load(repo.state_dir() / "interlink" / f"bridge-{agent}.json")
+        # Announcing needs the agent's own key; without it here the bridge still carries
+        # messages, but no interlink agent finds it on the roster.
+        pair = keys.load_private("agent", agent)
+        self.seed = pair.private if pair is not None and pair.public == own else None
+        self.session = SessionInfo(session, str(repo.root), repo.root.name)
+        self.route = presence.route(self.me, session)
+        # Its own session first; the bare key is polled for older taskfs bridges' posts.
+        self.routes = (self.route, self.me)
+        self.buses = Buses([urls] if isinstance(urls, str) else list(urls))
+        self.state = State.load(state_path(repo, agent))
+        # Peers that wrote to this session while it ran, by key: their session (the goodbye's).
+        self.talked: dict[str, str] = {}
+        self.announced_at: float | None = None
         # Set while a received message is between its commit and its ack: a signal then waits.
         self.busy = False
         # Set by a signal: the round ends after the message in hand.
         self.stopping = False
 
-    def post_pending(self) -> list[str]:
-        """Post every signed message of the agent not posted to this bus yet."""
-        posted = self.state.posted.setdefault(self.bus.url, [])
-        done = set(posted)
+    @property
+    def bus(self) -> BusClient:
+        return self.buses.clients[0]
+
+    # -- presence --------------------------------------------------------------------------
+
+    def summary(self) -> str:
+        """What the session serves, for a peer's `discover`: the repository and its open tasks."""
+        from taskfs.store.index import summaries
+
+        tasks = [s for s in summaries(self.repo).values() if s.state in OPEN]
+        mine = [
+            s for s in tasks if self.agent in (s.envelope.sender, s.envelope.recipient, s.holder)
+        ]
+        return (
+            f"taskfs ledger {self.repo.root.name}: {len(tasks)} open task(s), "
+            f"{len(mine)} with {self.agent}"
+        )
+
+    def heartbeat(self, *, now: datetime | None = None) -> bool:
+        """Announce the session when it has not in the last 30 s; whether a bus took it."""
+        if self.seed is None:
+            return False
+        due = self.announced_at is None or time.monotonic() - self.announced_at >= (
+            presence.HEARTBEAT_S
+        )
+        if not due:
+            return False
+        moment = now or datetime.now(timezone.utc)
+        info = self.session._replace(summary=self.summary())
+        announcement = presence.announce(self.seed, self.agent, info, wire_ms(moment))
+        took = self.buses.announce(announcement)
+        first = self.announced_at is None
+        self.announced_at = time.monotonic()
+        if first:
+            where = ", ".join(took) or "no bus answered"
+            self.log(f"announced {self.route} on the roster ({where})")
+        return bool(took)
+
+    def close(self) -> None:
+        """A graceful end, as interlink's: unregister first (gone at once), then goodbye to the
+        peers that wrote meanwhile. Best-effort: a bus that does not answer is skipped."""
+        if self.seed is None:
+            return
+        self.buses.unregister(self.me, self.session)
+        self.log(f"unregistered {self.route}")
+        for key, their_session in list(self.talked.items()):
+            try:
+                self._goodbye(key, their_session)
+            except TaskfsError as exc:
+                self.log(f"no goodbye to {key[:8]}: {exc.problems[0].message}")
+
+    def _goodbye(self, key: str, their_session: str) -> None:
+        names = {wire.b64(k): n for n, k in keys.public_keys(self.repo.root, "agent").items()}
+        name = names.get(key)
+        if name is None:
+            return  # revoked meanwhile
+        said = wire_api.send_conversation(
+            self.repo, self.agent, name, GOODBYE.format(session=self.session.session_id)
+        )
+        payload = json.loads(message_rules.wire_message(said.record).to_json())
+        payload["reply_to"] = self.route
+        self._accepted(
+            said.record.msg_id, self.buses.send(presence.route(key, their_session), payload)
+        )
+        self.log(f"said goodbye to {name} ({their_session})")
+
+    # -- out -------------------------------------------------------------------------------
+
+    def post_pending(self) -> tuple[list[str], dict[str, str]]:
+        """Post every signed message of the agent no bus accepted yet, each to the session it
+        goes to; the ones posted, and the ones held back with why."""
+        done = self.state.accepted(self.buses.urls)
+        roster: list[presence.Announcement] | None = None
         out: list[str] = []
-        for msg_id, recipient, line in wire_api.outgoing(self.repo, self.agent):
-            if msg_id in done:
+        held: dict[str, str] = {}
+        for item in wire_api.outgoing(self.repo, self.agent):
+            if item.msg_id in done or (item.alias is not None and item.alias in done):
                 continue
-            route = self.state.routes.get(recipient, recipient)
-            payload = json.loads(line)
+            if roster is None:
+                roster = self.buses.roster() or []
+            chosen = self.target(item.recipient, item.session, roster)
+            if isinstance(chosen, Unroutable):
+                held[item.msg_id] = chosen.reason
+                if self.state.held.get(item.msg_id) != chosen.reason:
+                    self.state.held[item.msg_id] = chosen.reason
+                    self.state.save()
+                    self.log(f"holding {item.msg_id} for {item.recipient[:8]}: {chosen.reason}")
+                continue
+            where = presence.route(item.recipient, chosen.session_id)
+            payload = json.loads(item.line)
             payload.setdefault("reply_to", self.route)  # unsigned routing hint, as interlink's
-            self.bus.send(route, payload)
-            posted.append(msg_id)
-            done.add(msg_id)
-            self.state.save()
-            out.append(msg_id)
-            self.log(f"posted {msg_id} to {route}")
-        return out
+            self._accepted(item.msg_id, self.buses.send(where, payload))
+            out.append(item.msg_id)
+            self.log(f"posted {item.msg_id} to {where} ({chosen.presence})")
+        return out, held
+
+    def target(
+        self, key: str, hint: str | None, roster: Sequence[presence.Announcement]
+    ) -> Routed | Unroutable:
+        """The session of `key` a message goes to (`core.presence.choose_session`)."""
+        sticky_key, sticky = presence.split_route(self.state.routes.get(key, ""))
+        exclude = self.session.session_id if key == self.me else None
+        return presence.choose_session(
+            presence.sessions_of(roster, key),
+            sticky=sticky if sticky_key == key else None,
+            hint=hint,
+            exclude=exclude,
+        )
+
+    def _accepted(self, msg_id: str, urls: Sequence[str]) -> None:
+        for url in urls:
+            self.state.posted.setdefault(url, []).append(msg_id)
+        self.state.held.pop(msg_id, None)
+        self.state.save()
+
+    # -- in --------------------------------------------------------------------------------
 
     def receive(
         self,
         timeout_ms: int,
         route: str | None = None,
         now: Callable[[], datetime] | None = None,
+        bus: BusClient | None = None,
     ) -> Arrival | None:
-        """Take the oldest message waiting on `route` (the agent's key by default), record it
-        (or refuse it), then ack."""
-        route = route or self.me
-        got = self.bus.recv(route, timeout_ms)
+        """Take the oldest message waiting on `route` (the session's by default) at `bus` (the
+        first by default), record it (or refuse it), then ack."""
+        route = route or self.route
+        bus = bus or self.bus
+        got = bus.recv(route, timeout_ms)
         if got is None:
             return None
         payload, key = got
@@ -226,7 +267,7 @@ class Bridge:
             report = imported.lines[0] if imported.lines else _empty()
             if report.accepted:
                 self._learn_route(payload)
-            self.bus.ack(route, key)
+            bus.ack(route, key)
         finally:
             self.busy = False
         arrival = Arrival(report, acked=True)
@@ -239,23 +280,42 @@ class Bridge:
         sender, hint = payload.get("from"), payload.get("reply_to")
         if not (isinstance(sender, str) and isinstance(hint, str)):
             return
-        if hint.partition("#")[0] == sender and self.state.routes.get(sender) != hint:
+        key, session = presence.split_route(hint)
+        if key != sender or session is None:
+            return
+        self.talked[sender] = session
+        if self.state.routes.get(sender) != hint:
             self.state.routes[sender] = hint
             self.state.save()
 
     def round(self, timeout_ms: int, into: Round | None = None) -> Round:
-        """Post what is pending, then receive until the queue is empty (a recv times out);
-        what was done is added to `into` as it happens (kept when a signal ends the round)."""
+        """Announce when due, post what is pending, then receive from every bus until each
+        queue is empty (a recv times out); what was done is added to `into` as it happens
+        (kept when a signal ends the round). A bus that fails is skipped; every bus failing is
+        `bus_unreachable`."""
         done = into if into is not None else Round()
-        done.posted += self.post_pending()
-        wait = max(1, timeout_ms // len(self.routes))
+        self.heartbeat()
+        posted, held = self.post_pending()
+        done.posted += posted
+        done.held.update(held)
+        for msg_id in posted:
+            done.held.pop(msg_id, None)
+        places = [(bus, route) for bus in self.buses.clients for route in self.routes]
+        wait = max(1, timeout_ms // len(places))
         while True:
             before = len(done.arrivals)
-            for route in self.routes:
-                while (arrival := self.receive(wait, route)) is not None:
-                    done.arrivals.append(arrival)
-                    if self.stopping:
-                        return done
+            failed: list[TaskfsError] = []
+            for bus, route in places:
+                try:
+                    while (arrival := self.receive(wait, route, bus=bus)) is not None:
+                        done.arrivals.append(arrival)
+                        if self.stopping:
+                            return done
+                except TaskfsError as exc:
+                    failed.append(exc)
+                    self.log(f"{bus.url}: {exc.problems[0].message}")
+            if len(failed) == len(places):
+                raise failed[0]
             if len(done.arrivals) == before:
                 return done
 

@@ -1,5 +1,6 @@
 """What waits for an agent: tasks to claim, questions to answer, results to review, unread
-messages, and messages refused (shown with their codes, never counted as work).
+messages, the tasks it sent that came back refused or failed or whose holder went quiet, and
+messages refused (shown with their codes, never counted as work).
 
 Nothing here waits for anything: delivery is asynchronous, the inbox is a view of the files.
 """
@@ -10,12 +11,14 @@ from dataclasses import dataclass
 
 from taskfs.api.intake.requests import intakes
 from taskfs.api.lifecycle.forks import Lost, lost_in
+from taskfs.api.lifecycle.sent import SentTask, needing, sent
 from taskfs.api.messages.openings import stored_opening
 from taskfs.api.messages.threads import CheckedMessage, Thread, for_session, read_thread, trust
 from taskfs.api.tasks import listing
 from taskfs.core.intake import Intake
 from taskfs.core.layout import EVIDENCE, STAMPED_NAME_RE, parse_time
 from taskfs.core.lifecycle import TERMINAL
+from taskfs.core.records import StatusRecord
 from taskfs.store.all_tasks import load_all
 from taskfs.store.messages import pending_paths
 from taskfs.store.repository import Repository
@@ -40,6 +43,10 @@ class Inbox:
     # envelope for, and those it asked for, which wait for its envelope or its acceptance.
     requests: tuple[Intake, ...] = ()
     requested: tuple[Intake, ...] = ()
+    # Tasks this agent sent that need it (`taskfs.api.lifecycle.sent`): refused or failed and
+    # not yet handled, and those whose holder has gone quiet.
+    ended: tuple[SentTask, ...] = ()
+    quiet: tuple[SentTask, ...] = ()
 
     @property
     def badge(self) -> str:
@@ -50,6 +57,10 @@ class Inbox:
         )
         if self.requests or self.requested:
             line += f", {len(self.requests) + len(self.requested)} requests to shape"
+        if self.ended:
+            line += f", {len(self.ended)} refused or failed"
+        if self.quiet:
+            line += f", {len(self.quiet)} quiet"
         return line
 
 
@@ -68,6 +79,12 @@ def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
         superseded += lost_in(task.id, task.chain, agent)
         thread = read_thread(repo, task.id, trusted=trusted, pending=pending)
         opened = stored_opening(task)  # the task itself, waiting to be claimed: not unread
+        # A message this agent has answered is read, whether or not it marked it so.
+        answered = {
+            c.record.in_reply_to
+            for c in thread.messages
+            if c.record.sender == agent and c.record.in_reply_to
+        }
         for checked in thread.messages:
             if opened is not None and checked.record.msg_id == opened:
                 continue
@@ -84,7 +101,7 @@ def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
                 if task.state not in TERMINAL:
                     refused.append(checked)
                 continue
-            if checked.delivery == "sent":
+            if checked.delivery == "sent" and checked.record.msg_id not in answered:
                 unread.append(checked)
             if is_open_question(task, checked):
                 questions.append(checked)
@@ -95,6 +112,7 @@ def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
     )
     ready = frozenset(t.id for t in listing.ready(repo, agent))
     open_requests = [i for i in intakes(repo, agent) if i.is_open]
+    ended, quiet = needing(sent(repo, agent, tasks=tasks))
     return Inbox(
         agent,
         to_claim,
@@ -107,6 +125,8 @@ def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
         frozenset(as_owner),
         tuple(i for i in open_requests if i.requester != agent),
         tuple(i for i in open_requests if i.requester == agent),
+        tuple(ended),
+        tuple(quiet),
     )
 
 
@@ -137,16 +157,21 @@ def is_open_question(task: Task, checked: CheckedMessage) -> bool:
 
 def waits_for_review(repo: Repository, task: Task, thread: Thread, checked: CheckedMessage) -> bool:
     """A `result` waits while the task is still `working`, it is the task's latest genuine
-    result, and neither a transition nor an evidence file has come after it."""
+    result, neither a transition nor an evidence file has come after it, and the watcher has
+    not said why it did not check it."""
+    return awaits_check(repo, task, thread, checked) and not watcher_declined(thread, checked)
+
+
+def awaits_check(repo: Repository, task: Task, thread: Thread, checked: CheckedMessage) -> bool:
+    """A `result` of a `working` task, its latest genuine one, that neither a transition nor
+    an evidence file has answered (a request the watcher declined still waits for a check)."""
     if checked.record.status != "result" or task.state != "working":
-        return False
-    if _watcher_answered(thread, checked):
         return False
     results = [c for c in thread.messages if c.ok and c.record.status == "result"]
     if results[-1] is not checked:
         return False
     head = task.chain.head
-    if head is not None and parse_time(head.record.at) > parse_time(checked.record.at):
+    if head is not None and _came_after(thread, head.record, checked):
         return False
     later = [
         name
@@ -156,9 +181,20 @@ def waits_for_review(repo: Repository, task: Task, thread: Thread, checked: Chec
     return not later
 
 
-def _watcher_answered(thread: Thread, checked: CheckedMessage) -> bool:
+def _came_after(thread: Thread, transition: StatusRecord, checked: CheckedMessage) -> bool:
+    """Whether the task's latest transition came after the message: a transition a message made
+    (a peer's `update` claiming the task, say) came with that message, whose place in the
+    thread says when it arrived (its `at` is the peer's clock, the transition's this ledger's);
+    any other, by its time."""
+    made_by = thread.find(transition.message) if transition.message else None
+    if made_by is not None:
+        return made_by.stored.name > checked.stored.name
+    return parse_time(transition.at) > parse_time(checked.record.at)
+
+
+def watcher_declined(thread: Thread, checked: CheckedMessage) -> bool:
     """Whether the watcher already said, in a committed message, why it did not check this
-    result (taskfs.api.evidence.requests): a request it declined is declined once."""
+    result (taskfs.api.evidence.requests): its sender is told once."""
     from taskfs.api.messages.sending import WATCHER
 
     return any(

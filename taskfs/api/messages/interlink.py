@@ -6,8 +6,12 @@ Each is the same `taskfs.api.messages.sending` (and `submit`) call that `taskfs 
 two decisions, made here and nowhere else:
 
 - A task opening is a message. `send_message` without `task_id` whose text is an envelope
-  (a YAML mapping with envelope keys) submits it, addressed to `to`; its id is
-  `<task>/envelope` (`core.interlink.opening_id`), and it counts as a message everywhere below.
+  (a YAML mapping with envelope keys) submits it, addressed to `to`; its id is the signed
+  opening's (an opaque id), or `<task>/envelope` for a task without one
+  (`core.interlink.opening_id`), and it counts as a message everywhere below.
+- A message to a peer (an agent reached over the bus) goes to the session interlink would
+  choose, chosen before anything is written (`routing.route`); its delivery is interlink's
+  (`routing.on_the_bus`).
 - Without `task_id`, and with text that is no envelope, a message without `status` is
   interlink's plain chat turn: conversation about no task (`wire.send_conversation`), moving
   nothing; a reply to such a message is one too. A message with a `status` is about a task, so
@@ -20,9 +24,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
+from taskfs.api.messages import routing, threads, wire
 from taskfs.api.messages import sending as messages
-from taskfs.api.messages import threads, wire
+from taskfs.api.messages.openings import stored_opening
 from taskfs.api.messages.sending import Sent
 from taskfs.api.messages.threads import CheckedMessage, Delivery
 from taskfs.api.messages.wire import Said
@@ -30,9 +36,10 @@ from taskfs.api.tasks import submit
 from taskfs.core import interlink as rules
 from taskfs.core import yamlio
 from taskfs.core.layout import CONVERSATIONS, ENVELOPE, MESSAGES, parse_time
-from taskfs.core.lifecycle import State
+from taskfs.core.lifecycle import MESSAGE_STATUSES, SEND_STATUSES, State
 from taskfs.errors import TaskfsError, fail
 from taskfs.store.all_tasks import load_all
+from taskfs.store.messages import pending_paths
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task, load_task
 
@@ -54,7 +61,8 @@ class Opening:
 
     @property
     def msg_id(self) -> str:
-        return rules.opening_id(self.task.id)
+        """The signed opening's id where the task keeps one, else its envelope's name."""
+        return stored_opening(self.task) or rules.opening_id(self.task.id)
 
     @property
     def sender(self) -> str:
@@ -84,6 +92,14 @@ def opening(repo: Repository, task: Task) -> Opening:
 # -- send_message, cancel_task ---------------------------------------------------------
 
 
+class Queued(NamedTuple):
+    """What `send_message` or `cancel_task` wrote, and, for a peer, the session it goes to
+    (`routing.route`; its session None when no bus answered)."""
+
+    result: Sent | Opening | Said
+    route: routing.Route | None
+
+
 def send_message(
     repo: Repository,
     agent: str,
@@ -95,13 +111,35 @@ def send_message(
     status: str | None = None,
     in_reply_to: str | None = None,
     now: datetime | None = None,
-) -> Sent | Opening | Said:
-    """A message to `to`, or the task its envelope opens (see the module's account).
-    Empty optional arguments are absent ones, as interlink reads them."""
+) -> Queued:
+    """A message to `to`, or the task its envelope opens (see the module's account), after
+    choosing the peer's session as interlink does. Empty optional arguments are absent ones, as
+    interlink reads them; a status is trimmed, and one interlink does not know is refused by
+    name."""
     status = status.strip() if status and status.strip() else None
-    session = session or None
+    if status is not None and status not in SEND_STATUSES:
+        allowed = " / ".join(MESSAGE_STATUSES)
+        reason = f"unknown status {status!r} (use {allowed})"
+        raise fail("invalid_value", field="status", reason=reason, value=status)
+    session = session.strip() if session and session.strip() else None
     task_id = task_id or None
     in_reply_to = in_reply_to or None
+    chosen = routing.route(repo, agent, to, session)
+    result = _send(repo, agent, to, text, session, task_id, status, in_reply_to, now)
+    return Queued(result, chosen)
+
+
+def _send(  # noqa: PLR0917 (send_message's arguments, read)
+    repo: Repository,
+    agent: str,
+    to: str,
+    text: str,
+    session: str | None,
+    task_id: str | None,
+    status: str | None,
+    in_reply_to: str | None,
+    now: datetime | None,
+) -> Sent | Opening | Said:
     if in_reply_to is not None:
         replied = rules.opened_task(in_reply_to) or threads.locate(repo, in_reply_to) or ""
         if not replied and task_id is None and _conversation_message(repo, in_reply_to):
@@ -201,12 +239,25 @@ def cancel_task(
     *,
     reason: str | None = None,
     now: datetime | None = None,
-) -> Sent:
-    """A `canceled` message to `to` and the transition, in one commit. Cooperative: whoever
+) -> Queued:
+    """A `canceled` message to `to` and the transition, in one commit, routed like every
+    message (interlink's `cancel_task` always routes through the roster). Cooperative: whoever
     works on the task learns of it from its inbox; no process is stopped. `reason` is the
     signed text, as in interlink (blank: taskfs's standing text)."""
     text = reason.strip() if reason and reason.strip() else CANCEL_TEXT.format(agent=agent)
-    return messages.send(repo, task_id, agent, text, status="canceled", to=to, now=now)
+    chosen = routing.route(repo, agent, to, None)
+    sent = messages.send(repo, task_id, agent, text, status="canceled", to=to, now=now)
+    return Queued(sent, chosen)
+
+
+def delivery(repo: Repository, agent: str, queued: Queued) -> Delivery:
+    """How far what `send_message` wrote got: `pending` for a peer's (no bus took it yet)."""
+    result = queued.result
+    if isinstance(result, Opening):
+        return result.delivery
+    if queued.route is not None and result.record.sig is not None:
+        return "pending"
+    return "sent"
 
 
 # -- message_status, conversation_history ----------------------------------------------
@@ -218,15 +269,16 @@ class MessageState:
     task_state: State | None  # None: a message about no task
 
 
-def message_status(repo: Repository, msg_id: str) -> MessageState:
-    """Where a message (or an opening) got to, and the state of its task."""
+def message_status(repo: Repository, msg_id: str, agent: str | None = None) -> MessageState:
+    """Where a message (or an opening) got to, and the state of its task; for `agent`'s own
+    messages to peers, as interlink means it (`routing.on_the_bus`)."""
     task_id = rules.opened_task(msg_id)
     if task_id is None:
         said = _conversation_message(repo, msg_id)
         if said is not None:
-            return MessageState(said, None)
+            return MessageState(_bus_view(repo, agent, said), None)
         found = threads.message_status(repo, msg_id)
-        return MessageState(found.message, found.task_state)
+        return MessageState(_bus_view(repo, agent, found.message), found.task_state)
     if not repo.has_task(task_id):
         raise fail("message_not_found", msg_id=msg_id)
     task = load_task(repo, task_id)
@@ -253,9 +305,14 @@ def conversation_history(
         if {opened.sender, opened.recipient} == pair:
             found.append(opened)
     ordered = sorted(_unshadowed(found), key=lambda e: (parse_time(_at(e)), e_id(e)))
+    ordered = routing.on_the_bus(repo, agent, ordered)
     if limit is None:
         return ordered
     return ordered[max(0, len(ordered) - limit) :] if limit else []
+
+
+def _bus_view(repo: Repository, agent: str | None, entry: CheckedMessage) -> CheckedMessage:
+    return routing.on_the_bus(repo, agent, [entry])[0] if agent else entry
 
 
 def e_id(entry: Entry) -> str:
@@ -279,13 +336,16 @@ def _usable(entry: Entry) -> bool:
 
 @dataclass(frozen=True)
 class Outbox:
-    """What `agent` wrote that has not reached the remote: message files not committed, and
-    messages and openings committed but held by no remote-tracking branch yet (none when the
-    branch has no upstream to push to)."""
+    """What `agent` wrote that has not reached its addressee: message files not committed;
+    messages to peers that no bus accepted yet (interlink's pending), with why the bridge holds
+    each back, when it said; and messages and openings for this ledger's agents committed but
+    held by no remote-tracking branch yet (none when the branch has no upstream to push to)."""
 
     uncommitted: tuple[CheckedMessage, ...]
     unpushed: tuple[Entry, ...]
     upstream: str | None
+    unbridged: tuple[CheckedMessage, ...] = ()
+    held: dict[str, str] | None = None
 
 
 def list_pending(repo: Repository, agent: str) -> Outbox:
@@ -300,8 +360,32 @@ def list_pending(repo: Repository, agent: str) -> Outbox:
             key=lambda c: (c.record.at, c.record.msg_id),
         )
     )
+    unbridged = [
+        e
+        for e in routing.on_the_bus(repo, agent, _written_by(repo, agent))
+        if e.delivery == "pending" and e.stored.committed
+    ]
+    bridged = {e.record.msg_id for e in unbridged}
     unpushed, upstream = _unpushed(repo, agent)
-    return Outbox(uncommitted, tuple(unpushed), upstream)
+    unpushed = [e for e in unpushed if e_id(e) not in bridged]
+    return Outbox(
+        uncommitted, tuple(unpushed), upstream, tuple(unbridged), routing.held(repo, agent)
+    )
+
+
+def _written_by(repo: Repository, agent: str) -> list[CheckedMessage]:
+    """Every committed message `agent` wrote, about a task or none, oldest first."""
+    trusted, waiting = threads.trust(repo), pending_paths(repo)
+    found = [
+        c
+        for task_id in repo.task_ids()
+        for c in threads.read_thread(repo, task_id, trusted=trusted, pending=waiting).messages
+        if c.record.sender == agent
+    ]
+    found += [c for c in threads.read_conversations(repo).messages if c.record.sender == agent]
+    return sorted(
+        (c for c in found if c.stored.committed), key=lambda c: (c.record.at, c.record.msg_id)
+    )
 
 
 def _unpushed(repo: Repository, agent: str) -> tuple[list[Entry], str | None]:

@@ -1,6 +1,9 @@
 """A task's opening as interlink has it: the signed message carrying the envelope from the
-task's sender to its recipient (`<task>/envelope`), signed at submission when the keys are here
-or on demand from committed files; and interlink's clock (unix milliseconds).
+task's sender to its recipient, signed at submission when the keys are here (an opaque msg_id,
+like every message) or on demand from committed files (an id derived from them, so that it is
+the same message each time); and interlink's clock (unix milliseconds). Its text is the envelope
+without the file's schema comment and without the local names of `from` and `to`
+(`core.interlink.opening_text`).
 
 Kept below `taskfs.api.tasks.submit` (which signs openings) and `taskfs.api.messages.wire` (which
 exports and imports them), so that neither imports the other.
@@ -8,14 +11,15 @@ exports and imports them), so that neither imports the other.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from datetime import datetime, timedelta, timezone
 
 from pydantic import ValidationError
 
 from taskfs.api.messages.threads import submitter
-from taskfs.core import signing, wire
-from taskfs.core.interlink import opening_id
+from taskfs.core import signing, wire, yamlio
+from taskfs.core.interlink import opening_text
 from taskfs.core.layout import ENVELOPE, parse_time
 from taskfs.core.records import MessageRecord, ms_time
 from taskfs.errors import TaskfsError
@@ -31,13 +35,20 @@ def wire_ms(moment: datetime) -> int:
     return (moment - _EPOCH) // timedelta(milliseconds=1)
 
 
+def derived_opening_id(sender: str, task_id: str, ts: int) -> str:
+    """The msg_id of an opening signed on demand: 32 hex digits, as interlink's, derived from
+    its sender's key, its task and its moment, so that two ledgers never share one."""
+    seed = f"taskfs-opening\0{sender}\0{task_id}\0{ts}".encode()
+    return hashlib.sha256(seed).hexdigest()[:32]
+
+
 def opening(repo: Repository, task_id: str, known: Keys | None = None) -> wire.Message | None:
     """A task's opening as interlink's requester sends it: a plain message from the task's
-    sender to its recipient carrying the new `task_id`, the envelope as its text, `msg_id`
-    `<task>/envelope` and `ts` the submission's moment. Every field comes from committed files,
-    and Ed25519 is deterministic, so the sender's machine signs the very same message each time;
-    None where that cannot be done (no sender or recipient key, or the sender's private key is
-    not on this machine)."""
+    sender to its recipient carrying the new `task_id`, the envelope as its text
+    (`opening_text`), a derived `msg_id` and `ts` the submission's moment. Every field comes
+    from committed files, and Ed25519 is deterministic, so the sender's machine signs the very
+    same message each time; None where that cannot be done (no sender or recipient key, or the
+    sender's private key is not on this machine)."""
     known = known or Keys(repo)
     task = load_task(repo, task_id)
     sender, recipient = submitter(task), task.envelope.recipient
@@ -48,12 +59,17 @@ def opening(repo: Repository, task_id: str, known: Keys | None = None) -> wire.M
     if public.get(sender or "") != pair.public:
         return None
     moment = parse_time(task.chain.links[0].record.at)
+    sender_id, ts = wire.b64(pair.public), wire_ms(moment)
+    try:
+        text = opening_text(repo.read_bytes(repo.task_rel(task_id, ENVELOPE)))
+    except yamlio.YamlError:
+        return None
     message = wire.Message(
-        sender=wire.b64(pair.public),
+        sender=sender_id,
         recipient=wire.b64(public[recipient]),
-        text=repo.read_bytes(repo.task_rel(task_id, ENVELOPE)).decode("utf-8"),
-        ts=wire_ms(moment),
-        msg_id=opening_id(task_id),
+        text=text,
+        ts=ts,
+        msg_id=derived_opening_id(sender_id, task_id, ts),
         task_id=task_id,
     )
     return wire.sign(pair.private, message)
@@ -79,10 +95,11 @@ class OpeningSigner:
     def sign(
         self, task_id: str, recipient: str | None, text: bytes, at: str
     ) -> MessageRecord | None:
-        """The opening `actor` sends `recipient`: `text` (the envelope file's bytes) with the
-        task's id, `ts` the submission's moment `at`; None when it cannot be signed here (no
-        key for either end, or an envelope that is not UTF-8). A sender whose recipient has no
-        key still submits: only the signed opening is left out."""
+        """The opening `actor` sends `recipient`: `opening_text` of `text` (the envelope file's
+        bytes) with the task's id, a new msg_id, `ts` the submission's moment `at`; None when it
+        cannot be signed here (no key for either end, or an envelope that is not UTF-8). A
+        sender whose recipient has no key still submits: only the signed opening is left
+        out."""
         public = self.known.public
         pair = self.known.private(self.actor)
         if pair is None or recipient is None or recipient not in public:
@@ -90,15 +107,15 @@ class OpeningSigner:
         if public.get(self.actor) != pair.public:
             return None
         try:
-            body = text.decode("utf-8")
-        except UnicodeDecodeError:
+            body = opening_text(text)
+        except yamlio.YamlError:
             return None
         message = wire.Message(
             sender=wire.b64(pair.public),
             recipient=wire.b64(public[recipient]),
             text=body,
             ts=wire_ms(parse_time(at)),
-            msg_id=opening_id(task_id),
+            msg_id=wire.new_msg_id(),
             task_id=task_id,
         )
         return record_of(wire.sign(pair.private, message), self.actor, recipient)

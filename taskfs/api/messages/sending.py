@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -34,7 +34,7 @@ from taskfs.core.layout import (
     MESSAGES,
     stamped_name,
 )
-from taskfs.core.lifecycle import MESSAGE_STATUSES, SEND_STATUSES, State
+from taskfs.core.lifecycle import MESSAGE_STATUSES, SEND_STATUSES, State, next_states
 from taskfs.core.records import MessageRecord, ms_time
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import keys
@@ -44,6 +44,10 @@ from taskfs.store.task_reader import Task, load_task
 from taskfs.store.writer import Writer
 
 LIFECYCLE_STATUSES = frozenset({"needs_input", "result", "failed", "canceled"})
+# What the sender means a message to do, when a tool says so: `answer` must answer the open
+# question (refused otherwise, rather than recorded as a reply that moves nothing); `note`
+# moves nothing (an update from a submitted task's recipient is no claim then).
+Intent = Literal["answer", "note"] | None
 
 
 @dataclass(frozen=True)
@@ -70,9 +74,10 @@ def send(
     to: str | None = None,
     session: str | None = None,
     now: datetime | None = None,
+    intent: Intent = None,
 ) -> Sent:
     """Write a message from `agent` about the task, signed when `agent` has a key here, and
-    make the transition it asks for, in one commit."""
+    make the transition it asks for, in one commit (`intent`: see `Intent`)."""
     now = now or datetime.now(timezone.utc)
     if status == "none":
         status = None
@@ -97,7 +102,7 @@ def send(
             session=session,
         )
         item = Stored(name, repo.task_rel(task_id, MESSAGES, name), record, committed=False)
-        return act(repo, writer, task, thread, item, now=now, new=True)
+        return act(repo, writer, task, thread, item, now=now, new=True, intent=intent)
 
 
 def new_record(
@@ -174,6 +179,7 @@ def act(
     *,
     now: datetime,
     new: bool,
+    intent: Intent = None,
 ) -> Sent:
     """Check a message entering the ledger, stage the transition it asks for, commit both.
     `new`: the file is to be written; otherwise it is already in the working tree."""
@@ -181,7 +187,7 @@ def act(
 
     head_ledger.refuse_loose(repo, task.id)  # a message waiting for delivery is not loose
     record = item.record
-    target, staged = stage_message(repo, writer, task, thread, item, now=now)
+    target, staged = stage_message(repo, writer, task, thread, item, now=now, intent=intent)
     if new:
         writer.add(item.rel, record_bytes(record.to_document()))
     else:
@@ -199,13 +205,14 @@ def stage_message(
     item: Stored,
     *,
     now: datetime,
+    intent: Intent = None,
 ) -> tuple[State | None, Staged | None]:
     """Every check of a message entering the ledger and the transition it asks for, added to
     `writer` only when nothing is wrong (the message file itself is the caller's to add)."""
     record = item.record
     others = [c for c in thread.messages if c.stored.name != item.name]
     seen = {rules.replay_key(c.record) for c in others if c.in_place}
-    problems = rules.authenticity(record, trust(repo))
+    problems = rules.authenticity(record, trust(repo, entering=True))
     problems += rules.placement(record, task.id, item.own_id, seen)
     problems += rules.freshness(record, now)
     replied = None
@@ -213,8 +220,8 @@ def stage_message(
         replied = next(
             (c for c in others if c.in_place and c.record.msg_id == record.in_reply_to), None
         )
-        # A reply to the task's opening (interlink's first message, `<task>/envelope`) is
-        # writing about the task: the envelope is no message file.
+        # A reply to an opening not kept as a message file (`<task>/envelope`) is writing
+        # about the task: the envelope is no message file.
         if replied is None and opened_task(record.in_reply_to) != task.id:
             problems.append(problem("message_not_found", msg_id=record.in_reply_to))
     open_question = _open_question(task)
@@ -224,9 +231,11 @@ def stage_message(
     # An agent that may not write here may not move the task either: say it once.
     target = (
         None
-        if sender_problems
+        if sender_problems or intent == "note"
         else rules.effect(record, task.state, open_question, task.envelope.recipient)
     )
+    if intent == "answer" and target != "working" and not sender_problems:
+        problems.append(_not_an_answer(task, record, replied, open_question))
     if target == "working" and replied is not None:
         # Answering acts on the question: it must be genuine and put to this agent.
         # The chain's owner may answer a question put to the agent that delegated to the asker.
@@ -253,6 +262,34 @@ def stage_message(
     if problems:
         raise TaskfsError(problems)
     return target, staged
+
+
+def _not_an_answer(
+    task: Task, record: MessageRecord, replied: CheckedMessage | None, open_question: str | None
+) -> Problem:
+    """Why a message meant as an answer answers nothing: the question was one's own (or put
+    to someone else), or it is not the task's open question."""
+    if replied is not None and replied.record.recipient != record.sender:
+        return problem(
+            "message_misaddressed",
+            msg_id=replied.record.msg_id,
+            msg_text=f" {replied.record.msg_id!r}",
+            to=replied.record.recipient,
+            agent=record.sender,
+        )
+    why = (
+        f" (message {record.in_reply_to!r} is not its open question {open_question!r})"
+        if open_question
+        else " (it has no open question to answer)"
+    )
+    return problem(
+        "transition_not_allowed",
+        id=task.id,
+        from_state=task.state,
+        to_state="working",
+        why_text=why,
+        next_states=next_states(task.state),
+    )
 
 
 def _reason_is_text(found: Problem, record: MessageRecord) -> Problem:

@@ -71,8 +71,15 @@ class Thread:
         return None
 
 
-def trust(repo: Repository) -> rules.SenderTrust:
-    return rules.SenderTrust(agent_keys(repo), repo.config.require_signed_messages)
+def trust(repo: Repository, *, entering: bool = False) -> rules.SenderTrust:
+    """The keys messages are checked against. What the ledger holds keeps verifying under a
+    key `keys remove` revoked since; a message entering it now needs a key that stands."""
+    current = agent_keys(repo)
+    if not entering:
+        from taskfs.store.keys import revoked_keys
+
+        current = {**revoked_keys(repo.root), **current}
+    return rules.SenderTrust(current, repo.config.require_signed_messages)
 
 
 def read_thread(

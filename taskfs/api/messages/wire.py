@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any
+from datetime import datetime, timedelta, timezone
+from typing import Any, NamedTuple
 
 from taskfs.api.messages import sending as messages
 from taskfs.api.messages.openings import record_of, unstored_openings, wire_ms
@@ -41,6 +41,7 @@ from taskfs.api.tasks.rules import check_new_tasks
 from taskfs.core import interlink as vocabulary
 from taskfs.core import messages as rules
 from taskfs.core import wire, yamlio
+from taskfs.core.envelope import validate_envelope
 from taskfs.core.layout import ENVELOPE, MESSAGES, stamped_name
 from taskfs.core.lifecycle import State
 from taskfs.core.records import MessageRecord, ms_time
@@ -95,15 +96,27 @@ def export_lines(
     return lines
 
 
-def outgoing(repo: Repository, agent: str) -> list[tuple[str, str, str]]:
-    """(msg_id, recipient's interlink id, JSON line) of every committed message `agent` signed
-    with interlink's signature, oldest first: what a carrier posts (those not posted yet)."""
+class Outgoing(NamedTuple):
+    """One message a carrier posts: its id, its recipient's interlink id, its JSON line, the
+    session it names (`send_message`'s unsigned routing hint) and, for an opening signed on
+    demand, the name earlier bridges posted it under."""
+
+    msg_id: str
+    recipient: str
+    line: str
+    session: str | None = None
+    alias: str | None = None
+
+
+def outgoing(repo: Repository, agent: str) -> list[Outgoing]:
+    """Every committed message `agent` signed with interlink's signature, oldest first: what
+    a carrier posts (those not posted yet)."""
     own = keys.public_keys(repo.root, "agent").get(agent)
     if own is None:
         return []
     sender = wire.b64(own)
-    found = [
-        (c.record.at, rules.wire_message(c.record))
+    found: list[tuple[str, wire.Message, str | None, str | None]] = [
+        (c.record.at, rules.wire_message(c.record), c.record.session, None)
         for c in _everything(repo)
         if c.record.sig and c.record.from_id == sender and c.delivery != "pending"
     ]
@@ -111,12 +124,14 @@ def outgoing(repo: Repository, agent: str) -> list[tuple[str, str, str]]:
     envelopes = [repo.task_rel(m.task_id or "", ENVELOPE) for _, m in openings]
     committed = repo.git.tracked(envelopes)
     found += [
-        (at, m)
+        (at, m, None, vocabulary.opening_id(m.task_id or ""))
         for (at, m), rel in zip(openings, envelopes, strict=True)
         if m.sender == sender and rel in committed
     ]
     found.sort(key=lambda p: (p[0], p[1].msg_id))
-    return [(m.msg_id, m.recipient, m.to_json()) for _, m in found]
+    return [
+        Outgoing(m.msg_id, m.recipient, m.to_json(), hint, alias) for _, m, hint, alias in found
+    ]
 
 
 def _everything(repo: Repository) -> list[CheckedMessage]:
@@ -158,7 +173,7 @@ def send_conversation(
             repo, agent, to, text, now=now, pair=pair, task_id=None,
             in_reply_to=in_reply_to, session=session,
         )  # fmt: skip
-        problems = rules.authenticity(record, trust(repo))
+        problems = rules.authenticity(record, trust(repo, entering=True))
         if problems:
             raise TaskfsError(problems)
         rel = conversation_rel(stamped_name(now))
@@ -318,6 +333,7 @@ class _Importer:
 
     def __init__(self, repo: Repository, writer: Writer, agent: str, now: datetime) -> None:
         self.repo, self.writer, self.agent, self.now = repo, writer, agent, now
+        self.placed = 0
         self.batch = _Batch()
         self.commits: list[str] = []
         self.committed: list[LineReport] = []
@@ -331,7 +347,9 @@ class _Importer:
         task_id = record.task_id
         if self.batch.sender not in (None, sender) or (task_id in self.batch.tasks):
             self.flush()
-        name = stamped_name(self.now)
+        # File names order a thread: lines of one batch keep their order (one microsecond each).
+        self.placed += 1
+        name = stamped_name(self.now + timedelta(microseconds=self.placed))
         if task_id is not None and not self.repo.has_task(task_id):
             return self._open(number, record, name)
         if task_id is None:
@@ -361,8 +379,15 @@ class _Importer:
         task_id = record.task_id
         assert task_id is not None
         fields = _envelope_in(record.text)
-        if fields is None:
-            return LineReport(number, record.msg_id, (problem("task_not_found", id=task_id),))
+        whole = (
+            fields is not None
+            and not validate_envelope(
+                {**fields, "id": fields.get("id", task_id), "from": record.sender, "to": self.agent}
+            )[1]
+        )
+        if self.repo.task_dir(task_id).exists() or not whole:
+            return self._request(number, record, name)
+        assert fields is not None
         addressed, wrong = vocabulary.addressed(
             {**fields, "id": fields.get("id", task_id)}, record.sender, self.agent
         )
@@ -390,6 +415,45 @@ class _Importer:
         self.commits.append(commit)
         report = LineReport(
             number, record.msg_id, task_id=task_id, file=rel, commit=commit, opened=True
+        )
+        self.committed.append(report)
+        return report
+
+    def _request(self, number: int, record: MessageRecord, name: str) -> LineReport:
+        """A peer's words on a task id the ledger has no task for, that are not yet a whole
+        envelope (prose, or some of its fields): kept as a request, or added to the peer's
+        open one, and answered with a signed `needs_input` naming what the envelope lacks
+        (contract section 12), the peer's message and the answer in one commit. Only a plain
+        message or an `update` opens one; other statuses are about a task it does not have."""
+        from taskfs.api.intake import requests
+        from taskfs.api.messages.intake_answers import reply_to
+
+        task_id = record.task_id
+        assert task_id is not None
+        if record.status not in (None, "update"):
+            return LineReport(number, record.msg_id, (problem("task_not_found", id=task_id),))
+        self.flush()
+        rel = self.repo.task_rel(task_id, MESSAGES, name)
+        kept = requests.Extra(rel, record_bytes(record.to_document()), record.sender)
+        answer = reply_to(self.repo, self.agent, record.msg_id, self.now)
+        try:
+            if requests.is_request(self.repo, task_id):
+                done = requests.add_within(
+                    self.repo, self.writer, task_id, record.sender, record.text,
+                    message=record.msg_id, extra=[kept], reply=answer, now=self.now,
+                )  # fmt: skip
+            else:
+                done = requests.open_within(
+                    self.repo, self.writer, record.sender, record.text, to=self.agent,
+                    task_id=task_id, door="interlink", message=record.msg_id, extra=[kept],
+                    reply=answer, now=self.now,
+                )  # fmt: skip
+        except TaskfsError as exc:
+            return LineReport(number, record.msg_id, exc.problems, task_id=task_id)
+        commit = done.commit or ""
+        self.commits.append(commit)
+        report = LineReport(
+            number, record.msg_id, task_id=task_id, file=rel, commit=commit, opened=done.submitted
         )
         self.committed.append(report)
         return report

@@ -108,10 +108,24 @@ def owners(repo: Repository, paths: Sequence[str], cwd: Path) -> list[PathOwners
         if is_ledger_path(repo, path):
             out.append(PathOwners(path, (), folder))
         elif folder:
-            out.append(PathOwners(path, open_tasks.owners_below(path), True))
+            out.append(PathOwners(path, _owners_below(open_tasks, path), True))
         else:
             out.append(PathOwners(path, open_tasks.owners_of(path)))
     return out
+
+
+def _owners_below(open_tasks: _OpenTasks, folder: str) -> tuple[Owner, ...]:
+    """The owners of anything below `folder`, asked as the glob `folder/**`: a folder longer
+    or deeper than a glob may be cannot be asked about (`invalid_value`)."""
+    try:
+        return open_tasks.owners_below(folder)
+    except globs.EntryError as exc:
+        shown = folder if len(folder) <= _SHOWN else f"{folder[:_SHOWN]}..."
+        reason = f"the folder {shown!r} cannot be asked about: {exc}"
+        raise fail("invalid_value", field="path", reason=reason) from None
+
+
+_SHOWN = 80  # characters of a refused path said back
 
 
 def _repo_path(repo: Repository, label: str, cwd: Path) -> tuple[str, bool]:
@@ -126,10 +140,11 @@ def _repo_path(repo: Repository, label: str, cwd: Path) -> tuple[str, bool]:
     except ValueError:
         try:
             rel = full.resolve().relative_to(repo.root)
-        except ValueError:
+        except (ValueError, OSError):
             raise fail("path_outside_repository", path=label, root=str(repo.root)) from None
     text = "" if rel.as_posix() == "." else rel.as_posix()
-    folder = not text or label.endswith(("/", os.sep)) or full.is_dir()
+    # os.path.isdir: a path the system refuses to look at (too long) is asked about as named.
+    folder = not text or label.endswith(("/", os.sep)) or os.path.isdir(full)
     # A folder whose name cannot be written as a glob (a backslash) is asked about as a path.
     return text, folder and "\\" not in text
 

@@ -29,6 +29,7 @@ from taskfs.errors import Problem, problem
 from taskfs.store import archive_records, keys
 from taskfs.store.all_tasks import load_all
 from taskfs.store.git.session import Session, open_session
+from taskfs.store.keypaths import REVOKED_DIR
 from taskfs.store.keys import KeysAt
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task, load_evidence
@@ -78,9 +79,28 @@ def audit(repo: Repository, session: Session | None = None) -> Audit:
     findings += key_findings
     notes += key_notes
     agent_history = repo.git.path_history(f"{KEYS_DIR}/agent")
-    findings += _agent_keys(repo, agent_history)
+    key_findings, key_notes = _agent_keys(repo, agent_history, session)
+    findings += key_findings
+    notes += key_notes
     findings += _authority(repo, session, agent_history, tasks)
+    findings += _rewrites(repo)
     return Audit(_sorted(findings), _sorted(notes))
+
+
+def _rewrites(repo: Repository) -> list[Finding]:
+    """Remote histories rewritten under this clone (`history_rewritten`): ledger commits it has
+    that a remote-tracking ref once held and holds no more. Sync refuses to adopt such a
+    history; a plain `git pull` takes it, and what it overturned is named here."""
+    from taskfs.api.sync.remote import rewritten
+
+    out = []
+    for ref in repo.git.tracked_refs():
+        tip = repo.git.verify(ref)
+        dropped = repo.git.dropped(ref, tip, repo.tasks_rel)
+        if dropped and tip is not None:
+            remote, _slash, branch = ref.removeprefix("refs/remotes/").partition("/")
+            out.append(_finding(rewritten(remote, branch, tip, dropped, ""), ref))
+    return out
 
 
 def _authority(
@@ -101,6 +121,8 @@ def _authority(
         KeysAt(session, "agent", names),
         repo.config.require_signed_transitions,
         session.is_ancestor,
+        tasks,
+        lambda commit, path: session.read(f"{commit}:{path}") is not None,
     )
     for task in tasks.values():
         found += authority.transition_problems(context, task)
@@ -110,10 +132,25 @@ def _authority(
     return [_finding(p, str(p.data.get("path", ""))) for p in found]
 
 
-def _agent_keys(repo: Repository, history: list[tuple[str, str, str, str]]) -> list[Finding]:
-    """Agent keys decide which messages and transitions verify: name every change."""
+def _agent_keys(
+    repo: Repository, history: list[tuple[str, str, str, str]], session: Session
+) -> tuple[list[Finding], list[Finding]]:
+    """Agent keys decide which messages and transitions verify: name every change, but note a
+    key `keys remove` revoked (its record added by the commit that removed it, naming that very
+    key). A revocation record edited or deleted is a key changed too."""
     findings: list[Finding] = []
+    notes: list[Finding] = []
+    records = repo.git.path_history(REVOKED_DIR)
+    added = {(commit, path) for commit, _a, status, path in records if status == "A"}
     for commit, _author, status, path in history:
+        note = _revocation(session, commit, path, added) if status == "D" else None
+        if note is not None:
+            notes.append(_finding(note, path))
+        elif status != "A":
+            change = "deleted" if status == "D" else "edited"
+            found = problem("agent_key_changed", path=path, commit=commit[:12], change=change)
+            findings.append(_finding(found, path))
+    for commit, _author, status, path in records:
         if status != "A":
             change = "deleted" if status == "D" else "edited"
             found = problem("agent_key_changed", path=path, commit=commit[:12], change=change)
@@ -125,7 +162,44 @@ def _agent_keys(repo: Repository, history: list[tuple[str, str, str, str]]) -> l
                 "agent_key_changed", path=path, commit="HEAD (not yet committed)", change=change
             )
             findings.append(_finding(found, path))
-    return findings
+    return findings, notes
+
+
+def _revocation(
+    session: Session, commit: str, path: str, added: set[tuple[str, str]]
+) -> Problem | None:
+    """`agent_key_revoked` when `commit` removed the key at `path` with `keys remove`: the
+    same commit added the revocation record of that key (name and key id)."""
+    from taskfs.core import signing, yamlio
+
+    name = path.rsplit("/", 1)[-1].removesuffix(".pub")
+    before = session.read(f"{commit}^:{path}")
+    if before is None:
+        return None
+    try:
+        ident = signing.key_id(keys.parse_public(before[1].decode("utf-8").strip()))
+    except (UnicodeDecodeError, signing.SigningError):
+        return None
+    record = keys.revoked_rel(name, ident)
+    found = session.read(f"{commit}:{record}") if (commit, record) in added else None
+    if found is None:
+        return None
+    try:
+        value = yamlio.load(found[1])
+    except yamlio.YamlError:
+        return None
+    if not isinstance(value, dict) or value.get("keyId") != ident or value.get("name") != name:
+        return None
+    why = f" ({value['reason']})" if isinstance(value.get("reason"), str) else ""
+    return problem(
+        "agent_key_revoked",
+        name=name,
+        key_id=ident,
+        commit=commit[:12],
+        by=str(value.get("by", "?")),
+        why_text=why,
+        path=path,
+    )
 
 
 def _sorted(found: list[Finding]) -> tuple[Finding, ...]:
@@ -175,7 +249,9 @@ def _completions(
     by_name = {item.name: item for item in files}
     command = task.envelope.acceptance_check.pass_fail_command
     out = []
-    for link in task.chain.links:
+    # A completion on a branch that lost a fork was still made: the live gate would have asked
+    # it for evidence too.
+    for link in (*task.chain.links, *task.chain.superseded):
         if link.record.state != "completed":
             continue
         rel = repo.task_rel(task.id, STATUS, link.name)

@@ -1,24 +1,30 @@
 """`audit`'s checks of authority: who wrote each transition and message, and could they.
 
 A status file committed with plain git can claim any `by`. So audit replays every transition
-(winning or superseded) through the same rule the live gate applies (`lifecycle.
+(winning or superseded) through the same rules the live gate applies (`lifecycle.
 check_transition`: only a party moves a task, `claim` is for the `to`, `completed` for the
-holder), compares its `by` with the author of the commit that added it (taskfs commits each
-transition as `NAME <NAME@taskfs>`), checks its signature against the agent key that stood in
-that commit, and names siblings that were not concurrent (`forks.late_siblings`). Messages are
-checked against the key that stood when they were committed, not today's.
+holder; and a claim's dependencies, as the commit that added it held the ledger) and names
+every refusal they give, whatever its code, so that a rule added to the live gate is named in
+history too. It compares each transition's `by` with the author of the commit that added it
+(taskfs commits each transition as `NAME <NAME@taskfs>`), checks its signature against the
+agent key that stood in that commit, and names siblings that were not concurrent
+(`forks.late_siblings`). Messages are checked against the key that stood when they were
+committed, not today's. What audit cannot replay (a claim's ownership conflicts as they stood,
+evidence gone stale before a completion) is said in docs/trust.md.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from taskfs.core import forks
+from taskfs.api.intake.composed import composes
+from taskfs.core import forks, readiness
 from taskfs.core import messages as message_rules
 from taskfs.core.chain import Link
-from taskfs.core.layout import ENVELOPE, STATUS
+from taskfs.core.layout import ENVELOPE, EVIDENCE, MESSAGES, STATUS
 from taskfs.core.lifecycle import Parties, State, check_transition
+from taskfs.core.lineage import Lineage
 from taskfs.core.records import MessageRecord, StatusRecord
 from taskfs.core.transition_signing import verifies
 from taskfs.errors import Problem, TaskfsError, problem
@@ -41,37 +47,38 @@ class Context:
     keys: KeysAt
     require_signed: bool
     is_ancestor: Callable[[str, str], bool]
+    tasks: Mapping[str, Task]
+    holds: Callable[[str, str], bool]  # (commit, path): whether the commit's tree holds it
 
 
 def transition_problems(context: Context, task: Task) -> list[Problem]:
     links = [*task.chain.links, *task.chain.superseded]
     by_name = {link.name: link for link in links}
-    superseded = {link.name for link in task.chain.superseded}
     used: set[str] = set()  # messages that already vouched for a transition
     out: list[Problem] = []
+    # A refusal the chain's reader names already (an edge of the winning chain) is not named
+    # twice.
+    named = {(p.code, p.data.get("path")) for p in task.problems}
     for link in links:
         rel = context.repo.task_rel(task.id, STATUS, link.name)
-        out += _authority(
-            context.repo, task, link, by_name, rel, superseded=link.name in superseded
-        )
+        out += [
+            found
+            for found in _authority(context, task, link, by_name, rel)
+            if (found.code, rel) not in named
+        ]
         author = context.added.get(rel)
         if author is None:
             continue  # not committed: audit names it ledger_file_uncommitted
-        out += _authorship(task, link, rel, author)
+        out += _authorship(context, task, link, rel, author)
         out += _signature(context, task, link, rel, used)
     out += _late(context, task, links)
     return out
 
 
 def _authority(
-    repo: Repository,
-    task: Task,
-    link: Link,
-    by_name: Mapping[str, Link],
-    rel: str,
-    *,
-    superseded: bool,
+    context: Context, task: Task, link: Link, by_name: Mapping[str, Link], rel: str
 ) -> list[Problem]:
+    """Every refusal the live rule gives the transition `link`, each with its path."""
     record = link.record
     before = by_name.get(record.prev) if record.prev else None
     if record.prev is None:
@@ -83,33 +90,75 @@ def _authority(
     if before is None:
         return []  # chain_broken names a prev that is no status file of the task
     current: State = before.record.state
+    holder = _holder(before, by_name)
     parties = Parties(
         task.envelope.sender,
         task.envelope.recipient,
-        _holder(before, by_name),
-        _answering_owner(repo, task, record, current),
+        holder,
+        _answering_owner(context.repo, task, record, current),
+        record.state == "completed" and _accepted_result(context, task, record, holder),
     )
     found = check_transition(
         task.id, current, record.state, agent=record.by, parties=parties, reason=record.reason
     )
-    out: list[Problem] = []
-    for item in found:
-        if item.code == "agent_not_allowed":
-            out.append(_unauthorized(task, link, rel, current, str(item.data.get("reason", ""))))
-        elif item.code == "reason_required":
-            out.append(problem("reason_required", id=task.id, to_state=record.state, path=rel))
-        elif item.code == "transition_not_allowed" and superseded:
-            # The winning chain's edges are named when it is read; a losing branch's are not.
-            out.append(
-                problem(
-                    "transition_not_allowed",
-                    id=task.id,
-                    path=rel,
-                    from_state=current,
-                    to_state=record.state,
-                )
-            )
-    return out
+    if not (found and found[0].code == "transition_not_allowed"):  # as the live gate goes on
+        found += _claim_gates(context, task, current, record.state, rel)
+    return [
+        _unauthorized(task, link, rel, current, str(item.data.get("reason", "")))
+        if item.code == "agent_not_allowed"  # audit's name for it: the agent is in the past
+        else replace(item, data={**item.data, "path": rel})
+        for item in found
+    ]
+
+
+def _claim_gates(
+    context: Context, task: Task, current: State, target: State, rel: str
+) -> list[Problem]:
+    """The live claim gate's dependency rule, asked of the ledger as the commit that added the
+    claim held it (`transitions.gates`: a claim needs its dependencies completed)."""
+    depends = task.envelope.depends_on
+    added = context.added.get(rel)
+    if not (current == "submitted" and target == "working" and depends and added):
+        return []
+    states = {}
+    for dep in depends:
+        state = _state_at(context, dep, added.commit)
+        if state is not None:
+            states[dep] = state
+    # A dependency that ended without completing is met by a successor down its line
+    # (`core.lineage`, as the live gate reads it) that had completed in that commit.
+    lineage = Lineage(context.tasks)
+    for dep in depends:
+        if states.get(dep) != "completed" and any(
+            _state_at(context, later, added.commit) == "completed" for later in lineage.line(dep)
+        ):
+            states[dep] = "completed"
+    return readiness.dependencies_refused(task.id, depends, states)
+
+
+def _state_at(context: Context, task_id: str, commit: str) -> str | None:
+    """The state task `task_id` was in at `commit`: `completed` when the commit holds one of
+    its completions (one on a branch that lost a fork too: a fork settled later does not make
+    a claim wrong), else the state of the latest status file it holds; None when it holds
+    none. An archived task is read from its archive's row, or from the commit that archived it
+    when `commit` came before."""
+    task = context.tasks.get(task_id)
+    if task is None:  # archived by now, perhaps already at `commit` (`taskfs archive`)
+        from taskfs.store.archive_records import archived, archived_task
+
+        row = archived(context.repo, commit).get(task_id)
+        if row is not None:
+            return row[0].state
+        task = archived_task(context.repo, task_id)
+    if task is None:
+        return None
+    links = sorted([*task.chain.links, *task.chain.superseded], key=lambda link: link.name)
+    held = [
+        link.record.state
+        for link in links
+        if context.holds(commit, context.repo.task_rel(task_id, STATUS, link.name))
+    ]
+    return "completed" if "completed" in held else (held[-1] if held else None)
 
 
 def _answering_owner(
@@ -123,6 +172,48 @@ def _answering_owner(
 
     owner = chain_owner(repo, task)
     return owner if owner == record.by else None
+
+
+def _accepted_result(
+    context: Context, task: Task, record: StatusRecord, holder: str | None
+) -> bool:
+    """Whether a completion by the task's sender rests on its holder's result, as the live
+    gate requires (`taskfs.api.lifecycle.acceptance`): the status names a `result` of the
+    holder's about this task, signed under the key the holder had when it was committed, and
+    the evidence the completion rests on was committed after it."""
+    from taskfs.api.messages.threads import read_thread
+
+    sender = task.envelope.sender
+    if holder is None or record.by != sender or record.by == holder:
+        return False
+    if record.message is None or record.evidence is None:
+        return False
+    repo = context.repo
+    try:
+        thread = read_thread(
+            repo, task.id, trusted=message_rules.SenderTrust({}, False), pending=set()
+        )
+    except TaskfsError:
+        return False
+    found = thread.find(record.message)
+    if found is None:
+        return False
+    result = found.record
+    if (result.status, result.sender, result.task_id) != ("result", holder, task.id):
+        return False
+    rel = repo.task_rel(task.id, MESSAGES, found.stored.name)
+    key = standing_key(context, rel, holder)
+    if key is None or (result.sig is None and result.signature is None):
+        return False
+    if message_rules.authenticity(result, message_rules.SenderTrust({holder: key}, False)):
+        return False
+    said, ran = (
+        context.added.get(rel),
+        context.added.get(repo.task_rel(task.id, EVIDENCE, record.evidence)),
+    )
+    if said is None or ran is None or said.commit == ran.commit:
+        return False
+    return context.is_ancestor(said.commit, ran.commit)
 
 
 def _holder(link: Link, by_name: Mapping[str, Link]) -> str | None:
@@ -151,9 +242,13 @@ def _unauthorized(task: Task, link: Link, rel: str, current: str, reason: str) -
     )
 
 
-def _authorship(task: Task, link: Link, rel: str, author: Author) -> list[Problem]:
+def _authorship(
+    context: Context, task: Task, link: Link, rel: str, author: Author
+) -> list[Problem]:
     expected = Identity.agent(link.record.by)
     if (author.name, author.email) == (expected.name, expected.email):
+        return []
+    if _on_behalf(context, task, link.record, author):
         return []
     return [
         problem(
@@ -189,6 +284,41 @@ def _signature(context: Context, task: Task, link: Link, rel: str, used: set[str
     return [_unauthorized(task, link, rel, _state_of(task, record.prev) or "(nothing)", why)]
 
 
+def _on_behalf(context: Context, task: Task, record: StatusRecord, author: Author) -> bool:
+    """A completion the watcher committed for the holder (`taskfs.api.evidence.requests.
+    complete_on_behalf`): authored by the watcher, resting on the `result` message its `by`
+    sent asking for the check. Everything else about it (the holder's right, the evidence,
+    the signature or the message that vouches for it) is checked as for any transition."""
+    from taskfs.api.messages.sending import WATCHER
+
+    watcher = Identity.agent(WATCHER)
+    if (author.name, author.email) != (watcher.name, watcher.email):
+        return False
+    if record.state != "completed" or record.message is None:
+        return False
+    asked = _thread_message(context, task.id, record.message)
+    return (
+        asked is not None
+        and asked.status == "result"
+        and asked.sender == record.by
+        and asked.task_id == task.id
+    )
+
+
+def _thread_message(context: Context, task_id: str, msg_id: str) -> MessageRecord | None:
+    """The message of a task's thread with that id (found by the id its file holds)."""
+    from taskfs.api.messages.threads import read_thread
+
+    try:
+        thread = read_thread(
+            context.repo, task_id, trusted=message_rules.SenderTrust({}, False), pending=set()
+        )
+    except TaskfsError:
+        return None
+    found = thread.find(msg_id)
+    return found.record if found is not None else None
+
+
 # The state a lifecycle message asks for (core.messages.effect); None: a claim or an answer.
 _MESSAGE_TARGET = {"needs_input": "input_required", "failed": "failed", "canceled": "canceled"}
 
@@ -219,10 +349,16 @@ def _vouched(context: Context, transition: StatusRecord, used: set[str]) -> bool
     rel = context.repo.task_rel(transition.task, "messages", found.stored.name)
     record = found.record
     target = _MESSAGE_TARGET.get(record.status or "", "working")
+    if record.status == "result" and transition.state == "completed":
+        # A result asks for the check; the watcher completes on it where its policy says so.
+        target = "completed"
     if transition.state == "submitted" and transition.prev is None:
         # A task's opening (interlink's first message) asks for the task it carries: its
         # text is the envelope committed with it, byte for byte.
-        target = "submitted" if _opens(context, transition.task, record) else "(no opening)"
+        opens = _opens(context, transition.task, record) or composes(
+            context.repo, transition.task, record
+        )
+        target = "submitted" if opens else "(no opening)"
     key = standing_key(context, rel, transition.by)
     if (
         record.sender != transition.by
@@ -241,7 +377,8 @@ def _vouched(context: Context, transition: StatusRecord, used: set[str]) -> bool
 
 def _opens(context: Context, task_id: str, record: MessageRecord) -> bool:
     """Whether `record` is the opening of `task_id`: no status, and its text is the task's
-    envelope as committed (the same bytes), or the envelope it was made from on import."""
+    envelope as committed (the opening's text made of it, or, in openings signed before that,
+    the same bytes), or the envelope it was made from on import."""
     if record.status is not None or record.in_reply_to is not None:
         return False
     try:
@@ -250,6 +387,14 @@ def _opens(context: Context, task_id: str, record: MessageRecord) -> bool:
         return False
     if record.text.encode("utf-8") == committed:
         return True
+    from taskfs.core import yamlio
+    from taskfs.core.interlink import opening_text
+
+    try:
+        if record.text == opening_text(committed):
+            return True
+    except yamlio.YamlError:
+        return False
     from taskfs.api.messages.wire import opened_envelope  # the import's own rule
 
     return opened_envelope(context.repo, record) == committed

@@ -9,9 +9,9 @@ of the commit that added it, as transitions are (`taskfs.api.review.authority`).
 
 from __future__ import annotations
 
-from taskfs.api.review.authority import Context
+from taskfs.api.review.authority import Context, message_problems
 from taskfs.core.intake import Entry, Intake
-from taskfs.core.layout import INTAKE
+from taskfs.core.layout import INTAKE, MESSAGES
 from taskfs.errors import Problem, TaskfsError, problem
 from taskfs.store.git.objects import Identity
 from taskfs.store.intake_reader import load_intake
@@ -24,6 +24,10 @@ def intake_problems(context: Context, task_ids: list[str]) -> list[Problem]:
     for task_id in task_ids:
         if not repo.list_dir(task_id, INTAKE):
             continue
+        if not repo.has_task(task_id) and repo.list_dir(task_id, MESSAGES):
+            # A request's messages (a peer's signed opening, this agent's answer): their
+            # signatures, as a task's are (a task's messages are checked with its transitions).
+            out += message_problems(context, task_id)
         try:
             intake, _unreadable = load_intake(repo, task_id)  # validate names unreadable files
         except TaskfsError:

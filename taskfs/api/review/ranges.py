@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from taskfs.api.review import audit as audit_api
 from taskfs.api.review.audit import Finding
+from taskfs.api.review.outcomes import Outcome, outcomes
 from taskfs.api.views import entries
 from taskfs.api.views.entries import EvidenceRow, MessageRow
 from taskfs.api.views.reports import state_before
@@ -76,6 +77,7 @@ class Review:
     errors: tuple[Finding, ...]
     warnings: tuple[Problem, ...]
     tip_is_checkout: bool = True
+    outcomes: tuple[Outcome, ...] = ()  # where each task the range touched stands now
     archived: tuple[ArchivedTask, ...] = ()
 
     @property
@@ -136,11 +138,13 @@ def _review(
     revisions, base, tip = labels
     now = load_all(repo)
     by_kind: dict[str, list[tuple[str, str, str, str]]] = {}
+    touched: list[str] = []  # the tasks the range touched, in the order it did
     for commit, author, path in added:
         parsed = _ledger_path(repo, path)
         if parsed is not None:
             task_id, kind = parsed
             by_kind.setdefault(kind, []).append((commit, author, path, task_id))
+            touched.append(task_id)
     contents = _contents(session, by_kind)
     tasks = tuple(_added_task(item, contents[item[2]], now) for item in by_kind.get(ENVELOPE, []))
     superseded = {
@@ -149,8 +153,11 @@ def _review(
     transitions = tuple(
         _added_transition(item, contents[item[2]], superseded) for item in by_kind.get(STATUS, [])
     )
+    from taskfs.api.evidence.gate import trust_root
+
+    trust = trust_root(repo)
     evidence = tuple(
-        entries.evidence_row(task_id, path, contents[path])
+        entries.evidence_row(task_id, path, contents[path], trust)
         for _c, _a, path, task_id in by_kind.get(EVIDENCE, [])
     )
     messages = tuple(
@@ -170,6 +177,7 @@ def _review(
         errors=audit_api.audit(repo, session).findings,
         warnings=tuple(_warnings(repo, tasks, now)),
         tip_is_checkout=repo.git.verify(f"{tip}^{{commit}}") == head,
+        outcomes=outcomes(repo, revisions, touched, now, trust),
     )
 
 

@@ -101,6 +101,37 @@ def find_upstream(repo: Repository, remote: str | None = None) -> Upstream:
     return Upstream(name, branch, local)
 
 
+def fetch(repo: Repository, upstream: Upstream) -> str | None:
+    """Fetch the upstream branch; `history_rewritten` (nothing merged, nothing of this clone
+    changed) when its new history dropped ledger commits this clone has and the remote once
+    held: adopting it would let a forced push overturn what was published before it."""
+    git = repo.git
+    before = git.tracking(upstream.remote, upstream.branch)
+    fetched = git.fetch(upstream.remote, upstream.branch)
+    ref = f"refs/remotes/{upstream.remote}/{upstream.branch}"
+    dropped = git.dropped(ref, fetched, repo.tasks_rel, also=before)
+    if dropped:
+        then = ": nothing was merged or pushed"
+        raise TaskfsError(rewritten(upstream.remote, upstream.branch, fetched or "", dropped, then))
+    return fetched
+
+
+def rewritten(remote: str, branch: str, tip: str, dropped: Sequence[str], then: str) -> Problem:
+    more = f" and {len(dropped) - 1} more" if len(dropped) > 1 else ""
+    return problem(
+        "history_rewritten",
+        path=f"refs/remotes/{remote}/{branch}",
+        remote=remote,
+        branch=branch,
+        tip=tip[:12],
+        dropped=len(dropped),
+        commits=[commit[:12] for commit in dropped[:20]],
+        first=dropped[0][:12],
+        more_text=more,
+        then_text=then,
+    )
+
+
 @contextmanager
 def _one_sync_at_a_time(repo: Repository) -> Iterator[None]:
     with fs.repo_lock(repo.state_dir() / "sync.lock"):
@@ -119,7 +150,7 @@ def sync(repo: Repository, *, remote: str | None = None, agent: str | None = Non
         refused: tuple[str | None, str] | None = None
         while True:
             result.attempts += 1
-            fetched = repo.git.fetch(upstream.remote, upstream.branch)
+            fetched = fetch(repo, upstream)
             if refused is not None and refused[0] == fetched:
                 # Refused although nobody else pushed in between: not a race, a refusal.
                 raise _push_rejected(upstream, refused[1])
@@ -162,7 +193,7 @@ def claim_sync(
     upstream = find_upstream(repo, remote)
     git = repo.git
     with _one_sync_at_a_time(repo), open_session(git) as session:
-        integrated = git.fetch(upstream.remote, upstream.branch)
+        integrated = fetch(repo, upstream)
         _integrate(repo, session, upstream, integrated, agent)
         moved = transitions.transition(repo, task_id, "working", agent)
         attempts = 0
@@ -174,7 +205,7 @@ def claim_sync(
                 reason = git.push(upstream.remote, head, upstream.branch)
                 if reason is None:
                     return ClaimSynced(task_id, moved.state, moved.commit, upstream, attempts)
-                fetched = git.fetch(upstream.remote, upstream.branch)
+                fetched = fetch(repo, upstream)
                 if fetched == integrated or attempts >= MAX_ATTEMPTS:
                     raise _push_rejected(upstream, reason)
                 step = _integrate(

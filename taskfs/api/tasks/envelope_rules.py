@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from taskfs.core import globs
+from taskfs.core.delegation import Known, loop
 from taskfs.core.facts import EnvelopeFacts
 from taskfs.core.layout import FIXED_LEDGER_FOLDERS
 from taskfs.errors import Problem, problem
@@ -49,6 +50,21 @@ def ledger_entries(envelope: EnvelopeFacts, folders: Sequence[str]) -> list[Prob
                 )
             )
     return problems
+
+
+def batch_problems(
+    envelopes: Sequence[EnvelopeFacts], folders: Sequence[str]
+) -> list[list[Problem]]:
+    """What `new` refuses of `envelopes` submitted together that they show without the ledger,
+    for each: entries reaching into it (`ledger_entries`) and a parent chain that loops among
+    them, a parent that is the task itself included (`delegation.loop`). `validate FILE...`
+    asks this; `new` applies the same two rules (`rules.Admission`)."""
+    known = {e.id: Known(e) for e in envelopes if e.id is not None}
+    out = []
+    for envelope in envelopes:
+        looped = loop(envelope, known)
+        out.append(ledger_entries(envelope, folders) + ([looped] if looped else []))
+    return out
 
 
 def shown_chain(ids: Sequence[str]) -> tuple[list[str], str]:

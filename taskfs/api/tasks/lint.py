@@ -6,7 +6,8 @@ takes envelope files as well as task ids. With neither it looks at the ledger's 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -14,11 +15,14 @@ from taskfs.api.tasks.submit import Source, parse_source
 from taskfs.core import layout
 from taskfs.core import lint as rules
 from taskfs.core.envelope import Envelope
+from taskfs.core.facts import TaskFacts
 from taskfs.core.lifecycle import TERMINAL
+from taskfs.core.lineage import Lineage
 from taskfs.errors import Problem, TaskfsError, fail
 from taskfs.store.all_tasks import load_all
+from taskfs.store.index import summaries
 from taskfs.store.repository import Repository, read_input
-from taskfs.store.task_reader import load_envelope
+from taskfs.store.task_reader import load_chain, load_envelope
 
 
 class Linted(NamedTuple):
@@ -39,7 +43,7 @@ def lint(repo: Repository | None, targets: Sequence[str]) -> Linted:
         if repo is None:
             raise fail("not_a_repository", path=str(Path.cwd()))
         open_tasks = [(t.id, t.envelope) for t in tasks.values() if t.state not in TERMINAL]
-        return _lint_all(open_tasks, [], contexts, settings)
+        return _lint_all(open_tasks, [], contexts, settings, tasks)
     subjects: list[tuple[str, Envelope]] = []
     errors: list[Problem] = []
     for target in targets:
@@ -47,14 +51,16 @@ def lint(repo: Repository | None, targets: Sequence[str]) -> Linted:
             subjects += _target(repo, target, errors)
         except TaskfsError as exc:
             errors += exc.problems
-    return _lint_all(subjects, errors, contexts, settings)
+    return _lint_all(subjects, errors, contexts, settings, tasks if repo is not None else None)
 
 
 def _target(
     repo: Repository | None, target: str, errors: list[Problem]
 ) -> list[tuple[str, Envelope]]:
     """A task id of the ledger, or an envelope file (whose problems go to `errors`)."""
-    if repo is not None and not Path(target).exists() and layout.is_task_id(target):
+    # os.path.exists is False for a name the system refuses to look at (too long): reading it
+    # then names why (`file_unreadable`).
+    if repo is not None and not os.path.exists(target) and layout.is_task_id(target):
         return [(target, load_envelope(repo, target))]
     envelope, found = parse_source(Source(target, read_input(target)))
     errors += found
@@ -66,15 +72,37 @@ def _lint_all(
     errors: Sequence[Problem],
     contexts: Mapping[str, str],
     settings: rules.Settings,
+    tasks: Mapping[str, TaskFacts] | None = None,
 ) -> Linted:
     # Tasks linted together know each other's contexts (a plan submitted in one batch).
     known = {**contexts, **{e.id: e.context_id for _, e in subjects if e.id}}
+    states = None
+    if tasks is not None:
+        named = {dep for _, e in subjects for dep in e.depends_on}
+        batch = {e.id: (e.id, "submitted") for _, e in subjects if e.id and e.id not in tasks}
+        states = {**standing(tasks, named), **batch}
     warnings = [
         w
         for subject, envelope in subjects
-        for w in rules.lint_envelope(envelope, subject=subject, contexts=known, settings=settings)
+        for w in rules.lint_envelope(
+            envelope, subject=subject, contexts=known, settings=settings, dependencies=states
+        )
     ]
     return Linted(tuple(warnings), tuple(errors), len(subjects))
+
+
+def standing(tasks: Mapping[str, TaskFacts], ids: Iterable[str]) -> dict[str, tuple[str, str]]:
+    """For each of `ids` that is a task: the task standing for it now (itself, or the
+    successor that completed or carries it on: `core.lineage`) and that one's state."""
+    lineage = Lineage(tasks)
+    out: dict[str, tuple[str, str]] = {}
+    for task_id in ids:
+        if task_id not in tasks:
+            continue
+        done = lineage.completed(task_id)
+        now = done if done is not None else lineage.standing(task_id)
+        out[task_id] = (now, tasks[now].state)
+    return out
 
 
 def lint_sources(repo: Repository, sources: Sequence[Source]) -> tuple[Problem, ...]:
@@ -88,8 +116,29 @@ def lint_sources(repo: Repository, sources: Sequence[Source]) -> tuple[Problem, 
         envelope, _problems = parse_source(source)
         if envelope is not None:
             subjects.append((envelope.id or source.label, envelope))
-    contexts = _dependency_contexts(repo, [e for _, e in subjects])
-    return _lint_all(subjects, [], contexts, settings_of(repo)).warnings
+    envelopes = [e for _, e in subjects]
+    contexts = _dependency_contexts(repo, envelopes)
+    settings = settings_of(repo)
+    warnings = _lint_all(subjects, [], contexts, settings).warnings
+    states = _dependency_states(repo, envelopes)
+    if states is None:
+        return warnings
+    batch = {e.id: (e.id, "submitted") for e in envelopes if e.id}
+    known = {**states, **batch}
+    return warnings + tuple(
+        w
+        for subject, envelope in subjects
+        for w in rules.dependency_warnings(envelope, subject, known, settings)
+    )
+
+
+def advice(repo: Repository, sources: Sequence[Source]) -> tuple[Problem, ...]:
+    """`lint_sources` for a submission (`new`, MCP's `agent_send`): a lint that cannot run
+    gives no warning and never stops the submission."""
+    try:
+        return lint_sources(repo, sources)
+    except Exception:
+        return ()
 
 
 def _dependency_contexts(repo: Repository, envelopes: Sequence[Envelope]) -> dict[str, str]:
@@ -104,6 +153,27 @@ def _dependency_contexts(repo: Repository, envelopes: Sequence[Envelope]) -> dic
         except TaskfsError:
             continue
     return contexts
+
+
+def _dependency_states(
+    repo: Repository, envelopes: Sequence[Envelope]
+) -> dict[str, tuple[str, str]] | None:
+    """`standing` for the tasks `envelopes` depend on, reading only those tasks' histories
+    unless one of them ended without completing (then the ledger, for its successors); None
+    when nothing is named."""
+    deps = {d for e in envelopes for d in e.depends_on if layout.is_task_id(d)}
+    if not deps:
+        return None
+    found: dict[str, tuple[str, str]] = {}
+    for dep in deps:
+        if not repo.task_dir(dep).is_dir():
+            continue
+        chain, _problems = load_chain(repo, dep)
+        state = chain.state or "submitted"
+        if state in ("failed", "rejected", "canceled"):
+            return standing({t: s for t, s in summaries(repo).items() if s.listed}, deps)
+        found[dep] = (dep, state)
+    return found
 
 
 def settings_of(repo: Repository) -> rules.Settings:

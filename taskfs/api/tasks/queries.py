@@ -12,6 +12,7 @@ from taskfs.api.tasks import collisions, envelope_rules, rules
 from taskfs.api.tasks.filing import FileReport
 from taskfs.api.tasks.submit import Source, parse_source
 from taskfs.core import layout, readiness
+from taskfs.core.envelope import Envelope
 from taskfs.core.evidence import NO_TRUST
 from taskfs.core.layout import ENVELOPE, EVIDENCE, INTAKE, MESSAGES, READS, STATUS
 from taskfs.core.lifecycle import TERMINAL
@@ -61,32 +62,51 @@ class Validation:
 
 
 def validate(repo: Repository | None, paths: Sequence[str]) -> Validation:
-    """Validate envelope files named (folders: every .yaml below), or the whole ledger."""
+    """Validate envelope files named (folders: every .yaml below), as `new` would refuse them
+    submitted together (the ledger folder is `repo`'s when there is one), or the whole
+    ledger."""
     if paths:
-        return Validation(tuple(_validate_named(paths)))
+        tasks_rel = repo.tasks_rel if repo is not None else layout.DEFAULT_TASKS_DIR
+        return Validation(tuple(_validate_named(paths, envelope_rules.ledger_folders(tasks_rel))))
     if repo is None:
         raise fail("not_a_repository", path=str(Path.cwd()))
     return validate_ledger(repo)
 
 
-def _validate_named(paths: Sequence[str]) -> Iterator[FileReport]:
+def _validate_named(paths: Sequence[str], folders: Sequence[str]) -> list[FileReport]:
+    parsed = [_parse_file(label) for label in _named_files(paths)]
+    envelopes = [envelope for _label, envelope, _found in parsed if envelope is not None]
+    batch = iter(envelope_rules.batch_problems(envelopes, folders))
+    return [
+        FileReport(label, (*found, *(next(batch) if envelope is not None else ())))
+        for label, envelope, found in parsed
+    ]
+
+
+def _named_files(paths: Sequence[str]) -> Iterator[str]:
     for label in paths:
-        path = Path(label)
-        if path.is_dir():
-            for found in sorted(path.rglob("*.yaml")):
+        # os.path.isdir, not Path.is_dir: a name the system refuses to look at (too long) is
+        # not a folder, and reading it names why (`file_unreadable`).
+        if os.path.isdir(label):
+            for found in sorted(Path(label).rglob("*.yaml")):
                 if not layout.is_report([found.name]):
-                    yield _validate_file(str(found))
+                    yield str(found)
         else:
-            yield _validate_file(label)
+            yield label
 
 
-def _validate_file(label: str) -> FileReport:
+def _parse_file(label: str) -> tuple[str, Envelope | None, tuple[Problem, ...]]:
     try:
         data = read_input(label)
     except TaskfsError as exc:
-        return FileReport(label, exc.problems)
-    _envelope, problems = parse_source(Source(label, data))
-    return FileReport(label, tuple(problems))
+        return label, None, exc.problems
+    envelope, problems = parse_source(Source(label, data))
+    return label, envelope, tuple(problems)
+
+
+def _validate_file(label: str) -> FileReport:
+    label, _envelope, problems = _parse_file(label)
+    return FileReport(label, problems)
 
 
 def validate_ledger(repo: Repository) -> Validation:

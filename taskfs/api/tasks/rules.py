@@ -16,6 +16,7 @@ from taskfs.core.delegation import Known, check_child
 from taskfs.core.facts import EnvelopeFacts, TaskFacts
 from taskfs.core.graph import find_cycle
 from taskfs.core.lifecycle import TERMINAL
+from taskfs.core.lineage import same_contract
 from taskfs.core.readiness import ordered, parent_map, relations
 from taskfs.errors import Problem, TaskfsError, problem
 from taskfs.store.index import summaries
@@ -77,6 +78,7 @@ class Admission:
                 self._graph[e.id] = tuple(e.depends_on)
                 self._parents[e.id] = e.parent
                 self._known[e.id] = Known(e)
+        self._follow(pending)
         self._admitted: globs.OwnershipIndex[str] = globs.OwnershipIndex()
         self._ledger_rules: list[CapabilityLedger | None] = []  # read once, when needed
         self._folders = envelope_rules.ledger_folders(repo.tasks_rel)
@@ -84,6 +86,15 @@ class Admission:
     @property
     def graph(self) -> Mapping[str, Iterable[str]]:
         return self._graph
+
+    def _follow(self, pending: Sequence[EnvelopeFacts]) -> None:
+        """A pending task that genuinely follows a task of the ledger (a reassign's or retry's
+        successor: `taskfs.core.lineage`) is ordered where that one stands: what depends on
+        the old task is ordered after the new one too."""
+        for e in pending:
+            before = self._tasks.get(e.follows) if e.follows is not None else None
+            if e.id is not None and before is not None and same_contract(e, before.envelope):
+                self._graph[before.id] = (*self._graph.get(before.id, ()), e.id)
 
     def problems(self, envelope: EnvelopeFacts) -> list[Problem]:
         """Every reason `envelope` may not join the open tasks admitted so far."""
@@ -154,8 +165,12 @@ class Admission:
 class _Taken(Mapping[str, TaskFacts]):
     """The tasks of a ledger that were taken in (a status file at least), read when asked."""
 
-    def __init__(self, tasks: Mapping[str, TaskFacts]) -> None:
+    def __init__(self, tasks: Ledger) -> None:
         self._tasks = tasks
+
+    def following(self, task_id: str) -> list[str]:
+        """Who follows `task_id`, asked of the ledger's store (`taskfs.core.lineage`)."""
+        return [t for t in self._tasks.following(task_id) if t in self]
 
     def __getitem__(self, key: str) -> TaskFacts:
         task = self._tasks[key]

@@ -161,12 +161,14 @@ def submit_within(
     actor: str,
     *,
     trailers: Sequence[str] = (),
+    opened: str | None = None,
 ) -> list[Submitted]:
     """`submit`'s checks and writes, under a writer the caller holds: the commit holds
-    whatever the caller added to `writer` too (an intake's last request)."""
+    whatever the caller added to `writer` too (an intake's last request). `opened`: the
+    message that made the (single) task, as `write_new_tasks` takes it."""
     batch = _assign_ids(repo, parsed, actor)
     rules.check_new_tasks(repo, batch)
-    write_new_tasks(repo, writer, batch, actor, trailers=trailers)
+    write_new_tasks(repo, writer, batch, actor, trailers=trailers, opened=opened)
     return [Submitted(e.id or "") for e in batch]
 
 
@@ -193,35 +195,16 @@ def write_new_tasks(
     now = datetime.now(timezone.utc)
     signer = _opening_signer(repo, actor) if opened is None else None
     for envelope in batch:
-        task_id = envelope.id
-        assert task_id is not None
-        envelope_rel = repo.task_rel(task_id, ENVELOPE)
-        if task_id in in_place:
-            writer.include(envelope_rel)
-            text = repo.read_bytes(envelope_rel)
-        else:
-            text = envelope_bytes(repo, envelope)
-            writer.add(envelope_rel, text)
-        at = format_time(now)
-        message = signer.sign(task_id, envelope.recipient, text, at) if signer else None
-        if message is not None:
-            rel = repo.task_rel(task_id, MESSAGES, stamped_name(now))
-            writer.add(rel, record_bytes(message.to_document()))
-        name = status_name(1, "submitted")
-        record = StatusRecord(
-            task=task_id,
-            state="submitted",
-            by=actor,
-            at=at,
-            message=message.msg_id if message is not None else opened,
+        stage_new_task(
+            repo,
+            writer,
+            envelope,
+            actor,
+            now=now,
+            signer=signer,
+            in_place=envelope.id in in_place,
+            opened=opened,
         )
-        document = transition_keys.signed(
-            repo, actor, record.to_document(), f"submit task {task_id!r}"
-        )
-        writer.add(repo.task_rel(task_id, STATUS, name), record_bytes(document))
-        # The read model's row, as the full reader will read these files (their commit
-        # stores it: `Writer.project`).
-        writer.project(new_task_row(envelope, name, actor, at))
     subject = _new_message([e.id or "" for e in batch], actor, trailers)
     return writer.commit(subject, actor, when=now)
 
@@ -231,6 +214,49 @@ def new_task_row(envelope: Envelope, status: str, actor: str, at: str) -> Summar
     assert envelope.id is not None
     facts = Facts.of(envelope)
     return Summary(envelope.id, facts, "submitted", None, 0, (), status, actor, 1, head_at=at)
+
+
+def stage_new_task(
+    repo: Repository,
+    writer: Writer,
+    envelope: Envelope,
+    actor: str,
+    *,
+    now: datetime,
+    signer: OpeningSigner | None,
+    in_place: bool = False,
+    opened: str | None = None,
+) -> None:
+    """Add one new task to `writer`: its envelope file (already in place, or written now), its
+    opening signed by `signer` when it can sign it, and its `submitted` status naming that
+    opening (or `opened`), signed by `actor` where its key is here."""
+    task_id = envelope.id
+    assert task_id is not None
+    envelope_rel = repo.task_rel(task_id, ENVELOPE)
+    if in_place:
+        writer.include(envelope_rel)
+        text = repo.read_bytes(envelope_rel)
+    else:
+        text = envelope_bytes(repo, envelope)
+        writer.add(envelope_rel, text)
+    at = format_time(now)
+    message = signer.sign(task_id, envelope.recipient, text, at) if signer else None
+    if message is not None:
+        rel = repo.task_rel(task_id, MESSAGES, stamped_name(now))
+        writer.add(rel, record_bytes(message.to_document()))
+    record = StatusRecord(
+        task=task_id,
+        state="submitted",
+        by=actor,
+        at=at,
+        message=message.msg_id if message is not None else opened,
+    )
+    document = transition_keys.signed(repo, actor, record.to_document(), f"submit task {task_id!r}")
+    name = status_name(1, "submitted")
+    writer.add(repo.task_rel(task_id, STATUS, name), record_bytes(document))
+    # The read model's row, as the full reader will read these files (their commit stores it:
+    # `Writer.project`).
+    writer.project(new_task_row(envelope, name, actor, at))
 
 
 def _opening_signer(repo: Repository, actor: str) -> OpeningSigner | None:

@@ -45,7 +45,7 @@ def explain(problems: Sequence[Problem], start: Path | None = None) -> list[Prob
         near = None
         if found.code == "task_not_found" and isinstance(wanted, str):
             near = nearest(wanted, known)
-        if near is None or "suggestion" in found.data:
+        if near is None or near == wanted or "suggestion" in found.data:
             out.append(found)
             continue
         data = {k: v for k, v in found.data.items() if k != "id"}

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from taskfs.api.views.documents import summary
+from taskfs.api.views.sent import attention
 
 __all__ = [
     "bound",
@@ -69,8 +70,13 @@ def inbox(box: Any) -> dict[str, Any]:
             "refused": len(box.refused),
             "superseded": len(box.superseded),
             "requests": len(box.requests) + len(box.requested),
+            "ended": len(box.ended),
+            "quiet": len(box.quiet),
         },
-        "toClaim": [{**summary(t), "ready": t.id in box.ready} for t in box.to_claim],
+        "toClaim": [
+            {**summary(t), "objective": t.envelope.objective, "ready": t.id in box.ready}
+            for t in box.to_claim
+        ],
         "questions": [
             {**message(c), "asOwner": c.record.msg_id in box.as_owner} for c in box.questions
         ],
@@ -80,6 +86,8 @@ def inbox(box: Any) -> dict[str, Any]:
         "superseded": [lost.to_json() for lost in box.superseded],
         "requests": [_request(i) for i in box.requests],
         "requested": [_request(i) for i in box.requested],
+        "ended": [attention(t) for t in box.ended],
+        "quiet": [attention(t) for t in box.quiet],
     }
 
 
@@ -185,10 +193,19 @@ def message_state(found: Any) -> dict[str, Any]:
 
 
 def outbox(box: Any) -> dict[str, Any]:
+    held = box.held or {}
     uncommitted = [{**entry(c), "pending": "uncommitted"} for c in box.uncommitted]
+    unbridged = [
+        {**entry(c), "pending": "unbridged", "held": held.get(c.record.msg_id)}
+        for c in box.unbridged
+    ]
     unpushed = [{**entry(e), "pending": "unpushed"} for e in box.unpushed]
     return {
         "upstream": box.upstream,
-        "counts": {"uncommitted": len(uncommitted), "unpushed": len(unpushed)},
-        "messages": uncommitted + unpushed,
+        "counts": {
+            "uncommitted": len(uncommitted),
+            "unbridged": len(unbridged),
+            "unpushed": len(unpushed),
+        },
+        "messages": uncommitted + unbridged + unpushed,
     }

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from taskfs.core import yamlio
+from taskfs.core.evidence import RunnerTrust, signature_state
 from taskfs.core.evidence_records import CheckEvidence, parse_evidence
 from taskfs.core.layout import EVIDENCE, MESSAGES, STAMPED_NAME_RE
 from taskfs.core.records import MessageRecord
@@ -39,10 +40,22 @@ class EvidenceRow:
     # Owned files not committed when the check ran: such evidence completes nothing.
     uncommitted: tuple[str, ...] = ()
     fresh: bool = False  # run in a fresh checkout of `commit` (`check --fresh`)
+    kind: str = "check"  # or judgement: a verdict recorded from elsewhere
+    by: str = ""  # the agent that ran the check or recorded the judgement
+    # How its signature stands against the runner keys trusted here (`signature_state`):
+    # valid, invalid, unsigned or unverified; empty when nobody asked.
+    signature: str = ""
+    runner: str = ""  # the runner key it names, when signed
+    signature_note: str = ""
 
     @property
     def passed(self) -> bool:
         return self.verdict == "pass"
+
+    @property
+    def self_reported(self) -> bool:
+        """No runner vouches for it: whoever committed it says it ran so."""
+        return self.signature == "unsigned"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -56,6 +69,8 @@ class EvidenceRow:
             "durationSeconds": self.duration_seconds,
             "commit": self.commit,
             **({"problem": self.problem} if self.problem else {}),
+            **({"signature": self.signature} if self.signature else {}),
+            **({"runner": self.runner} if self.runner else {}),
         }
 
 
@@ -86,9 +101,14 @@ class MessageRow:
         }
 
 
-def task_evidence(repo: Repository, task_id: str) -> list[EvidenceRow]:
-    """The task's evidence files, oldest first."""
-    return [evidence_row(task_id, rel, data) for rel, data in _files(repo, task_id, EVIDENCE)]
+def task_evidence(
+    repo: Repository, task_id: str, trust: RunnerTrust | None = None
+) -> list[EvidenceRow]:
+    """The task's evidence files, oldest first (with how each signature stands against
+    `trust`, when given)."""
+    return [
+        evidence_row(task_id, rel, data, trust) for rel, data in _files(repo, task_id, EVIDENCE)
+    ]
 
 
 def task_messages(repo: Repository, task_id: str) -> list[MessageRow]:
@@ -121,8 +141,11 @@ def parse(data: bytes | None) -> tuple[Mapping[str, Any] | None, str]:
     return value, ""
 
 
-def evidence_row(task_id: str, rel: str, data: bytes | None) -> EvidenceRow:
-    """One evidence file (its bytes, from the tree or from git) as a row."""
+def evidence_row(
+    task_id: str, rel: str, data: bytes | None, trust: RunnerTrust | None = None
+) -> EvidenceRow:
+    """One evidence file (its bytes, from the tree or from git) as a row; with `trust`, how
+    its signature stands against those runner keys."""
     value, reason = parse(data)
     if value is None:
         return EvidenceRow(rel, task_id, "invalid", at=_stamp(rel), problem=reason)
@@ -130,6 +153,7 @@ def evidence_row(task_id: str, rel: str, data: bytes | None) -> EvidenceRow:
         record = parse_evidence(value)
     except ValidationError as exc:
         return EvidenceRow(rel, task_id, "invalid", at=_stamp(rel), problem=first_error(exc))
+    signed = _signature(value, trust)
     if isinstance(record, CheckEvidence):
         return EvidenceRow(
             path=rel,
@@ -145,6 +169,10 @@ def evidence_row(task_id: str, rel: str, data: bytes | None) -> EvidenceRow:
             commit=record.commit,
             uncommitted=_uncommitted(record),
             fresh=bool(record.fresh),
+            by=record.by or "",
+            signature=signed[0],
+            runner=signed[1],
+            signature_note=signed[2],
         )
     return EvidenceRow(
         path=rel,
@@ -154,7 +182,22 @@ def evidence_row(task_id: str, rel: str, data: bytes | None) -> EvidenceRow:
         at=record.started_at,
         stdout=record.note,
         commit=record.commit or "",
+        kind="judgement",
+        by=record.by or "",
+        signature=signed[0],
+        runner=signed[1],
+        signature_note=signed[2],
     )
+
+
+def _signature(document: Mapping[str, Any], trust: RunnerTrust | None) -> tuple[str, str, str]:
+    """(how the signature stands, the runner it names, why), or empty without `trust`."""
+    if trust is None:
+        return "", "", ""
+    state, why = signature_state(document, trust)
+    runner = document.get("runner")
+    name = runner.get("name") if isinstance(runner, Mapping) else None
+    return state, name if isinstance(name, str) else "", why
 
 
 def _uncommitted(record: CheckEvidence) -> tuple[str, ...]:

@@ -7,6 +7,7 @@ status message data); the text names the door's way of sending the envelope on t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from taskfs import i18n
@@ -16,10 +17,13 @@ from taskfs.core.layout import SCHEMA_DIR
 from taskfs.errors import Problem
 
 SCHEMA = f"{SCHEMA_DIR}/envelope.schema.json"
+# Where an A2A client finds the envelope's schema: an extension of the agent card
+# (taskfs.a2a.server.ENVELOPE_EXTENSION).
+A2A_EXTENSION = "urn:taskfs:a2a:envelope:v1"
 
 
 def document(
-    intake: Intake, problems: tuple[Problem, ...] | list[Problem], *, submitted: bool = False
+    intake: Intake, problems: Sequence[Problem], *, submitted: bool = False
 ) -> dict[str, Any]:
     """The intake's fields for a JSON answer (no `ok`: the caller's document carries it)."""
     state = "submitted" if submitted else intake.state
@@ -48,7 +52,7 @@ def document(
 
 
 def answer_document(
-    intake: Intake, problems: tuple[Problem, ...] | list[Problem], *, submitted: bool = False
+    intake: Intake, problems: Sequence[Problem], *, submitted: bool = False
 ) -> dict[str, Any]:
     """A whole JSON document: the request was kept (`ok`), whatever it still lacks."""
     return shapes.document(True, **document(intake, problems, submitted=submitted))
@@ -56,7 +60,7 @@ def answer_document(
 
 def text(
     intake: Intake,
-    problems: tuple[Problem, ...] | list[Problem],
+    problems: Sequence[Problem],
     door: Door,
     *,
     submitted: bool = False,
@@ -96,6 +100,8 @@ def text(
                 accept=_accept_hint(intake, door),
             )
         )
+        # The requester reads what it would accept as its word.
+        lines += [f"    {line}" for line in (proposal.record.text or "").rstrip().splitlines()]
     else:
         lines.append(how(intake, door))
     return "\n".join(lines)
@@ -107,9 +113,10 @@ def how(intake: Intake, door: Door) -> str:
     if door == "a2a":
         return i18n.say(
             "Send the envelope (a data part, or YAML text) with taskId {id}; the missing fields "
-            "alone are enough. The envelope's JSON Schema: {schema}. Missing: {fields}",
+            "alone are enough. The envelope's JSON Schema is in the agent card (extension "
+            "{extension}, params.schema). Missing: {fields}",
             id=intake.id,
-            schema=SCHEMA,
+            extension=A2A_EXTENSION,
             fields=fields,
         )
     if door == "interlink":

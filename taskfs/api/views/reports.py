@@ -7,12 +7,15 @@ renderers in `taskfs.report` turn these values into markdown, terminal tables, H
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
 from taskfs.api.views import entries
+from taskfs.api.views.commits import CodeCommit
 from taskfs.api.views.entries import EvidenceRow, MessageRow
+from taskfs.api.views.lineage import Lineage, Link
+from taskfs.core.evidence import RunnerTrust
 from taskfs.core.forks import losses
 from taskfs.core.layout import STATUS_NAME_RE
 from taskfs.core.records import Artifact
@@ -55,6 +58,11 @@ class TaskReport:
     dependencies: tuple[tuple[str, str | None], ...] = ()  # (id, its state; None: no such task)
     children: tuple[str, ...] = ()
     requests: tuple[TimelineRow, ...] = ()  # the intake it came from (contract section 12)
+    replaces: tuple[Link, ...] = ()  # the tasks whose work it took over (reassign, retry)
+    replaced_by: tuple[Link, ...] = ()  # the tasks that took its work over
+    # The commits that touched its owned files since it was submitted (`show` only: the
+    # board and the listings do without).
+    code_commits: tuple[CodeCommit, ...] = ()
 
     @property
     def id(self) -> str:
@@ -108,7 +116,8 @@ def intake_rows(repo: Repository, task_id: str) -> tuple[TimelineRow, ...]:
         words = " ".join((record.reason or record.text or "").split())
         detail = words if len(words) <= 120 else words[:117] + "..."
         path = repo.task_rel(task_id, INTAKE, entry.name)
-        rows.append(TimelineRow(record.at, "intake", record.by, record.kind, detail, path=path))
+        what = "accepted" if record.accepts else record.kind  # the requester took a proposal
+        rows.append(TimelineRow(record.at, "intake", record.by, what, detail, path=path))
     return tuple(rows)
 
 
@@ -133,9 +142,14 @@ def intake_report(repo: Repository, task_id: str) -> IntakeReport:
     return IntakeReport(task_id, intake.state, tuple(rows))
 
 
-def task_report(repo: Repository, task_id: str, *, neighbours: bool = True) -> TaskReport:
+def task_report(
+    repo: Repository, task_id: str, *, neighbours: bool = True, commits: bool = False
+) -> TaskReport:
     """A task with its evidence and messages, and (`neighbours`) the states of its
-    dependencies and the tasks delegated from it, which takes reading the whole ledger."""
+    dependencies, the tasks delegated from it and its lineage, which takes reading the whole
+    ledger; `commits` adds the code commits that touched its owned files, and says how each
+    acceptance run's signature stands. An archived task is read as the archive's commit holds
+    it, without its neighbours."""
     from taskfs.api.tasks.queries import home
 
     where = home(repo, task_id)  # an archived task: as the archive's commit holds it
@@ -149,25 +163,52 @@ def task_report(repo: Repository, task_id: str, *, neighbours: bool = True) -> T
         )
     tasks = load_all(repo)
     tasks.setdefault(task_id, task)
-    return _report(repo, task, tasks)
+    report = _report(repo, task, tasks, lineage_of(tasks), trust=_trust(repo))
+    if not commits:
+        return report
+    from taskfs.api.views.commits import since_submitted
+
+    found = since_submitted(repo, task.id, task.envelope.files_and_interfaces)
+    return replace(report, code_commits=found)
 
 
 def all_reports(repo: Repository) -> list[TaskReport]:
     tasks = load_all(repo)
-    return [_report(repo, task, tasks) for task in tasks.values()]
+    lineage = lineage_of(tasks)
+    trust = _trust(repo)
+    return [_report(repo, task, tasks, lineage, trust=trust) for task in tasks.values()]
 
 
-def _report(repo: Repository, task: Task, tasks: Mapping[str, Task]) -> TaskReport:
+def _trust(repo: Repository) -> RunnerTrust:
+    from taskfs.api.evidence.gate import trust_root
+
+    return trust_root(repo)
+
+
+def lineage_of(tasks: Mapping[str, Task]) -> Lineage:
+    return Lineage({task_id: task.envelope for task_id, task in tasks.items()})
+
+
+def _report(
+    repo: Repository,
+    task: Task,
+    tasks: Mapping[str, Task],
+    lineage: Lineage,
+    *,
+    trust: RunnerTrust | None = None,
+) -> TaskReport:
     deps = tuple(
         (dep, tasks[dep].state if dep in tasks else None) for dep in task.envelope.depends_on
     )
     children = tuple(sorted(t.id for t in tasks.values() if t.envelope.parent == task.id))
     return TaskReport(
         task,
-        tuple(entries.task_evidence(repo, task.id)),
+        tuple(entries.task_evidence(repo, task.id, trust)),
         tuple(entries.task_messages(repo, task.id)),
         deps,
         children,
+        replaces=lineage.replaces(task.id),
+        replaced_by=lineage.replaced_by(task.id),
     )
 
 
@@ -180,11 +221,20 @@ def timeline(
     """The requests it came from, transitions, acceptance runs and messages in the order
     they happened."""
     rows: list[TimelineRow] = list(requests)
+    messages = list(messages)
+    by_id = {m.msg_id: m for m in messages if m.msg_id}
+    folded: set[str] = set()
     for link in task.chain.links:
         record = link.record
-        rows.append(
-            TimelineRow(record.at, "transition", record.by, record.state, record.reason or "")
-        )
+        detail = record.reason or ""
+        made_by = by_id.get(record.message or "")
+        if made_by is not None:
+            # One step, not two: the message and the transition it made (a question, its
+            # answer, a failure) are shown as the transition, saying the message.
+            folded.add(made_by.msg_id)
+            said = f"{made_by.status or 'message'}: {made_by.text}"
+            detail = said if not detail or detail == made_by.text else f"{detail} ({said})"
+        rows.append(TimelineRow(record.at, "transition", record.by, record.state, detail))
     for loss in losses(task.chain):
         record, winner = loss.link.record, loss.winner
         won = f"{winner.record.state} by {winner.record.by}" if winner else ""
@@ -202,6 +252,8 @@ def timeline(
             )
         )
     for message in messages:
+        if message.msg_id in folded:
+            continue
         who = f"{message.sender} → {message.to}" if message.to else message.sender
         what = message.status or "message"
         rows.append(TimelineRow(message.at, "message", who, what, message.text, path=message.path))
@@ -246,7 +298,9 @@ class Node:
 class Edge:
     source: str
     target: str
-    kind: str  # dependsOn (source needs target) or parent (source delegated target)
+    # dependsOn (source needs target), parent (source delegated target), or how the source's
+    # work was handed on to the target (reassigned, retried: `taskfs.api.views.lineage`)
+    kind: str
 
 
 @dataclass(frozen=True)
@@ -269,4 +323,5 @@ def task_graph(repo: Repository) -> TaskGraph:
         if task.envelope.parent:
             edges.append(Edge(task.envelope.parent, task.id, "parent"))
             nodes.setdefault(task.envelope.parent, Node(task.envelope.parent, None))
+    edges += [Edge(link.source, link.target, link.kind) for link in lineage_of(tasks).links()]
     return TaskGraph(tuple(sorted(nodes.values(), key=lambda n: n.id)), tuple(edges))

@@ -164,6 +164,23 @@ class History(Process):
         found = parse_log(proc.stdout) if proc.returncode == 0 else []
         return found[0].committed if found and found[0].committed else None
 
+    def touching(self, revisions: str, pathspecs: Sequence[str], *, limit: int) -> list[LogEntry]:
+        """The latest `limit` commits of `revisions` that touched `pathspecs` (with their
+        messages), newest first; none when git cannot say (a range it does not know)."""
+        if not pathspecs or self.head() is None:
+            return []
+        args = log_args(
+            f"--max-count={limit}",
+            "--no-patch",
+            "--end-of-options",
+            revisions,
+            "--",
+            *pathspecs,
+            message=True,
+        )
+        proc = self.run_raw(*args)
+        return parse_log(proc.stdout, message=True) if proc.returncode == 0 else []
+
     def commits(self, rev_range: str) -> list[tuple[str, str]]:
         """(commit, author name) for every commit of `rev_range` (as `git log` takes it),
         oldest first."""

@@ -1,7 +1,14 @@
 """Running git: the scrubbed environment, the errors, and what every other part stands on.
 
 Every git process runs with a scrubbed environment: taskfs may itself run inside a git hook,
-where `GIT_DIR`, `GIT_INDEX_FILE` and friends point somewhere else.
+where `GIT_DIR`, `GIT_INDEX_FILE` and friends point somewhere else. And every one runs with the
+settings that make git run a command of the configuration's choosing, and that taskfs never
+needs, pinned off on its command line (`PINNED`, through `argv`: `git -c ...` outranks every
+configuration file): a hook, `core.fsmonitor` or a pager planted in `.git` (by an acceptance
+command run without a sandbox, say) never runs with the operator's environment. What taskfs
+cannot pin without breaking what users rely on (filters such as git-lfs', `core.sshCommand`,
+credential helpers, `gpg.program`) is guarded where it can be planted: a check's changes to
+git's files are undone (`taskfs.store.git.planted`).
 """
 
 from __future__ import annotations
@@ -35,6 +42,24 @@ _KEEP_GIT_VARS = frozenset(
         "GIT_TRACE",
     }
 )
+# Settings that make git run a command, pinned for every git taskfs runs. Hooks included:
+# taskfs's git is plumbing (it writes its commits itself) and its pushes and checkouts are its
+# own; `core.hooksPath` names a folder that holds nothing.
+PINNED = (
+    "core.fsmonitor=false",
+    f"core.hooksPath={os.devnull}",
+    "core.pager=cat",
+    "core.editor=:",
+    "sequence.editor=:",
+    "protocol.ext.allow=never",
+)
+
+
+def argv(*args: str, pins: Iterable[str] = PINNED) -> list[str]:
+    """The command line of `git ARGS` with the settings that run commands pinned (`PINNED`)."""
+    return ["git", *(word for setting in pins for word in ("-c", setting)), *args]
+
+
 # How long a command that writes the index waits for another git process's `index.lock` (an
 # editor's or an IDE's `git status` holds it for a moment) before it fails with git's message.
 INDEX_LOCK_WAIT_SECONDS = 10.0
@@ -47,6 +72,7 @@ def scrubbed_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     # Reading commands (`status`) must not take the index lock to refresh it: that would make
     # a user's `git commit`, or another taskfs writer's `git add`, fail for a moment.
     env["GIT_OPTIONAL_LOCKS"] = "0"
+    env["GIT_PAGER"] = "cat"  # a pager git would run: none (see PINNED)
     if extra:
         env.update(extra)
     return env
@@ -93,7 +119,7 @@ class Process:
     @staticmethod
     def init(root: Path) -> None:
         proc = subprocess.run(
-            ["git", "init", "--quiet", str(root)],
+            argv("init", "--quiet", str(root)),
             capture_output=True,
             env=scrubbed_env(),
             stdin=subprocess.DEVNULL,
@@ -115,11 +141,15 @@ class Process:
         return proc.stdout.decode("utf-8", "replace").strip()
 
     def run_raw(
-        self, *args: str, input: bytes | None = None, env: Mapping[str, str] | None = None
+        self,
+        *args: str,
+        input: bytes | None = None,
+        env: Mapping[str, str] | None = None,
+        pins: Iterable[str] = PINNED,
     ) -> subprocess.CompletedProcess[bytes]:
         try:
             return subprocess.run(
-                ["git", *args],
+                argv(*args, pins=pins),
                 cwd=self.root,
                 input=input,
                 stdin=None if input is not None else subprocess.DEVNULL,
@@ -207,8 +237,13 @@ class Process:
         return name or passed.get("GIT_AUTHOR_NAME") or None
 
     def hook_path(self, name: str) -> Path:
-        """Where git looks for hook `name` (core.hooksPath respected)."""
-        return self.root / self.run("rev-parse", "--git-path", f"hooks/{name}")
+        """Where the user's git looks for hook `name` (their core.hooksPath respected: the
+        question runs nothing, so the pin that keeps taskfs's own git from hooks is left out)."""
+        pins = [setting for setting in PINNED if not setting.startswith("core.hooksPath=")]
+        proc = self.run_raw("rev-parse", "--git-path", f"hooks/{name}", pins=pins)
+        if proc.returncode != 0:
+            raise git_error(("rev-parse",), proc)
+        return self.root / proc.stdout.decode("utf-8", "replace").strip()
 
 
 def nul_list(data: bytes) -> list[str]:

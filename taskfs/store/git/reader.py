@@ -7,7 +7,7 @@ import subprocess
 from collections.abc import Iterator
 
 from taskfs.errors import fail
-from taskfs.store.git.process import Process, scrubbed_env
+from taskfs.store.git.process import Process, argv, scrubbed_env
 
 
 class ObjectReader:
@@ -17,7 +17,7 @@ class ObjectReader:
         self._git = git
         self.digest_size = git._hash().digest_size  # of its object ids: SHA-1 or SHA-256
         self._proc = subprocess.Popen(
-            ["git", "cat-file", "--batch"],
+            argv("cat-file", "--batch"),
             cwd=git.root,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

@@ -30,6 +30,39 @@ class Remotes(Process):
             raise git_error(("fetch",), proc)
         return self.run("rev-parse", "--verify", f"{tracking}^{{commit}}")
 
+    def tracking(self, remote: str, branch: str) -> str | None:
+        """The commit the remote-tracking ref of `branch` of `remote` holds; None if none."""
+        return self.verify(f"refs/remotes/{remote}/{branch}")
+
+    def tracked_refs(self) -> list[str]:
+        """Every remote-tracking ref (`refs/remotes/R/B`), but the symbolic `R/HEAD`s."""
+        out = self.run("for-each-ref", "--format=%(refname) %(symref)", "refs/remotes")
+        return [ref for ref, _sp, symref in (line.partition(" ") for line in out.splitlines())
+                if ref and not symref]  # fmt: skip
+
+    def dropped(self, ref: str, tip: str | None, folder: str, also: str | None = None) -> list[str]:
+        """The commits touching `folder` that HEAD holds and that `ref` once held (its reflog,
+        and `also`: its value before a fetch), but `tip` (its value now) does not: what a
+        rewrite of the remote's history (a forced push) took away from under this clone.
+        Newest first; empty when every value `ref` had is in `tip`, the way of every plain
+        push and fetch."""
+        head = self.head()
+        if tip is None or head is None:
+            return []
+        log = self.run_raw("reflog", "show", "--format=%H", "--end-of-options", ref, "--")
+        past = set(log.stdout.decode().split()) if log.returncode == 0 else set()
+        past |= {also} if also else set()
+        past.discard(tip)
+        if not past:
+            return []
+        # A value whose commits were since pruned is passed over (--ignore-missing).
+        selection = ("rev-list", "--no-merges", "--full-history", "--ignore-missing", "--stdin")
+        once = self.run(*selection, "--", folder, input="\n".join([*past, f"^{tip}"]).encode())
+        if not once:
+            return []
+        mine = set(self.run(*selection, "--", folder, input=f"{head}\n^{tip}".encode()).split())
+        return [commit for commit in once.split() if commit in mine]
+
     def push(self, remote: str, commit: str, branch: str) -> str | None:
         """Push `commit` to `branch` of `remote` (never forced). None when it landed, else git's
         reason for refusing it; a failure to reach the remote raises."""

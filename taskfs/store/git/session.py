@@ -23,7 +23,7 @@ import git as gitpython
 from git.exc import GitCommandError
 
 from taskfs.errors import fail
-from taskfs.store.git.process import Process, dropped_var, scrubbed_env
+from taskfs.store.git.process import Process, argv, dropped_var, scrubbed_env
 from taskfs.store.git.reader import parse_tree
 
 # GitPython logs a warning where git wrote to stderr; taskfs says what went wrong itself.
@@ -31,11 +31,14 @@ logging.getLogger("git").addHandler(logging.NullHandler())
 
 
 class _Command(gitpython.cmd.Git):
-    """GitPython's command runner in taskfs's scrubbed environment. GitPython starts from
-    `os.environ` and can only add to it, so the variables a git hook sets (`GIT_DIR`,
-    `GIT_INDEX_FILE`, ...), which would point git elsewhere, are unset by `env` before git."""
+    """GitPython's command runner in taskfs's scrubbed environment, with the settings that run
+    commands pinned (`process.argv`). GitPython starts from `os.environ` and can only add to it,
+    so the variables a git hook sets (`GIT_DIR`, `GIT_INDEX_FILE`, ...), which would point git
+    elsewhere, are unset by `env` before git."""
 
     def execute(self, command: Any, *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(command, str) and command and command[0] == "git":
+            command = argv(*command[1:])
         drop = sorted(name for name in os.environ if dropped_var(name, os.environ))
         if drop and not isinstance(command, str):
             command = ["env", *(f"--unset={name}" for name in drop), *command]

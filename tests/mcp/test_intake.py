@@ -1,0 +1,53 @@
+"""A planner delegates in conversation over MCP (contract section 12): prose through
+`agent_send` is kept as a request; the worker sees it in its inbox and proposes an envelope;
+the planner accepts it, and the worker claims the task. Two real `taskfs mcp` processes, driven
+by the MCP SDK's own client, tools only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+
+from taskfs.core import yamlio
+from tests.helpers import ENVELOPE, taskfs
+from tests.mcp.test_server import serve, server_env
+
+
+def test_prose_becomes_a_task_through_a_proposal_the_planner_accepts(
+    repo: Path, tmp_path: Path
+) -> None:
+    env = server_env(tmp_path)
+    proposal = yamlio.dump({k: v for k, v in ENVELOPE.items() if k not in ("from", "to")})
+
+    async def work() -> None:
+        async with serve(repo, "planner", env) as planner, serve(repo, "builder", env) as builder:
+            kept = await planner.ok(
+                "agent_send", envelope="to: builder\nobjective: empty passwords get in"
+            )
+            task = kept["id"]
+            assert kept["state"] == "intake"
+            assert kept["from"] == "planner"
+            assert kept["to"] == "builder"
+            assert "outputFormat" in kept["missing"]
+            assert f"task_id={task}" in kept["next"]
+            box = await builder.ok("agent_inbox")
+            assert [r["id"] for r in box["requests"]] == [task]
+            assert await builder.refused("agent_claim", task_id=task) == ["intake_open"]
+            assert await planner.refused("agent_propose", task_id=task, envelope=proposal) == [
+                "agent_not_allowed"
+            ]
+            proposed = await builder.ok("agent_propose", task_id=task, envelope=proposal)
+            assert proposed["proposal"]
+            assert (await builder.ok("agent_status", task_id=task))["state"] == "intake"
+            mine = await planner.ok("agent_inbox")
+            assert mine["requested"][0]["proposal"]
+            accepted = await planner.ok("agent_accept", task_id=task)
+            assert accepted["state"] == "submitted"
+            claimed = await builder.ok("agent_claim", task_id=task)
+            assert claimed["state"] == "working"
+
+    anyio.run(work)
+    listed = taskfs("ls", "--json").json["tasks"]
+    assert [(t["state"], t["from"], t["to"]) for t in listed] == [("working", "planner", "builder")]
+    assert taskfs("audit").code == 0
