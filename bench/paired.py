@@ -25,6 +25,9 @@ The pairs:
 
 `--builder direct` (the default) takes the repository direct.py writes (the same files, in one
 commit); `--builder writer` the one generate.py writes through taskfs's own writer.
+`--archived N` (issue 31) pairs every command on a repository of SIZE tasks and N archived
+ones (`direct.build_archived`: the same plan's SIZE tasks, N finished ones more taken out by
+`taskfs archive`) against the same command on the repository of SIZE tasks.
 `--sizes 50000 --only show,ls,ready,claim,new` measures what issue 19 asks at 50,000 tasks.
 """
 
@@ -63,6 +66,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--taskfs", help="the taskfs command (default: bench/.cache/venv's)")
     parser.add_argument("--no-peers", action="store_true", help="no seeds pairs")
     parser.add_argument("--builder", choices=("direct", "writer"), default="direct")
+    parser.add_argument(
+        "--archived",
+        type=int,
+        default=0,
+        help="pair each command on SIZE tasks plus this many archived ones against SIZE tasks",
+    )
     args = parser.parse_args(argv)
     cache = Path(args.cache).resolve()
     env = run_module._child_env()
@@ -73,6 +82,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         seeds = [p for p in peers_module.install(cache, _log) if p.name == "seeds"]
     out: dict[str, Any] = {}
     for size in (int(s) for s in args.sizes.split(",")):
+        if args.archived:
+            out[f"{size}+{args.archived}"] = _archived(
+                size, args.archived, cache, [str(script)], env, args
+            )
+            continue
         out[str(size)] = _size(size, cache, [str(script)], seeds, env, args)
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
@@ -96,11 +110,7 @@ def _size(  # noqa: PLR0917 - one size's whole setting
         sd_source, sd_manifest = peers_module.cached_repo(cache, seeds[0], size, _log)
         sd_repo = run_module._copy(sd_source, work / "seeds")
         sd = seeds[0].command
-    for warm in (["ls", "--json"], ["ready", "--json"], ["show", manifest["show"], "--json"]):
-        subprocess.run([*tf, *warm], cwd=repo, env=env, capture_output=True, check=True)
-    pool = list(manifest["pool"])
-    inputs = work / "inputs"
-    inputs.mkdir(parents=True, exist_ok=True)
+    ops = _operations(repo, manifest, tf, env, work / "inputs", size)
     counter = {"note": 0}
 
     def commit(i: int) -> list[Argv]:
@@ -110,6 +120,104 @@ def _size(  # noqa: PLR0917 - one size's whole setting
         (repo / name).write_text(f"note {counter['note']}\n")
         return [["git", "add", "--", name], ["git", "commit", "-q", "-m", f"note {name}"]]
 
+    pairs: list[tuple[str, Steps, Path, Steps, Path, Callable[[int], None] | None]] = []
+
+    def fixed(argv: Argv) -> Steps:
+        return lambda i: [argv]
+
+    if sd is not None and sd_repo is not None and sd_manifest is not None:
+        peer = peers_module.SEEDS_OPS
+        pairs += [
+            (
+                "show ID --json / sd show",
+                ops["show"][0],
+                repo,
+                fixed([*sd, *peer["show ID"](sd_manifest, 0)]),
+                sd_repo,
+                None,
+            ),
+            (
+                "ls --json / sd list",
+                ops["ls"][0],
+                repo,
+                fixed([*sd, *peer["ls --json"](sd_manifest, 0)]),
+                sd_repo,
+                None,
+            ),
+            (
+                "ready --json / sd ready",
+                ops["ready"][0],
+                repo,
+                fixed([*sd, *peer["ready --json"](sd_manifest, 0)]),
+                sd_repo,
+                None,
+            ),
+            (
+                "new / sd create",
+                ops["new"][0],
+                repo,
+                lambda i: [[*sd, *peer["new"](sd_manifest, i)]],
+                sd_repo,
+                None,
+            ),
+        ]
+    for name in WRITERS:
+        steps, prepare = ops[name]
+        pairs.append((f"{name} / git add+commit", steps, repo, commit, repo, prepare))
+
+    def claim_first(i: int) -> None:  # before A: a claim, untimed
+        argv = ops["claim"][0](i)[0]
+        subprocess.run(argv, cwd=repo, env=env, capture_output=True, check=False)
+
+    def settle(i: int) -> None:  # before B: the margin passes and a listing settles
+        time.sleep(2.1)
+        subprocess.run([*tf, "ls", "--json"], cwd=repo, env=env, capture_output=True, check=False)
+
+    listing = fixed([*tf, "ls", "--json"])
+    pairs.append(("first ls after claim / settled ls", listing, repo, listing, repo, None))
+    results: dict[str, Any] = {}
+    only = set(args.only.split(",")) if args.only else None
+    for name, a, a_cwd, b, b_cwd, prepare in pairs:
+        if only and not any(name.startswith(o) for o in only):
+            continue
+        before = (claim_first, settle) if name.startswith("first ls") else (prepare, None)
+        results[name] = _pair(a, a_cwd, b, b_cwd, env, args.runs, before)
+        print(f"{size:>6}  {_line(name, results[name])}", flush=True)
+    shutil.rmtree(work, ignore_errors=True)
+    return results
+
+
+# The writers paired against a bare commit, in this order.
+WRITERS = (
+    "new",
+    "claim",
+    "move",
+    "refuse",
+    "send",
+    "check (command true)",
+    "evidence add",
+    "complete",
+)
+Operation = tuple[Steps, "Callable[[int], None] | None"]
+
+
+def _operations(  # noqa: PLR0917 - a repository and what to run in it
+    repo: Path,
+    manifest: dict[str, Any],
+    tf: list[str],
+    env: dict[str, str],
+    inputs: Path,
+    size: int,
+) -> dict[str, Operation]:
+    """Each operation the benchmark times in `repo` (a fresh copy: they change it), by name:
+    its steps for run i, and what to do before it, untimed (None: nothing)."""
+    for warm in (["ls", "--json"], ["ready", "--json"], ["show", manifest["show"], "--json"]):
+        subprocess.run([*tf, *warm], cwd=repo, env=env, capture_output=True, check=True)
+    pool = list(manifest["pool"])
+    inputs.mkdir(parents=True, exist_ok=True)
+    counter: dict[str, int] = {}
+    agent = manifest["agent"]
+
     def new(i: int) -> list[Argv]:
         counter["new"] = n = counter.get("new", 0) + 1
         path = inputs / f"new-{n}.yaml"
@@ -117,20 +225,18 @@ def _size(  # noqa: PLR0917 - one size's whole setting
         return [[*tf, "new", str(path), "--agent", "planner", "--json"]]
 
     def claim(i: int) -> list[Argv]:
-        return [[*tf, "claim", pool.pop(), "--agent", manifest["agent"], "--json"]]
+        return [[*tf, "claim", pool.pop(), "--agent", agent, "--json"]]
 
     moving = pool.pop()
-    subprocess.run(
-        [*tf, "claim", moving, "--agent", manifest["agent"]], cwd=repo, env=env, check=False
-    )
+    subprocess.run([*tf, "claim", moving, "--agent", agent], cwd=repo, env=env, check=False)
 
     def move(i: int) -> list[Argv]:
         state = "input_required" if i % 2 == 0 else "working"
-        return [[*tf, "move", moving, state, "--agent", manifest["agent"], "--json"]]
+        return [[*tf, "move", moving, state, "--agent", agent, "--json"]]
 
     def refuse(i: int) -> list[Argv]:
         task = pool.pop()
-        return [[*tf, "refuse", task, "--agent", manifest["agent"], "--reason", "no", "--json"]]
+        return [[*tf, "refuse", task, "--agent", agent, "--reason", "no", "--json"]]
 
     def run(*argv: str) -> str:
         done = subprocess.run(
@@ -152,7 +258,6 @@ def _size(  # noqa: PLR0917 - one size's whole setting
         run("claim", task, "--agent", agent)
         return task
 
-    agent = manifest["agent"]
     checked = passing_task()
     completing: list[str] = []
 
@@ -167,7 +272,7 @@ def _size(  # noqa: PLR0917 - one size's whole setting
         argv = ["evidence", "add", checked, "--verdict", "pass", "--source", "bench"]
         return [[*tf, *argv, "--note", f"judged {i}", "--agent", agent, "--json"]]
 
-    def ready_to_complete(i: int) -> None:  # before A: a task with a passing check, untimed
+    def ready_to_complete(i: int) -> None:  # before each run: a task with a passing check
         task = passing_task()
         run("check", task, "--sandbox", "off", "--agent", agent, "--json")
         completing.append(task)
@@ -175,75 +280,47 @@ def _size(  # noqa: PLR0917 - one size's whole setting
     def complete(i: int) -> list[Argv]:
         return [[*tf, "complete", completing[-1], "--agent", agent, "--json"]]
 
-    pairs: list[tuple[str, Steps, Path, Steps, Path, Callable[[int], None] | None]] = []
-
     def fixed(argv: Argv) -> Steps:
         return lambda i: [argv]
 
-    if sd is not None and sd_repo is not None and sd_manifest is not None:
-        ops = peers_module.SEEDS_OPS
-        pairs += [
-            (
-                "show ID --json / sd show",
-                fixed([*tf, "show", manifest["show"], "--json"]),
-                repo,
-                fixed([*sd, *ops["show ID"](sd_manifest, 0)]),
-                sd_repo,
-                None,
-            ),
-            (
-                "ls --json / sd list",
-                fixed([*tf, "ls", "--json"]),
-                repo,
-                fixed([*sd, *ops["ls --json"](sd_manifest, 0)]),
-                sd_repo,
-                None,
-            ),
-            (
-                "ready --json / sd ready",
-                fixed([*tf, "ready", "--json"]),
-                repo,
-                fixed([*sd, *ops["ready --json"](sd_manifest, 0)]),
-                sd_repo,
-                None,
-            ),
-            (
-                "new / sd create",
-                new,
-                repo,
-                lambda i: [[*sd, *ops["new"](sd_manifest, i)]],
-                sd_repo,
-                None,
-            ),
-        ]
-    pairs += [
-        ("new / git add+commit", new, repo, commit, repo, None),
-        ("claim / git add+commit", claim, repo, commit, repo, None),
-        ("move / git add+commit", move, repo, commit, repo, None),
-        ("refuse / git add+commit", refuse, repo, commit, repo, None),
-        ("send / git add+commit", send, repo, commit, repo, None),
-        ("check (command true) / git add+commit", check, repo, commit, repo, None),
-        ("evidence add / git add+commit", evidence_add, repo, commit, repo, None),
-        ("complete / git add+commit", complete, repo, commit, repo, ready_to_complete),
-    ]
+    return {
+        "show": (fixed([*tf, "show", manifest["show"], "--json"]), None),
+        "ls": (fixed([*tf, "ls", "--json"]), None),
+        "ready": (fixed([*tf, "ready", "--json"]), None),
+        "new": (new, None),
+        "claim": (claim, None),
+        "move": (move, None),
+        "refuse": (refuse, None),
+        "send": (send, None),
+        "check (command true)": (check, None),
+        "evidence add": (evidence_add, None),
+        "complete": (complete, ready_to_complete),
+    }
 
-    def claim_first(i: int) -> None:  # before A: a claim, untimed
-        subprocess.run([*claim(i)[0]], cwd=repo, env=env, capture_output=True, check=False)
 
-    def settle(i: int) -> None:  # before B: the margin passes and a listing settles
-        time.sleep(2.1)
-        subprocess.run([*tf, "ls", "--json"], cwd=repo, env=env, capture_output=True, check=False)
-
-    listing = fixed([*tf, "ls", "--json"])
-    pairs.append(("first ls after claim / settled ls", listing, repo, listing, repo, None))
+def _archived(  # noqa: PLR0917 - the two sizes and the whole setting
+    size: int, archived: int, cache: Path, tf: list[str], env: dict[str, str], args: Any
+) -> dict[str, Any]:
+    """The same operation on a repository of `size` tasks and `archived` archived ones (A)
+    and on one of `size` tasks (B), pair by pair."""
+    source_a, manifest_a = direct.cached_archived(cache, size, archived, _log)
+    source_b, manifest_b = direct.cached_repo(cache, size, _log)
+    work = cache / "work" / f"archived-{size}-{archived}"
+    repo_a = run_module._copy(source_a, work / "a")
+    repo_b = run_module._copy(source_b, work / "b")
+    ops_a = _operations(repo_a, manifest_a, tf, env, work / "inputs-a", size)
+    ops_b = _operations(repo_b, manifest_b, tf, env, work / "inputs-b", size)
     results: dict[str, Any] = {}
     only = set(args.only.split(",")) if args.only else None
-    for name, a, a_cwd, b, b_cwd, prepare in pairs:
+    for name, (steps_a, prepare_a) in ops_a.items():
         if only and not any(name.startswith(o) for o in only):
             continue
-        before = (claim_first, settle) if name.startswith("first ls") else (prepare, None)
-        results[name] = _pair(a, a_cwd, b, b_cwd, env, args.runs, before)
-        print(f"{size:>6}  {_line(name, results[name])}", flush=True)
+        steps_b, prepare_b = ops_b[name]
+        label = f"{name}: {size}+{archived} archived / {size}"
+        results[name] = _pair(
+            steps_a, repo_a, steps_b, repo_b, env, args.runs, (prepare_a, prepare_b)
+        )
+        print(f"{size:>6}  {_line(label, results[name])}", flush=True)
     shutil.rmtree(work, ignore_errors=True)
     return results
 

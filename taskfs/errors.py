@@ -80,6 +80,10 @@ MESSAGES: dict[str, str] = {
     "on committed files only: commit it with taskfs (`taskfs watch --once` takes in what was "
     "dropped) or remove it (`git checkout -- {path}` restores a committed file)",
     "task_id_collision": "task {id!r} holds two different envelopes: {reason}",
+    "archive_not_terminal": "{commit} archived task {id!r}, which was {state} then, not in a "
+    "terminal state: only finished tasks leave the working tree",
+    "archive_unauthorized": "{path}: the archive in {commit} was made by {author!r}{why_text}; "
+    "archive.by in .taskfs/config.yaml names who may archive",
     # evidence and runner keys (audit)
     "evidence_unsigned": "{path}: evidence is unsigned{why_text}",
     "evidence_signature_invalid": "{path}: its signature does not verify{why_text}",

@@ -14,9 +14,9 @@ from taskfs.api.context import acting_agent
 from taskfs.api.views import agents as views
 from taskfs.cli import bodies
 from taskfs.cli.group import agent_option, cli, json_option, listen_options
+from taskfs.cli.options import clicked
 from taskfs.cli.output import act, open_repo, refuse
 from taskfs.core import shapes
-from taskfs.core.lifecycle import SEND_STATUSES
 
 session_option = click.option(
     "--session",
@@ -26,18 +26,7 @@ session_option = click.option(
 
 
 @cli.command()
-@click.argument("task_id")
-@click.argument("text")
-@agent_option
-@click.option(
-    "--status",
-    type=click.Choice(SEND_STATUSES),
-    help="needs_input, result, failed and canceled drive the lifecycle; none: conversation.",
-)
-@click.option("--in-reply-to", "in_reply_to", metavar="MSG_ID", help="The message answered.")
-@click.option("--to", "to", metavar="PEER", help="The recipient (default: the other party).")
-@click.option("--session", help="Unsigned routing hint: one session of the recipient.")
-@json_option
+@clicked("send")
 def send(
     *,
     task_id: str,

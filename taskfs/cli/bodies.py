@@ -17,12 +17,14 @@ from taskfs.core import shapes
 from taskfs.core.display import safe
 
 
-def ls(state: str | None, to: str | None, context: str | None, as_json: bool) -> int:
+def ls(
+    state: str | None, to: str | None, context: str | None, as_json: bool, archived: bool = False
+) -> int:
     from taskfs.api.tasks import listing
 
     return act(
         as_json,
-        lambda: listing.ls(open_repo(), state=state, to=to, context=context),
+        lambda: listing.ls(open_repo(), state=state, to=to, context=context, archived=archived),
         render.task_list,
     )
 
@@ -209,6 +211,9 @@ def show(task_id: str, as_json: bool) -> int:
         if isinstance(task, Answer):
             return render.intake(task)
         doc, text = render.show(task)
+        if repo is not None and not repo.has_task(task_id):  # read from the archive's commit
+            doc["archived"] = True
+            return doc, text.replace(f"# {task_id}: ", f"# {task_id} (archived): ", 1)
         if repo is not None and not task.problems:
             signed = any(row["signature"] != "unsigned" for row in views.evidence(task))
             answers.store(

@@ -12,10 +12,10 @@ from taskfs import i18n
 from taskfs.api.context import acting_agent
 from taskfs.cli import bodies, render
 from taskfs.cli.group import agent_option, cli, json_option
+from taskfs.cli.options import clicked
 from taskfs.cli.output import act, open_repo, repo_if_any
 from taskfs.cli.states import StateChoice
 from taskfs.core import shapes
-from taskfs.core.lifecycle import LISTED_STATES
 
 
 @cli.command()
@@ -53,9 +53,7 @@ def init(agent: str | None, hooks: bool, as_json: bool) -> int:
 
 
 @cli.command()
-@click.argument("files", nargs=-1, required=True)
-@agent_option
-@json_option
+@clicked("new")
 def new(files: tuple[str, ...], agent: str | None, as_json: bool) -> int:
     """Submit envelopes (FILE... or - for stdin): all of them in one commit, or none.
 
@@ -80,15 +78,7 @@ def validate(paths: tuple[str, ...], as_json: bool) -> int:
 
 
 @cli.command()
-@click.argument("task_id")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "markdown"]),
-    default="text",
-    help="markdown: contract, state, history, evidence and artifacts for a pull request.",
-)
-@json_option
+@clicked("show")
 def show(task_id: str, fmt: str, as_json: bool) -> int:
     """The envelope and current state of a task."""
     if fmt == "markdown":
@@ -99,18 +89,16 @@ def show(task_id: str, fmt: str, as_json: bool) -> int:
 
 
 @cli.command(name="ls")
-@click.option("--state", type=click.Choice(LISTED_STATES), help="Only tasks in this state.")
-@click.option("--to", "to", help="Only tasks addressed to this agent.")
-@click.option("--context", help="Only tasks of this contextID.")
-@json_option
-def ls_command(state: str | None, to: str | None, context: str | None, as_json: bool) -> int:
+@clicked("ls")
+def ls_command(
+    state: str | None, to: str | None, context: str | None, archived: bool, as_json: bool
+) -> int:
     """All tasks with their state."""
-    return bodies.ls(state, to, context, as_json)
+    return bodies.ls(state, to, context, as_json, archived=archived)
 
 
 @cli.command()
-@agent_option
-@json_option
+@clicked("ready")
 def ready(agent: str | None, as_json: bool) -> int:
     """The tasks that can be claimed now (by --agent, when given)."""
     return bodies.ready(agent, as_json)
@@ -129,10 +117,7 @@ def _artifacts(ctx: click.Context, param: click.Parameter, values: tuple[str, ..
 
 
 @cli.command()
-@click.argument("task_id")
-@agent_option
-@click.option("--sync", "push", is_flag=True, help="Push the claim; refused if one came first.")
-@json_option
+@clicked("claim")
 def claim(task_id: str, agent: str | None, push: bool, as_json: bool) -> int:
     """Take a submitted task: submitted -> working."""
     if push:
@@ -143,38 +128,21 @@ def claim(task_id: str, agent: str | None, push: bool, as_json: bool) -> int:
 
 
 @cli.command()
-@click.argument("task_id")
-@click.argument("state", type=StateChoice(), metavar="STATE")
-@agent_option
-@click.option("--reason", help="Why (required for failed and rejected).")
-@json_option
+@clicked("move", state={"type": StateChoice(), "metavar": "STATE"})
 def move(task_id: str, state: str, agent: str | None, reason: str | None, as_json: bool) -> int:
     """Any transition of the lifecycle table."""
     return bodies.transition(task_id, state, agent, reason, as_json)
 
 
 @cli.command()
-@click.argument("task_id")
-@agent_option
-@click.option("--reason", help="Why the task is refused.")
-@json_option
+@clicked("refuse")
 def refuse(task_id: str, agent: str | None, reason: str | None, as_json: bool) -> int:
     """Refuse a submitted task: submitted -> rejected."""
     return bodies.transition(task_id, "rejected", agent, reason, as_json)
 
 
 @cli.command()
-@click.argument("task_id")
-@agent_option
-@click.option(
-    "--artifact",
-    "artifacts",
-    multiple=True,
-    metavar="NAME=LOCATION",
-    callback=_artifacts,
-    help="A result, by reference (a path, a URL, a commit); may be repeated.",
-)
-@json_option
+@clicked("complete", artifacts={"callback": _artifacts})
 def complete(task_id: str, agent: str | None, artifacts: list[Any], as_json: bool) -> int:
     """working -> completed, only with passing evidence of the acceptance check."""
     return bodies.transition(task_id, "completed", agent, None, as_json, artifacts=artifacts)
@@ -204,3 +172,39 @@ def audit(as_json: bool) -> int:
     from taskfs.api.review import audit as audit_api
 
     return act(as_json, lambda: audit_api.audit(open_repo()), render.audit)
+
+
+@cli.command()
+@click.option(
+    "--older-than",
+    "older_than",
+    metavar="AGE",
+    help="Archive terminal tasks whose last transition is older than AGE (30d, 12h, 90m, 2w; "
+    "default: archive.olderThan in .taskfs/config.yaml, else 30d).",
+)
+@agent_option
+@json_option
+def archive(older_than: str | None, agent: str | None, as_json: bool) -> int:
+    """Move old terminal tasks out of the working tree in one audited commit; history keeps them."""
+    from taskfs.api.tasks import archive as archiving
+
+    def show(done: archiving.Archived) -> tuple[dict[str, Any], str]:
+        doc = shapes.document(
+            True,
+            archived=list(done.ids),
+            count=len(done.ids),
+            commit=done.commit,
+            files=list(done.files),
+            skipped=list(done.skipped),
+            olderThan=done.older_than,
+        )
+        text = i18n.say(
+            "archived {count} tasks older than {age}", count=len(done.ids), age=done.older_than
+        )
+        if done.skipped:
+            text += "\n" + i18n.say(
+                "left in place (files no commit holds): {ids}", ids=", ".join(done.skipped)
+            )
+        return doc, text
+
+    return act(as_json, lambda: archiving.archive(open_repo(), agent or None, older_than), show)

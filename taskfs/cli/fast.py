@@ -3,9 +3,10 @@
 Agents call `taskfs ls --json`, `taskfs ready --json` and `taskfs claim ID` constantly, so these
 skip click and the forty command definitions it would build: the arguments are read here and
 the same body is called (`taskfs.cli.bodies`), so the same document is printed. `ls`,
-`ready` and `show` first try the answer the read model prepared (`taskfs.readmodel`), which
-needs no more than a `stat` per file it was derived from; this module imports nothing else
-of taskfs but the leaves until the answer is not there.
+`ready` and `show` first try the read model's answer (`taskfs.readmodel`): `ls` and `ready`
+from its store once HEAD is the commit its rows were settled against (a read of git's HEAD
+file), `show` from the answer stored beside it; this module imports nothing else of taskfs but
+the leaves until the answer is not there.
 Anything this does not recognise exactly (another option, a bad value, `--help`, `--`, text
 output of a listing for people) returns None, and click handles it as usual, error messages
 included.
@@ -17,92 +18,123 @@ import os
 import sys
 from collections.abc import Sequence
 
+from taskfs.cli.options import COMMANDS, allowed, parse
 from taskfs.core.display import safe
 
-# command: (the options taking a value, how many plain arguments, whether --json is required)
-COMMANDS = {
-    "ls": (("--state", "--to", "--context"), 0, True),
-    "ready": (("--agent",), 0, True),
-    "claim": (("--agent",), 1, False),
-    "show": (("--format",), 1, False),
-    "move": (("--agent", "--reason"), 2, False),
-    "refuse": (("--agent", "--reason"), 1, False),
-    "complete": (("--agent",), 1, False),
-    "new": (("--agent",), -1, False),  # -1: one plain argument or more
-    "send": (("--agent", "--status", "--in-reply-to", "--to", "--session"), 2, False),
-}
+TYPE_CHECKING = False  # `typing` costs the hot path 3 ms to import; type checkers know this
+if TYPE_CHECKING:
+    from typing import Any
+
 # The transitions: their target state (move names it), as their click commands call the body.
 TARGETS = {"claim": "working", "refuse": "rejected", "complete": "completed"}
+# What this path answers only as JSON: the listings' text for people is click's.
+JSON_ONLY = ("ls", "ready")
 
 
 def run(args: Sequence[str]) -> int | None:
     """The exit status, or None when click should handle these arguments."""
     if not args or args[0] not in COMMANDS:
         return None
-    known, plain, needs_json = COMMANDS[args[0]]
-    as_json = "--json" in args
-    parsed = _parse(args[1:], known)
-    if parsed is None or (needs_json and not as_json):
+    command = args[0]
+    parsed = parse(COMMANDS[command], list(args[1:]))
+    if parsed is None:
         return None
     values, arguments = parsed
-    if len(arguments) != plain and not (plain == -1 and arguments):
+    as_json = bool(values.pop("as_json", False))
+    if (command in JSON_ONLY and not as_json) or _for_click(command, values):
         return None
-    command = args[0]
     if command == "show":
-        return _show(arguments[0], values.get("--format", "text"), as_json)
-    agent = values.pop("--agent", os.environ.get("TASKFS_AGENT")) or None
+        return _show(arguments[0], values.get("fmt", "text"), as_json)
+    agent = values.pop("agent", os.environ.get("TASKFS_AGENT")) or None
     if command in ("ls", "ready"):
         answer = _prepared(command, values, agent)
         if answer is not None:
             sys.stdout.write(safe(answer) + "\n")
             return 0
-    from taskfs.core.lifecycle import LISTED_STATES, STATES
+    for option in COMMANDS[command].options.values():
+        if option.choices and values.get(option.dest) not in (None, *allowed(option.choices)):
+            return None  # click names the allowed values
+    if command == "move":
+        from taskfs.core.lifecycle import STATES
 
-    if values.get("--state") not in (None, *LISTED_STATES):
-        return None  # click names the allowed states
-    if command == "move" and arguments[1] not in STATES:
-        return None  # likewise
-    if command == "send" and not _message_status(values.get("--status")):
-        return None  # click names the allowed ones
+        if arguments[1] not in STATES:
+            return None  # likewise, with the state meant
+    if command == "check" and not _seconds(values):
+        return None  # click says what a time limit may be
     from taskfs import i18n
 
     i18n.choose(None)  # as click's group does: no language chosen on the command line
     return _body(command, values, arguments, agent, as_json)
 
 
-def _message_status(status: str | None) -> bool:
-    from taskfs.core.lifecycle import SEND_STATUSES
+def _seconds(values: dict[str, Any]) -> bool:
+    """Read `--timeout` as click's range does (more than 0, at most a day, a number): False
+    when it is none of that."""
+    given = values.get("timeout")
+    if given is None:
+        return True
+    try:
+        seconds = float(given)
+    except ValueError:
+        return False
+    values["timeout"] = seconds
+    return 0 < seconds <= 24 * 60 * 60  # NaN is neither, as click's own check says
 
-    return status is None or status in SEND_STATUSES
+
+def _for_click(command: str, values: dict[str, object]) -> bool:
+    """Options this path reads (so that it never misreads them) but leaves to click to act
+    on: a claim pushed to the remote, the artifacts a completion names (click checks each
+    NAME=LOCATION)."""
+    return bool(values.get("push") or values.get("artifacts"))
 
 
 def _body(
-    command: str, values: dict[str, str], arguments: list[str], agent: str | None, as_json: bool
+    command: str, values: dict[str, Any], arguments: list[str], agent: str | None, as_json: bool
 ) -> int:
     """The command's body, as its click command calls it."""
     from taskfs.cli import bodies
 
     if command == "ls":
-        return bodies.ls(values.get("--state"), values.get("--to"), values.get("--context"), True)
+        return bodies.ls(
+            values.get("state"),
+            values.get("to"),
+            values.get("context"),
+            True,
+            archived=bool(values.get("archived")),
+        )
     if command == "ready":
         return bodies.ready(agent, True)
     if command == "claim":
         return bodies.claim(arguments[0], agent, as_json)  # a task already held is said so
     if command == "new":
         return bodies.new(arguments, agent, as_json)
+    if command == "check":
+        from taskfs.cli import checking
+
+        return checking.check(
+            arguments[0],
+            timeout=values.get("timeout"),
+            fresh=bool(values.get("fresh")),
+            request=bool(values.get("request")),
+            text=values.get("text", ""),
+            sandbox=values.get("sandbox"),
+            network=values.get("network"),
+            agent=agent,
+            as_json=as_json,
+        )
     if command == "send":
         return bodies.send(
             arguments[0],
             arguments[1],
             agent,
-            values.get("--status"),
-            values.get("--in-reply-to"),
-            values.get("--to"),
-            values.get("--session"),
+            values.get("status"),
+            values.get("in_reply_to"),
+            values.get("to"),
+            values.get("session"),
             as_json,
         )
     target = arguments[1] if command == "move" else TARGETS[command]
-    return bodies.transition(arguments[0], target, agent, values.get("--reason"), as_json)
+    return bodies.transition(arguments[0], target, agent, values.get("reason"), as_json)
 
 
 def _show(task_id: str, fmt: str, as_json: bool) -> int | None:
@@ -126,40 +158,15 @@ def _show(task_id: str, fmt: str, as_json: bool) -> int | None:
 
 def _prepared(command: str, values: dict[str, str], agent: str | None) -> str | None:
     from taskfs.core.layout import is_agent_name
-    from taskfs.readmodel import prepared
+    from taskfs.readmodel import db
 
     if agent is not None and not is_agent_name(agent):
         return None  # the full path names what is wrong
-    return prepared.answer(command, values, agent, moved=_head_moved_elsewhere)
+    return db.answer(command, values, agent, catch_up=_catch_up)
 
 
-def _head_moved_elsewhere(root: str, git_dir: str, token: bytes, tasks_rel: str) -> bool:
-    # Only when HEAD moved since the answers were prepared: one `git diff`, through the api.
-    from taskfs.api.tasks.listing import head_moved_elsewhere
+def _catch_up(root: str, git_dir: str) -> bool:
+    # Only when HEAD moved since the store's rows were settled: a `git diff`, through the api.
+    from taskfs.api.tasks.listing import catch_up
 
-    return head_moved_elsewhere(root, git_dir, token, tasks_rel)
-
-
-def _parse(args: Sequence[str], known: Sequence[str]) -> tuple[dict[str, str], list[str]] | None:
-    """The options' values and the plain arguments; None for anything not understood here."""
-    values: dict[str, str] = {}
-    plain: list[str] = []
-    rest = list(args)
-    while rest:
-        arg = rest.pop(0)
-        if arg == "--json":
-            continue
-        if not arg.startswith("-"):
-            plain.append(arg)
-            continue
-        name, eq, value = arg.partition("=")
-        if name not in known or name in values:
-            return None
-        if not eq:
-            if not rest:
-                return None
-            value = rest.pop(0)
-            if value.startswith("-"):
-                return None  # `--reason --json`: for click to read
-        values[name] = value
-    return values, plain
+    return catch_up(root)

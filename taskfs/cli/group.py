@@ -11,14 +11,13 @@ from typing import Any, TypeVar
 
 import click
 
+from taskfs.cli.options import AGENT, JSON
+
 F = TypeVar("F", bound=Callable[..., Any])
 
-json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
-agent_option = click.option(
-    "--agent",
-    envvar="TASKFS_AGENT",
-    help="The acting agent (default: $TASKFS_AGENT).",
-)
+# Every command's --json and --agent, spelled once with the fast path's (`taskfs.cli.options`).
+json_option = click.option(JSON.name, JSON.dest, is_flag=True, help=JSON.help)
+agent_option = click.option(AGENT.name, AGENT.dest, envvar=AGENT.envvar, help=AGENT.help)
 
 
 def listen_options(port: int) -> Callable[[F], F]:

@@ -145,6 +145,10 @@ def _review_document(result: Any) -> dict[str, Any]:
         ],
         evidence=[row.to_json() for row in result.evidence],
         messages=[row.to_json() for row in result.messages],
+        archived=[
+            {"id": t.id, "commit": t.commit, "author": t.author, "state": t.state}
+            for t in result.archived
+        ],
         errors=[f.to_json() for f in result.errors],
         warnings=[w.to_json() for w in result.warnings],
         outcomes=[o.to_json() for o in result.outcomes],

@@ -91,6 +91,31 @@ class CheckConfig(BaseModel):
     )
 
 
+def _age(value: str) -> str:
+    from taskfs.core.ages import parse_age
+
+    parse_age(value)  # ValueError names what an age looks like
+    return value
+
+
+class ArchiveConfig(BaseModel):
+    """Which terminal tasks `taskfs archive` takes out of the working tree, and who may."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
+
+    older_than: Annotated[str, Strict(), AfterValidator(_age)] = Field(
+        default="30d",
+        alias="olderThan",
+        description="Archive terminal tasks whose last transition is older than this (30d, "
+        "12h, 90m, 2w; a bare number counts days), unless `--older-than` says otherwise.",
+    )
+    by: tuple[Annotated[str, Strict()], ...] = Field(
+        default=("operator",),
+        description="Who may archive: agent names, `operator` for the person at the terminal "
+        "(no agent named). An archive commit by anyone else is named by audit.",
+    )
+
+
 class Config(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
@@ -125,6 +150,9 @@ class Config(BaseModel):
     )
     check: CheckConfig = Field(
         default_factory=CheckConfig, description="Where acceptance commands run."
+    )
+    archive: ArchiveConfig = Field(
+        default_factory=ArchiveConfig, description="What taskfs archive takes, and who may."
     )
     require_signed_transitions: Annotated[bool, Strict()] = Field(
         default=False,

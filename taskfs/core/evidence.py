@@ -33,6 +33,10 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 from taskfs.core import signing
 from taskfs.core.layout import KEYS_DIR
 
+EVIDENCE_OUTPUT_CAP = 32 * 1024
+"""Bytes kept of each captured stream (first and last half); evidence files stay far below the
+1 MiB limit of a ledger file even when every kept byte has to be escaped in YAML."""
+
 if TYPE_CHECKING:  # the records' models (pydantic) are not needed to decide on their facts
     from taskfs.core.evidence_records import CheckEvidence, JudgementEvidence
 
@@ -148,6 +152,21 @@ class GateFacts(NamedTuple):
     work_tree: str | None  # clean | dirty | None
     uncommitted: tuple[str, ...]  # the first owned files HEAD did not hold
     uncommitted_count: int
+
+    @classmethod
+    def of_document(cls, document: Mapping[str, Any]) -> GateFacts:
+        """The facts of a check's evidence document as `taskfs check` wrote it (the same as
+        `of` its record: `tests/api/test_evidence_order.py`), without its model."""
+        listed = document.get("uncommitted") or {}
+        return cls(
+            "check",
+            document["command"],
+            document["verdict"],
+            document["ownedFiles"]["digest"]["sha256"],
+            document.get("workTree"),
+            tuple(listed.get("paths", ())),
+            listed.get("count", 0),
+        )
 
     @classmethod
     def of(cls, record: CheckEvidence | JudgementEvidence) -> GateFacts:

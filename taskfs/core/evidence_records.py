@@ -24,11 +24,8 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BeforeValidator, Field, Strict, TypeAdapter
 
 from taskfs.core import layout
+from taskfs.core.evidence_order import CHECK_ORDER
 from taskfs.core.records import AgentText, TaskIdText, UtcTime, _Record, matching
-
-EVIDENCE_OUTPUT_CAP = 32 * 1024
-"""Bytes kept of each captured stream (first and last half); evidence files stay far below the
-1 MiB limit of a ledger file even when every kept byte has to be escaped in YAML."""
 
 Verdict = Literal["pass", "fail"]
 CHECK_SOURCES = ("script", "llm_judge")
@@ -170,33 +167,6 @@ class RunnerId(_Record):
     key_id: Annotated[str, Strict(), Field(pattern=r"^[0-9a-f]{16}$")] = Field(alias="keyId")
 
 
-_CHECK_ORDER = (
-    "task",
-    "kind",
-    "verdict",
-    "verdictSource",
-    "command",
-    "exitCode",
-    "signal",
-    "spawnError",
-    "startedAt",
-    "durationSeconds",
-    "commit",
-    "fresh",
-    "by",
-    "host",
-    "ownedFiles",
-    "workTree",
-    "uncommitted",
-    "gitChanges",
-    "limits",
-    "endToEnd",
-    "streams",
-    "stdout",
-    "stderr",
-)
-
-
 class CheckEvidence(_RunFields):
     """One run of the acceptance check by `taskfs check`."""
 
@@ -243,7 +213,7 @@ class CheckEvidence(_RunFields):
     def to_document(self) -> dict[str, Any]:
         # The verdict and what it rests on first, the long captured output last.
         doc = super().to_document()
-        return {**{k: doc[k] for k in _CHECK_ORDER if k in doc}, **doc}
+        return {**{k: doc[k] for k in CHECK_ORDER if k in doc}, **doc}
 
 
 class NoteFile(_Record):

@@ -47,6 +47,7 @@ CONFIG_PATH = f"{TASKFS_DIR}/config.yaml"
 KEYS_DIR = f"{TASKFS_DIR}/keys"
 SCHEMA_DIR = f"{TASKFS_DIR}/schema"
 CONVERSATIONS = f"{TASKFS_DIR}/conversations"
+ARCHIVE_DIR = f"{TASKFS_DIR}/archive"  # the archive's files (`taskfs archive`)
 DEFAULT_TASKS_DIR = "tasks"
 # Folders that are the ledger whatever the settings say: every agent writes them, none owns them.
 FIXED_LEDGER_FOLDERS = (".git", TASKFS_DIR)

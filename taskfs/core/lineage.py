@@ -10,12 +10,14 @@ acceptance command as the task it follows (an `x-` key is free for anyone to wri
 only A's sender could have made a task of A's contract in A's name), and A ended without
 completing (canceled, failed or rejected).
 
-Pure: tasks are passed in as facts (`taskfs.core.facts`).
+Pure: tasks are passed in as facts (`taskfs.core.facts`). A mapping of tasks that keeps who
+follows whom by key (the read model's `taskfs.store.ledger_view.Ledger`, through a `following`
+method) is asked for a task's successors; any other is read whole, once, when first needed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from taskfs.core.facts import EnvelopeFacts, TaskFacts
@@ -53,12 +55,13 @@ class Lineage:
     def __init__(self, tasks: Mapping[str, TaskFacts]) -> None:
         self._tasks = tasks
         self._next: dict[str, list[str]] | None = None
+        asked = getattr(tasks, "following", None)
+        self._asked: Callable[[str], list[str]] | None = asked if callable(asked) else None
 
-    def successors(self, task_id: str) -> list[str]:
-        """The tasks that genuinely follow `task_id` (it ended without completing)."""
-        before = self._tasks.get(task_id)
-        if before is None or before.state not in ENDED:
-            return []
+    def _following(self, task_id: str) -> list[str]:
+        """The tasks whose envelopes name `task_id` as the one they follow, genuine or not."""
+        if self._asked is not None:
+            return self._asked(task_id)
         if self._next is None:
             found: dict[str, list[str]] = {}
             for task in self._tasks.values():
@@ -66,11 +69,26 @@ class Lineage:
                 if link is not None:
                     found.setdefault(link, []).append(task.id)
             self._next = found
+        return self._next.get(task_id, [])
+
+    def followers(self, task_id: str) -> list[str]:
+        """The tasks that genuinely follow `task_id`, whatever its state (what orders them
+        for ownership: `lineage_edges`)."""
+        before = self._tasks.get(task_id)
+        if before is None:
+            return []
         return [
             t
-            for t in self._next.get(task_id, ())
-            if same_contract(self._tasks[t].envelope, before.envelope)
+            for t in self._following(task_id)
+            if t in self._tasks and same_contract(self._tasks[t].envelope, before.envelope)
         ]
+
+    def successors(self, task_id: str) -> list[str]:
+        """The tasks that genuinely follow `task_id` (it ended without completing)."""
+        before = self._tasks.get(task_id)
+        if before is None or before.state not in ENDED:
+            return []
+        return self.followers(task_id)
 
     def completed(self, task_id: str) -> str | None:
         """The task that completed for `task_id`: itself, or a successor down its line;

@@ -8,7 +8,7 @@ with the same fields). `ready` lists what `claimable` answers, and the claim's o
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Protocol, TypeVar
 
 from taskfs.core.facts import EnvelopeFacts, TaskFacts
@@ -47,6 +47,51 @@ def dependency_graph(envelopes: Iterable[EnvelopeFacts]) -> dict[str, tuple[str,
 
 def parent_map(envelopes: Iterable[EnvelopeFacts]) -> dict[str, str | None]:
     return {e.id: e.parent for e in envelopes if e.id is not None}
+
+
+class _Edges(Mapping[str, tuple[str, ...]]):
+    """Each task's `dependsOn` and its genuine successors (as `dependency_graph` has them),
+    looked up in the tasks when asked: a rule that walks a few edges reads a few tasks, not
+    the ledger (`taskfs.store.index` keeps it in a store)."""
+
+    def __init__(self, tasks: Mapping[str, TaskFacts]) -> None:
+        self._tasks = tasks
+        self._lineage = Lineage(tasks)
+
+    def __getitem__(self, key: str) -> tuple[str, ...]:
+        depends = tuple(self._tasks[key].envelope.depends_on)
+        after = self._lineage.followers(key)
+        return (*depends, *after) if after else depends
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tasks)
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+
+class _Parents(Mapping[str, "str | None"]):
+    """Each task's `parent`, looked up when asked (see `_Edges`)."""
+
+    def __init__(self, tasks: Mapping[str, TaskFacts]) -> None:
+        self._tasks = tasks
+
+    def __getitem__(self, key: str) -> str | None:
+        return self._tasks[key].envelope.parent
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tasks)
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+
+def relations(
+    tasks: Mapping[str, TaskFacts],
+) -> tuple[Mapping[str, tuple[str, ...]], Mapping[str, str | None]]:
+    """The dependency graph and the parent map of `tasks`, read from them as a rule walks
+    them (`ordered`), instead of built whole."""
+    return _Edges(tasks), _Parents(tasks)
 
 
 def ordered(
@@ -135,13 +180,17 @@ def rivals(
     ]
 
 
-def claimable(tasks: Mapping[str, R], agent: str | None = None) -> list[R]:
+def claimable(
+    tasks: Mapping[str, R], agent: str | None = None, among: Iterable[R] | None = None
+) -> list[R]:
     """The tasks a claim would succeed on now (by `agent`, when one is named), in the order
-    given: submitted, taken in, readable, every dependency completed, no open rival."""
+    given: submitted, taken in, readable, every dependency completed (or a successor of it:
+    `core.lineage`), no open rival. Only those `among` (all of `tasks` when None) are asked
+    about; `tasks` answers the lookups."""
     lineage = Lineage(tasks)  # read only when a dependency is not completed itself
     candidates = [
         task
-        for task in tasks.values()
+        for task in (tasks.values() if among is None else among)
         if task.state == "submitted"
         and task.length
         and not task.problems
@@ -149,7 +198,6 @@ def claimable(tasks: Mapping[str, R], agent: str | None = None) -> list[R]:
         and not unfinished_dependencies(task, tasks, lineage)
     ]
     if not any(task.overlaps for task in candidates):
-        return candidates  # no rival to order: the relations of every task need not be built
-    graph = dependency_graph(t.envelope for t in tasks.values())
-    parents = parent_map(t.envelope for t in tasks.values())
+        return candidates  # no rival to order
+    graph, parents = relations(tasks)
     return [task for task in candidates if not rivals(task, tasks, graph, parents)]

@@ -1,28 +1,12 @@
-"""Which tasks a listing shows: the filters of `ls` and the recipient rule of `ready`.
+"""Which tasks `ready` offers an agent: the recipient rule.
 
-Pure and import-free: the full listings (`taskfs.api.tasks.listing`, `taskfs.core.readiness`) and
-the prepared answers that skip them (`taskfs.readmodel.prepared`) filter with these same two.
+Pure and import-free: the claim's gates (`taskfs.core.readiness`) and the listings answered from
+the read model's store (`taskfs.readmodel.db`, `taskfs.store.index`) filter with this same one.
+The filters of `ls` (`--state`, `--to`, `--context`) are the store's query
+(`taskfs.readmodel.db.listing_rows`), on both paths.
 """
 
 from __future__ import annotations
-
-
-def listed(
-    state: str,
-    to: str | None,
-    context: str,
-    *,
-    wanted_state: str | None,
-    wanted_to: str | None,
-    wanted_context: str | None,
-) -> bool:
-    """Whether `ls --state --to --context` shows a task in `state`, addressed `to`, of
-    `context` (an option not given shows every task)."""
-    return (
-        (wanted_state is None or state == wanted_state)
-        and (wanted_to is None or to == wanted_to)
-        and (wanted_context is None or context == wanted_context)
-    )
 
 
 def offered_to(recipient: str | None, agent: str | None) -> bool:

@@ -3,8 +3,8 @@
 `Summary` is what `load_task` says of a task, cut down to what the rules (dependencies,
 ownership, delegation, readiness) and the listings read: the envelope's `Facts`, the state,
 the holder, the head of its status chain, the codes of what is wrong with its files. The
-ledger cache stores one per task (`taskfs.store.index`), and the prepared answers of `ls` and
-`ready` are rendered from it (`taskfs.readmodel.prepared`).
+read model's store keeps one per task (`taskfs.readmodel.db`, written by `taskfs.store.index`),
+with its row in `ls` and `ready` rendered from it.
 
 There is one converter from the full reader (`Summary.of`) and one serialisation to the plain
 values the cache marshals (`encode` / `decode`): no other code reads a projection by position.
@@ -69,6 +69,10 @@ class Summary(NamedTuple):
     # A request not yet a contract (`taskfs.core.intake`): state `intake` while open,
     # `canceled` once closed; it owns nothing and depends on nothing.
     intake: bool = False
+    # A terminal task `taskfs archive` took out of the working tree: history keeps its files,
+    # the archive's record keeps this projection (without its entries, which own nothing).
+    archived: bool = False
+    head_at: str | None = None  # when the transition into the current state was made (UTC)
 
     @classmethod
     def of(cls, task: Task) -> Summary:
@@ -84,6 +88,7 @@ class Summary(NamedTuple):
             chain.head.name if chain.head else None,
             chain.head.record.by if chain.head else None,
             len(chain.links),
+            head_at=chain.head.record.at if chain.head else None,
         )
 
     @classmethod
@@ -108,16 +113,16 @@ class Summary(NamedTuple):
 
     @property
     def listed(self) -> bool:
-        """Whether `ls` and `ready` show it: an envelope the watcher has not taken in yet
-        is no task; an intake is listed."""
+        """Whether `ls` shows it (`ls --archived`, when archived): an envelope the watcher
+        has not taken in yet is no task; an intake is listed."""
         return bool(self.length) or self.intake
 
     def row(self) -> dict[str, Any]:
-        """Its row in `ls` and `ready` (contract section 4)."""
+        """Its row in `ls` and `ready` (contract section 4); an archived task's says so."""
         from taskfs.core.shapes import task_row
 
         env = self.envelope
-        return task_row(
+        row = task_row(
             self.id,
             self.state,
             sender=env.sender,
@@ -126,6 +131,9 @@ class Summary(NamedTuple):
             holder=self.holder,
             superseded=self.superseded,
         )
+        if self.archived:
+            row["archived"] = True
+        return row
 
 
 # -- the one serialisation: a projection <-> the plain values the cache marshals ---------------

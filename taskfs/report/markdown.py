@@ -362,7 +362,9 @@ def review(result: Review) -> str:
         f"{_count(result.commits, 'commit')}: {_count(len(result.tasks), 'task')} added, "
         f"{_count(len(result.transitions), 'transition')}, "
         f"{_count(len(result.evidence), 'acceptance run')}, "
-        f"{_count(len(result.messages), 'message')}. **{verdict}**",
+        f"{_count(len(result.messages), 'message')}"
+        + (f", {_count(len(result.archived), 'task')} archived" if result.archived else "")
+        + f". **{verdict}**",
     ]
     if result.outcomes:
         parts.append("### " + i18n.say("Outcome") + "\n\n" + outcome_table(result.outcomes))
@@ -382,6 +384,12 @@ def review(result: Review) -> str:
         parts.append("### Acceptance runs\n\n" + evidence_list(result.evidence, with_task=True))
     if result.messages:
         parts.append("### Messages\n\n" + messages_table(result.messages, with_task=True))
+    if result.archived:
+        rows = [
+            f"- {code(t.id)} ({t.state}), archived in {code(t.commit[:12])} by {text(t.author)}"
+            for t in result.archived
+        ]
+        parts.append("### Archived\n\n" + "\n".join(rows))
     return "\n\n".join(parts) + "\n"
 
 

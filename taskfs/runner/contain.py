@@ -46,10 +46,13 @@ _live: set[int] = set()
 def _libc() -> ctypes.CDLL | None:
     if not sys.platform.startswith("linux"):
         return None
-    try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    except OSError:
-        return None
+    # glibc's own name first: `find_library` runs `ldconfig -p`, a process for every check.
+    for name in ("libc.so.6", None):
+        try:
+            return ctypes.CDLL(name or ctypes.util.find_library("c"), use_errno=True)
+        except (OSError, TypeError):
+            continue
+    return None
 
 
 def _prctl(option: int, value: int) -> bool:
@@ -194,12 +197,36 @@ def _setpriv() -> str | None:
     if path is None:
         return None
     try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    # What `setpriv --help` said of this very binary, remembered in the user's own cache
+    # folder: asking costs a process on every check.
+    identity = f"{path}\0{info.st_ino}\0{info.st_size}\0{info.st_mtime_ns}\n"
+    memo = os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "taskfs", "setpriv"
+    )
+    try:
+        with open(memo, encoding="utf-8") as handle:
+            said = handle.read()
+        if said.startswith(identity):
+            return path if said[len(identity) :] == "yes" else None
+    except OSError:
+        pass
+    try:
         usage = subprocess.run(
             [path, "--help"], capture_output=True, text=True, timeout=10, check=False
         ).stdout
     except (OSError, subprocess.SubprocessError):
         return None
-    return path if "--pdeathsig" in usage and "--bounding-set" in usage else None
+    able = "--pdeathsig" in usage and "--bounding-set" in usage
+    with contextlib.suppress(OSError):  # whole or not at all: a half answer reads as unknown
+        os.makedirs(os.path.dirname(memo), exist_ok=True)
+        temporary = f"{memo}.{os.getpid()}.tmp"
+        with open(temporary, "w", encoding="utf-8") as handle:
+            handle.write(identity + ("yes" if able else "no"))
+        os.replace(temporary, memo)
+    return path if able else None
 
 
 def _has_capabilities() -> bool:

@@ -8,12 +8,13 @@ symbolic links are resolved, is refused with `ledger_unsafe`: every sender can w
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pydantic import ValidationError
-
-from taskfs.core.capabilities import CapabilityLedger
 from taskfs.errors import fail
 from taskfs.store.operator import operator_path, read_yaml
+
+if TYPE_CHECKING:
+    from taskfs.core.capabilities import CapabilityLedger
 
 
 def ledger_path() -> Path:
@@ -22,6 +23,10 @@ def ledger_path() -> Path:
 
 def load_ledger(root: Path) -> CapabilityLedger | None:
     """The ledger, or None when there is no ledger file (then nothing is granted by binding)."""
+    from pydantic import ValidationError  # the model only where a ledger is read: a check
+
+    from taskfs.core.capabilities import CapabilityLedger  # names where the ledger lies only
+
     path = ledger_path()
     value = read_yaml(path, root, unsafe="ledger_unsafe", invalid="file_invalid")
     if value is None and not path.exists():

@@ -27,7 +27,7 @@ class CommitView(Repository):
             parts = rel[len(self.tasks_rel) + 1 :].split("/")
             if len(parts) == 2 and parts[1] == ENVELOPE:
                 self._ids.add(parts[0])
-            elif len(parts) == 3 and parts[1] in (STATUS, INTAKE):
+            elif len(parts) == 3:  # status/, intake/, and evidence/ or messages/ when read
                 self._dirs.setdefault((parts[0], parts[1]), []).append(parts[2])
 
     @classmethod
@@ -58,6 +58,9 @@ class CommitView(Repository):
             return self._files[rel]
         except KeyError:
             raise FileNotFoundError(2, "not in this commit", rel) from None
+
+    def entries(self, task_id: str, kind: str) -> list[str]:
+        return sorted(n for n in self._dirs.get((task_id, kind), []) if not n.startswith("."))
 
     def list_dir(self, task_id: str, kind: str) -> list[str]:
         names = self._dirs.get((task_id, kind), [])

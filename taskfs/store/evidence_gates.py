@@ -45,6 +45,25 @@ def gates(repo: Repository, task_id: str, trust: RunnerTrust) -> list[Gate]:
     return out
 
 
+def remember(
+    repo: Repository,
+    task_id: str,
+    name: str,
+    data: bytes,
+    *,
+    facts: GateFacts,
+    signature: str,
+    trust: RunnerTrust,
+) -> None:
+    """Keep what the gate reads of an evidence file the caller just wrote as `data` (a check's
+    own evidence: it knows the facts without reading the file back through the models)."""
+    trusted = (trust.source, tuple(sorted(trust.keys.items())))
+    stored = cache.read(str(repo.git_dir), task_id)
+    digest = hashlib.sha256(data).digest()
+    stored[name] = (digest, trusted, tuple(facts), signature)
+    cache.write(str(repo.git_dir), task_id, stored)
+
+
 def _read_whole(
     repo: Repository, task_id: str, name: str, trust: RunnerTrust
 ) -> tuple[tuple[object, ...] | None, str | None]:

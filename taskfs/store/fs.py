@@ -82,6 +82,11 @@ def replace(target: Path, data: bytes, mode: int | None = None, *, durable: bool
         raise
 
 
+# The lock files this process holds (`repo_lock`): code that needs the lock and may run inside a
+# writer that holds it already (the read model catching up) asks `holding` before taking it.
+_held: set[str] = set()
+
+
 @contextlib.contextmanager
 def repo_lock(path: Path) -> Iterator[None]:
     """Hold the exclusive lock file `path` for the duration of the block."""
@@ -89,9 +94,16 @@ def repo_lock(path: Path) -> Iterator[None]:
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
+        _held.add(str(path))
         yield
     finally:
+        _held.discard(str(path))
         os.close(fd)
+
+
+def holding(path: Path) -> bool:
+    """Whether this process holds the lock file `path` (`repo_lock`)."""
+    return str(path) in _held
 
 
 class LockHeld(Exception):

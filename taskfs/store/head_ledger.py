@@ -26,6 +26,7 @@ from taskfs.store.repository import Repository
 
 if TYPE_CHECKING:
     from taskfs.readmodel.projection import Summary
+    from taskfs.store.ledger_view import Ledger
 
 # Past this many task folders one pathspec for the whole tasks folder is cheaper.
 _SCOPED_MAX = 200
@@ -109,17 +110,12 @@ def at_head(repo: Repository, task_ids: Collection[str]) -> dict[str, Summary | 
     return {task_id: project(ledger, task_id) for task_id in task_ids}
 
 
-def committed_view(
-    repo: Repository, tasks: Mapping[str, Summary], found: Collection[str]
-) -> dict[str, Summary]:
+def committed_view(repo: Repository, tasks: Ledger, found: Collection[str]) -> Ledger:
     """`tasks` with those in `found` (tasks with loose files) read as HEAD holds them (left
     out when HEAD holds no such task)."""
-    out = dict(tasks)
+    changes: dict[str, Summary | None] = {}
     for task_id, summary in at_head(repo, found).items():
-        if summary is None:
-            out.pop(task_id, None)
-        else:
-            previous = tasks.get(task_id)
-            overlaps = previous.overlaps if previous is not None else ()
-            out[task_id] = summary._replace(overlaps=overlaps)
-    return out
+        previous = tasks.get(task_id)
+        overlaps = previous.overlaps if previous is not None else ()
+        changes[task_id] = None if summary is None else summary._replace(overlaps=overlaps)
+    return tasks.overlay(changes)

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from taskfs.core.policy import NOTHING, PolicyError, RunnerPolicy, parse_policy
 from taskfs.errors import fail
 from taskfs.store.operator import inside, operator_path, read_yaml
+
+if TYPE_CHECKING:
+    from taskfs.core.policy import RunnerPolicy
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,9 @@ def policy_path() -> Path:
 
 def load_policy(root: Path) -> LoadedPolicy:
     """The operator's policy for the repository at `root`; allow-nothing when there is none."""
+    # The policy's model only where a policy is read: the sandbox asks only where it lies.
+    from taskfs.core.policy import NOTHING, PolicyError, parse_policy
+
     path = policy_path()
     if not inside(path, root) and path.is_file() and not path.read_bytes().strip():
         return LoadedPolicy(path, NOTHING, found=True)

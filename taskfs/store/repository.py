@@ -62,6 +62,28 @@ class Repository:
             self._config = load_config(self.root)
         return self._config
 
+    def check_settings(self) -> tuple[int, str]:
+        """`checkTimeoutSeconds` and `check.sandbox`, as the validated settings say them: kept
+        beside the caches by the digest of the settings' bytes the model validated, so that a
+        check reads them without the model (issue 31)."""
+        try:
+            data = (self.root / CONFIG_PATH).read_bytes()
+        except OSError:
+            data = b""
+        digest = hashlib.sha1(data, usedforsecurity=False).digest()
+        memo = layout.cache_dir(find_git_dir(self.root)) / "check-settings"
+        with contextlib.suppress(Exception):
+            stored, timeout, sandbox = marshal.loads(memo.read_bytes())
+            if stored == digest and type(timeout) is int and type(sandbox) is str:
+                return timeout, sandbox
+        config = parse_settings(data if data else None)  # names what is wrong with them
+        found = config.check_timeout_seconds, config.check.sandbox
+        from taskfs.store import fs
+
+        with contextlib.suppress(OSError):
+            fs.replace(memo, marshal.dumps((digest, *found)), durable=False)  # a cache
+        return found
+
     @cached_property
     def git(self) -> Git:
         from taskfs.store.git import Git
@@ -99,6 +121,15 @@ class Repository:
     def read_bytes(self, rel: str) -> bytes:
         """A ledger file's bytes (OSError when it cannot be read)."""
         return (self.root / rel).read_bytes()
+
+    def entries(self, task_id: str, kind: str) -> list[str]:
+        """Every name in a task's folder `kind` (YAML or not), sorted; a writer's temporary
+        file (a leading dot) left out."""
+        try:
+            names = os.listdir(self.task_dir(task_id) / kind)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return sorted(n for n in names if not n.startswith("."))
 
     def list_dir(self, task_id: str, kind: str) -> list[str]:
         """The YAML file names in a task's status, evidence, messages or reads folder, sorted."""
@@ -162,16 +193,24 @@ def tasks_folder(root: Path, git_dir: Path, key: FileKey) -> tuple[str, bytes]:
 
 
 def load_config(root: Path) -> Config:
-    from taskfs.core import yamlio  # YAML only where a file is parsed
-    from taskfs.core.config import Config, parse_config
-
     path = root / CONFIG_PATH
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        return Config()
+        return parse_settings(None)
     except OSError as exc:
         raise fail("config_invalid", path=CONFIG_PATH, reason=str(exc)) from None
+    return parse_settings(data)
+
+
+def parse_settings(data: bytes | None) -> Config:
+    """The settings the bytes of `.taskfs/config.yaml` hold (None: there is no such file);
+    `config_invalid` naming what is wrong."""
+    from taskfs.core import yamlio  # YAML only where a file is parsed
+    from taskfs.core.config import Config, parse_config
+
+    if data is None:
+        return Config()
     try:
         value = yamlio.load(data)
     except yamlio.YamlError as exc:

@@ -11,7 +11,6 @@ whose ledger has such a file (it has to be repaired first, e.g. with `git checko
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -133,14 +132,7 @@ def load_evidence(
     """The task's readable evidence files in name (time) order, and those that are not."""
     found: list[EvidenceFile] = []
     problems: list[Problem] = []
-    folder = repo.task_dir(task_id) / EVIDENCE
-    try:
-        names = sorted(os.listdir(folder))
-    except (FileNotFoundError, NotADirectoryError):
-        return found, problems
-    for name in names:
-        if name.startswith("."):
-            continue  # a writer's temporary file (see fs.create_new)
+    for name in repo.entries(task_id, EVIDENCE):  # a writer's temporary files left out
         rel = repo.task_rel(task_id, EVIDENCE, name)
         try:
             found.append(_evidence_file(repo, rel, name, task_id, trust))

@@ -18,11 +18,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from taskfs.core import layout
+from taskfs.core.layout import ENVELOPE
 from taskfs.errors import TaskfsError, fail
 from taskfs.store import fs
 from taskfs.store.git.objects import Identity
 
 if TYPE_CHECKING:
+    from taskfs.readmodel.projection import Summary
     from taskfs.store.repository import Repository
 
 
@@ -41,6 +43,13 @@ class Writer:
         self._files: dict[str, bytes] = {}
         self._included: list[str] = []
         self._removed: list[str] = []
+        self._retired: list[str] = []
+        self._rows: dict[str, Summary] = {}
+
+    def project(self, summary: Summary) -> None:
+        """The read model's row of a task this change writes to, as the change leaves it (a
+        transition's task, a new task): stored in the commit step instead of read back."""
+        self._rows[summary.id] = summary
 
     def add(self, rel: str, data: bytes) -> None:
         """A new ledger file; the commit refuses to overwrite one that exists."""
@@ -57,6 +66,12 @@ class Writer:
         """A file the change consumes (an envelope dropped into the tasks folder): the commit
         records its removal when git tracks it, and it leaves the working tree after the commit."""
         self._removed.append(rel)
+
+    def retire(self, rel: str) -> None:
+        """A task folder the change takes out of the tree whole (`taskfs archive`): the commit
+        records the removal of every file in it, and it leaves the working tree after the
+        commit. History keeps its files."""
+        self._retired.append(rel)
 
     def commit_existing(self, paths: Sequence[str], message: str, agent: str) -> str:
         """Commit files already written in place (settings, schemas): not ledger entries."""
@@ -77,9 +92,12 @@ class Writer:
         repo = self._repo
         # One change per commit: whatever happens below, the writer starts empty again.
         files, included, removed = dict(self._files), list(self._included), list(self._removed)
+        retired, rows = list(self._retired), dict(self._rows)
         self._files.clear()
         self._included.clear()
         self._removed.clear()
+        self._retired.clear()
+        self._rows.clear()
         # Flushed to disk first when git flushes the objects they become (`core.fsync`): an
         # `fsync` waits for every file written before it, the caches and git's index included.
         durable = repo.git.hardens_loose_objects
@@ -90,6 +108,7 @@ class Writer:
             agent,
             included=included,
             removed=removed,
+            retired=retired,
             durable=durable,
         )
         created: list[Path] = []
@@ -102,7 +121,12 @@ class Writer:
                 alongside = threading.Thread(target=_quietly, args=(meanwhile,), daemon=True)
                 alongside.start()
             commit = repo.git.commit_files(
-                [*files, *included], message, Identity.agent(agent), when=when, removed=removed
+                [*files, *included],
+                message,
+                Identity.agent(agent),
+                when=when,
+                removed=removed,
+                retired=retired,
             )
         except (OSError, TaskfsError) as exc:
             # Nothing was committed: undo the files so the change is none rather than half.
@@ -122,8 +146,22 @@ class Writer:
                 alongside.join()
         for rel in removed:
             (repo.root / rel).unlink(missing_ok=True)
+        _take_out(repo, retired)
         journal.unlink(missing_ok=True)
+        # The read model's rows of the tasks it changed, with the commit as its HEAD.
+        from taskfs.store import readmodel_store
+
+        changed = [*files, *included, *removed, *(f"{rel}/{ENVELOPE}" for rel in retired)]
+        readmodel_store.committed(repo, changed, rows)
         return commit
+
+
+def _take_out(repo: Repository, folders: Sequence[str]) -> None:
+    """Remove the folders a commit took out of the tree from the working tree too."""
+    import shutil
+
+    for rel in folders:
+        shutil.rmtree(repo.root / rel, ignore_errors=True)
 
 
 def _quietly(work: Callable[[], object]) -> None:
@@ -139,6 +177,7 @@ def write_journal(
     *,
     included: Sequence[str] = (),
     removed: Sequence[str] = (),
+    retired: Sequence[str] = (),
     durable: bool = True,
 ) -> Path:
     """Record what is about to be written, so a writer killed midway can be finished or undone."""
@@ -146,6 +185,7 @@ def write_journal(
         "paths": list(paths),
         "included": list(included),
         "removed": list(removed),
+        "retired": list(retired),
         "message": message,
         "agent": agent,
     }
@@ -176,6 +216,7 @@ def recover(repo: Repository) -> None:
             paths = [str(p) for p in entry["paths"]]
             included = [str(p) for p in entry.get("included", [])]
             removed = [str(p) for p in entry.get("removed", [])]
+            retired = [str(p) for p in entry.get("retired", [])]
             message, agent = str(entry["message"]), str(entry["agent"])
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             path.unlink(missing_ok=True)
@@ -185,7 +226,10 @@ def recover(repo: Repository) -> None:
         present = [p for p in pending if (repo.root / p).is_file()]
         if pending and len(present) == len(pending):
             kept = [p for p in included if (repo.root / p).is_file()]
-            repo.git.commit_files(present + kept, message, Identity.agent(agent), removed=removed)
+            repo.git.commit_files(
+                present + kept, message, Identity.agent(agent), removed=removed, retired=retired
+            )
+            _take_out(repo, retired)
         else:
             for rel in present:
                 (repo.root / rel).unlink(missing_ok=True)

@@ -57,6 +57,23 @@ def test_a_dependency_completed_after_the_forged_claim_does_not_clear_it(repo: P
     assert findings() == [("dependencies_unresolved", rel)]
 
 
+def test_a_claim_on_a_dependency_archived_completed_is_clean(repo: Path) -> None:
+    first, second = _plan(repo)
+    _complete(repo, first)
+    assert taskfs("archive", "--older-than", "0").code == 0
+    assert taskfs("claim", second, "--agent", "builder").code == 0
+    assert findings() == []
+
+
+def test_archiving_the_dependency_does_not_clear_a_forged_claim(repo: Path) -> None:
+    first, second = _plan(repo)
+    rel = _forged_claim(repo, second)
+    _complete(repo, first)
+    assert taskfs("archive", "--older-than", "0").code == 0
+    # The claim was committed while `first` was submitted, and its files are in history still.
+    assert findings() == [("dependencies_unresolved", rel)]
+
+
 def test_a_completion_without_evidence_on_a_branch_that_lost_a_fork_is_named(repo: Path) -> None:
     task = submit(repo)
     assert taskfs("claim", task, "--agent", "builder").code == 0

@@ -3,21 +3,22 @@ changes no answer of `ls`, `ready` or `show`, and a damaged or stale cache is re
 trusted.
 
 The caches live in the checkout's private state folder (`<git dir>/taskfs/cache/`, beside the
-write lock and the crash journal): the ledger cache (`taskfs.readmodel.cache`), the prepared
-listings (`taskfs.readmodel.prepared`) and the stored `show` answers (`taskfs.readmodel.show`).
+write lock and the crash journal): the read model's store (`taskfs.readmodel.db`) and the stored
+`show` answers (`taskfs.readmodel.show`).
 """
 
 from __future__ import annotations
 
-import marshal
 import shutil
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from taskfs.readmodel import cache, prepared
+from taskfs.readmodel import db
 from taskfs.readmodel import show as shown
+from taskfs.store import readmodel_store
 from tests.helpers import git, submit, taskfs
 
 KEEP = {"lock", "journal"}  # the write lock and crash journal are not caches
@@ -55,8 +56,8 @@ def _warm(repo: Path, ids: list[str]) -> tuple[list[str], dict[Path, bytes]]:
     before = _answers(ids)
     files = _cache_files(repo)
     names = {p.name for p in files} | {p.parent.name for p in files}
-    # The three caches exist: without them these tests would prove nothing.
-    assert {cache.NAME, prepared.NAME, shown.FOLDER} <= names, sorted(names)
+    # The caches exist: without them these tests would prove nothing.
+    assert {db.NAME, shown.FOLDER} <= names, sorted(names)
     return before, files
 
 
@@ -73,6 +74,7 @@ CORRUPTIONS: dict[str, Callable[[bytes], bytes | None]] = {
 def test_deleting_or_corrupting_the_cache_changes_no_answer(repo: Path, how: str) -> None:
     ids = _ledger(repo)
     before, files = _warm(repo, ids)
+    readmodel_store.close()  # as a new process finds it
     for path, data in files.items():
         damaged = CORRUPTIONS[how](data)
         if damaged is None:
@@ -80,14 +82,14 @@ def test_deleting_or_corrupting_the_cache_changes_no_answer(repo: Path, how: str
         else:
             path.write_bytes(damaged)
     assert _answers(ids) == before, how
-    # The ledger cache and the prepared listings were written again, whole and readable.
+    # The store was written again, whole and readable, at HEAD.
     folder = Path(git(repo, "rev-parse", "--absolute-git-dir")) / "taskfs" / "cache"
-    rows, token = cache.read(str(folder / cache.NAME), "tasks")
-    assert token is not None
-    assert sorted(rows) == sorted(ids)
-    stored = prepared.Answers(*marshal.loads((folder / prepared.NAME).read_bytes()))
-    assert stored.ids == tuple(sorted(ids))
-    assert stored.token == token
+    conn = sqlite3.connect(folder / db.NAME)
+    meta = db.read_meta(conn)
+    assert meta is not None
+    assert meta[db.HEAD] == git(repo, "rev-parse", "HEAD")
+    assert db.ids(conn, "SELECT id FROM rows ORDER BY id") == sorted(ids)
+    conn.close()
     # ... and a change made after the damage shows up: the damaged cache was not trusted.
     assert taskfs("claim", ids[0], "--agent", "builder").code == 0
     state = {t["id"]: t["state"] for t in taskfs("ls", "--json").json["tasks"]}
@@ -107,6 +109,7 @@ def test_a_stale_cache_put_back_is_not_trusted(
     _before, files = _warm(repo, ids)
     assert taskfs("claim", ids[0], "--agent", "builder").code == 0
     after = _answers(ids)
+    readmodel_store.close()
     for path, data in files.items():
         path.write_bytes(data)
     assert _answers(ids) == after

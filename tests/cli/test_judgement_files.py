@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from taskfs.core import yamlio
-from taskfs.core.evidence_records import EVIDENCE_OUTPUT_CAP
+from taskfs.core.evidence import EVIDENCE_OUTPUT_CAP
 from tests.cli.test_evidence import make_task
 from tests.helpers import git, taskfs
 

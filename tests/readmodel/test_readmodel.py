@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import taskfs
-from taskfs.readmodel import cache, projection
+from taskfs.readmodel import db, projection
 from taskfs.readmodel.projection import Facts, Summary
 from taskfs.store import index
 from taskfs.store.repository import Repository
@@ -43,8 +43,9 @@ summaries = st.builds(
 @given(summaries)
 def test_a_projection_survives_its_serialisation(summary: Summary) -> None:
     assert projection.decode(projection.encode(summary)) == summary
-    row = cache.CacheRow((1, 2, 3, 4, 5, 6, 7), 9, ("a.yaml",), b"d", summary, b"s", "{}", False)
-    assert cache.decode(summary.id, cache.encode(row)) == row
+    # The store keeps a task's overlaps in a table of their own, beside its row.
+    stored = db.dump_summary(summary)
+    assert db.load_summary(stored, summary.overlaps) == summary
 
 
 @pytest.mark.parametrize(
@@ -61,24 +62,7 @@ def test_what_is_not_an_encoded_projection_is_refused(fields: tuple[object, ...]
         projection.decode(fields)
 
 
-def test_a_row_of_another_task_is_refused() -> None:
-    summary = Summary(
-        "one",
-        Facts(None, None, None, "c", (), None, (), None, "true"),
-        "working",
-        None,
-        0,
-        (),
-        None,
-        None,
-        1,
-    )
-    row = cache.CacheRow((0,) * 7, 0, (), b"", summary)
-    with pytest.raises(ValueError, match="not a cache row"):
-        cache.decode("two", cache.encode(row))
-
-
-def test_the_cache_holds_what_the_full_reader_says(repo: Path) -> None:
+def test_the_store_holds_what_the_full_reader_says(repo: Path) -> None:
     """The one converter: each stored projection is `Summary.of` the full reader's task."""
     from taskfs.store.task_reader import load_task
 
@@ -86,17 +70,13 @@ def test_the_cache_holds_what_the_full_reader_says(repo: Path) -> None:
     submit(repo, id="second", filesAndInterfaces=["src/a/x.py"], dependsOn=[first])
     assert run_taskfs("claim", first, "--agent", "builder").code == 0
     store = Repository.open(repo)
-    index.summaries(store)
-    rows, token = cache.read(index.cache_path(store), store.tasks_rel)
-    assert token is not None
-    assert sorted(rows) == ["first", "second"]
-    for task_id, row in rows.items():
-        assert row.summary is not None
+    ledger = index.summaries(store)
+    assert sorted(ledger) == ["first", "second"]
+    for task_id, summary in ledger.items():
         expected = Summary.of(load_task(store, task_id))
-        assert row.summary._replace(overlaps=()) == expected
-    assert rows["second"].overlaps == ("first",)
-    assert rows["first"].summary is not None
-    assert rows["first"].summary.holder == "builder"
+        assert summary._replace(overlaps=()) == expected
+    assert ledger["second"].overlaps == ("first",)
+    assert ledger["first"].holder == "builder"
 
 
 def _imports(path: Path) -> set[str]:

@@ -78,6 +78,29 @@ def test_ledger_commits_through_a_clean_filter_leave_git_status_clean(repo: Path
     assert taskfs("show", task, "--json").json["state"] == "working"
 
 
+def test_many_files_added_by_name_go_through_the_clean_filter_too(repo: Path) -> None:
+    """`new` of many envelopes adds its files to git's index by name (not as pathspecs): the
+    same blobs, through the same filter, and `git status` stays clean."""
+    from tests.helpers import write_envelope
+
+    (repo / ".gitattributes").write_text(
+        "tasks/*/*.yaml filter=stamp\ntasks/*/*/*.yaml filter=stamp\n"
+    )
+    git(repo, "config", "filter.stamp.clean", "cat; echo '# cleaned'")
+    git(repo, "config", "filter.stamp.smudge", "cat")
+    git(repo, "add", ".gitattributes")
+    git(repo, "commit", "-q", "-m", "a clean filter on the ledger")
+    paths = [
+        write_envelope(repo.parent / f"e{n}.yaml", id=f"e{n}", filesAndInterfaces=[f"src/{n}/**"])
+        for n in range(40)
+    ]
+    assert taskfs("new", *map(str, paths), "--json").code == 0
+    assert git(repo, "status", "--porcelain") == ""
+    assert git(repo, "show", "HEAD:tasks/e7/envelope.yaml").endswith("# cleaned")
+    assert len(git(repo, "show", "--name-only", "--format=", "HEAD").split()) == 80
+    assert taskfs("show", "e39", "--json").json["state"] == "submitted"
+
+
 def test_ledger_commits_keep_the_users_time_zone(repo: Path) -> None:
     # A POSIX TZ string, so no time zone database is needed: UTC+05:30.
     env = {"TZ": "XST-05:30"}

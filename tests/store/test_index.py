@@ -1,45 +1,36 @@
-"""The ledger cache answers what the files say, whatever happened to them in between.
+"""The read model's store answers what the files HEAD holds say, whatever happened to them in
+between (issue 31).
 
 Each test changes a real repository the way users and agents do (taskfs commands, git, hands)
-and compares the cached answer with a fresh one computed without the cache.
+and compares the stored answer with one computed from nothing (the store deleted).
 """
 
 from __future__ import annotations
 
-import marshal
 import os
-import time
+import random
+import shutil
 from pathlib import Path
 
 import pytest
 
-from taskfs.readmodel import prepared
+from taskfs.core.readiness import claimable
+from taskfs.readmodel import db
 from taskfs.readmodel.projection import Summary
-from taskfs.store import index
+from taskfs.store import index, readmodel_store
 from taskfs.store.repository import Repository
-from tests.helpers import git, submit, taskfs
-
-
-@pytest.fixture(autouse=True)
-def _no_racy_margin(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Everything in a test is younger than the default two-second margin: without this, every
-    # row would be re-checked and the cached path never taken.
-    monkeypatch.setenv("TASKFS_RACY_MARGIN_MS", "0")
+from tests.helpers import check, git, submit, taskfs, write_envelope
 
 
 def fresh(repo: Path) -> dict[str, Summary]:
     store = Repository.open(repo)
-    for path in (index.cache_path(store), index.prepared_path(store)):
-        Path(path).unlink(missing_ok=True)
-    return index.summaries(store)
+    readmodel_store.close()
+    Path(readmodel_store.store_path(store)).unlink(missing_ok=True)
+    return dict(index.summaries(store).items())
 
 
 def cached(repo: Path) -> dict[str, Summary]:
-    return index.summaries(Repository.open(repo))
-
-
-def _stored(path: Path) -> prepared.Answers:
-    return prepared.Answers(*marshal.loads(path.read_bytes()))
+    return dict(index.summaries(Repository.open(repo)).items())
 
 
 def listed(repo: Path) -> str:
@@ -47,7 +38,12 @@ def listed(repo: Path) -> str:
     return taskfs("ls", "--json").stdout
 
 
-def test_the_cache_follows_transitions_new_tasks_and_git(repo: Path) -> None:
+def stored_ready(repo: Path) -> list[str]:
+    conn = index.summaries(Repository.open(repo)).conn
+    return [task_id for task_id, _to, _shown in db.ready_rows(conn)]
+
+
+def test_the_store_follows_transitions_new_tasks_and_git(repo: Path) -> None:
     first = submit(repo, id="first", filesAndInterfaces=["src/a/**"])
     second = submit(repo, id="second", filesAndInterfaces=["src/a/x.py"], dependsOn=[first])
     cached(repo)
@@ -65,7 +61,7 @@ def test_a_status_file_edited_in_place_is_seen_by_writers(repo: Path) -> None:
     cached(repo)
     newest = sorted((repo / "tasks" / task / "status").iterdir())[-1]
     stat = newest.stat()
-    # Same size, same times: no key changes. Only the bytes tell.
+    # Same size, same times: nothing but the bytes tell.
     newest.write_text(newest.read_text().replace("state: working", "state: wurking"))
     os.utime(newest, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     result = taskfs("move", task, "input_required", "--agent", "builder", "--json")
@@ -82,7 +78,7 @@ def test_a_hand_edited_envelope_is_seen_once_committed(repo: Path) -> None:
     # Listings say what HEAD holds (issue 16: decisions rest on committed files only) ...
     assert listed(repo) == before
     assert cached(repo) == fresh(repo)
-    # ... and follow HEAD when the edit is committed, though the file did not change.
+    # ... and follow HEAD when the edit is committed.
     git(repo, "commit", "-q", "-am", "edited by hand")
     assert listed(repo) != before
     assert cached(repo) == fresh(repo)
@@ -90,9 +86,9 @@ def test_a_hand_edited_envelope_is_seen_once_committed(repo: Path) -> None:
 
 QUESTIONS = [
     ("ls", {}, None),
-    ("ls", {"--state": "working"}, None),
-    ("ls", {"--to": "agent0"}, None),
-    ("ls", {"--context": "auth-hardening", "--state": "submitted"}, None),
+    ("ls", {"state": "working"}, None),
+    ("ls", {"to": "agent0"}, None),
+    ("ls", {"context": "auth-hardening", "state": "submitted"}, None),
     ("ready", {}, None),
     ("ready", {}, "agent0"),
     ("ready", {}, "nobody"),
@@ -100,7 +96,7 @@ QUESTIONS = [
 
 
 def as_args(command: str, options: dict[str, str], agent: str | None) -> list[str]:
-    extra = [part for option in options.items() for part in option]
+    extra = [part for name, value in options.items() for part in (f"--{name}", value)]
     return [command, "--json", *extra, *(["--agent", agent] if agent else [])]
 
 
@@ -112,7 +108,7 @@ def plan(repo: Path) -> None:
 
 
 @pytest.mark.parametrize(("command", "options", "agent"), QUESTIONS)
-def test_the_prepared_answers_are_exactly_what_the_full_path_answers(
+def test_the_stored_answers_are_exactly_what_the_full_path_answers(
     repo: Path,
     monkeypatch: pytest.MonkeyPatch,
     command: str,
@@ -122,46 +118,11 @@ def test_the_prepared_answers_are_exactly_what_the_full_path_answers(
     plan(repo)
     monkeypatch.chdir(repo)
     cached(repo)
-    ready_made = prepared.answer(command, dict(options), agent)
-    assert ready_made is not None  # the prepared answer is in use
-    fresh(repo)  # no cache, no prepared answers: the full path answers, and writes them again
-    Path(index.prepared_path(Repository.open(repo))).unlink()
-    assert taskfs(*as_args(command, options, agent)).stdout == ready_made + "\n"
-
-
-def test_young_files_are_checked_by_their_bytes_until_they_are_old_enough(
-    repo: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    plan(repo)
-    monkeypatch.chdir(repo)
-    monkeypatch.setenv("TASKFS_RACY_MARGIN_MS", "60000")  # every file is young
-    before = listed(repo)
-    assert prepared.answer("ls", {}, None) == before.rstrip("\n")
-    status = sorted((repo / "tasks" / "t1" / "status").iterdir())[-1]
-    stat = status.stat()
-    # Same size, same times, same folder: no key changes (the same clock tick). Only bytes tell.
-    status.write_text(status.read_text().replace("state: working", "state: wurking"))
-    os.utime(status, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-    assert prepared.answer("ls", {}, None) is None
-    assert listed(repo) == before  # the bytes no commit holds are not the ledger (issue 16)
-    assert cached(repo) == fresh(repo)
-
-
-def test_young_files_settle_and_are_then_trusted_by_their_keys(
-    repo: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    plan(repo)
-    for name in ("settings", "folder"):  # task ids that look like the other identities' names
-        submit(repo, id=name, filesAndInterfaces=[f"src/{name}.py"])
-    monkeypatch.chdir(repo)
-    monkeypatch.setenv("TASKFS_RACY_MARGIN_MS", "300")
-    answer = listed(repo).rstrip("\n")
-    path = Path(index.prepared_path(Repository.open(repo)))
-    assert _stored(path).young  # just written: young, checked by their bytes
-    time.sleep(0.4)
-    assert prepared.answer("ls", {}, None) == answer
-    assert _stored(path).young == {}  # old enough now: their keys are trusted
-    assert prepared.answer("ls", {}, None) == answer
+    ready_made = db.answer(command, dict(options), agent)
+    assert ready_made is not None  # the store's answer is in use
+    fresh(repo)  # no store: the full path answers (through click), and builds it again
+    answered = taskfs("--lang", "en", *as_args(command, options, agent)).stdout
+    assert answered == ready_made + "\n"
 
 
 def test_a_moved_tasks_folder_is_never_answered_from_the_old_one(
@@ -172,17 +133,111 @@ def test_a_moved_tasks_folder_is_never_answered_from_the_old_one(
     listed(repo)
     settings = repo / ".taskfs" / "config.yaml"
     settings.write_text(settings.read_text().replace("tasksDir: tasks", "tasksDir: elsewhere"))
-    assert prepared.answer("ls", {}, None) is None
+    assert db.answer("ls", {}, None) is None
     result = taskfs("ls", "--json")
     assert result.json["tasks"] == [], result.stdout
 
 
-@pytest.mark.parametrize("damage", [b"", b"\x00garbage", b"\xe3\x03\x00\x00"])
-def test_a_damaged_cache_or_listing_is_rebuilt(repo: Path, damage: bytes) -> None:
+@pytest.mark.parametrize("damage", [b"", b"\x00garbage", b"SQLite format 3\x00" + b"\xff" * 200])
+def test_a_damaged_store_is_rebuilt(repo: Path, damage: bytes) -> None:
     submit(repo, id="one")
     answer = listed(repo)
-    store = Repository.open(repo)
-    for path in (index.cache_path(store), index.prepared_path(store)):
-        Path(path).write_bytes(damage)
+    readmodel_store.close()
+    Path(readmodel_store.store_path(Repository.open(repo))).write_bytes(damage)
     assert listed(repo) == answer
     assert cached(repo) == fresh(repo)
+
+
+def test_a_commit_of_code_moves_head_without_reading_a_task(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan(repo)
+    before = listed(repo)
+    (repo / "code.py").write_text("x = 1\n")
+    git(repo, "add", "code.py")
+    git(repo, "commit", "-q", "-m", "code")
+    read: list[str] = []
+    real = index.digest
+    monkeypatch.setattr(index, "digest", lambda r, t: read.append(t) or real(r, t))
+    assert listed(repo) == before
+    assert read == []
+    monkeypatch.chdir(repo)
+    assert db.answer("ls", {}, None) == before.rstrip("\n")
+
+
+def test_a_write_reads_the_rows_it_needs(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A claim reads its task and what its gates ask (its dependencies, its rivals), not the
+    ledger: the rows it loads do not grow with the ledger."""
+    for n in range(40):
+        submit(repo, id=f"t{n}", filesAndInterfaces=[f"src/{n}/**"])
+    submit(repo, id="rival", filesAndInterfaces=["src/0/x.py"], dependsOn=["t0"])
+    listed(repo)
+    loaded: list[bytes | None] = []
+    real = db.load_summary
+    monkeypatch.setattr(db, "load_summary", lambda d, o=(): loaded.append(d) or real(d, o))
+    assert taskfs("claim", "t0", "--agent", "builder").code == 0
+    assert 0 < len(loaded) <= 10, len(loaded)
+
+
+def _scenario(repo: Path, seed: int) -> None:
+    """A random run of what agents do: new tasks (some depending on others, some owning what
+    others own), claims, moves, checks and completions, refusals."""
+    rng = random.Random(seed)
+    made: list[str] = []
+    for step in range(28):
+        choice = rng.random()
+        if choice < 0.45 or not made:
+            task_id = f"s{step}"
+            deps = rng.sample(made, min(len(made), rng.choice((0, 0, 1, 2))))
+            if rng.random() < 0.15:
+                deps.append(f"later{step}")  # a task that does not exist yet
+            entry = f"src/{rng.randrange(6)}/{rng.choice(('**', 'a.py', '*.py'))}"
+            path = write_envelope(
+                repo.parent / f"{task_id}.yaml",
+                id=task_id,
+                filesAndInterfaces=[entry],
+                dependsOn=deps,
+                acceptanceCheck={"passFailCommand": "true", "endToEndVerification": "x"},
+                to=rng.choice(("builder", "other")),
+            )
+            if taskfs("new", str(path), "--agent", "planner").code == 0:
+                made.append(task_id)
+            continue
+        task_id = rng.choice(made)
+        agent = "builder" if rng.random() < 0.8 else "other"
+        action = rng.random()
+        if action < 0.4:
+            taskfs("claim", task_id, "--agent", agent)
+        elif action < 0.6:
+            check(task_id)
+            taskfs("complete", task_id, "--agent", agent)
+        elif action < 0.75:
+            taskfs("refuse", task_id, "--agent", agent, "--reason", "no")
+        else:
+            taskfs("move", task_id, "failed", "--agent", agent, "--reason", "broke")
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_what_writers_stored_agrees_with_a_store_built_from_nothing(repo: Path, seed: int) -> None:
+    """Rows, overlaps and `ready` kept row by row by every writer equal what a rebuild says,
+    and `ready` equals the claim's rules asked of every task."""
+    _scenario(repo, seed)
+    kept = cached(repo)
+    kept_ready = stored_ready(repo)
+    kept_answers = [taskfs(*as_args(c, o, a)).stdout for c, o, a in QUESTIONS]
+    every = fresh(repo)
+    assert kept == every
+    assert kept_ready == stored_ready(repo)
+    assert kept_ready == sorted(t.id for t in claimable(every))
+    assert kept_answers == [taskfs(*as_args(c, o, a)).stdout for c, o, a in QUESTIONS]
+
+
+def test_a_task_folder_taken_away_by_hand_is_not_listed(repo: Path) -> None:
+    plan(repo)
+    before = listed(repo)
+    shutil.rmtree(repo / "tasks" / "t1")
+    after = taskfs("ls", "--json").json["tasks"]
+    assert "t1" not in [t["id"] for t in after]
+    assert "later" not in [t["id"] for t in taskfs("ready", "--json").json["tasks"]]
+    git(repo, "checkout", "-q", "--", "tasks/t1")
+    assert listed(repo) == before

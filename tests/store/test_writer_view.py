@@ -70,7 +70,7 @@ def test_what_a_writer_stored_agrees_with_a_reading_of_every_task(repo: Path) ->
     git(repo, "pull", "-q", "--ff-only", str(other), "main")
     assert taskfs("claim", "a", "--agent", "builder").code == 0  # a writer, after the pull
     store = Repository.open(repo)
-    kept = index.summaries(store)
+    kept = dict(index.summaries(store).items())
     assert kept["c"].overlaps == ("a",)
     assert kept["a"].overlaps == ("c",)
     before = taskfs("ls", "--json").stdout

@@ -9,43 +9,36 @@ file takes the lock, and one commit holds exactly that file.
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import shutil
 import socket
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from taskfs.api.evidence.acceptance import Acceptance, acceptance
 from taskfs.api.evidence.gate import owned_fingerprint_now, trust_root
 from taskfs.api.tasks.envelope_rules import ledger_folders
 from taskfs.api.tasks.filing import record_bytes
 from taskfs.core import layout, signing, yamlio
-from taskfs.core.evidence import EvidenceFile, RunnerTrust, sign_document
-from taskfs.core.evidence_records import (
-    EVIDENCE_OUTPUT_CAP,
-    CheckEvidence,
-    JudgementEvidence,
-    Verdict,
-    parse_evidence,
-)
+from taskfs.core.evidence import EVIDENCE_OUTPUT_CAP, EvidenceFile, RunnerTrust, sign_document
+from taskfs.core.evidence_order import ordered_check
 from taskfs.core.layout import EVIDENCE, format_time, stamped_name
 from taskfs.errors import Problem, TaskfsError, fail, problem
-from taskfs.runner.process import RunResult, StreamCapture, capture_stream, run_command
+from taskfs.runner.process import RunResult, StreamCapture, run_command
 from taskfs.runner.sandbox import Sandbox
-from taskfs.store import inputs, keys
-from taskfs.store.evidence_gates import gates
+from taskfs.store import keys
 from taskfs.store.git import Git
 from taskfs.store.git.planted import Changed, Snapshot
-from taskfs.store.owned_fingerprint import uncommitted_owned
+from taskfs.store.owned_fingerprint import owned_now
 from taskfs.store.repository import Repository
-from taskfs.store.task_reader import Task, load_evidence, load_task
 
 if TYPE_CHECKING:
     from taskfs.api.evidence.sandboxing import Placement
+    from taskfs.core.evidence_records import CheckEvidence, Verdict
+    from taskfs.store.task_reader import Task
 
 RUNNER_ENV = "TASKFS_RUNNER"
 MAX_TIMEOUT_SECONDS = 24 * 60 * 60
@@ -68,32 +61,37 @@ class Progress(Protocol):
 class CheckRun:
     id: str
     evidence: str
-    record: CheckEvidence
+    document: dict[str, Any]  # the evidence file's content, as written
     commit: str
     # Set when the check ran without the sandbox it would have had (`auto` fell back): why.
     sandbox_fallback: str | None = None
     state: str = ""  # the task's state when the check ran (a closed task cannot complete)
 
     @property
+    def verdict(self) -> Verdict:
+        return "pass" if self.document["verdict"] == "pass" else "fail"
+
+    @property
     def passed(self) -> bool:
-        return self.record.verdict == "pass"
+        return self.verdict == "pass"
 
     @property
     def warnings(self) -> tuple[Problem, ...]:
         """What the answer says beside the verdict: each file of git's settings the command
         changed, and taskfs put back (`git_settings_changed`)."""
         return tuple(
-            problem("git_settings_changed", path=c.path, change=c.change)
-            for c in self.record.git_changes or ()
+            problem("git_settings_changed", path=c["path"], change=c["change"])
+            for c in self.document.get("gitChanges") or ()
         )
 
+    @property
+    def record(self) -> CheckEvidence:
+        """The evidence as its model reads it (loads the model: a caller that needs it)."""
+        from taskfs.core.evidence_records import CheckEvidence, parse_evidence
 
-@dataclass(frozen=True)
-class Recorded:
-    id: str
-    evidence: str
-    record: JudgementEvidence
-    commit: str
+        record = parse_evidence(self.document)
+        assert isinstance(record, CheckEvidence)
+        return record
 
 
 # -- trust ------------------------------------------------------------------------------------
@@ -120,6 +118,8 @@ def runner_key(repo: Repository, trust: RunnerTrust) -> tuple[str, signing.KeyPa
 
 
 def task_evidence(repo: Repository, task_id: str) -> tuple[list[EvidenceFile], list[Problem]]:
+    from taskfs.store.task_reader import load_evidence  # the models: only where shown
+
     return load_evidence(repo, task_id, trust_root(repo))
 
 
@@ -159,13 +159,12 @@ def check(
     # right now (a `result` message the watcher reacts to) is in flight, not loose.
     with repo.writing():
         head_ledger.refuse_loose(repo, task_id)
-    task = load_task(repo, task_id)
+    task = acceptance(repo, task_id)
     placement = place(repo, repo.git, mode=sandbox, network=network, environ=dict(os.environ))
-    acceptance = task.envelope.acceptance_check
-    limit = float(timeout or acceptance.timeout_seconds or repo.config.check_timeout_seconds)
+    limit = float(timeout or task.timeout_seconds or repo.check_settings()[0])
     trust = trust_root(repo)
     signer = runner_key(repo, trust)
-    head = repo.git.head()
+    head = repo.git.head_guess()  # from git's files (git itself when they say nothing clear)
     if head is None:
         raise fail("git_failed", command="rev-parse", reason="there is no commit to check against")
     if fresh:
@@ -176,20 +175,20 @@ def check(
         )
     document.update(_who(agent, fresh))
     document["sandbox"] = placement.record()
-    # Through the model: it checks the record and puts its keys in reading order.
-    document = parse_evidence(_fit(document)).to_document()
+    # The record's keys in reading order, as its model writes them (no model is loaded: a
+    # test holds the two to each other).
+    document = ordered_check(_fit(document))
     if signer is not None:
         document = sign_document(document, signer[0], signer[1])
-    record = parse_evidence(document)
-    assert isinstance(record, CheckEvidence)
-    rel, commit = _write(repo, task_id, document, record, _check_message(task_id, record, agent))
+    author = agent or (signer[0] if signer is not None else "taskfs")
+    rel, commit = _write_check(repo, task_id, document, author, trust)
     fallback = placement.reason if placement.fell_back else None
-    return CheckRun(task_id, rel, record, commit, fallback, task.state)
+    return CheckRun(task_id, rel, document, commit, fallback, task.state)
 
 
 def _fresh_run(
     repo: Repository,
-    task: Task,
+    task: Acceptance,
     head: str,
     limit: float,
     progress: Progress | None,
@@ -222,7 +221,7 @@ def _run(
     repo: Repository,
     git: Git,
     *,
-    task: Task,
+    task: Acceptance,
     head: str,
     limit: float,
     progress: Progress | None,
@@ -230,26 +229,21 @@ def _run(
 ) -> dict[str, Any]:
     from taskfs.api.evidence.sandboxing import with_interpreters
 
-    acceptance = task.envelope.acceptance_check
-    before = owned_fingerprint_now(repo, git, task.envelope.files_and_interfaces)
-    dirty = uncommitted_owned(
-        git, task.envelope.files_and_interfaces, ledger_folders(repo.tasks_rel)
-    )
-    commands = [acceptance.pass_fail_command, acceptance.end_to_end_command or ""]
+    entries = task.entries
+    before, dirty = owned_now(git, entries, ledger_folders(repo.tasks_rel))
+    commands = [task.command, task.end_to_end_command or ""]
     box = with_interpreters(where, commands, str(git.root)).sandbox
     changed: list[Changed] = []
-    result = _execute(
-        "check", acceptance.pass_fail_command, git, limit, progress, box=box, changed=changed
-    )
-    after = owned_fingerprint_now(repo, git, task.envelope.files_and_interfaces)
-    end_to_end: dict[str, Any] = {"description": acceptance.end_to_end_verification}
+    result = _execute("check", task.command, git, limit, progress, box=box, changed=changed)
+    after = owned_fingerprint_now(repo, git, entries)
+    end_to_end: dict[str, Any] = {"description": task.verification}
     passed = result.passed
-    if acceptance.end_to_end_command is not None:
-        end_to_end["command"] = acceptance.end_to_end_command
+    if task.end_to_end_command is not None:
+        end_to_end["command"] = task.end_to_end_command
         if passed:
             e2e = _execute(
                 "end-to-end",
-                acceptance.end_to_end_command,
+                task.end_to_end_command,
                 git,
                 limit,
                 progress,
@@ -264,10 +258,10 @@ def _run(
     if after != before:
         owned["changedDuringRun"] = True
     return {
-        "task": task.id,
+        "task": task.task_id,
         "kind": "check",
         "verdict": _verdict(passed),
-        "verdictSource": acceptance.verdict_source or "script",
+        "verdictSource": task.verdict_source or "script",
         **_run_fields(result, limit),
         "startedAt": format_time(result.started_at),
         "commit": head,
@@ -334,7 +328,7 @@ def _run_fields(result: RunResult, limit: float) -> dict[str, Any]:
         "durationSeconds": round(result.duration_seconds, 6),
         "stdout": result.stdout.text,
         "stderr": result.stderr.text,
-        "streams": {"stdout": _stream(result.stdout), "stderr": _stream(result.stderr)},
+        "streams": {"stdout": stream_fields(result.stdout), "stderr": stream_fields(result.stderr)},
         "limits": {
             "timeoutSeconds": limit,
             "outputCapBytes": EVIDENCE_OUTPUT_CAP,
@@ -350,7 +344,7 @@ def _run_fields(result: RunResult, limit: float) -> dict[str, Any]:
     return fields
 
 
-def _stream(capture: StreamCapture) -> dict[str, Any]:
+def stream_fields(capture: StreamCapture) -> dict[str, Any]:
     return {
         "totalBytes": capture.total_bytes,
         "digest": {"sha256": capture.sha256},
@@ -384,130 +378,51 @@ def _fit(document: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _check_message(task_id: str, record: CheckEvidence, agent: str | None) -> str:
-    who = agent or (record.runner.name if record.runner else "taskfs")
-    fresh = " (fresh checkout)" if record.fresh else ""
+def _check_message(task_id: str, document: dict[str, Any], who: str) -> str:
+    verdict = document["verdict"]
+    fresh = " (fresh checkout)" if document.get("fresh") else ""
     return (
-        f"taskfs: {task_id} check {record.verdict}ed{fresh} by {who}\n\n"
+        f"taskfs: {task_id} check {verdict}ed{fresh} by {who}\n\n"
         f"Taskfs-Task: {task_id}\n"
-        f"Taskfs-Evidence: {record.verdict} ({record.verdict_source})\n"
+        f"Taskfs-Evidence: {verdict} ({document['verdictSource']})\n"
         f"Taskfs-Agent: {who}\n"
     )
 
 
-def _write(
-    repo: Repository,
-    task_id: str,
-    document: dict[str, Any],
-    record: CheckEvidence | JudgementEvidence,
-    message: str,
+def _write_check(
+    repo: Repository, task_id: str, document: dict[str, Any], author: str, trust: RunnerTrust
 ) -> tuple[str, str]:
-    started = datetime.fromisoformat(record.started_at.replace("Z", "+00:00"))
+    """Write and commit a check's evidence, and keep what the completion gate reads of it
+    (`evidence_gates.remember`), so that `complete` reads no evidence model either."""
+    from taskfs.core.evidence import GateFacts, signature_state
+    from taskfs.store import evidence_gates
+
+    started = datetime.fromisoformat(document["startedAt"].replace("Z", "+00:00"))
     rel = repo.task_rel(task_id, EVIDENCE, stamped_name(started))
-    author = record.by or (
-        record.runner.name if isinstance(record, CheckEvidence) and record.runner else "taskfs"
-    )
+    data = record_bytes(document)
+    message = _check_message(task_id, document, author)
+    commit = commit_evidence(repo, task_id, rel, data, message=message, author=author)
+    with contextlib.suppress(TaskfsError, OSError):  # a speed-up: `complete` reads what is not
+        evidence_gates.remember(
+            repo,
+            task_id,
+            rel.rsplit("/", 1)[-1],
+            data,
+            facts=GateFacts.of_document(document),
+            signature=signature_state(document, trust)[0],
+            trust=trust,
+        )
+    return rel, commit
+
+
+def commit_evidence(
+    repo: Repository, task_id: str, rel: str, data: bytes, *, message: str, author: str
+) -> str:
     from taskfs.store import head_ledger
 
     with repo.writing() as writer:
         if not repo.has_task(task_id):
             raise fail("task_not_found", id=task_id)
         head_ledger.refuse_loose(repo, task_id)  # evidence never builds on a loose file either
-        writer.add(rel, record_bytes(document))
-        commit = writer.commit(message, author)
-        # What the completion gate reads of the task's evidence, read now (the models are
-        # loaded here anyway), so that `complete` need not load them. Only a speed-up: what
-        # cannot be read now is read by `complete`.
-        with contextlib.suppress(TaskfsError, OSError):
-            gates(repo, task_id, trust_root(repo))
-    return rel, commit
-
-
-# -- recorded judgements ----------------------------------------------------------------------
-
-
-def add_judgement(
-    repo: Repository,
-    task_id: str,
-    *,
-    verdict: Verdict,
-    source: str,
-    note: str | None = None,
-    note_file: str | None = None,
-    data: bytes | None = None,
-    agent: str | None = None,
-    stream: BinaryIO | None = None,
-) -> Recorded:
-    """Record a verdict that did not come from running the check here. It is shown beside the
-    runs, and never counts as the passing acceptance check."""
-    load_task(repo, task_id)
-    now = datetime.now(timezone.utc)
-    document: dict[str, Any] = {
-        "task": task_id,
-        "kind": "judgement",
-        "verdict": verdict,
-        "verdictSource": source,
-        "startedAt": format_time(now),
-    }
-    head = repo.git.head()
-    if head is not None:
-        document["commit"] = head
-    if agent:
-        document["by"] = agent
-    if note_file is not None:
-        if data is not None:
-            kept = capture_stream(io.BytesIO(data).read, EVIDENCE_OUTPUT_CAP)
-        else:
-            kept = _read_note(note_file, stream)
-        document["note"] = kept.text
-        document["noteFile"] = {"path": note_file, **_stream(kept)}
-    else:
-        document["note"] = note or ""
-    record = _judgement(document)
-    message = (
-        f"taskfs: {task_id} judgement {verdict} from {source}\n\n"
-        f"Taskfs-Task: {task_id}\n"
-        f"Taskfs-Evidence: {verdict} ({source}, recorded)\n"
-        f"Taskfs-Agent: {agent or source}\n"
-    )
-    rel, commit = _write(repo, task_id, document, record, message)
-    return Recorded(task_id, rel, record, commit)
-
-
-def _judgement(document: dict[str, Any]) -> JudgementEvidence:
-    from pydantic import ValidationError
-
-    try:
-        record = parse_evidence(document)
-    except ValidationError as exc:
-        problems = []
-        for error in exc.errors(include_url=False, include_input=False):
-            where = ".".join(str(p) for p in error["loc"][1:]) or "evidence"
-            problems.append(problem("invalid_value", field=where, reason=error["msg"]))
-        raise TaskfsError(problems) from None
-    assert isinstance(record, JudgementEvidence)
-    return record
-
-
-def _read_note(label: str, stream: BinaryIO | None) -> StreamCapture:
-    """What is kept of the judgement file `label` (or of `stream`, standing for stdin),
-    read in chunks under the output cap of a check: never held whole in memory. What cannot be
-    a file (a FIFO, a device) is refused as every input is (`taskfs.store.inputs`)."""
-    if stream is not None:
-        try:
-            fd = stream.fileno()
-        except (OSError, ValueError):  # io.UnsupportedOperation: an in-memory stream
-            return capture_stream(stream.read, EVIDENCE_OUTPUT_CAP)
-        # Raw reads: a terminal gives one empty read at Ctrl-D, which a buffered read passes over.
-        inputs.refuse_unless_plain("-", fd)
-        return _read_capped(label, lambda size: os.read(fd, size))
-    fd = inputs.open_plain(label)
-    with os.fdopen(fd, "rb", buffering=0) as handle:
-        return _read_capped(label, handle.read)
-
-
-def _read_capped(label: str, read: Callable[[int], bytes | None]) -> StreamCapture:
-    try:
-        return capture_stream(lambda size: read(size) or b"", EVIDENCE_OUTPUT_CAP)
-    except OSError as exc:
-        raise fail("file_unreadable", path=label, reason=exc.strerror or str(exc)) from None
+        writer.add(rel, data)
+        return writer.commit(message, author)

@@ -74,7 +74,7 @@ def pending_check_requests(repo: Repository) -> list[CheckRequest]:
     from taskfs.api.messages.inbox import awaits_check, watcher_declined
     from taskfs.api.messages.threads import read_thread, trust
 
-    working = [s.id for s in summaries(repo).values() if s.state == "working"]
+    working = summaries(repo).in_state("working")
     if not working:
         return []
     trusted = trust(repo)
@@ -99,7 +99,7 @@ def record_evidence(repo: Repository, task_id: str) -> Evidence:
     from taskfs.api.evidence import checks as evidence
 
     checked = evidence.check(repo, task_id, agent="watcher")
-    return Evidence(checked.record.verdict, checked.evidence)
+    return Evidence(checked.verdict, checked.evidence)
 
 
 def run_requested_check(
@@ -166,7 +166,6 @@ def complete_on_behalf(repo: Repository, request: CheckRequest) -> str:
     from datetime import datetime, timezone
 
     from taskfs.api.messages.sending import WATCHER
-    from taskfs.store import index
 
     holder = request.requested_by
     with repo.writing() as writer:
@@ -179,13 +178,11 @@ def complete_on_behalf(repo: Repository, request: CheckRequest) -> str:
         )
         subject, _sep, trailers = message.partition("\n")
         trailers = trailers.replace(f"Taskfs-Agent: {holder}\n", f"Taskfs-Agent: {WATCHER}\n")
-        commit = writer.commit(
+        return writer.commit(
             f"{subject} (committed by {WATCHER})\n{trailers}Taskfs-On-Behalf-Of: {holder}\n",
             WATCHER,
             when=now,
         )
-        index.remember(repo, staged.after)
-    return commit
 
 
 def _tell_sender(repo: Repository, request: CheckRequest, found: Problem) -> str | None:

@@ -57,7 +57,7 @@ def requested_mode(repo: Repository, mode: str | None, environ: dict[str, str]) 
             reason = f"{mode!r} is not auto, on or off"
             raise fail("invalid_value", field=SANDBOX_ENV, reason=reason)
     if mode is None:
-        mode = repo.config.check.sandbox
+        mode = repo.check_settings()[1]
     for known in sandboxes.MODES:
         if mode == known:
             return known

@@ -360,9 +360,9 @@ def intakes(repo: Repository, agent: str | None = None) -> list[Intake]:
     """The intakes that are not tasks (open and canceled), oldest first; with `agent`, those
     it asked for or that are addressed to it."""
     found = []
-    for task_id, summary in index.summaries(repo).items():
-        if not summary.intake:
-            continue
+    ledger = index.summaries(repo)
+    for summary in ledger.many(ledger.intake_ids()):
+        task_id = summary.id
         if agent is not None and agent not in (summary.envelope.sender, summary.envelope.recipient):
             continue
         try:

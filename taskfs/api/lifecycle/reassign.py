@@ -30,7 +30,6 @@ from taskfs.core.lifecycle import TERMINAL, next_states
 from taskfs.core.lineage import LINKS, REASSIGNED_FROM, RETRIED_FROM, Lineage
 from taskfs.errors import TaskfsError, fail
 from taskfs.readmodel.projection import Summary
-from taskfs.store import index
 from taskfs.store.index import summaries
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import load_task
@@ -104,7 +103,7 @@ def _hand_on(
                 ),
                 reason=f"only its sender ({sender or 'none named'}) may hand it to someone else",
             )
-        existing = dict(summaries(repo))
+        existing = summaries(repo)
         _refuse_unless_ready(existing, task.id, task.state, kind)
         to = to if kind == "reassign" or to is not None else task.envelope.recipient
         if repo.config.require_signed_messages and to is not None:
@@ -124,7 +123,7 @@ def _hand_on(
             # The holder hears of the cancel when it is a peer, as of any cancel.
             tell_peer(repo, writer, staged, agent, reason=why, now=now)
             # The new task owns what the old one owned: admit it as if the old one were closed.
-            existing[task_id] = staged.after
+            existing = existing.overlay({task_id: staged.after})
             before = staged.before
         problems = rules.Admission(repo, existing, pending=[envelope]).problems(envelope)
         if problems:
@@ -134,9 +133,6 @@ def _hand_on(
         stage_new_task(repo, writer, envelope, agent, now=now, signer=OpeningSigner(repo, agent))
         text = _message(task_id, new_id, to, agent, kind=kind, before=before)
         commit = writer.commit(text, agent, when=now)
-        if staged is not None:
-            index.remember(repo, staged.after)
-        summaries(repo)
     return Reassigned(task_id, new_id, to, commit, kind)
 
 

@@ -14,13 +14,7 @@ from dataclasses import dataclass
 from taskfs.api.messages.inbox import Inbox
 from taskfs.api.messages.threads import read_thread
 from taskfs.core.lineage import Lineage
-from taskfs.core.readiness import (
-    dependency_graph,
-    parent_map,
-    rivals,
-    unfinished_dependencies,
-    waiting_on,
-)
+from taskfs.core.readiness import relations, rivals, unfinished_dependencies, waiting_on
 from taskfs.readmodel.projection import Summary
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task
@@ -94,8 +88,7 @@ def blockers(task_id: str, summaries: Mapping[str, Summary]) -> list[str]:
     ]
     if out:
         return out
-    graph = dependency_graph(t.envelope for t in summaries.values())
-    parents = parent_map(t.envelope for t in summaries.values())
+    graph, parents = relations(summaries)
     return [f"{r.id} ({r.state}, same files)" for r in rivals(task, summaries, graph, parents)]
 
 
@@ -111,7 +104,7 @@ def blocked(repo: Repository, agent: str | None = None) -> list[tuple[Summary, l
     ready_now = {t.id for t in ready(repo, agent)}
     return [
         (t, blockers(t.id, tasks) or ["its files (unreadable or not taken in yet)"])
-        for t in tasks.values()
+        for t in tasks.many(tasks.in_state("submitted"))
         if t.state == "submitted"
         and t.length
         and not t.intake

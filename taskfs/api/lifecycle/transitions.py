@@ -20,13 +20,13 @@ from taskfs.core.lineage import Lineage
 from taskfs.core.status_file import status_document, status_text
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.readmodel.projection import Summary
-from taskfs.store import index
 from taskfs.store.index import summaries
 from taskfs.store.repository import Repository
 from taskfs.store.writer import Writer
 
 if TYPE_CHECKING:
     from taskfs.core.records import Artifact
+    from taskfs.store.ledger_view import Ledger
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,6 @@ def transition(
         commit = writer.commit(
             transition_message(task_id, staged.before, state, agent, reason), agent, when=now
         )
-        index.remember(repo, staged.after)
     return Moved(task_id, state, staged.rel, commit)
 
 
@@ -227,7 +226,9 @@ def stage_transition(
         head=name,
         head_by=agent,
         length=task.length + 1,
+        head_at=format_time(now),
     )
+    writer.project(after)  # the read model's row, stored with the commit
     return Staged(current, rel, after, evidence)
 
 
@@ -236,8 +237,8 @@ def _committed(
     task_id: str,
     state: State,
     task: Summary | None,
-    tasks: dict[str, Summary],
-) -> dict[str, Summary]:
+    tasks: Ledger,
+) -> Ledger:
     """Refuse to build on a task folder holding a file no commit holds, and read the other
     tasks a claim's gates consult (its dependencies and rivals) as HEAD holds them: the
     working tree may say anything (taskfs.store.head_ledger)."""
@@ -283,8 +284,7 @@ def _dependencies_gate(
 
 def _ownership_gate(repo: Repository, task: Summary, tasks: Mapping[str, Summary]) -> list[Problem]:
     # A merge or a late dependency can change the picture after `new` checked it: check again.
-    graph = readiness.dependency_graph(t.envelope for t in tasks.values())
-    parents = readiness.parent_map(t.envelope for t in tasks.values())
+    graph, parents = readiness.relations(tasks)
     others = [t.envelope for t in readiness.rivals(task, tasks, graph, parents)]
     # The cache says who the rivals are; the entries and the witness are named afresh.
     return rules.ownership_conflicts([task.envelope], others, graph, parents)

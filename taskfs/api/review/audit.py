@@ -20,13 +20,13 @@ from dataclasses import dataclass
 
 from taskfs import i18n
 from taskfs.api.evidence import gate as evidence_gate
-from taskfs.api.review import authority, intake_audit
+from taskfs.api.review import archive_audit, authority, intake_audit
 from taskfs.api.tasks import queries
 from taskfs.core.evidence import EvidenceFile, RunnerTrust
 from taskfs.core.evidence_records import CheckEvidence
 from taskfs.core.layout import KEYS_DIR, MESSAGES, STATUS
 from taskfs.errors import Problem, problem
-from taskfs.store import keys
+from taskfs.store import archive_records, keys
 from taskfs.store.all_tasks import load_all
 from taskfs.store.git.session import Session, open_session
 from taskfs.store.keypaths import REVOKED_DIR
@@ -343,12 +343,18 @@ def _is_ledger_file(repo: Repository, path: str) -> bool:
 
 
 def _history(repo: Repository) -> list[Finding]:
+    archives = archive_audit.acts(repo)
     out = []
     for commit, status, path in repo.git.changes_after_creation(repo.tasks_rel):
         if not _is_ledger_file(repo, path):
             continue
+        if status == "D" and archive_audit.archived_removal(repo, archives, commit, path):
+            continue  # the archive's audited act: checked below
         code = "ledger_file_deleted" if status == "D" else "ledger_file_edited"
         out.append(_finding(problem(code, path=path, commit=commit[:12]), path))
+    out += [_finding(p, str(p.data["path"])) for p in archive_audit.problems(repo, archives)]
+    _read, unreadable = archive_records.records(repo)
+    out += [_finding(p, str(p.data["path"])) for p in unreadable]
     return out
 
 

@@ -140,8 +140,16 @@ def _state_at(context: Context, task_id: str, commit: str) -> str | None:
     """The state task `task_id` was in at `commit`: `completed` when the commit holds one of
     its completions (one on a branch that lost a fork too: a fork settled later does not make
     a claim wrong), else the state of the latest status file it holds; None when it holds
-    none."""
+    none. An archived task is read from its archive's row, or from the commit that archived it
+    when `commit` came before."""
     task = context.tasks.get(task_id)
+    if task is None:  # archived by now, perhaps already at `commit` (`taskfs archive`)
+        from taskfs.store.archive_records import archived, archived_task
+
+        row = archived(context.repo, commit).get(task_id)
+        if row is not None:
+            return row[0].state
+        task = archived_task(context.repo, task_id)
     if task is None:
         return None
     links = sorted([*task.chain.links, *task.chain.superseded], key=lambda link: link.name)

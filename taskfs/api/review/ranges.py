@@ -9,7 +9,7 @@ warnings of the contracts the range added.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pydantic import ValidationError
 
@@ -22,10 +22,11 @@ from taskfs.api.views.reports import state_before
 from taskfs.core import lint as lint_rules
 from taskfs.core import yamlio
 from taskfs.core.envelope import Envelope, validate_envelope
-from taskfs.core.layout import ENVELOPE, EVIDENCE, MESSAGES, STATUS
+from taskfs.core.layout import ARCHIVE_DIR, ENVELOPE, EVIDENCE, MESSAGES, STATUS
 from taskfs.core.records import StatusRecord
 from taskfs.errors import Problem, TaskfsError, fail
 from taskfs.store.all_tasks import load_all
+from taskfs.store.archive_records import records
 from taskfs.store.git.session import Session, open_session
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task
@@ -54,6 +55,16 @@ class AddedTransition:
 
 
 @dataclass(frozen=True)
+class ArchivedTask:
+    """A task an archive commit of the range took out of the working tree."""
+
+    id: str
+    commit: str
+    author: str
+    state: str
+
+
+@dataclass(frozen=True)
 class Review:
     revisions: str
     base: str
@@ -67,6 +78,7 @@ class Review:
     warnings: tuple[Problem, ...]
     tip_is_checkout: bool = True
     outcomes: tuple[Outcome, ...] = ()  # where each task the range touched stands now
+    archived: tuple[ArchivedTask, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -98,11 +110,22 @@ def review(repo: Repository, spec: str | None) -> Review:
         try:
             commits = session.commits_in(revisions)
             added = repo.git.added_files(revisions, repo.tasks_rel)
+            archives = repo.git.added_files(revisions, ARCHIVE_DIR)
         except TaskfsError as exc:
             raise fail(
                 "range_invalid", range=spec or revisions, reason=exc.problems[0].english
             ) from None
-        return _review(repo, session, (revisions, base, tip), len(commits), added)
+        found = _review(repo, session, (revisions, base, tip), len(commits), added)
+        return replace(found, archived=_archived(repo, archives))
+
+
+def _archived(repo: Repository, added: list[tuple[str, str, str]]) -> tuple[ArchivedTask, ...]:
+    """The tasks the archive files the range added name, each with the commit that added it."""
+    out = []
+    for commit, author, path in added:
+        for _path, record in records(repo, commit, [path])[0]:
+            out += [ArchivedTask(t.id, commit, author, t.state) for t in record.tasks]
+    return tuple(sorted(out, key=lambda t: (t.id, t.commit)))
 
 
 def _review(

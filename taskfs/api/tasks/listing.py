@@ -1,4 +1,4 @@
-"""Listings answered from the ledger cache: `ls` and `ready`.
+"""Listings answered from the read model's store: `ls` and `ready`.
 
 They are called thousands of times a day, so this module imports nothing heavy: no pydantic,
 no YAML. What they answer is what the full reader would (store/index.py says why).
@@ -6,10 +6,8 @@ no YAML. What they answer is what the full reader would (store/index.py says why
 
 from __future__ import annotations
 
-from taskfs.core.shown import listed
 from taskfs.readmodel.projection import Summary
 from taskfs.store import index
-from taskfs.store.index import summaries
 from taskfs.store.repository import Repository
 
 
@@ -19,32 +17,21 @@ def ls(
     state: str | None = None,
     to: str | None = None,
     context: str | None = None,
+    archived: bool = False,
 ) -> list[Summary]:
-    return [
-        t
-        for t in summaries(repo).values()
-        if t.listed  # an envelope the watcher has not taken in yet is not a task
-        and listed(
-            t.state,
-            t.envelope.recipient,
-            t.envelope.context_id,
-            wanted_state=state,
-            wanted_to=to,
-            wanted_context=context,
-        )
-    ]
+    """The tasks `ls` shows (an envelope the watcher has not taken in yet is not a task),
+    filtered; with `archived`, the tasks `taskfs archive` took out of the working tree."""
+    return index.listing(repo, state=state, to=to, context=context, archived=archived)
 
 
 def ready(repo: Repository, agent: str | None = None) -> list[Summary]:
     """The tasks a claim would succeed on now (by `agent`, when one is named): the same rules
-    as the claim's gates, answered from the ledger cache."""
-    from taskfs.core.readiness import claimable
-
-    return claimable(summaries(repo), agent)
+    as the claim's gates (`taskfs.core.readiness`), kept in the store."""
+    return index.ready(repo, agent)
 
 
-def head_moved_elsewhere(root: str, git_dir: str, token: bytes, tasks_rel: str) -> bool:
-    """Whether the prepared listings (under `token`) still hold although HEAD moved, because
-    the move changed nothing in the tasks folder (a commit of code); the fast path asks this
-    (`taskfs.readmodel.prepared.answer`) rather than answer through the full listing."""
-    return index.settle_moved_head(root, git_dir, token, tasks_rel)
+def catch_up(root: str) -> bool:
+    """Bring the read model of the checkout at `root` up to HEAD, when HEAD moved since it
+    was settled; the fast path asks this (`taskfs.readmodel.db.answer`) rather than answer
+    through the full listing."""
+    return index.catch_up(root)

@@ -24,10 +24,28 @@ from taskfs.store.task_reader import Task, load_task
 
 
 def show(repo: Repository, task_id: str) -> Task:
-    """The task with its evidence files (and how each one's signature stands)."""
+    """The task with its evidence files (and how each one's signature stands); an archived
+    task as the commit that archived it found it."""
     from taskfs.api.evidence import checks as evidence
 
-    return evidence.with_evidence(repo, load_task(repo, task_id))
+    where = home(repo, task_id)
+    return evidence.with_evidence(where, load_task(where, task_id))
+
+
+def home(repo: Repository, task_id: str) -> Repository:
+    """Where a task's files are read: the working tree, or, for a task `taskfs archive` took
+    out of it, the commit whose tree still holds them (`task_not_found` when neither has it,
+    as the reader says)."""
+    if repo.has_task(task_id):
+        return repo
+    from taskfs.store.archive_records import archived_view
+
+    return archived_view(repo, task_id) or repo
+
+
+def is_archived(repo: Repository, task_id: str) -> bool:
+    """Whether the task was archived (its files are read from history: `home`)."""
+    return home(repo, task_id) is not repo
 
 
 # -- validate --------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
@@ -34,7 +34,8 @@ from taskfs.core.layout import (
 )
 from taskfs.core.records import StatusRecord
 from taskfs.errors import Problem, TaskfsError, fail, problem
-from taskfs.store import fs, index, keys
+from taskfs.readmodel.projection import Facts, Summary
+from taskfs.store import fs, keys
 from taskfs.store.git import Git
 from taskfs.store.repository import Repository
 from taskfs.store.writer import Writer
@@ -167,21 +168,7 @@ def submit_within(
     message that made the (single) task, as `write_new_tasks` takes it."""
     batch = _assign_ids(repo, parsed, actor)
     rules.check_new_tasks(repo, batch)
-    # The models are loaded here anyway: add the new tasks to the ledger cache now, so
-    # the listings that follow need not load them; their rows are built while git
-    # commits them.
-    ids = [e.id for e in batch if e.id]
-    added: list[index.Added | None] = []
-    write_new_tasks(
-        repo,
-        writer,
-        batch,
-        actor,
-        trailers=trailers,
-        opened=opened,
-        meanwhile=lambda: added.append(index.added_rows(repo, ids)),
-    )
-    index.remember_new(repo, ids, added[0] if added else None)
+    write_new_tasks(repo, writer, batch, actor, trailers=trailers, opened=opened)
     return [Submitted(e.id or "") for e in batch]
 
 
@@ -194,7 +181,6 @@ def write_new_tasks(
     in_place: Collection[str] = (),
     trailers: Sequence[str] = (),
     opened: str | None = None,
-    meanwhile: Callable[[], object] | None = None,
 ) -> str:
     """Write each envelope of `batch` (already checked, ids assigned) and its `submitted`
     status, in one commit by `actor`. A task named in `in_place` already has its envelope
@@ -205,8 +191,7 @@ def write_new_tasks(
     `opened` names a peer's opening as it arrived (one task; its file is the caller's to add),
     or else one is signed here when the
     sender's private key is on this machine and both ends have committed keys. It vouches for
-    the `submitted` (audit) and is exported as stored, from any clone, never re-signed.
-    `meanwhile` is done while git commits (`Writer.commit`)."""
+    the `submitted` (audit) and is exported as stored, from any clone, never re-signed."""
     now = datetime.now(timezone.utc)
     signer = _opening_signer(repo, actor) if opened is None else None
     for envelope in batch:
@@ -221,7 +206,14 @@ def write_new_tasks(
             opened=opened,
         )
     subject = _new_message([e.id or "" for e in batch], actor, trailers)
-    return writer.commit(subject, actor, when=now, meanwhile=meanwhile)
+    return writer.commit(subject, actor, when=now)
+
+
+def new_task_row(envelope: Envelope, status: str, actor: str, at: str) -> Summary:
+    """The projection of a task just submitted: its envelope, one `submitted` status."""
+    assert envelope.id is not None
+    facts = Facts.of(envelope)
+    return Summary(envelope.id, facts, "submitted", None, 0, (), status, actor, 1, head_at=at)
 
 
 def stage_new_task(
@@ -260,7 +252,11 @@ def stage_new_task(
         message=message.msg_id if message is not None else opened,
     )
     document = transition_keys.signed(repo, actor, record.to_document(), f"submit task {task_id!r}")
-    writer.add(repo.task_rel(task_id, STATUS, status_name(1, "submitted")), record_bytes(document))
+    name = status_name(1, "submitted")
+    writer.add(repo.task_rel(task_id, STATUS, name), record_bytes(document))
+    # The read model's row, as the full reader will read these files (their commit stores it:
+    # `Writer.project`).
+    writer.project(new_task_row(envelope, name, actor, at))
 
 
 def _opening_signer(repo: Repository, actor: str) -> OpeningSigner | None:
@@ -296,12 +292,16 @@ def _actor(agent: str | None, envelopes: Sequence[Envelope], sources: Sequence[S
 def _assign_ids(
     repo: Repository, parsed: Sequence[tuple[Source, Envelope]], actor: str
 ) -> list[Envelope]:
+    from taskfs.store.index import summaries
+
     batch: list[Envelope] = []
     seen: dict[str, str] = {}
     problems: list[Problem] = []
+    ledger = summaries(repo)
     for source, envelope in parsed:
         task_id = envelope.id or fresh_id(repo, seen)
-        if task_id in seen or _taken(repo, task_id, actor):
+        # An archived task's id stays taken: history and the rules still name it.
+        if task_id in seen or ledger.is_archived(task_id) or _taken(repo, task_id, actor):
             problems.append(_at(problem("task_exists", field="id", id=task_id), source.label))
         seen[task_id] = source.label
         batch.append(envelope if envelope.id else envelope.with_id(task_id))

@@ -5,10 +5,14 @@ An agent reads the answer, not the evidence file: a failing check names the tail
 command printed (both streams, bounded, so that a long test log costs a few hundred tokens),
 whether the owned files were committed (evidence from a dirty tree completes nothing), and a
 task that can no longer be completed (canceled, failed, rejected) is said so.
+
+Read from the evidence document as written (its keys, not its model): `check` answers without
+loading the evidence models (issue 31).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from taskfs import i18n
@@ -30,16 +34,17 @@ def tail(text: str, lines: int = TAIL_LINES, chars: int = TAIL_CHARS) -> str:
     return out[cut + 1 :] if 0 <= cut < len(out) - 1 else out
 
 
-def output(record: Any) -> dict[str, str] | None:
+def output(record: Mapping[str, Any]) -> dict[str, str] | None:
     """The tail of each stream of the run that failed (the check's, else its end-to-end
-    command's); None when the check passed or printed nothing."""
-    if record.verdict == "pass":
+    command's), from a check's evidence document; None when the check passed or printed
+    nothing."""
+    if record.get("verdict") == "pass":
         return None
     run = record
-    e2e = record.end_to_end.run
-    if record.exit_code == 0 and not record.limits.timed_out and e2e is not None:
+    e2e = record.get("endToEnd", {}).get("run")
+    if record.get("exitCode") == 0 and not record["limits"]["timedOut"] and e2e is not None:
         run = e2e
-    out = {name: tail(getattr(run, name)) for name in ("stdout", "stderr")}
+    out = {name: tail(run.get(name) or "") for name in ("stdout", "stderr")}
     out = {name: text for name, text in out.items() if text}
     return out or None
 
@@ -50,24 +55,25 @@ def cannot_complete(state: str) -> bool:
 
 def document(result: Any) -> dict[str, Any]:
     """`check --json` and `agent_check`'s fields about the run (`ok` is whether it passed)."""
-    record = result.record
+    record = result.document
     doc: dict[str, Any] = {
         "ok": result.passed,
         "id": result.id,
-        "verdict": record.verdict,
+        "verdict": record["verdict"],
         "evidence": result.evidence,
-        "verdictSource": record.verdict_source,
-        "exitCode": record.exit_code,
-        "durationSeconds": record.duration_seconds,
-        "fresh": bool(record.fresh),
-        "signed": record.signature is not None,
+        "verdictSource": record["verdictSource"],
+        "exitCode": record["exitCode"],
+        "durationSeconds": record["durationSeconds"],
+        "fresh": bool(record.get("fresh")),
+        "signed": record.get("signature") is not None,
         "commit": result.commit,
-        "workTree": record.work_tree or "clean",
+        "workTree": record.get("workTree") or "clean",
         # What the command planted in git's files, and was undone (`git_settings_changed`).
         "warnings": [found.to_json() for found in result.warnings],
     }
-    if record.uncommitted is not None:
-        doc["uncommitted"] = list(record.uncommitted.paths)
+    uncommitted = record.get("uncommitted")
+    if uncommitted is not None:
+        doc["uncommitted"] = list(uncommitted["paths"])
     if result.state:
         doc["state"] = result.state
     said = output(record)
@@ -81,7 +87,7 @@ def document(result: Any) -> dict[str, Any]:
 
 def notices(result: Any) -> list[str]:
     """What the agent must know beside the verdict: evidence that cannot complete the task."""
-    record = result.record
+    record = result.document
     found = []
     if cannot_complete(result.state):
         found.append(
@@ -91,18 +97,19 @@ def notices(result: Any) -> list[str]:
                 state=result.state,
             )
         )
-    if record.work_tree == "dirty" and record.uncommitted is not None:
+    uncommitted = record.get("uncommitted")
+    if record.get("workTree") == "dirty" and uncommitted is not None:
         found.append(
             i18n.say(
                 "the owned files were not all committed ({paths}): commit them and check again "
                 "before completing",
-                paths=", ".join(record.uncommitted.paths),
+                paths=", ".join(uncommitted["paths"]),
             )
         )
     return found
 
 
-def output_lines(record: Any) -> list[str]:
+def output_lines(record: Mapping[str, Any]) -> list[str]:
     """The failing run's output tail, indented, for the text answer."""
     said = output(record)
     if said is None:
@@ -122,7 +129,7 @@ def evidence_rows(task: Any) -> list[dict[str, Any]]:
     rows = evidence(task)
     found = task.evidence or ()
     if rows and found and found[-1].record.kind == "check":
-        said = output(found[-1].record)
+        said = output(found[-1].document)
         if said is not None:
             rows[-1]["output"] = said
     return rows

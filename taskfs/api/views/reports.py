@@ -148,14 +148,18 @@ def task_report(
     """A task with its evidence and messages, and (`neighbours`) the states of its
     dependencies, the tasks delegated from it and its lineage, which takes reading the whole
     ledger; `commits` adds the code commits that touched its owned files, and says how each
-    acceptance run's signature stands."""
-    task = load_task(repo, task_id)
-    if not neighbours:
+    acceptance run's signature stands. An archived task is read as the archive's commit holds
+    it, without its neighbours."""
+    from taskfs.api.tasks.queries import home
+
+    where = home(repo, task_id)  # an archived task: as the archive's commit holds it
+    task = load_task(where, task_id)
+    if not neighbours or where is not repo:
         return TaskReport(
             task,
-            tuple(entries.task_evidence(repo, task.id)),
-            tuple(entries.task_messages(repo, task.id)),
-            requests=intake_rows(repo, task.id),
+            tuple(entries.task_evidence(where, task.id)),
+            tuple(entries.task_messages(where, task.id)),
+            requests=intake_rows(where, task.id),
         )
     tasks = load_all(repo)
     tasks.setdefault(task_id, task)

@@ -238,11 +238,14 @@ class History(Process):
         out = self.run("rev-list", "--topo-order", "--reverse", head, "--not", "--remotes")
         return out.split()
 
-    def changed_paths(self, old: str, new: str, folder: str) -> list[str]:
-        """Paths under `folder` that differ between two commits (both sides of a rename),
-        NUL-separated as git prints them, so that no file name can be read as two."""
+    def changed_paths(self, old: str, new: str, folder: str, *more: str) -> list[str]:
+        """Paths under `folder` (and the folders `more`) that differ between two commits (both
+        sides of a rename), NUL-separated as git prints them, so that no file name can be read
+        as two."""
         return nul_list(
-            self.run_checked("diff", "--name-only", "-z", "--no-renames", old, new, "--", folder)
+            self.run_checked(
+                "diff", "--name-only", "-z", "--no-renames", old, new, "--", folder, *more
+            )
         )
 
     def commit_paths(self, commit: str) -> list[str]:

@@ -13,7 +13,6 @@ Nothing here imports GitPython: every ledger write (claim, new, move) goes throu
 from __future__ import annotations
 
 import os
-import subprocess
 import threading
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
@@ -23,7 +22,8 @@ from functools import cached_property
 from typing import NamedTuple, Protocol
 
 from taskfs.errors import TaskfsError, fail
-from taskfs.store.git.process import Process, argv, git_error, nul_list, scrubbed_env
+from taskfs.store.git.process import Process, git_error, nul_list
+from taskfs.store.git.reader import ObjectReader, tree_entries
 
 # A tree edit: a file's new content, None to remove it, or the edits of a subtree.
 Nested = dict[str, "bytes | Stored | Nested | None"]
@@ -73,6 +73,29 @@ class Objects(Process):
         proc = self.run_raw("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}:{folder}")
         return proc.stdout.decode().strip() or None
 
+    def folder_names(self, rev: str, folder: str) -> set[str]:
+        """The names of the entries directly in `folder` as commit `rev` holds it."""
+        out = self.run_raw(
+            "ls-tree", "-z", "--name-only", rev, "--", folder.rstrip("/") + "/",
+            env={"GIT_LITERAL_PATHSPECS": "1"},
+        )  # fmt: skip
+        if out.returncode != 0:
+            raise git_error(("ls-tree",), out)
+        prefix = folder.rstrip("/") + "/"
+        return {name[len(prefix) :] for name in nul_list(out.stdout) if name.startswith(prefix)}
+
+    def tree_paths(self, rev: str, below: Sequence[str]) -> list[str]:
+        """The files at or below the literal paths `below` in commit `rev`."""
+        if not below:
+            return []
+        out = self.run_raw(
+            "ls-tree", "-r", "-z", "--name-only", rev, "--", *below,
+            env={"GIT_LITERAL_PATHSPECS": "1"},
+        )  # fmt: skip
+        if out.returncode != 0:
+            raise git_error(("ls-tree",), out)
+        return nul_list(out.stdout)
+
     def tree_blobs(self, tree: str) -> dict[str, str]:
         """Path (relative to `tree`) to blob id, for every file below a tree."""
         out = self.run_raw("ls-tree", "-r", "-z", "--full-tree", tree)
@@ -104,9 +127,11 @@ class Objects(Process):
         *,
         when: datetime | None = None,
         removed: Sequence[str] = (),
+        retired: Sequence[str] = (),
     ) -> str:
         """Commit the working-tree content of `paths` (repository-relative) onto HEAD, and the
-        removal of `removed` (files the change consumed; the caller deletes them afterwards).
+        removal of `removed` (files the change consumed) and of the folders `retired` whole
+        (tasks the archive takes out); the caller deletes them afterwards.
 
         Only these paths change, relative to HEAD; the user's other staged or unstaged work
         stays as it was. Returns the new commit id. Raises `TaskfsError` (git_failed) when HEAD
@@ -124,19 +149,16 @@ class Objects(Process):
         # large repository), a second thread builds the commit on the blobs it will most
         # likely have written, the raw bytes': used when it did, built again when not.
         guess: dict[str, bytes | Stored | None] = {p: Stored(oid) for p, oid in oids.items()}
-        guess.update(dict.fromkeys(removed))
+        guess.update(dict.fromkeys([*removed, *retired]))
         early: list[tuple[str | None, str]] = []
         thread = threading.Thread(
             target=self._build_early, args=(guess, message, author, when, early)
         )
-        if paths and not self.signs_commits:  # a signing program may ask its user: never early
+        if (paths or retired) and not self.signs_commits:  # a signer may ask: never early
             thread.start()
         try:
             if paths:
-                args = ("add", "--force", "--", *paths)
-                proc = self.run_index(*args, env={"GIT_LITERAL_PATHSPECS": "1"})
-                if proc.returncode != 0:
-                    raise git_error(args, proc)
+                self._add_to_index(paths)
         finally:
             if thread.ident is not None:
                 thread.join()
@@ -144,12 +166,19 @@ class Objects(Process):
         contents: dict[str, bytes | Stored | None] = dict(raw)
         unsure = [p for p, oid in oids.items() if p in known or not self._loose(oid)]
         contents.update({p: Stored(oid) for p, oid in self._index_blobs(unsure).items()})
-        contents.update(dict.fromkeys(removed))
+        contents.update(dict.fromkeys([*removed, *retired]))
         if removed:
             args = ("update-index", "--force-remove", "--", *removed)
             proc = self.run_index(*args)
             if proc.returncode != 0:
                 raise git_error(args, proc)
+        if retired:
+            self._unstage(retired)
+            # git's index keeps a cache of the trees it holds, in which every folder taken out
+            # stays as a stale node: rewritten without them, or each later `git add` rewrites
+            # an index half again as large. Only the trees' objects are written (unreferenced,
+            # as git's own would be), and a failure (a merge in progress) changes nothing.
+            self.run_index("write-tree")
         try:
             return self._commit_onto_head(
                 contents, message, author, when, built=None if unsure else built
@@ -158,9 +187,38 @@ class Objects(Process):
             # Nothing was committed (signing failed, say): the index goes back to HEAD's for
             # these paths, so no half-made change stays staged.
             self.run_index(
-                "reset", "-q", "--", *paths, *removed, env={"GIT_LITERAL_PATHSPECS": "1"}
-            )
+                "reset", "-q", "--pathspec-from-file=-", "--pathspec-file-nul",
+                input=_nul_joined([*paths, *removed, *retired]),
+                env={"GIT_LITERAL_PATHSPECS": "1"},
+            )  # fmt: skip
             raise
+
+    def _add_to_index(self, paths: Sequence[str]) -> None:
+        if len(paths) > _ADDED_BY_NAME:
+            # Many files (`new` of a thousand envelopes): by name, not as pathspecs, which
+            # `git add` matches each against every entry of the index. The same blobs: the
+            # clean filters apply alike, and ignore rules neither way (`--force`).
+            args: tuple[str, ...] = ("update-index", "--add", "-z", "--stdin")
+            proc = self.run_index(*args, input=_nul_joined(paths))
+        else:
+            args = ("add", "--force", "--", *paths)
+            proc = self.run_index(*args, env={"GIT_LITERAL_PATHSPECS": "1"})
+        if proc.returncode != 0:
+            raise git_error(args, proc)
+
+    def _unstage(self, folders: Sequence[str]) -> None:
+        """Take every file HEAD holds below `folders` out of the index (the working tree is
+        left): listed from HEAD's tree, removed by name, so that tens of thousands of folders
+        cost one pass, not one pathspec match per file and folder."""
+        wanted = set(folders)
+        depths = {folder.count("/") + 1 for folder in wanted}
+        parents = sorted({folder.rsplit("/", 1)[0] for folder in wanted if "/" in folder})
+        listed = self.tree_paths("HEAD", parents) if parents else []
+        paths = [p for p in listed if any("/".join(p.split("/")[:d]) in wanted for d in depths)]
+        args = ("update-index", "-z", "--force-remove", "--stdin")
+        proc = self.run_index(*args, input=_nul_joined(paths))
+        if proc.returncode != 0:
+            raise git_error(args, proc)
 
     def _commit_onto_head(
         self,
@@ -229,7 +287,7 @@ class Objects(Process):
         The base's entries are kept as the bytes git wrote: a tasks folder of thousands of
         tasks is re-joined, not re-encoded, when one task's entry changes."""
         size = self._hash().digest_size
-        entries = _tree_entries(reader.tree_body(base) or b"", size) if base else {}
+        entries = tree_entries(reader.tree_body(base) or b"", size) if base else {}
         resort = False  # whether an entry was added or changed between file and folder
         for name, change in changes.items():
             raw = name.encode("utf-8", "surrogateescape")
@@ -422,94 +480,12 @@ class Objects(Process):
         return proc.returncode == 0
 
 
-class ObjectReader:
-    """One long-lived `git cat-file --batch` for all reads of a command; closed after use."""
-
-    def __init__(self, git: Process) -> None:
-        self._git = git
-        self.digest_size = git._hash().digest_size  # of its object ids: SHA-1 or SHA-256
-        self._proc = subprocess.Popen(
-            argv("cat-file", "--batch"),
-            cwd=git.root,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=scrubbed_env(),
-        )
-
-    def read(self, name: str) -> tuple[str, bytes] | None:
-        """(type, content) of the object `name` (any revision syntax), None when missing."""
-        assert self._proc.stdin is not None
-        assert self._proc.stdout is not None
-        self._proc.stdin.write(name.encode() + b"\n")
-        self._proc.stdin.flush()
-        header = self._proc.stdout.readline().decode().split()
-        if len(header) != 3:
-            return None
-        _oid, kind, size = header
-        body = self._proc.stdout.read(int(size))
-        self._proc.stdout.read(1)
-        return kind, body
-
-    def commit_tree(self, commit: str) -> str:
-        found = self.read(commit)
-        if found is None or found[0] != "commit":
-            raise fail("git_failed", command="cat-file", reason=f"{commit} is not a commit")
-        first = found[1].split(b"\n", 1)[0].decode()
-        return first.split()[1]
-
-    def tree(self, oid: str) -> Iterator[tuple[str, tuple[str, str]]]:
-        found = self.read(oid)
-        if found is None or found[0] != "tree":
-            return
-        yield from parse_tree(found[1], self._git._hash().digest_size)
-
-    def tree_body(self, oid: str) -> bytes | None:
-        """A tree object's bytes; None when `oid` is not a tree."""
-        found = self.read(oid)
-        return found[1] if found is not None and found[0] == "tree" else None
-
-    def tree_at(self, revision_path: str) -> list[tuple[str, tuple[str, str]]]:
-        """The entries of the tree `revision_path` names (e.g. `HEAD:tasks`); [] if none."""
-        found = self.read(revision_path)
-        if found is None or found[0] != "tree":
-            return []
-        return list(parse_tree(found[1], self._git._hash().digest_size))
-
-    def exists(self, revision_path: str) -> bool:
-        return self.read(revision_path) is not None
-
-    def close(self) -> None:
-        if self._proc.stdin:
-            self._proc.stdin.close()
-        if self._proc.stdout:
-            self._proc.stdout.close()
-        self._proc.wait()
+# Past this many files a commit adds them to git's index by name (`commit_files`).
+_ADDED_BY_NAME = 32
 
 
-def parse_tree(body: bytes, digest_size: int) -> Iterator[tuple[str, tuple[str, str]]]:
-    """(name, (mode, oid)) of each entry of a tree object's bytes (SHA-1 or SHA-256 ids)."""
-    i = 0
-    while i < len(body):
-        space = body.index(b" ", i)
-        nul = body.index(b"\0", space)
-        mode = body[i:space].decode()
-        name = body[space + 1 : nul].decode("utf-8", "surrogateescape")
-        oid = body[nul + 1 : nul + 1 + digest_size].hex()
-        yield name, (mode, oid)
-        i = nul + 1 + digest_size
-
-
-def _tree_entries(body: bytes, digest_size: int) -> dict[bytes, bytes]:
-    """A tree's entries in its order: each name (as git stores it) with the entry's bytes."""
-    out: dict[bytes, bytes] = {}
-    find, i = body.index, 0
-    while i < len(body):
-        nul = find(b"\0", i)
-        end = nul + 1 + digest_size
-        out[body[find(b" ", i) + 1 : nul]] = body[i:end]
-        i = end
-    return out
+def _nul_joined(paths: Sequence[str]) -> bytes:
+    return b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
 
 
 def _nest(contents: Mapping[str, bytes | Stored | None]) -> Nested:

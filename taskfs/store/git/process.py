@@ -168,7 +168,7 @@ class Process:
         return proc.stdout
 
     def run_index(
-        self, *args: str, env: Mapping[str, str] | None = None
+        self, *args: str, env: Mapping[str, str] | None = None, input: bytes | None = None
     ) -> subprocess.CompletedProcess[bytes]:
         """A git command that writes the index, run again while another git process holds
         the index lock (git fails at once then, having changed nothing), for up to
@@ -176,7 +176,7 @@ class Process:
         deadline = time.monotonic() + INDEX_LOCK_WAIT_SECONDS
         delay = 0.01
         while True:
-            proc = self.run_raw(*args, env=env)
+            proc = self.run_raw(*args, env=env, input=input)
             if proc.returncode == 0 or b"index.lock" not in proc.stderr:
                 return proc
             if time.monotonic() + delay > deadline:

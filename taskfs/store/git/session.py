@@ -8,7 +8,7 @@ and tree of the command is read.
 
 GitPython's object model (`Commit`, `Tree`, `Diff`) takes only 20-byte SHA-1 ids, and taskfs
 reads SHA-256 repositories too: commits and changes come from the one log parser
-(`taskfs.store.git.history`), trees from `objects.parse_tree`, which take either.
+(`taskfs.store.git.history`), trees from `reader.parse_tree`, which take either.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ import git as gitpython
 from git.exc import GitCommandError
 
 from taskfs.errors import fail
-from taskfs.store.git.objects import parse_tree
 from taskfs.store.git.process import Process, argv, dropped_var, scrubbed_env
+from taskfs.store.git.reader import parse_tree
 
 # GitPython logs a warning where git wrote to stderr; taskfs says what went wrong itself.
 logging.getLogger("git").addHandler(logging.NullHandler())

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from taskfs.store.git.history import History
-from taskfs.store.git.objects import Identity, ObjectReader, Objects, parse_tree
+from taskfs.store.git.objects import Identity, Objects
 from taskfs.store.git.process import git_error, nul_list
+from taskfs.store.git.reader import ObjectReader, parse_tree
 
 _W = TypeVar("_W", bound="Worktree")
 
@@ -29,10 +30,15 @@ class Worktree(Objects, History):
         """Every tracked file and every untracked file git does not ignore, as paths relative
         to the working tree (tracked files deleted from the tree included), sorted, once each;
         only those at or below the literal paths `below` when it names any."""
+        return sorted(self.worktree_files_tracked(below))
+
+    def worktree_files_tracked(self, below: Sequence[str] = ()) -> dict[str, bool]:
+        """`worktree_files`, each with whether the index holds it (False: untracked)."""
         spec = ("--", *below) if below else ()
         out = self.run_raw(
             "ls-files",
             "-z",
+            "-t",
             "--cached",
             "--others",
             "--exclude-standard",
@@ -41,8 +47,11 @@ class Worktree(Objects, History):
         )
         if out.returncode != 0:
             raise git_error(("ls-files",), out)
-        names = out.stdout.decode("utf-8", "surrogateescape").split("\0")
-        return sorted({name for name in names if name})
+        found: dict[str, bool] = {}
+        for entry in out.stdout.decode("utf-8", "surrogateescape").split("\0"):
+            if len(entry) > 2:  # "<tag> <path>": `?` for an untracked file
+                found[entry[2:]] = found.get(entry[2:], False) or entry[0] != "?"
+        return found
 
     def add_worktree(self: _W, path: Path, commit: str) -> _W:
         """A detached checkout of `commit` at `path` (new or empty); remove it with
@@ -194,27 +203,49 @@ class Worktree(Objects, History):
             return False
         return True
 
-    def uncommitted_files(self) -> list[str]:
-        """Every path whose working-tree content HEAD does not hold: tracked files edited,
-        deleted or staged, and untracked files git does not ignore (work not committed)."""
+    def head_entries(self, below: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """{path: (mode, blob id)} of every file HEAD holds at or below the literal paths
+        `below` (all of HEAD when it names none), read from HEAD's trees alone: no read of
+        git's index, whose size grows with the whole working tree."""
         if self.head_guess() is None:
-            return self.worktree_files()
-        diff = self.run_raw("diff", "HEAD", "--name-only", "-z", "--no-renames", "--no-ext-diff")
+            return {}
+        spec = ("--", *below) if below else ()
+        env = {"GIT_LITERAL_PATHSPECS": "1"} if below else None
+        listed = self.run_raw("ls-tree", "-r", "-z", "--full-tree", "HEAD", *spec, env=env)
+        if listed.returncode != 0:
+            raise git_error(("ls-tree",), listed)
+        out: dict[str, tuple[str, str]] = {}
+        for line in nul_list(listed.stdout):
+            meta, _tab, path = line.partition("\t")
+            mode, kind, oid = meta.split(" ")
+            if kind == "blob":
+                out[path] = (mode, oid)
+        return out
+
+    def blob_id(self, data: bytes) -> str:
+        """The id git gives a blob of `data` (its object format's hash)."""
+        return self._hash(b"blob %d\0" % len(data) + data).hexdigest()
+
+    def changed_since_head(self, paths: Sequence[str]) -> list[str]:
+        """Those of `paths` whose working-tree content HEAD does not hold, as `git diff HEAD`
+        says (clean filters and line endings included)."""
+        if not paths:
+            return []
+        diff = self.run_raw(
+            "diff", "HEAD", "--name-only", "-z", "--no-renames", "--no-ext-diff", "--", *paths,
+            env={"GIT_LITERAL_PATHSPECS": "1"},
+        )  # fmt: skip
         if diff.returncode != 0:
             raise git_error(("diff",), diff)
-        other = self.run_raw("ls-files", "-z", "--others", "--exclude-standard")
-        if other.returncode != 0:
-            raise git_error(("ls-files",), other)
-        return sorted(set(nul_list(diff.stdout)) | set(nul_list(other.stdout)))
+        return nul_list(diff.stdout)
 
-    def head_files(self, pathspecs: Sequence[str]) -> dict[str, bytes]:
-        """The bytes HEAD holds of every file under `pathspecs`, by repository-relative path."""
-        if not pathspecs or self.head_guess() is None:
+    def head_files(self, pathspecs: Sequence[str], rev: str = "HEAD") -> dict[str, bytes]:
+        """The bytes HEAD (or the commit `rev`) holds of every file under `pathspecs`, by
+        repository-relative path."""
+        if not pathspecs or (rev == "HEAD" and self.head_guess() is None):
             return {}
         env = {"GIT_LITERAL_PATHSPECS": "1"}
-        listed = self.run_raw(
-            "ls-tree", "-r", "-z", "--full-tree", "HEAD", "--", *pathspecs, env=env
-        )
+        listed = self.run_raw("ls-tree", "-r", "-z", "--full-tree", rev, "--", *pathspecs, env=env)
         if listed.returncode != 0:
             raise git_error(("ls-tree",), listed)
         wanted: list[tuple[str, str]] = []
