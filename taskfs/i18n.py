@@ -21,10 +21,13 @@ LOCALE_VARIABLES = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")
 SOURCE_LANGUAGES = ("en", "C", "POSIX")
 
 # The contexts of the entries that are not error messages (an error's context is its code,
-# which never holds a colon): command-line help, click's own messages, lines for people.
+# which never holds a colon): command-line help, click's own messages, lines for people, and
+# what `tools/list` of `taskfs mcp` tells a model (the tools' and their parameters'
+# descriptions, the server's instructions).
 HELP = "help:command"
 CLICK = "click:usage"
 TEXT = "text:summary"
+TOOLS = "mcp:tools"
 
 _chosen: str | None = None  # what --lang named
 _catalogs: dict[tuple[str, ...], NullTranslations] = {}

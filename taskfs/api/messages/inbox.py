@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from taskfs import i18n
 from taskfs.api.intake.requests import intakes
 from taskfs.api.lifecycle.forks import Lost, lost_in
 from taskfs.api.lifecycle.sent import SentTask, needing, sent
@@ -61,6 +62,25 @@ class Inbox:
             line += f", {len(self.ended)} refused or failed"
         if self.quiet:
             line += f", {len(self.quiet)} quiet"
+        return line
+
+    def badge_text(self) -> str:
+        """The badge for people, in their language (`badge`, a document's, stays English)."""
+        line = i18n.say(
+            "{agent}: {claim} to claim, {answer} to answer, {review} to review, {unread} unread",
+            agent=self.agent,
+            claim=len(self.to_claim),
+            answer=len(self.questions),
+            review=len(self.results),
+            unread=len(self.unread),
+        )
+        if self.requests or self.requested:
+            count = len(self.requests) + len(self.requested)
+            line += i18n.say(", {count} requests to shape", count=count)
+        if self.ended:
+            line += i18n.say(", {count} refused or failed", count=len(self.ended))
+        if self.quiet:
+            line += i18n.say(", {count} quiet", count=len(self.quiet))
         return line
 
 
