@@ -432,6 +432,12 @@ def _run(row: EvidenceRow, links: Links, superseded: bool = False) -> str:
     )
 
 
+def _what(row: TimelineRow) -> str:
+    """A timeline row's state, verdict or message status; a plain message says so in the
+    reader's language (the row itself, as `log --json` gives it, keeps `message`)."""
+    return i18n.say("message") if row.kind == "message" and row.what == "message" else row.what
+
+
 def _timeline(rows: Sequence[TimelineRow]) -> str:
     items = []
     for row in rows:
@@ -439,7 +445,7 @@ def _timeline(rows: Sequence[TimelineRow]) -> str:
         detail = f" — {e(row.detail)}" if row.detail else ""
         items.append(
             f'<li class="kind-{row.kind}{superseded}"><time datetime="{e(row.at)}">'
-            f"{e(short_time(row.at))}</time> <b>{e(row.what)}</b> {e(row.actor)}{detail}</li>"
+            f"{e(short_time(row.at))}</time> <b>{e(_what(row))}</b> {e(row.actor)}{detail}</li>"
         )
     label = i18n.say("timeline ({count})", count=len(rows))
     return (
