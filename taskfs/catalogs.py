@@ -78,11 +78,8 @@ def tool_texts() -> list[str]:
     from taskfs.mcp.server import INSTRUCTIONS, build
     from taskfs.mcp.tools import Session
 
-    i18n.choose("en")
-    try:
+    with i18n.in_english():
         tools = build(Session(None, Path.cwd()))
-    finally:
-        i18n.choose(None)
     found = [INSTRUCTIONS]
     for tool in tools.server._tool_manager.list_tools():
         found.append(tool.description or "")

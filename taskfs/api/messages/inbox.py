@@ -51,21 +51,12 @@ class Inbox:
 
     @property
     def badge(self) -> str:
-        """The count line a status bar shows."""
-        line = (
-            f"{self.agent}: {len(self.to_claim)} to claim, {len(self.questions)} to answer, "
-            f"{len(self.results)} to review, {len(self.unread)} unread"
-        )
-        if self.requests or self.requested:
-            line += f", {len(self.requests) + len(self.requested)} requests to shape"
-        if self.ended:
-            line += f", {len(self.ended)} refused or failed"
-        if self.quiet:
-            line += f", {len(self.quiet)} quiet"
-        return line
+        """The count line a status bar shows, in English (a document's field)."""
+        with i18n.in_english():
+            return self.badge_text()
 
     def badge_text(self) -> str:
-        """The badge for people, in their language (`badge`, a document's, stays English)."""
+        """The count line for people, in their language."""
         line = i18n.say(
             "{agent}: {claim} to claim, {answer} to answer, {review} to review, {unread} unread",
             agent=self.agent,
