@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taskfs.errors import MESSAGES
-from taskfs.i18n import CLICK, DOMAIN, HELP, LOCALE_DIR, TEXT
+from taskfs.i18n import CLICK, DOMAIN, HELP, LOCALE_DIR, TEXT, TOOLS
 
 TEMPLATE = Path(LOCALE_DIR) / f"{DOMAIN}.pot"
 WIDTH = 79
@@ -47,8 +47,9 @@ class PoError(ValueError):
 
 def pot_text(messages: Mapping[str, str] = MESSAGES) -> str:
     """The template: every named error's English message, its code as the context; then the
-    command line's help (`help:command`), click's own messages (`click:usage`) and the lines
-    for people that the sources pass to `i18n.say` (`text:summary`)."""
+    command line's help (`help:command`), click's own messages (`click:usage`), the lines
+    for people that the sources pass to `i18n.say` (`text:summary`) and what `taskfs mcp`
+    lists for a model (`mcp:tools`)."""
     header = "".join(f"{key}: {value}\n" for key, value in HEADER.items())
     entries = [Entry(None, "", header, comment="# Messages of taskfs's named errors.")]
     entries += [
@@ -58,6 +59,7 @@ def pot_text(messages: Mapping[str, str] = MESSAGES) -> str:
     entries += [Entry(HELP, text, "") for text in help_texts()]
     entries += [Entry(CLICK, text, "") for text in click_messages()]
     entries += [Entry(TEXT, text, "", comment="#, python-brace-format") for text in said()]
+    entries += [Entry(TOOLS, text, "") for text in tool_texts()]
     return write_po(entries)
 
 
@@ -67,6 +69,23 @@ def help_texts() -> list[str]:
     from taskfs.cli.localize import english_help
 
     return english_help(cli)
+
+
+def tool_texts() -> list[str]:
+    """What `tools/list` tells a model, in English: the server's instructions, then each tool's
+    description and its parameters' (the server is built, never started)."""
+    from taskfs import i18n
+    from taskfs.mcp.server import INSTRUCTIONS, build
+    from taskfs.mcp.tools import Session
+
+    with i18n.in_english():
+        tools = build(Session(None, Path.cwd()))
+    found = [INSTRUCTIONS]
+    for tool in tools.server._tool_manager.list_tools():
+        found.append(tool.description or "")
+        properties = tool.parameters.get("properties", {})
+        found += [p["description"] for p in properties.values() if p.get("description")]
+    return list(dict.fromkeys(t for t in found if t))
 
 
 def click_messages() -> list[str]:

@@ -19,25 +19,42 @@ from pathlib import Path
 
 import click
 
+from taskfs import i18n
 from taskfs.core.layout import KEYS_DIR
 
 Run = Callable[[list[str]], int]
 
+# The keys never change; the words are the reader's language (`envelope`).
 ENVELOPE = """\
-objective: Make greet() refuse an empty name instead of greeting nobody.
-outputFormat: A change to greet.py; greet("") raises ValueError.
-toolAndSourceGuidance: Python 3 only; read greet.py and test_greet.py.
-boundaries: Do not change the greeting text or add dependencies.
+objective: {objective}
+outputFormat: {output}
+toolAndSourceGuidance: {guidance}
+boundaries: {boundaries}
 filesAndInterfaces:
   - greet.py
 acceptanceCheck:
   passFailCommand: python3 test_greet.py
-  endToEndVerification: python3 -c 'import greet; print(greet.greet("Ada"))' prints Hello, Ada!
+  endToEndVerification: {verification}
   timeoutSeconds: 60
 contextID: demo
 from: planner
 to: builder
 """
+
+
+def envelope() -> str:
+    """What planner asks for, in the reader's language (a translation keeps to plain YAML
+    scalars: no `: ` and no `#`)."""
+    return ENVELOPE.format(
+        objective=i18n.say("Make greet() refuse an empty name instead of greeting nobody."),
+        output=i18n.say('A change to greet.py; greet("") raises ValueError.'),
+        guidance=i18n.say("Python 3 only; read greet.py and test_greet.py."),
+        boundaries=i18n.say("Do not change the greeting text or add dependencies."),
+        verification=i18n.say(
+            "python3 -c 'import greet; print(greet.greet(\"Ada\"))' prints Hello, Ada!"
+        ),
+    )
+
 
 BROKEN = 'def greet(name):\n    return f"Hello, {name}!"\n'
 FIXED = (
@@ -53,10 +70,18 @@ assert greet.greet("Ada") == "Hello, Ada!"
 try:
     greet.greet("")
 except ValueError:
-    print("ok: empty names are refused")
+    print({refused})
 else:
-    raise SystemExit("greet('') should raise ValueError")
+    raise SystemExit({accepted})
 """
+
+
+def test_source() -> str:
+    """The demo's test, its verdicts in the reader's language."""
+    return TEST.format(
+        refused=json.dumps(i18n.say("ok: empty names are refused"), ensure_ascii=False),
+        accepted=json.dumps(i18n.say("greet('') should raise ValueError"), ensure_ascii=False),
+    )
 
 
 def say(text: str) -> None:
@@ -74,7 +99,7 @@ def typed(run: Run, *args: str) -> str:
         if stream.strip():
             click.echo(stream.rstrip("\n"))
     if code:
-        click.secho(f"(exit status {code})", fg="yellow")
+        click.secho(i18n.say("(exit status {code})", code=code), fg="yellow")
     return out.getvalue()
 
 
@@ -98,11 +123,13 @@ def run_demo(run: Run, keep: bool = False) -> int:
     settings = {
         "TASKFS_KEY_DIR": str(base / "keys"),
         "TASKFS_TRUSTED_RUNNERS": str(base / "trusted-runners.yaml"),
+        # Each command the demo types chooses its language afresh: the demo's own, passed on.
+        "TASKFS_LANG": next(iter(i18n.languages()), "en"),
     }
     with inside(repo), environment(settings):
         _delegation(repo, run)
     if keep:
-        click.secho(f"\nThe demo repository is kept at {repo}", fg="green")
+        click.secho("\n" + i18n.say("The demo repository is kept at {path}", path=repo), fg="green")
     else:
         import shutil
 
@@ -113,42 +140,51 @@ def run_demo(run: Run, keep: bool = False) -> int:
 def _delegation(repo: Path, run: Run) -> None:
     taskfs = functools.partial(typed, run)
     (repo / "greet.py").write_text(BROKEN)
-    (repo / "test_greet.py").write_text(TEST)
+    (repo / "test_greet.py").write_text(test_source())
     subprocess.run(["git", "init", "-q"], check=True)
     git("add", "greet.py", "test_greet.py")
-    git("commit", "-q", "-m", "greet, with a test", author="planner")
-    say("A throwaway repository with a small bug, and taskfs set up in it.")
+    git("commit", "-q", "-m", i18n.say("greet, with a test"), author="planner")
+    say(i18n.say("A throwaway repository with a small bug, and taskfs set up in it."))
     taskfs("init", "--agent", "planner")
-    say("A runner key: the evidence `taskfs check` records is signed with it.")
+    say(i18n.say("A runner key: the evidence `taskfs check` records is signed with it."))
     taskfs("keys", "new", "--runner", "demo-ci")
     # The operator trusts that key in a list outside the repository (the demo's own folder):
     # a named trust list that is missing fails closed.
     public = (repo / KEYS_DIR / "runner" / "demo-ci.pub").read_text().strip()
     Path(os.environ["TASKFS_TRUSTED_RUNNERS"]).write_text(f"runners:\n  demo-ci: {public}\n")
-    say("planner writes down what it wants, and how to tell it is done.")
-    (repo / "request.yaml").write_text(ENVELOPE)
-    click.echo(ENVELOPE.rstrip())
+    say(i18n.say("planner writes down what it wants, and how to tell it is done."))
+    asked = envelope()
+    (repo / "request.yaml").write_text(asked)
+    click.echo(asked.rstrip())
     task = taskfs("new", "request.yaml", "--agent", "planner").strip()
-    say("builder sees what is waiting for it, and takes the task.")
+    say(i18n.say("builder sees what is waiting for it, and takes the task."))
     taskfs("ready", "--agent", "builder")
     taskfs("claim", task, "--agent", "builder")
-    say("Saying it is done is not enough: completion needs a passing check.")
+    say(i18n.say("Saying it is done is not enough: completion needs a passing check."))
     taskfs("complete", task, "--agent", "builder")
-    say("The check fails on the code as it is; the failure is recorded too.")
+    say(i18n.say("The check fails on the code as it is; the failure is recorded too."))
     taskfs("check", task, "--agent", "builder")
-    say("builder fixes greet.py (the file the envelope says it owns) and commits the fix.")
+    say(
+        i18n.say("builder fixes greet.py (the file the envelope says it owns) and commits the fix.")
+    )
     (repo / "greet.py").write_text(FIXED)
     git("add", "greet.py")
-    git("commit", "-q", "-m", "greet: refuse empty names")
-    say("Now the check passes. Its evidence file records what ran, on what, and how it ended.")
+    git("commit", "-q", "-m", i18n.say("greet: refuse empty names"))
+    say(
+        i18n.say(
+            "Now the check passes. Its evidence file records what ran, on what, and how it ended."
+        )
+    )
     out = taskfs("check", task, "--agent", "builder", "--json")
     evidence = repo / json.loads(out)["evidence"]
     click.echo("\n".join(evidence.read_text().splitlines()[:14]) + "\n...")
-    say("A second opinion in a fresh checkout of HEAD: nothing uncommitted helps it pass.")
+    say(
+        i18n.say("A second opinion in a fresh checkout of HEAD: nothing uncommitted helps it pass.")
+    )
     taskfs("check", task, "--fresh", "--agent", "builder")
-    say("Completion rests on the passing evidence; the result is named, not pasted.")
+    say(i18n.say("Completion rests on the passing evidence; the result is named, not pasted."))
     taskfs("complete", task, "--agent", "builder", "--artifact", "fix=greet.py")
-    say("The ledger is git history: every step is a commit by the agent that made it.")
+    say(i18n.say("The ledger is git history: every step is a commit by the agent that made it."))
     taskfs("log", task)
     click.echo(git("log", "--format=%h %an: %s"))
     taskfs("audit")

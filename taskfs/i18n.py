@@ -10,9 +10,11 @@ module costs nothing on the listing path.
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from gettext import NullTranslations
 
 DOMAIN = "taskfs"
@@ -21,10 +23,13 @@ LOCALE_VARIABLES = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")
 SOURCE_LANGUAGES = ("en", "C", "POSIX")
 
 # The contexts of the entries that are not error messages (an error's context is its code,
-# which never holds a colon): command-line help, click's own messages, lines for people.
+# which never holds a colon): command-line help, click's own messages, lines for people, and
+# what `tools/list` of `taskfs mcp` tells a model (the tools' and their parameters'
+# descriptions, the server's instructions).
 HELP = "help:command"
 CLICK = "click:usage"
 TEXT = "text:summary"
+TOOLS = "mcp:tools"
 
 _chosen: str | None = None  # what --lang named
 _catalogs: dict[tuple[str, ...], NullTranslations] = {}
@@ -34,6 +39,18 @@ def choose(lang: str | None) -> None:
     """Set the language for this process (`--lang`); None goes back to the environment."""
     global _chosen  # noqa: PLW0603 - one choice per process, made by the command line
     _chosen = lang or None
+
+
+@contextmanager
+def in_english() -> Iterator[None]:
+    """English for a while, whatever the language: for the lines a document carries as data
+    (an inbox's `badge`), said by the same code that says them to people."""
+    global _chosen  # noqa: PLW0603 - restored on the way out
+    before, _chosen = _chosen, "en"
+    try:
+        yield
+    finally:
+        _chosen = before
 
 
 def languages() -> tuple[str, ...]:

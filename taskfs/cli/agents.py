@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from taskfs import i18n
 from taskfs.api.context import acting_agent
 from taskfs.api.views import agents as views
 from taskfs.cli import bodies
@@ -118,45 +119,93 @@ def inbox(agent: str | None, session: str | None, mark_read: bool, as_json: bool
         return box
 
     def show(box: Any) -> tuple[dict[str, Any], str]:
-        from taskfs.api.lifecycle.resume import unread_lines
+        from taskfs.api.lifecycle.resume import row, unread_lines
         from taskfs.api.views import sent as sent_views
 
         doc = shapes.document(True, **views.inbox(box))
-        lines = [box.badge, *held]
-        lines += [f"  claim   {t.id}  from {t.envelope.sender or '-'}" for t in box.to_claim]
-        lines += [f"  answer  {c.record.msg_id}  from {c.record.sender}" for c in box.questions]
-        lines += [f"  review  {c.record.msg_id}  from {c.record.sender}" for c in box.results]
+        lines = [box.badge_text(), *held]
+        claim, answer, review = i18n.say("claim"), i18n.say("answer"), i18n.say("review")
         lines += [
-            f"  refused {c.record.msg_id}  {','.join(p.code for p in c.problems)}"
+            row(claim, i18n.say("{id}  from {agent}", id=t.id, agent=t.envelope.sender or "-"))
+            for t in box.to_claim
+        ]
+        lines += [
+            row(answer, i18n.say("{id}  from {agent}", id=c.record.msg_id, agent=c.record.sender))
+            for c in box.questions
+        ]
+        lines += [
+            row(review, i18n.say("{id}  from {agent}", id=c.record.msg_id, agent=c.record.sender))
+            for c in box.results
+        ]
+        lines += [
+            row(i18n.say("refused"), f"{c.record.msg_id}  {','.join(p.code for p in c.problems)}")
             for c in box.refused
         ]
-        lines += [f"  lost    {lost.text()}" for lost in box.superseded]
+        lines += [row(i18n.say("lost"), lost.text()) for lost in box.superseded]
         lines += [
-            f"  ended   {sent_views.line(t)}; retry: taskfs retry {t.id} [--to AGENT]"
+            row(
+                i18n.say("ended"),
+                i18n.say(
+                    "{line}; retry: taskfs retry {id} [--to AGENT]",
+                    line=sent_views.line(t),
+                    id=t.id,
+                ),
+            )
             for t in box.ended
         ]
         lines += [
-            f"  quiet   {sent_views.line(t)}; ask, or hand it on: taskfs reassign {t.id} --to AGENT"
+            row(
+                i18n.say("quiet"),
+                i18n.say(
+                    "{line}; ask, or hand it on: taskfs reassign {id} --to AGENT",
+                    line=sent_views.line(t),
+                    id=t.id,
+                ),
+            )
             for t in box.quiet
         ]
-        lines += [
-            f"  request {i.id}  from {i.requester}: {len(i.missing())} problem(s); "
-            f"propose an envelope: taskfs intake propose {i.id} FILE"
-            for i in box.requests
-        ]
-        lines += [
-            f"  request {i.id}  yours, to {i.recipient or 'anyone'}: "
-            + (
-                f"accept the proposal: taskfs intake accept {i.id}"
-                if i.pending_proposal()
-                else f"{len(i.missing())} problem(s): taskfs show {i.id}"
-            )
-            for i in box.requested
-        ]
+        lines += [_requested(i) for i in box.requests] + [_asked(i) for i in box.requested]
         lines += unread_lines(box)
         return doc, "\n".join(lines)
 
     return act(as_json, call, show)
+
+
+def _requested(intake: Any) -> str:
+    """A request to this agent, in the text inbox."""
+    from taskfs.api.lifecycle.resume import row
+
+    return row(
+        i18n.say("request"),
+        i18n.say(
+            "{id}  from {agent}: {count} problem(s); propose an envelope: taskfs intake propose "
+            "{id} FILE",
+            id=intake.id,
+            agent=intake.requester,
+            count=len(intake.missing()),
+        ),
+    )
+
+
+def _asked(intake: Any) -> str:
+    """A request this agent made, in the text inbox."""
+    from taskfs.api.lifecycle.resume import row
+
+    if intake.pending_proposal():
+        how = i18n.say("accept the proposal: taskfs intake accept {id}", id=intake.id)
+    else:
+        how = i18n.say(
+            "{count} problem(s): taskfs show {id}", count=len(intake.missing()), id=intake.id
+        )
+    return row(
+        i18n.say("request"),
+        i18n.say(
+            "{id}  yours, to {agent}: {how}",
+            id=intake.id,
+            agent=intake.recipient or i18n.say("anyone"),
+            how=how,
+        ),
+    )
 
 
 @cli.command(name="read")

@@ -43,7 +43,7 @@ def check(
         from taskfs.api.views import agents as agent_views
 
         def asked(sent: messages.Sent) -> tuple[dict[str, Any], str]:
-            line = f"{sent.record.msg_id}: check requested"
+            line = i18n.say("{msg_id}: check requested", msg_id=sent.record.msg_id)
             return document(True, **agent_views.sent(sent)), line
 
         return act(
@@ -184,7 +184,13 @@ class TerminalProgress:
         with self._lock:
             self._what, self._limit, self._start = what, timeout, time.monotonic()
             self._decoders = {}
-            self._write(f"taskfs: running the {what} (limit {timeout:g} s): {command}\n")
+            said = i18n.say(
+                "running the {what} (limit {limit} s): {command}",
+                what=what,
+                limit=f"{timeout:g}",
+                command=command,
+            )
+            self._write(f"taskfs: {said}\n")
             self._line_start = True
             self._draw()
         self._stop = threading.Event()
@@ -225,7 +231,13 @@ class TerminalProgress:
             return
         elapsed = time.monotonic() - self._start
         self._clear()
-        self._write(f"\r[{self._what}: {elapsed:.0f} s of {self._limit:g} s]")
+        said = i18n.say(
+            "{what}: {elapsed} s of {limit} s",
+            what=self._what,
+            elapsed=f"{elapsed:.0f}",
+            limit=f"{self._limit:g}",
+        )
+        self._write(f"\r[{said}]")
         self._status_shown = True
 
     def _clear(self) -> None:

@@ -167,11 +167,17 @@ def keys_new(ctx: click.Context, runner: str | None, agent: str | None, as_json:
 
     def show(result: Any) -> tuple[dict[str, Any], str]:
         doc = key_document(result)
-        text = (
-            f"{result.kind} key {result.name} ({result.key_id})\n"
-            f"  public:  {result.public_path} (committed)\n"
-            f"  private: {result.private_path} (keep it off the repository)\n"
-            f"  {result.public_key}"
+        text = i18n.say(
+            "{kind} key {name} ({key_id})\n"
+            "  public:  {public} (committed)\n"
+            "  private: {private} (keep it off the repository)\n"
+            "  {key}",
+            kind=result.kind,
+            name=result.name,
+            key_id=result.key_id,
+            public=result.public_path,
+            private=result.private_path,
+            key=result.public_key,
         )
         return doc, text
 

@@ -70,7 +70,8 @@ def show(task: Any) -> tuple[dict[str, Any], str]:
     text = f"# {task.id}: {task.state}\n" + yamlio.dump(task.envelope.to_document())
     rows = views.evidence(task)
     if rows:
-        text += "\n# evidence\n" + "\n".join(_evidence_line(row) for row in rows) + "\n"
+        head = "\n# " + i18n.say("evidence") + "\n"
+        text += head + "\n".join(_evidence_line(row) for row in rows) + "\n"
     for found in task.problems:
         text += f"\nproblem[{found.code}]: {found.message}"
     return doc, text.rstrip("\n")
@@ -78,12 +79,21 @@ def show(task: Any) -> tuple[dict[str, Any], str]:
 
 def _evidence_line(row: dict[str, Any]) -> str:
     what = (
-        f"check {row['verdict']} ({row['verdictSource']}, exit {row['exitCode']})"
-        + (" fresh" if row.get("fresh") else "")
+        i18n.say(
+            "check {verdict} ({source}, exit {exit_code})",
+            verdict=row["verdict"],
+            source=row["verdictSource"],
+            exit_code=row["exitCode"],
+        )
+        + (" " + i18n.say("fresh") if row.get("fresh") else "")
         if row["kind"] == "check"
-        else f"judgement {row['verdict']} from {row['verdictSource']} (does not count)"
+        else i18n.say(
+            "judgement {verdict} from {source} (does not count)",
+            verdict=row["verdict"],
+            source=row["verdictSource"],
+        )
     )
-    by = f" by {row['by']}" if row.get("by") else ""
+    by = " " + i18n.say("by {agent}", agent=row["by"]) if row.get("by") else ""
     kind = row["signature"]
     if kind == "valid":
         signature = i18n.say("signed by runner {runner}", runner=row.get("runner"))

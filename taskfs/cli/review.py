@@ -101,10 +101,10 @@ def review(rev_range: str | None, as_json: bool) -> int:
     its upstream, else against main or master.
     """
     from taskfs.api.review import ranges as review_api
-    from taskfs.report import markdown
+    from taskfs.report import range_review
 
     def show(result: review_api.Review) -> Shown:
-        return _review_document(result), lambda: markdown.review(result).rstrip("\n")
+        return _review_document(result), lambda: range_review.review(result).rstrip("\n")
 
     return act(as_json, lambda: review_api.review(open_repo(), rev_range), show)
 

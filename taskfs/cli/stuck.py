@@ -102,7 +102,7 @@ def sent(agent: str | None, as_json: bool) -> int:
         if not lines:
             return doc, i18n.say("you sent no tasks")
         head = (
-            f"{'id':<20} {'state':<15} {'to':<12} {'holder':<12} "
+            f"{'id':<20} {i18n.say('state'):<15} {i18n.say('to'):<12} {i18n.say('holder'):<12} "
             f"{i18n.say('age'):>7} {i18n.say('quiet'):>7}"
         )
         return doc, "\n".join([head, *lines])

@@ -30,6 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
+from taskfs import i18n
 from taskfs.core import signing
 from taskfs.core.layout import KEYS_DIR
 
@@ -230,12 +231,16 @@ def decide_completion(
         return CompletionDecision(
             None,
             "completion_requires_evidence",
-            f": the newest check of the files as they are now failed ({newest.rel})",
+            i18n.say(
+                ": the newest check of the files as they are now failed ({path})", path=newest.rel
+            ),
         )
     passes = [item for item in runs if item.facts.verdict == "pass"]
     if passes:
         return CompletionDecision(
-            None, "evidence_stale", f" ({passes[-1].rel}); run `taskfs check` again"
+            None,
+            "evidence_stale",
+            i18n.say(" ({path}); run `taskfs check` again", path=passes[-1].rel),
         )
     return CompletionDecision(
         None, "completion_requires_evidence", _why_none(evidence, command, trust)
@@ -245,18 +250,18 @@ def decide_completion(
 def _uncommitted(rel: str, facts: GateFacts) -> str:
     listed = facts.uncommitted
     count = facts.uncommitted_count or len(listed)
-    more = f" and {count - len(listed)} more" if count > len(listed) else ""
-    files = ", ".join(listed) + more if listed else "the files it owns"
-    return f" ({rel}): commit {files}, then run `taskfs check` again"
+    more = i18n.say(" and {count} more", count=count - len(listed)) if count > len(listed) else ""
+    files = ", ".join(listed) + more if listed else i18n.say("the files it owns")
+    return i18n.say(" ({rel}): commit {files}, then run `taskfs check` again", rel=rel, files=files)
 
 
 def _why_none(evidence: Sequence[Gate], command: str, trust: RunnerTrust) -> str:
     passing = [item for item in evidence if item.facts.verdict == "pass"]
     checks = [item.facts for item in passing if item.facts.kind == "check"]
     if passing and not checks:
-        return ": a recorded judgement never counts by itself; run `taskfs check`"
+        return i18n.say(": a recorded judgement never counts by itself; run `taskfs check`")
     if checks and all(facts.command != command for facts in checks):
-        return ": the passing evidence is for a different command than the envelope's"
+        return i18n.say(": the passing evidence is for a different command than the envelope's")
     if trust.required and checks:
-        return ": its passing evidence is not signed by a trusted runner key"
-    return "; run `taskfs check` first"
+        return i18n.say(": its passing evidence is not signed by a trusted runner key")
+    return i18n.say("; run `taskfs check` first")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Protocol, TypeVar
 
+from taskfs import i18n
 from taskfs.core.facts import EnvelopeFacts, TaskFacts
 from taskfs.core.graph import depends_on
 from taskfs.core.lifecycle import TERMINAL
@@ -142,11 +143,17 @@ def waiting_on(dep: str, tasks: Mapping[str, TaskFacts], lineage: Lineage | None
     """An unfinished dependency as people read it: `a (working)`, `a (does not exist yet)`,
     or, when it was handed on or retried, `a (failed; now a-r1: working)`."""
     if dep not in tasks:
-        return f"{dep} (does not exist yet)"
+        return i18n.say("{id} (does not exist yet)", id=dep)
     now = (lineage or Lineage(tasks)).standing(dep)
     if now == dep:
         return f"{dep} ({tasks[dep].state})"
-    return f"{dep} ({tasks[dep].state}; now {now}: {tasks[now].state})"
+    return i18n.say(
+        "{id} ({state}; now {now}: {now_state})",
+        id=dep,
+        state=tasks[dep].state,
+        now=now,
+        now_state=tasks[now].state,
+    )
 
 
 def dependencies_refused(
@@ -158,7 +165,10 @@ def dependencies_refused(
     pending = [dep for dep in depends_on if states.get(dep) != "completed"]
     if not pending:
         return []
-    described = ", ".join(f"{dep} ({states.get(dep, 'does not exist yet')})" for dep in pending)
+    described = ", ".join(
+        f"{dep} ({states[dep]})" if dep in states else i18n.say("{id} (does not exist yet)", id=dep)
+        for dep in pending
+    )
     return [problem("dependencies_unresolved", id=task_id, pending=pending, pending_text=described)]
 
 

@@ -34,7 +34,7 @@ from mcp.types import (
 )
 from pydantic import Field
 
-from taskfs import __version__
+from taskfs import __version__, i18n
 from taskfs.api.capabilities import bind as capabilities
 from taskfs.api.context import acting_agent
 from taskfs.api.evidence import checks as evidence
@@ -344,7 +344,7 @@ def build(session: Session) -> Tools:
     server: MCPServer[Any] = MCPServer(
         "taskfs",
         version=__version__,
-        instructions=INSTRUCTIONS,
+        instructions=i18n.text(i18n.TOOLS, INSTRUCTIONS),
         log_level="WARNING",
         lifespan=_stdout_to_stderr,
         middleware=[gate],

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
+from taskfs import i18n
 from taskfs.api import context
 from taskfs.api.context import acting_agent
 from taskfs.api.tasks.suggest import explain
@@ -81,6 +82,22 @@ def refused_text(doc: dict[str, Any]) -> str:
     )
 
 
+def in_language(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` with each parameter's description in the server's language."""
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return schema
+    return {
+        **schema,
+        "properties": {
+            name: {**prop, "description": i18n.text(i18n.TOOLS, prop["description"])}
+            if isinstance(prop.get("description"), str)
+            else prop
+            for name, prop in properties.items()
+        },
+    }
+
+
 class Tools:
     """The server and the session its tools act in."""
 
@@ -100,13 +117,15 @@ class Tools:
     ) -> None:
         """Serve `fn` as a tool, with its hints and the schema of its answer
         (`taskfs.mcp.declared`). `lines`: its text content is a line to read (interlink's
-        tools), not the JSON document, and so is a refusal's (`refused_text`)."""
+        tools), not the JSON document, and so is a refusal's (`refused_text`). The
+        descriptions are in the server's language (`TASKFS_LANG`, the locale), as it starts."""
         if lines:
             self.lines.add(fn.__name__)
-        self.server.add_tool(fn, name=fn.__name__, description=description, annotations=hints)
+        said = i18n.text(i18n.TOOLS, description)
+        self.server.add_tool(fn, name=fn.__name__, description=said, annotations=hints)
         listed = self.server._tool_manager.get_tool(fn.__name__)
         if listed is not None:  # what tools/list shows; arguments are still validated in full
-            listed.parameters = slim(listed.parameters)
+            listed.parameters = in_language(slim(listed.parameters))
             # Published, not enforced by the SDK (there is no output model): the answer is
             # the library's document, and the client checks it against this.
             listed.fn_metadata.output_schema = output

@@ -136,10 +136,15 @@ def _task_links(ids: Sequence[str]) -> str:
 def _agent_rows(rows: Sequence[AgentRow], now: datetime) -> str:
     if not rows:
         return ""
-    head = "".join(
-        f"<th>{e(i18n.say(word))}</th>"
-        for word in ("agent", "holds", "done", "failed", "to claim", "last activity")
+    words = (
+        i18n.say("agent"),
+        i18n.say("holds"),
+        i18n.say("done"),
+        i18n.say("failed"),
+        i18n.say("to claim"),
+        i18n.say("last activity"),
     )
+    head = "".join(f"<th>{e(word)}</th>" for word in words)
     body = []
     for row in rows:
         held = (
@@ -163,7 +168,7 @@ def _agent_rows(rows: Sequence[AgentRow], now: datetime) -> str:
             f'<td class="last">{last}</td></tr>'
         )
     return (
-        '<section class="agents" aria-label="agents"><table><thead><tr>'
+        f'<section class="agents" aria-label="{e(i18n.say("agents"))}"><table><thead><tr>'
         f"{head}</tr></thead><tbody>{''.join(body)}</tbody></table></section>"
     )
 
@@ -397,7 +402,7 @@ def _run(row: EvidenceRow, links: Links, superseded: bool = False) -> str:
     facts = " · ".join(
         x
         for x in (
-            f"exit {row.exit_code}" if row.exit_code is not None else "",
+            i18n.say("exit {code}", code=row.exit_code) if row.exit_code is not None else "",
             row.source,
             duration(row.duration_seconds) if row.duration_seconds is not None else "",
             short_time(row.at),
@@ -427,6 +432,12 @@ def _run(row: EvidenceRow, links: Links, superseded: bool = False) -> str:
     )
 
 
+def _what(row: TimelineRow) -> str:
+    """A timeline row's state, verdict or message status; a plain message says so in the
+    reader's language (the row itself, as `log --json` gives it, keeps `message`)."""
+    return i18n.say("message") if row.kind == "message" and row.what == "message" else row.what
+
+
 def _timeline(rows: Sequence[TimelineRow]) -> str:
     items = []
     for row in rows:
@@ -434,7 +445,7 @@ def _timeline(rows: Sequence[TimelineRow]) -> str:
         detail = f" — {e(row.detail)}" if row.detail else ""
         items.append(
             f'<li class="kind-{row.kind}{superseded}"><time datetime="{e(row.at)}">'
-            f"{e(short_time(row.at))}</time> <b>{e(row.what)}</b> {e(row.actor)}{detail}</li>"
+            f"{e(short_time(row.at))}</time> <b>{e(_what(row))}</b> {e(row.actor)}{detail}</li>"
         )
     label = i18n.say("timeline ({count})", count=len(rows))
     return (

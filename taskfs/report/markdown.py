@@ -1,4 +1,5 @@
-"""Markdown for pull requests: one task (`show --format markdown`) and a review of a range.
+"""Markdown for pull requests: one task (`show --format markdown`), and the pieces a review of a
+range (`taskfs.report.range_review`) is made of.
 
 Everything from the ledger is untrusted text, shown as written: `textstats/__init__.py` must
 not turn bold, `[x](http://e)` must not become a link, `![i](http://e/i.png)` must not load an
@@ -20,15 +21,11 @@ from taskfs import i18n
 from taskfs.report.style import duration, short_time
 
 if TYPE_CHECKING:
-    from taskfs.api.review.audit import Finding
-    from taskfs.api.review.outcomes import Outcome
-    from taskfs.api.review.ranges import AddedTask, AddedTransition, Review
     from taskfs.api.views.commits import CodeCommit
     from taskfs.api.views.entries import EvidenceRow, MessageRow
     from taskfs.api.views.lineage import Link
     from taskfs.api.views.reports import TaskReport
     from taskfs.core.envelope import Envelope
-    from taskfs.errors import Problem
 
 VERDICT_MARKS = {"pass": "✅", "fail": "❌"}
 
@@ -108,12 +105,14 @@ def quote(value: str) -> str:
     return "\n".join("> " + text(line) if line.strip() else ">" for line in value.splitlines())
 
 
-def _when(at: str) -> str:
+def moment(at: str) -> str:
     return short_time(at, seconds=True)
 
 
-def _count(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
+def count(n: int, one: str, many: str) -> str:
+    """`one` (said of one thing) or `many` (of any other number): the caller passes both
+    through `i18n.say`, since languages count differently."""
+    return one if n == 1 else many
 
 
 def excerpt(value: str, limit: int = 60) -> str:
@@ -171,23 +170,27 @@ def code_commits(commits: Sequence[CodeCommit]) -> str:
 def task(report: TaskReport, *, heading: str = "###") -> str:
     t = report.task
     env = t.envelope
-    parts = [f"{heading} Task {code(t.id)}: {t.state}", quote(env.objective), _facts(report)]
+    title = i18n.say("Task {id}: {state}", id=code(t.id), state=t.state)
+    parts = [f"{heading} {title}", quote(env.objective), _facts(report)]
     parts.append(contract(env))
-    parts.append(f"{heading}# History\n\n" + _history(report))
-    parts.append(f"{heading}# Evidence\n\n" + _evidence_summary(report.evidence))
-    parts.append(
-        f"{heading}# " + i18n.say("Code commits") + "\n\n" + code_commits(report.code_commits)
-    )
+    sub = f"{heading}# "
+    parts.append(sub + i18n.say("History") + "\n\n" + _history(report))
+    parts.append(sub + i18n.say("Evidence") + "\n\n" + _evidence_summary(report.evidence))
+    parts.append(sub + i18n.say("Code commits") + "\n\n" + code_commits(report.code_commits))
     if report.messages:
-        parts.append(f"{heading}# Conversation\n\n" + conversation(report.messages))
+        parts.append(sub + i18n.say("Conversation") + "\n\n" + conversation(report.messages))
     if report.artifacts:
         parts.append(
-            f"{heading}# Artifacts\n\n"
+            sub
+            + i18n.say("Artifacts")
+            + "\n\n"
             + "\n".join(f"- **{text(a.name)}**: {code(a.location)}" for a in report.artifacts)
         )
     if t.problems:
         parts.append(
-            f"{heading}# Problems\n\n"
+            sub
+            + i18n.say("Problems")
+            + "\n\n"
             + "\n".join(f"- {code(p.code)}: {text(p.message)}" for p in t.problems)
         )
     return "\n\n".join(parts) + "\n"
@@ -195,24 +198,23 @@ def task(report: TaskReport, *, heading: str = "###") -> str:
 
 def _facts(report: TaskReport) -> str:
     env = report.task.envelope
+    recipient = cell(env.recipient or i18n.say("anyone"))
     rows = [
-        [
-            "from → to",
-            f"{cell(env.sender) if env.sender else '-'} → {cell(env.recipient or 'anyone')}",
-        ],
-        ["context", cell(env.context_id)],
+        [i18n.say("from → to"), f"{cell(env.sender) if env.sender else '-'} → {recipient}"],
+        [i18n.say("context"), cell(env.context_id)],
     ]
     if report.task.chain.holder:
-        rows.append(["held by", cell(report.task.chain.holder)])
+        rows.append([i18n.say("held by"), cell(report.task.chain.holder)])
     if report.dependencies:
         deps = ", ".join(
-            f"{cell_code(d)} ({s or 'not in the ledger'})" for d, s in report.dependencies
+            f"{cell_code(d)} ({s or i18n.say('not in the ledger')})" for d, s in report.dependencies
         )
-        rows.append(["depends on", deps])
+        rows.append([i18n.say("depends on"), deps])
     if env.parent:
-        rows.append(["delegated from", cell_code(env.parent)])
+        rows.append([i18n.say("delegated from"), cell_code(env.parent)])
     if report.children:
-        rows.append(["delegated to", ", ".join(cell_code(c) for c in report.children)])
+        children = ", ".join(cell_code(c) for c in report.children)
+        rows.append([i18n.say("delegated to"), children])
     handed = lineage(report.replaces, report.replaced_by, in_cell=True)
     if handed:
         rows.append([i18n.say("lineage"), handed])
@@ -221,18 +223,22 @@ def _facts(report: TaskReport) -> str:
 
 def contract(env: Envelope) -> str:
     check = env.acceptance_check
-    timeout = f" (time limit {check.timeout_seconds} s)" if check.timeout_seconds else ""
-    lines = [
-        f"- **Output format:** {text(env.output_format)}",
-        f"- **Tools and sources:** {text(env.tool_and_source_guidance)}",
-        f"- **Boundaries:** {text(env.boundaries)}",
-        f"- **Owns:** {', '.join(code(e) for e in env.files_and_interfaces)}",
-        f"- **Acceptance check:** {code(check.pass_fail_command)}{timeout}",
-        f"- **End-to-end verification:** {text(check.end_to_end_verification)}",
+    timeout = (
+        i18n.say(" (time limit {seconds} s)", seconds=check.timeout_seconds)
+        if check.timeout_seconds
+        else ""
+    )
+    rows = [
+        (i18n.say("Output format"), text(env.output_format)),
+        (i18n.say("Tools and sources"), text(env.tool_and_source_guidance)),
+        (i18n.say("Boundaries"), text(env.boundaries)),
+        (i18n.say("Owns"), ", ".join(code(e) for e in env.files_and_interfaces)),
+        (i18n.say("Acceptance check"), code(check.pass_fail_command) + timeout),
+        (i18n.say("End-to-end verification"), text(check.end_to_end_verification)),
     ]
     if env.tools_allowed:
-        lines.append(f"- **Tools requested:** {', '.join(code(x) for x in env.tools_allowed)}")
-    return "\n".join(lines)
+        rows.append((i18n.say("Tools requested"), ", ".join(code(x) for x in env.tools_allowed)))
+    return "\n".join(f"- **{label}:** {value}" for label, value in rows)
 
 
 def _history(report: TaskReport) -> str:
@@ -240,9 +246,10 @@ def _history(report: TaskReport) -> str:
     for row in report.timeline():
         if row.kind != "transition":
             continue
-        state = f"~~{row.what}~~ (superseded)" if row.superseded else row.what
-        rows.append([cell(_when(row.at)), state, cell(row.actor), cell(row.detail)])
-    return table(["when", "state", "by", "reason"], rows)
+        state = f"~~{row.what}~~ " + i18n.say("(superseded)") if row.superseded else row.what
+        rows.append([cell(moment(row.at)), state, cell(row.actor), cell(row.detail)])
+    header = [i18n.say("when"), i18n.say("state"), i18n.say("by"), i18n.say("reason")]
+    return table(header, rows)
 
 
 def _evidence_summary(rows: Sequence[EvidenceRow]) -> str:
@@ -250,30 +257,46 @@ def _evidence_summary(rows: Sequence[EvidenceRow]) -> str:
         return evidence_list(rows)
     passed = sum(1 for row in rows if row.verdict == "pass")
     latest = rows[-1]
-    summary = (
-        f"{_count(len(rows), 'acceptance run')}: {passed} passed, {len(rows) - passed} did not; "
-        f"the latest {'passed' if latest.passed else 'did not pass'} "
-        f"{VERDICT_MARKS.get(latest.verdict, '⚠️')}"
+    runs = count(
+        len(rows),
+        i18n.say("1 acceptance run"),
+        i18n.say("{count} acceptance runs", count=len(rows)),
     )
+    said = (
+        i18n.say(
+            "{runs}: {passed} passed, {failed} did not; the latest passed",
+            runs=runs,
+            passed=passed,
+            failed=len(rows) - passed,
+        )
+        if latest.passed
+        else i18n.say(
+            "{runs}: {passed} passed, {failed} did not; the latest did not pass",
+            runs=runs,
+            passed=passed,
+            failed=len(rows) - passed,
+        )
+    )
+    summary = f"{said} {VERDICT_MARKS.get(latest.verdict, '⚠️')}"
     return summary + "\n\n" + evidence_list(rows)
 
 
 def evidence_list(rows: Sequence[EvidenceRow], *, with_task: bool = False) -> str:
     if not rows:
-        return "_No acceptance run recorded._"
+        return "_" + i18n.say("No acceptance run recorded.") + "_"
     return "\n\n".join(_evidence(row, with_task) for row in rows)
 
 
 def _evidence(row: EvidenceRow, with_task: bool) -> str:
     mark = VERDICT_MARKS.get(row.verdict, "⚠️")
     facts = [
-        f"exit {row.exit_code}" if row.exit_code is not None else "",
+        i18n.say("exit {code}", code=row.exit_code) if row.exit_code is not None else "",
         text(row.source),
         i18n.say("recorded judgement, never a passing check") if row.kind == "judgement" else "",
         duration(row.duration_seconds) if row.duration_seconds is not None else "",
         f"commit {code(row.commit[:12])}" if row.commit else "",
-        "**fresh checkout**" if row.fresh else "",
-        text(_when(row.at)),
+        "**" + i18n.say("fresh checkout") + "**" if row.fresh else "",
+        text(moment(row.at)),
         signed(row),
         text(row.problem),
         "⚠️ work_uncommitted: " + ", ".join(code(p) for p in row.uncommitted)
@@ -281,14 +304,14 @@ def _evidence(row: EvidenceRow, with_task: bool) -> str:
         else "",
     ]
     who = f"{code(row.task)} " if with_task else ""
-    head = f"{mark} {who}**{row.verdict}** {code(row.command or '(no command)')}"
+    head = f"{mark} {who}**{row.verdict}** {code(row.command or i18n.say('(no command)'))}"
     head += " · " + " · ".join(f for f in facts if f)
     output = "\n\n".join(
         f"{name}:\n\n{block(value)}"
         for name, value in (("stdout", row.stdout), ("stderr", row.stderr))
         if value.strip()
     )
-    return head + ("\n\n" + folded("output", output) if output else "")
+    return head + ("\n\n" + folded(i18n.say("output"), output) if output else "")
 
 
 def answered(message: MessageRow, rows: Sequence[MessageRow], *, in_cell: bool = False) -> str:
@@ -323,154 +346,9 @@ def conversation(rows: Sequence[MessageRow]) -> str:
             f"**{text(m.sender or '?')} → {text(m.to or '?')}**",
             m.status,  # one of the statuses the message's model allows: no free text
             answered(m, rows),
-            text(_when(m.at)),
+            text(moment(m.at)),
             code(m.msg_id[:8]) if m.msg_id else "",
         ]
-        body = quote(m.text) if m.text.strip() else "> _(no text)_"
+        body = quote(m.text) if m.text.strip() else "> _" + i18n.say("(no text)") + "_"
         shown.append(" · ".join(f for f in facts if f) + "\n\n" + body)
     return "\n\n".join(shown)
-
-
-def messages_table(rows: Sequence[MessageRow], *, with_task: bool = False) -> str:
-    header = (["task"] if with_task else []) + ["when", "from → to", "status", "text", "answers"]
-    body = [
-        ([cell_code(m.task)] if with_task else [])
-        + [
-            cell(_when(m.at)),
-            cell(f"{m.sender or '?'} → {m.to or '?'}"),
-            m.status or "-",
-            cell(m.text or m.problem),
-            answered(m, rows, in_cell=True),
-        ]
-        for m in rows
-    ]
-    return table(header, body)
-
-
-# -- a review of a range --------------------------------------------------------------------
-
-
-def review(result: Review) -> str:
-    verdict = (
-        "✅ nothing to fix"
-        if result.ok and not result.warnings
-        else f"{'❌' if result.errors else '⚠️'} "
-        f"{_count(len(result.errors), 'error')}, {_count(len(result.warnings), 'warning')}"
-    )
-    parts = [
-        f"## taskfs review of {code(result.revisions)}",
-        f"{_count(result.commits, 'commit')}: {_count(len(result.tasks), 'task')} added, "
-        f"{_count(len(result.transitions), 'transition')}, "
-        f"{_count(len(result.evidence), 'acceptance run')}, "
-        f"{_count(len(result.messages), 'message')}"
-        + (f", {_count(len(result.archived), 'task')} archived" if result.archived else "")
-        + f". **{verdict}**",
-    ]
-    if result.outcomes:
-        parts.append("### " + i18n.say("Outcome") + "\n\n" + outcome_table(result.outcomes))
-    if not result.tip_is_checkout:
-        parts.append(f"_The checks below describe the checkout, which is not {code(result.tip)}._")
-    if result.errors:
-        parts.append("### Errors\n\n" + _findings(result.errors))
-    if result.warnings:
-        parts.append("### Warnings\n\n" + _warnings(result.warnings))
-    outcomes = {o.id: o for o in result.outcomes}
-    if result.tasks:
-        added = "\n\n".join(_added(t, outcomes.get(t.id)) for t in result.tasks)
-        parts.append("### Tasks added\n\n" + added)
-    if result.transitions:
-        parts.append("### Transitions\n\n" + _transitions(result.transitions))
-    if result.evidence:
-        parts.append("### Acceptance runs\n\n" + evidence_list(result.evidence, with_task=True))
-    if result.messages:
-        parts.append("### Messages\n\n" + messages_table(result.messages, with_task=True))
-    if result.archived:
-        rows = [
-            f"- {code(t.id)} ({t.state}), archived in {code(t.commit[:12])} by {text(t.author)}"
-            for t in result.archived
-        ]
-        parts.append("### Archived\n\n" + "\n".join(rows))
-    return "\n\n".join(parts) + "\n"
-
-
-SHOWN_COMMITS = 5
-
-
-def outcome_table(outcomes: Sequence[Outcome]) -> str:
-    rows = []
-    for o in outcomes:
-        latest = o.latest
-        run = (
-            f"{VERDICT_MARKS.get(latest.verdict, '⚠️')} {latest.verdict}, "
-            + signed(latest, in_cell=True)
-            if latest is not None
-            else "-"
-        )
-        commits = " ".join(cell_code(c.commit[:7]) for c in o.commits[:SHOWN_COMMITS])
-        if len(o.commits) > SHOWN_COMMITS:
-            commits += " " + i18n.say("and {count} more", count=len(o.commits) - SHOWN_COMMITS)
-        rows.append(
-            [
-                cell_code(o.id),
-                o.state or i18n.say("not in the checkout"),
-                cell(o.holder) if o.holder else "-",
-                run.rstrip(", "),
-                commits or "-",
-                lineage(o.replaces, o.replaced_by, in_cell=True) or "-",
-            ]
-        )
-    header = ["task", "now", "held by", "latest run", "code commits", "lineage"]
-    return table([i18n.say(h) for h in header], rows)
-
-
-def _findings(findings: Sequence[Finding]) -> str:
-    return "\n".join(f"- {code(f.code)} {code(f.path)}: {text(f.message)}" for f in findings)
-
-
-def _warnings(warnings: Sequence[Problem]) -> str:
-    return "\n".join(
-        f"- {code(w.code)} task {code(str(w.data.get('subject', '')))}: {text(w.message)}"
-        for w in warnings
-    )
-
-
-def _added(added: AddedTask, outcome: Outcome | None) -> str:
-    now = f"now {added.state}" if added.state else "not in the checkout"
-    head = f"#### {code(added.id)} ({now}), by {text(added.author)} in {code(added.commit[:12])}"
-    if added.envelope is None:
-        return f"{head}\n\n⚠️ {text(added.problem)}"
-    env = added.envelope
-    who = f"{text(env.sender) if env.sender else '-'} → {text(env.recipient or 'anyone')}"
-    deps = f", depends on {', '.join(code(d) for d in env.depends_on)}" if env.depends_on else ""
-    parent = f", delegated from {code(env.parent)}" if env.parent else ""
-    handed = lineage(outcome.replaces, outcome.replaced_by, in_cell=False) if outcome else ""
-    summary = f"{who}, context {text(env.context_id)}{deps}{parent}"
-    if handed:
-        summary += f"; {handed}"
-    parts = [head, quote(env.objective), summary]
-    if outcome is not None and outcome.commits:
-        parts.append(i18n.say("Code commits:") + "\n\n" + code_commits(outcome.commits))
-    parts.append(folded("contract", contract(env)))
-    return "\n\n".join(parts)
-
-
-def _transitions(rows: Sequence[AddedTransition]) -> str:
-    body = []
-    for row in rows:
-        record = row.record
-        if record is None:
-            body.append([cell_code(row.task), "⚠️ unreadable", "", "", cell(row.problem)])
-            continue
-        move = f"{row.left or '(new)'} → {record.state}"
-        if row.superseded:
-            move = f"~~{move}~~ (superseded)"
-        body.append(
-            [
-                cell_code(row.task),
-                move,
-                cell(record.by),
-                cell(_when(record.at)),
-                cell(record.reason or ""),
-            ]
-        )
-    return table(["task", "transition", "by", "at", "reason"], body)

@@ -46,18 +46,24 @@ def short_time(at: str, *, seconds: bool = False) -> str:
 
 def duration(seconds: float) -> str:
     """A run's length as people read it: `0.3 s`, `12 s`, `2 min 5 s`, `1 h 4 min`."""
+    from taskfs import i18n
+
     if seconds < 0.05:
-        return "<0.1 s"
+        return i18n.say("<0.1 s")
     if seconds < 10:
-        return f"{round(seconds, 1):g} s"
+        return i18n.say("{seconds} s", seconds=f"{round(seconds, 1):g}")
     whole = round(seconds)
     if whole < 60:
-        return f"{whole} s"
+        return i18n.say("{seconds} s", seconds=whole)
     minutes, rest = divmod(whole, 60)
     if minutes < 60:
-        return f"{minutes} min {rest} s" if rest else f"{minutes} min"
+        if rest:
+            return i18n.say("{minutes} min {seconds} s", minutes=minutes, seconds=rest)
+        return i18n.say("{minutes} min", minutes=minutes)
     hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    if minutes:
+        return i18n.say("{hours} h {minutes} min", hours=hours, minutes=minutes)
+    return i18n.say("{hours} h", hours=hours)
 
 
 def age(seconds: float) -> str:

@@ -7,14 +7,21 @@ set aside."""
 from __future__ import annotations
 
 import re
+import sys
+import tempfile
+from html.parser import HTMLParser
 from pathlib import Path
 
+import anyio
 import click
 import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from taskfs.cli.app import cli
 from taskfs.cli.localize import walk
-from tests.helpers import git, submit, taskfs, taskfs_process
+from taskfs.core import yamlio
+from tests.helpers import git, send, submit, taskfs, taskfs_process
+from tests.mcp.test_server import server_env
 
 # Common English words no Turkish sentence uses (Turkish words that are also English ones,
 # such as "on", "an", "at", "son" or "not" (a note), are left out, and so is "tasks", the
@@ -156,6 +163,7 @@ def command_names() -> set[str]:
 
 
 CODE = re.compile(
+    r"\b\w+\([^()]*\)|"  # calls: agent_reassign(task_id, to)
     r"'[^']*'|`[^`]*`|\"[^\"]*\"|\[[^\]]*\]|\$[A-Z_]+|--?[a-z][\w-]*|\{[^}]*\}"  # quoted, options
     r"|\S*[/.]\S*"  # paths, URLs, files, dotted names
     r"|\b\w*_\w*\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z][A-Z0-9_]+\b"  # code names, camelCase, METAVARS
@@ -163,13 +171,17 @@ CODE = re.compile(
 )
 # Turkish writes a suffix after an apostrophe (HEAD'in, NAME'in): not a quote.
 SUFFIX = re.compile(r"(?<=\w)'[a-zçğıöşü]+\b")
+# Data in a line: a YAML key (`by: builder` of an evidence file) and the subject of a commit
+# taskfs made in the ledger (`1e856dc planner: taskfs: t1 submitted by planner`), which the
+# demo shows from `git log` and which never change with the language.
+DATA = re.compile(r"^\s*(- )?[a-z][A-Za-z]*:(?=\s|$)|^[0-9a-f]{7,} [\w.-]+: taskfs: .*")
 
 
 def english_words(text: str) -> list[str]:
     names = command_names()
     found = []
     for line in text.splitlines():
-        plain = CODE.sub(" ", SUFFIX.sub("", line))
+        plain = CODE.sub(" ", SUFFIX.sub("", DATA.sub("", line)))
         for word in re.findall(r"[^\W\d_]+", plain):
             if word in names:
                 continue
@@ -278,3 +290,179 @@ def test_the_locale_and_taskfs_lang_choose_turkish_too(repo: Path) -> None:
     assert "Kullanım:" in tr("claim", "--help")
     assert "Usage:" in taskfs("claim", "--help").stdout
     assert "Take a submitted task" in taskfs("claim", "--help").stdout
+
+
+# Everything else a person reads (issue 30): the start-up text, the inbox, the markdown of a
+# task and of a range, the board, the demo and what `tools/list` tells a model. A Turkish team
+# writes its contracts, reasons and messages in Turkish: the ledger's own text is data, and a
+# Turkish one keeps the check about what taskfs itself says.
+
+TURKISH_CONTRACT = {
+    "objective": "Boş parolaların kabul edildiği giriş hatasını düzelt.",
+    "outputFormat": "src/auth/login.py dosyasını değiştiren bir commit.",
+    "toolAndSourceGuidance": "pytest kullan; src/auth klasörünü oku.",
+    "boundaries": "Veritabanı şemasına dokunma.",
+    "acceptanceCheck": {
+        "passFailCommand": "test -f src/auth/login.py",
+        "endToEndVerification": "Boş parolayla giriş yapmayı dene ve reddedildiğini gör.",
+    },
+    "contextID": "giris",
+}
+
+
+def turkish_task(repo: Path, name: str, owns: str, **changes: object) -> str:
+    fields: dict[str, object] = {**TURKISH_CONTRACT, "id": name, "filesAndInterfaces": [owns]}
+    return submit(repo, **{**fields, **changes})
+
+
+def team_ledger(repo: Path) -> dict[str, str]:
+    """A day of a Turkish team's ledger: a task done on passing evidence (after a failing run
+    and a judgement), one waiting for an answer, one refused and retried, one handed on, one
+    held by a quiet agent, one blocked, a request not yet a task and one with a proposal."""
+    root = git(repo, "rev-parse", "HEAD")
+    done = turkish_task(repo, "t-bitti", "src/auth/login.py")
+    asks = turkish_task(repo, "t-soru", "docs/**")
+    refused = turkish_task(repo, "t-ret", "src/ret/**")
+    moved = turkish_task(repo, "t-devir", "src/devir/**")
+    quiet = turkish_task(repo, "t-sessiz", "src/sessiz/**")
+    turkish_task(repo, "t-sonra", "src/sonra/**", dependsOn=[asks])
+    for task in (done, asks, quiet):
+        assert taskfs("claim", task, "--agent", "builder").code == 0
+    task = done
+    assert taskfs("check", task, "--agent", "builder").code == 1  # the file is missing
+    (repo / "src" / "auth").mkdir(parents=True)
+    (repo / "src" / "auth" / "login.py").write_text("ok = True\n")
+    git(repo, "add", "src")
+    git(repo, "commit", "-q", "-m", "giriş düzeltildi")
+    judged = ["--verdict", "pass", "--source", "ayse", "--note", "iyi görünüyor"]
+    assert taskfs("evidence", "add", task, "--agent", "planner", *judged).code == 0
+    assert taskfs("check", task, "--agent", "builder").code == 0
+    assert taskfs("complete", task, "--agent", "builder").code == 0
+    send(asks, "builder", "planner", "Hangi ton kullanılsın?", status="needs_input")
+    send(quiet, "planner", "builder", "Nasıl gidiyor?")
+    refusal = ["--agent", "builder", "--reason", "Bu dosyalar bana ait değil."]
+    assert taskfs("refuse", refused, *refusal).code == 0
+    assert taskfs("retry", refused, "--agent", "planner").code == 0
+    # Handed on by a Turkish speaker: the reason taskfs records is in their language.
+    handed = ["--lang", "tr", "reassign", moved, "--to", "helper", "--agent", "planner"]
+    assert taskfs(*handed).code == 0
+    asked = taskfs("intake", "open", "lütfen ayrıntılı bir kip ekle", "--agent", "alice")
+    assert asked.code == 0, asked.stderr
+    request = taskfs(
+        "intake", "open", "günlükler için bir ayrıştırıcı", "--agent", "planner", "--to", "builder"
+    )
+    assert request.code == 0, request.stderr
+    proposal = repo / "oneri.yaml"
+    proposal.write_text(yamlio.dump({**TURKISH_CONTRACT, "filesAndInterfaces": ["src/log/**"]}))
+    wanted = taskfs("ls", "--state", "intake", "--json").json["tasks"]
+    mine = [t["id"] for t in wanted if t["from"] == "planner"]
+    assert taskfs("intake", "propose", *mine, str(proposal), "--agent", "builder").code == 0
+    proposal.unlink()
+    # This team calls a holder quiet, and stale, after a moment.
+    config = repo / ".taskfs" / "config.yaml"
+    settings = yamlio.load(config.read_bytes())
+    settings["nudge"] = {"staleHours": 0.000001, "senderQuietMinutes": 0.00001}
+    config.write_text(yamlio.dump(settings))
+    git(repo, "commit", "-q", "-am", "hemen durgun")
+    return {"root": root, "done": done, "retried": f"{refused}-r1", "moved": moved}
+
+
+class Seen(HTMLParser):
+    """The text of a page a person reads: its words and the hints a browser shows (titles,
+    labels), never its styles or scripts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.words: list[str] = []
+        self._hidden = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._hidden += tag in ("style", "script")
+        self.words += [v for k, v in attrs if k in ("title", "aria-label", "alt") and v]
+
+    def handle_endtag(self, tag: str) -> None:
+        self._hidden -= tag in ("style", "script")
+
+    def handle_data(self, data: str) -> None:
+        if not self._hidden and data.strip():
+            self.words.append(data.strip())
+
+
+def board_text(html: str) -> str:
+    seen = Seen()
+    seen.feed(html)
+    return "\n".join(seen.words)
+
+
+def test_prime_inbox_review_markdown_and_the_board_are_turkish(repo: Path, tmp_path: Path) -> None:
+    ids = team_ledger(repo)
+    said = {
+        "prime": tr("prime"),
+        "prime builder": tr("prime", "--agent", "builder"),
+        "prime planner": tr("prime", "--agent", "planner"),
+        "prime planner --mcp": tr("prime", "--agent", "planner", "--mcp"),
+        "prime builder --mcp": tr("prime", "--agent", "builder", "--mcp"),
+        "prime alice": tr("prime", "--agent", "alice"),
+        "inbox builder": tr("inbox", "--agent", "builder"),
+        "inbox planner": tr("inbox", "--agent", "planner"),
+        "inbox alice": tr("inbox", "--agent", "alice"),
+        "show done": tr("show", ids["done"], "--format", "markdown"),
+        "show retried": tr("show", ids["retried"], "--format", "markdown"),
+        "review": tr("review", f"{ids['root']}..HEAD"),
+        "review last": tr("review", "HEAD~3"),
+    }
+    html = tmp_path / "board.html"
+    assert taskfs("--lang", "tr", "board", "--html", str(html)).code == 0
+    said["board"] = board_text(html.read_text(encoding="utf-8"))
+    # It reads what matters: each piece is there, in Turkish.
+    assert "Önce sürdür" in said["prime builder"]
+    assert "Sonraki adımlar" in said["prime planner --mcp"]
+    assert ids["retried"] in said["inbox builder"]
+    assert "öneriyi kabul edin" in said["inbox planner"]
+    assert "Kanıt" in said["show done"]
+    assert "Sonuç" in said["review"]
+    found = [f"{name}: {w}" for name, text in said.items() for w in english_words(text)]
+    assert found == [], "\n".join(found)
+    # English stays English.
+    assert "Resume first, the tasks you hold:" in taskfs("prime", "--agent", "builder").stdout
+
+
+def test_the_demo_is_turkish(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    result = taskfs("--lang", "tr", "demo")
+    assert result.code == 0, result.stdout + result.stderr
+    assert "denetim" in result.stdout
+    found = english_words(result.stdout + result.stderr)
+    assert found == [], "\n".join(found)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_mcp_tool_descriptions_are_turkish(repo: Path, tmp_path: Path) -> None:
+    async def look(env: dict[str, str]) -> tuple[str, list[str]]:
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "taskfs", "mcp", "--agent", "planner"],
+            cwd=repo,
+            env=env,
+        )
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+            started = await client.initialize()
+            tools = (await client.list_tools()).tools
+        said = [t.description or "" for t in tools]
+        said += [
+            p["description"]
+            for t in tools
+            for p in t.input_schema.get("properties", {}).values()
+            if "description" in p
+        ]
+        return started.instructions or "", said
+
+    env = server_env(tmp_path)
+    english, english_tools = anyio.run(look, env)
+    turkish, turkish_tools = anyio.run(look, {**env, "TASKFS_LANG": "tr"})
+    assert english_words(english)
+    assert english_words("\n".join(english_tools))
+    assert len(turkish_tools) == len(english_tools) > 40
+    found = [w for text in (turkish, *turkish_tools) for w in english_words(text)]
+    assert found == [], "\n".join(found)

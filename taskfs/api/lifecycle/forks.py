@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from taskfs import i18n
 from taskfs.core.chain import Chain
 from taskfs.core.forks import Loss, losses
 from taskfs.store.all_tasks import load_all
@@ -57,8 +58,19 @@ class Lost:
         }
 
     def text(self) -> str:
-        winner = f"{self.winner_state} by {self.winner_by}" if self.winner_by else "another branch"
-        return f"{self.id}: {self.state} by {self.by} ({self.file}) superseded by {winner}"
+        winner = (
+            i18n.say("{state} by {agent}", state=self.winner_state, agent=self.winner_by)
+            if self.winner_by
+            else i18n.say("another branch")
+        )
+        return i18n.say(
+            "{id}: {state} by {agent} ({file}) superseded by {winner}",
+            id=self.id,
+            state=self.state,
+            agent=self.by,
+            file=self.file,
+            winner=winner,
+        )
 
 
 def lost_in(task_id: str, chain: Chain, agent: str | None = None) -> list[Lost]:

@@ -118,7 +118,9 @@ def _hand_on(
         staged = None
         if kind == "reassign":
             said = f": {reason.strip()}" if reason and reason.strip() else ""
-            why = f"reassigned to {to} as {new_id}{said}"
+            # A reason for people, in the language of whoever hands the work on (as a reason
+            # they type would be).
+            why = i18n.say("reassigned to {agent} as {id}{said}", agent=to, id=new_id, said=said)
             staged = stage_transition(repo, writer, task_id, "canceled", agent, reason=why, now=now)
             # The holder hears of the cancel when it is a peer, as of any cancel.
             tell_peer(repo, writer, staged, agent, reason=why, now=now)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from taskfs import i18n
 from taskfs.api.messages.inbox import Inbox
 from taskfs.api.messages.threads import read_thread
 from taskfs.core.lineage import Lineage
@@ -89,7 +90,10 @@ def blockers(task_id: str, summaries: Mapping[str, Summary]) -> list[str]:
     if out:
         return out
     graph, parents = relations(summaries)
-    return [f"{r.id} ({r.state}, same files)" for r in rivals(task, summaries, graph, parents)]
+    return [
+        i18n.say("{id} ({state}, same files)", id=r.id, state=r.state)
+        for r in rivals(task, summaries, graph, parents)
+    ]
 
 
 def blocked(repo: Repository, agent: str | None = None) -> list[tuple[Summary, list[str]]]:
@@ -103,7 +107,7 @@ def blocked(repo: Repository, agent: str | None = None) -> list[tuple[Summary, l
     tasks = summaries(repo)
     ready_now = {t.id for t in ready(repo, agent)}
     return [
-        (t, blockers(t.id, tasks) or ["its files (unreadable or not taken in yet)"])
+        (t, blockers(t.id, tasks) or [i18n.say("its files (unreadable or not taken in yet)")])
         for t in tasks.many(tasks.in_state("submitted"))
         if t.state == "submitted"
         and t.length
@@ -113,6 +117,11 @@ def blocked(repo: Repository, agent: str | None = None) -> list[tuple[Summary, l
     ]
 
 
+def row(label: str, rest: str) -> str:
+    """A row of the text inbox: its kind in a column of its own, then what it is about."""
+    return f"  {label:<7} {rest}"
+
+
 def held_lines(repo: Repository, box: Inbox) -> list[str]:
     """The text inbox's first rows: what `box.agent` holds."""
     from taskfs.store.all_tasks import load_all
@@ -120,11 +129,15 @@ def held_lines(repo: Repository, box: Inbox) -> list[str]:
     rows = []
     for task in held(repo, load_all(repo), box):
         if task.state == "canceled":
-            rows.append(f"  STOP    {task.id}  canceled by {task.by}: stop working on it")
+            said = i18n.say(
+                "{id}  canceled by {agent}: stop working on it", id=task.id, agent=task.by
+            )
+            rows.append(row(i18n.say("STOP"), said))
         elif task.state == "input_required":
-            rows.append(f"  waiting {task.id}  for an answer to {task.question_id}")
+            said = i18n.say("{id}  for an answer to {msg_id}", id=task.id, msg_id=task.question_id)
+            rows.append(row(i18n.say("waiting"), said))
         else:
-            rows.append(f"  holding {task.id}  {task.state}")
+            rows.append(row(i18n.say("holding"), f"{task.id}  {task.state}"))
     return rows
 
 
@@ -136,9 +149,13 @@ def unread_lines(box: Inbox, limit: int = 72) -> list[str]:
         record = checked.record
         flat = " ".join(record.text.split())
         excerpt = flat if len(flat) <= limit else flat[: limit - 3] + "..."
-        kind = record.status or "message"
-        rows.append(
-            f"  unread  {record.msg_id}  {kind} from {record.sender} on {record.task_id or '-'}: "
-            f"{excerpt}"
+        said = i18n.say(
+            "{id}  {kind} from {agent} on {task}: {text}",
+            id=record.msg_id,
+            kind=record.status or i18n.say("message"),
+            agent=record.sender,
+            task=record.task_id or "-",
+            text=excerpt,
         )
+        rows.append(row(i18n.say("unread"), said))
     return rows

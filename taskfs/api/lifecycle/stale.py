@@ -120,9 +120,12 @@ def reports(
             line = i18n.say("- stale: {line}; hand it on: {how}", line=found.line(), how=how)
         elif found.holder == agent:
             how = (
-                "agent_update(task_id, text), or give it up: agent_fail(task_id, reason)"
+                i18n.say("agent_update(task_id, text), or give it up: agent_fail(task_id, reason)")
                 if mcp
-                else f"taskfs send {found.id} --status update ..., or give it up: --status failed"
+                else i18n.say(
+                    "taskfs send {id} --status update ..., or give it up: --status failed",
+                    id=found.id,
+                )
             )
             line = i18n.say(
                 "- stale: you hold {id} quiet for {quiet}; report progress ({how})",

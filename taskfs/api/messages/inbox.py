@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from taskfs import i18n
 from taskfs.api.intake.requests import intakes
 from taskfs.api.lifecycle.forks import Lost, lost_in
 from taskfs.api.lifecycle.sent import SentTask, needing, sent
@@ -50,17 +51,27 @@ class Inbox:
 
     @property
     def badge(self) -> str:
-        """The count line a status bar shows."""
-        line = (
-            f"{self.agent}: {len(self.to_claim)} to claim, {len(self.questions)} to answer, "
-            f"{len(self.results)} to review, {len(self.unread)} unread"
+        """The count line a status bar shows, in English (a document's field)."""
+        with i18n.in_english():
+            return self.badge_text()
+
+    def badge_text(self) -> str:
+        """The count line for people, in their language."""
+        line = i18n.say(
+            "{agent}: {claim} to claim, {answer} to answer, {review} to review, {unread} unread",
+            agent=self.agent,
+            claim=len(self.to_claim),
+            answer=len(self.questions),
+            review=len(self.results),
+            unread=len(self.unread),
         )
         if self.requests or self.requested:
-            line += f", {len(self.requests) + len(self.requested)} requests to shape"
+            count = len(self.requests) + len(self.requested)
+            line += i18n.say(", {count} requests to shape", count=count)
         if self.ended:
-            line += f", {len(self.ended)} refused or failed"
+            line += i18n.say(", {count} refused or failed", count=len(self.ended))
         if self.quiet:
-            line += f", {len(self.quiet)} quiet"
+            line += i18n.say(", {count} quiet", count=len(self.quiet))
         return line
 
 

@@ -322,14 +322,18 @@ def _key_added(path: str, commit: str, author: str, trust: RunnerTrust) -> Findi
     if trust.source == "operator":
         held = name in trust.keys
         why = (
-            "; the operator's trust list holds it"
+            i18n.say("; the operator's trust list holds it")
             if held
-            else "; the operator's trust list does not hold it, so its evidence does not count"
+            else i18n.say(
+                "; the operator's trust list does not hold it, so its evidence does not count"
+            )
         )
     elif trust.source == "repository" and name in trust.keys:
-        why = "; completion accepts the evidence it signs (anyone who can commit can add one)"
+        why = i18n.say(
+            "; completion accepts the evidence it signs (anyone who can commit can add one)"
+        )
     else:
-        why = "; it is not trusted (not in HEAD)"
+        why = i18n.say("; it is not trusted (not in HEAD)")
     found = problem(
         "runner_key_added", name=name, path=path, commit=commit, author=author, why_text=why
     )

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
+from taskfs import i18n
 from taskfs.api.views import entries
 from taskfs.api.views.commits import CodeCommit
 from taskfs.api.views.entries import EvidenceRow, MessageRow
@@ -244,7 +245,7 @@ def timeline(
             )
         )
     for run in evidence:
-        exit_text = f"exit {run.exit_code}" if run.exit_code is not None else ""
+        exit_text = i18n.say("exit {code}", code=run.exit_code) if run.exit_code is not None else ""
         detail = " · ".join(x for x in (run.command, exit_text, run.problem) if x)
         rows.append(
             TimelineRow(
