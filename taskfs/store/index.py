@@ -202,12 +202,13 @@ def _read_at(
 ) -> dict[str, readmodel_rows.Row | None]:
     """The rows of `task_ids` as commit `rev` holds them (None: it holds no such task)."""
     from taskfs.core import layout
-    from taskfs.store.commit_view import CommitView
-    from taskfs.store.intake_reader import project
 
     wanted = sorted(t for t in task_ids if layout.is_task_id(t))
     if not wanted:
-        return {}
+        return {}  # a commit outside the ledger: the readers (and their models) stay unloaded
+    from taskfs.store.commit_view import CommitView
+    from taskfs.store.intake_reader import project
+
     files = repo.git.head_files([repo.task_rel(t) for t in wanted], rev=rev)
     view = CommitView(repo, files)
     out: dict[str, readmodel_rows.Row | None] = {}
