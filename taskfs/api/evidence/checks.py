@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import socket
 import tempfile
 from dataclasses import dataclass
 from datetime import datetime
@@ -149,12 +148,26 @@ def check(
     (`taskfs.api.evidence.sandboxing`; None: the operator's or the repository's default). The
     command is the one HEAD holds: a task folder holding a file no commit holds is refused
     before anything runs (`ledger_file_uncommitted`)."""
-    from taskfs.api.evidence.sandboxing import place
-    from taskfs.store import head_ledger
-
     if timeout is not None and not (0 < timeout <= MAX_TIMEOUT_SECONDS):  # NaN fails too
         reason = f"{timeout!r} is not more than 0 and at most {MAX_TIMEOUT_SECONDS} seconds"
         raise fail("invalid_value", field="timeout", reason=reason)
+    with repo.git.one_reader():  # git's objects read through one process, before and after
+        return _check(repo, task_id, timeout, fresh, agent, progress, sandbox, network)
+
+
+def _check(  # noqa: PLR0917 - `check`'s arguments, handed on
+    repo: Repository,
+    task_id: str,
+    timeout: float | None,
+    fresh: bool,
+    agent: str | None,
+    progress: Progress | None,
+    sandbox: str | None,
+    network: bool | None,
+) -> CheckRun:
+    from taskfs.api.evidence.sandboxing import place
+    from taskfs.store import head_ledger
+
     # Under the writers' lock: a file another taskfs process has written and is committing
     # right now (a `result` message the watcher reacts to) is in flight, not loose.
     with repo.writing():
@@ -358,7 +371,8 @@ def _who(agent: str | None, fresh: bool) -> dict[str, Any]:
         out["fresh"] = True
     if agent:
         out["by"] = agent
-    host = socket.gethostname()
+    # The name `socket.gethostname` answers, without importing socket for it.
+    host = os.uname().nodename
     if host:
         out["host"] = host
     return out

@@ -60,13 +60,37 @@ class ObjectSource(Protocol):
 class Objects(Process):
     """Reading and writing git objects, and the ledger commits built from them."""
 
+    # (thread, reader) while `one_reader` holds a block open: that thread's reads share it.
+    _shared: tuple[int, ObjectReader] | None = None
+
     @contextmanager
     def reader(self) -> Iterator[ObjectReader]:
+        shared = self._shared
+        if shared is not None and shared[0] == threading.get_ident():
+            yield shared[1]
+            return
         reader = ObjectReader(self)
         try:
             yield reader
         finally:
             reader.close()
+
+    @contextmanager
+    def one_reader(self) -> Iterator[None]:
+        """Every read of this thread in the block through one `git cat-file --batch`, where
+        each `reader` would start its own: a command that reads HEAD's objects several times
+        (a check: loose files before and after the run, the runner keys) starts git once.
+        Each request names its object afresh, so a commit made in the block is seen; another
+        thread (the commit built beside `git add`) still starts its own."""
+        if self._shared is not None:
+            yield
+            return
+        with self.reader() as reader:
+            self._shared = (threading.get_ident(), reader)
+            try:
+                yield
+            finally:
+                self._shared = None
 
     def tree_id(self, rev: str, folder: str) -> str | None:
         """The tree `folder` has in commit `rev`, or None when it has none."""
