@@ -198,8 +198,12 @@ def archive(older_than: str | None, agent: str | None, as_json: bool) -> int:
             skipped=list(done.skipped),
             olderThan=done.older_than,
         )
-        text = i18n.say(
-            "archived {count} tasks older than {age}", count=len(done.ids), age=done.older_than
+        text = (
+            i18n.say("archived 1 task older than {age}", age=done.older_than)
+            if len(done.ids) == 1
+            else i18n.say(
+                "archived {count} tasks older than {age}", count=len(done.ids), age=done.older_than
+            )
         )
         if done.skipped:
             text += "\n" + i18n.say(

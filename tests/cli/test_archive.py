@@ -87,6 +87,15 @@ def test_terminal_tasks_leave_the_tree_and_are_still_found(repo: Path) -> None:
     assert "### Archived" in taskfs("review", "HEAD~2..HEAD~1").stdout
 
 
+def test_the_archive_is_said_in_the_readers_language(repo: Path) -> None:
+    _done(repo, "finished", filesAndInterfaces=["src/finished/**"])
+    assert taskfs("archive", "--older-than", "0").stdout == "archived 1 task older than 0\n"
+    reviewed = taskfs("--lang", "tr", "review", "HEAD~1..HEAD").stdout
+    assert "### Arşivlenenler" in reviewed
+    assert "1 görev arşivlendi" in reviewed
+    assert "archived" not in reviewed
+
+
 def test_only_tasks_old_enough_are_archived(repo: Path) -> None:
     _ledger(repo)
     nothing = taskfs("archive", "--json")  # the default age: 30 days

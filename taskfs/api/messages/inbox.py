@@ -67,7 +67,11 @@ class Inbox:
         )
         if self.requests or self.requested:
             count = len(self.requests) + len(self.requested)
-            line += i18n.say(", {count} requests to shape", count=count)
+            line += (
+                i18n.say(", 1 request to shape")
+                if count == 1
+                else i18n.say(", {count} requests to shape", count=count)
+            )
         if self.ended:
             line += i18n.say(", {count} refused or failed", count=len(self.ended))
         if self.quiet:
