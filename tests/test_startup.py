@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import Result, submit, taskfs, write_envelope
+from tests.helpers import Result, git, submit, taskfs, write_envelope
 
 HEAVY = ("pydantic", "yaml", "rich", "mcp", "watchdog", "cryptography", "git", "tomlkit")
 
@@ -54,6 +54,18 @@ def test_listings_from_a_warm_cache_import_nothing_heavy(repo: Path) -> None:
     assert taskfs("ls", "--json").code == 0  # the cache is now warm
     found = _loaded(repo, [["ls", "--json"], ["ready", "--json"], ["ls", "--state", "submitted"]])
     assert found == {"codes": [0, 0, 0], "loaded": []}
+
+
+def test_a_commit_outside_the_ledger_costs_a_listing_no_reader(repo: Path) -> None:
+    """The read model catches up on HEAD: a commit that touched no task reads no task, and
+    loads none of the readers' models (an agent's code commit before every claim)."""
+    submit(repo)
+    assert taskfs("ls", "--json").code == 0  # the store is at HEAD
+    (repo / "notes.txt").write_text("code, not ledger\n")
+    git(repo, "add", "notes.txt")
+    git(repo, "commit", "-q", "-m", "code")
+    found = _fast(repo, ["ls", "--json"])
+    assert (found["code"], found["loaded"]) == (0, [])
 
 
 def test_version_imports_nothing_at_all(tmp_path: Path) -> None:
