@@ -148,55 +148,51 @@ def check(
     (`taskfs.api.evidence.sandboxing`; None: the operator's or the repository's default). The
     command is the one HEAD holds: a task folder holding a file no commit holds is refused
     before anything runs (`ledger_file_uncommitted`)."""
-    if timeout is not None and not (0 < timeout <= MAX_TIMEOUT_SECONDS):  # NaN fails too
-        reason = f"{timeout!r} is not more than 0 and at most {MAX_TIMEOUT_SECONDS} seconds"
-        raise fail("invalid_value", field="timeout", reason=reason)
-    with repo.git.one_reader():  # git's objects read through one process, before and after
-        return _check(repo, task_id, timeout, fresh, agent, progress, sandbox, network)
-
-
-def _check(  # noqa: PLR0917 - `check`'s arguments, handed on
-    repo: Repository,
-    task_id: str,
-    timeout: float | None,
-    fresh: bool,
-    agent: str | None,
-    progress: Progress | None,
-    sandbox: str | None,
-    network: bool | None,
-) -> CheckRun:
     from taskfs.api.evidence.sandboxing import place
     from taskfs.store import head_ledger
 
-    # Under the writers' lock: a file another taskfs process has written and is committing
-    # right now (a `result` message the watcher reacts to) is in flight, not loose.
-    with repo.writing():
-        head_ledger.refuse_loose(repo, task_id)
-    task = acceptance(repo, task_id)
-    placement = place(repo, repo.git, mode=sandbox, network=network, environ=dict(os.environ))
-    limit = float(timeout or task.timeout_seconds or repo.check_settings()[0])
-    trust = trust_root(repo)
-    signer = runner_key(repo, trust)
-    head = repo.git.head_guess()  # from git's files (git itself when they say nothing clear)
-    if head is None:
-        raise fail("git_failed", command="rev-parse", reason="there is no commit to check against")
-    if fresh:
-        document = _fresh_run(repo, task, head, limit, progress, placement=placement)
-    else:
-        document = _run(
-            repo, repo.git, task=task, head=head, limit=limit, progress=progress, where=placement
-        )
-    document.update(_who(agent, fresh))
-    document["sandbox"] = placement.record()
-    # The record's keys in reading order, as its model writes them (no model is loaded: a
-    # test holds the two to each other).
-    document = ordered_check(_fit(document))
-    if signer is not None:
-        document = sign_document(document, signer[0], signer[1])
-    author = agent or (signer[0] if signer is not None else "taskfs")
-    rel, commit = _write_check(repo, task_id, document, author, trust)
-    fallback = placement.reason if placement.fell_back else None
-    return CheckRun(task_id, rel, document, commit, fallback, task.state)
+    if timeout is not None and not (0 < timeout <= MAX_TIMEOUT_SECONDS):  # NaN fails too
+        reason = f"{timeout!r} is not more than 0 and at most {MAX_TIMEOUT_SECONDS} seconds"
+        raise fail("invalid_value", field="timeout", reason=reason)
+    # git's objects read through one process, before the run and after it
+    with repo.git.one_reader():
+        # Under the writers' lock: a file another taskfs process has written and is committing
+        # right now (a `result` message the watcher reacts to) is in flight, not loose.
+        with repo.writing():
+            head_ledger.refuse_loose(repo, task_id)
+        task = acceptance(repo, task_id)
+        placement = place(repo, repo.git, mode=sandbox, network=network, environ=dict(os.environ))
+        limit = float(timeout or task.timeout_seconds or repo.check_settings()[0])
+        trust = trust_root(repo)
+        signer = runner_key(repo, trust)
+        head = repo.git.head_guess()  # from git's files (git itself when they say nothing clear)
+        if head is None:
+            raise fail(
+                "git_failed", command="rev-parse", reason="there is no commit to check against"
+            )
+        if fresh:
+            document = _fresh_run(repo, task, head, limit, progress, placement=placement)
+        else:
+            document = _run(
+                repo,
+                repo.git,
+                task=task,
+                head=head,
+                limit=limit,
+                progress=progress,
+                where=placement,
+            )
+        document.update(_who(agent, fresh))
+        document["sandbox"] = placement.record()
+        # The record's keys in reading order, as its model writes them (no model is loaded: a
+        # test holds the two to each other).
+        document = ordered_check(_fit(document))
+        if signer is not None:
+            document = sign_document(document, signer[0], signer[1])
+        author = agent or (signer[0] if signer is not None else "taskfs")
+        rel, commit = _write_check(repo, task_id, document, author, trust)
+        fallback = placement.reason if placement.fell_back else None
+        return CheckRun(task_id, rel, document, commit, fallback, task.state)
 
 
 def _fresh_run(
