@@ -9,7 +9,7 @@ transaction.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from taskfs.core import globs
 from taskfs.core.readiness import claimable
@@ -199,15 +199,7 @@ def waiting_on(conn: sqlite3.Connection, ids: Collection[str]) -> set[str]:
     """The tasks whose dependencies a change of `ids` can settle: those that depend on one of
     them, or on a task one of them follows, down the line (`taskfs.core.lineage`: a task
     depending on A is satisfied by A's completed successor)."""
-    line = set(ids)
-    frontier = set(ids)
-    while frontier:
-        step: set[str] = set()
-        for chunk in _chunks(sorted(frontier)):
-            marks = ",".join("?" * len(chunk))
-            step.update(db.ids(conn, f"SELECT before FROM follows WHERE task IN ({marks})", chunk))
-        frontier = step - line
-        line |= step
+    line = set(ids) | _reached(conn, ids, ("SELECT before FROM follows WHERE task IN ({})",))
     return Ledger(conn).dependents(line)
 
 
@@ -221,20 +213,32 @@ def _upstream(conn: sqlite3.Connection, ids: Collection[str]) -> set[str]:
     """When the edges of `ids` changed (a task came, went, or was replaced), the tasks whose
     order with a rival can change: those that reach one of `ids` through `dependsOn`,
     `parent` or lineage links (a task leads to its successors), and their rivals."""
-    if not ids:
-        return set()
+    found = _reached(
+        conn,
+        ids,
+        (
+            "SELECT task FROM deps WHERE dep IN ({})",
+            "SELECT task FROM children WHERE parent IN ({})",
+            "SELECT before FROM follows WHERE task IN ({})",
+        ),
+    )
+    return found | _overlapping(conn, found)
+
+
+def _reached(conn: sqlite3.Connection, ids: Collection[str], steps: Sequence[str]) -> set[str]:
+    """Every task one or more `steps` lead to from `ids` (each a query of one column whose
+    `{}` takes the ids asked about), asked until a step finds nothing new."""
     found: set[str] = set()
     frontier = set(ids)
     while frontier:
         step: set[str] = set()
         for chunk in _chunks(sorted(frontier)):
             marks = ",".join("?" * len(chunk))
-            step.update(db.ids(conn, f"SELECT task FROM deps WHERE dep IN ({marks})", chunk))
-            step.update(db.ids(conn, f"SELECT task FROM children WHERE parent IN ({marks})", chunk))
-            step.update(db.ids(conn, f"SELECT before FROM follows WHERE task IN ({marks})", chunk))
+            for query in steps:
+                step.update(db.ids(conn, query.format(marks), chunk))
         frontier = step - found
         found |= step
-    return found | _overlapping(conn, found)
+    return found
 
 
 def _settle_ready(conn: sqlite3.Connection, affected: Collection[str] | None) -> None:
