@@ -94,6 +94,19 @@ def git(repo: Path, *args: str) -> str:
     return proc.stdout.rstrip("\n")
 
 
+def configure(repo: Path, commit: str | None = None, **settings: object) -> None:
+    """Set top-level keys of the repository's `.taskfs/config.yaml`; with `commit`, commit the
+    change under that message (the settings a command reads are HEAD's)."""
+    from taskfs.core import yamlio
+
+    config = repo / ".taskfs" / "config.yaml"
+    data = yamlio.load(config.read_bytes())
+    assert isinstance(data, dict)
+    config.write_text(yamlio.dump({**data, **settings}))
+    if commit is not None:
+        git(repo, "commit", "-q", "-am", commit)
+
+
 def write_envelope(path: Path, **changes: Any) -> Path:
     """Write an envelope file (the valid default, with keys changed or removed by None)."""
     from taskfs.core import yamlio

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from taskfs.core import yamlio
 from taskfs.store import index, readmodel_store
 from taskfs.store.repository import Repository
-from tests.helpers import check, git, submit, taskfs, write_envelope
+from tests.helpers import check, configure, git, submit, taskfs, write_envelope
 
 TRUE = {"passFailCommand": "true", "endToEndVerification": "it runs"}
 
@@ -113,12 +112,7 @@ def test_only_those_the_settings_name_may_archive(repo: Path) -> None:
     refused = taskfs("archive", "--older-than", "0", "--agent", "builder", "--json")
     assert (refused.code, refused.codes) == (1, ["agent_not_allowed"])
     assert (repo / "tasks" / "finished").exists()
-    settings = repo / ".taskfs" / "config.yaml"
-    values = yamlio.load(settings.read_bytes())
-    assert isinstance(values, dict)
-    values["archive"] = {"by": ["keeper"]}
-    settings.write_text(yamlio.dump(values))
-    git(repo, "commit", "-q", "-am", "keeper archives")
+    configure(repo, "keeper archives", archive={"by": ["keeper"]})
     assert taskfs("archive", "--older-than", "0", "--json").codes == ["agent_not_allowed"]
     done = taskfs("archive", "--older-than", "0", "--agent", "keeper", "--json")
     assert done.json["archived"] == ["finished", "refused"]

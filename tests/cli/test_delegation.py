@@ -7,15 +7,11 @@ from typing import Any
 
 import pytest
 
-from taskfs.core import yamlio
-from tests.helpers import Result, git, taskfs, write_envelope
+from tests.helpers import Result, configure, git, taskfs, write_envelope
 
 
 def set_limit(repo: Path, limit: int) -> None:
-    config = repo / ".taskfs" / "config.yaml"
-    settings = yamlio.load(config.read_bytes())
-    config.write_text(yamlio.dump({**settings, "delegationMaxDepth": limit}))
-    git(repo, "commit", "-q", "-am", f"delegation limit {limit}")
+    configure(repo, f"delegation limit {limit}", delegationMaxDepth=limit)
 
 
 def new(repo: Path, task_id: str, **changes: Any) -> Result:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from taskfs.core import yamlio
-from tests.helpers import ENVELOPE, git, submit, taskfs, taskfs_process, write_envelope
+from tests.helpers import ENVELOPE, configure, git, submit, taskfs, taskfs_process, write_envelope
 
 SLOW = 20.0  # seconds: each command here takes well under one; before the fix each took 30+
 HUGE_ENTRY = "a*" * 1500 + "b"  # 3 KB, issue 16
@@ -214,11 +214,7 @@ def test_an_entry_that_only_shares_wildcards_with_the_ledger_is_allowed(
 
 
 def test_the_configured_ledger_folder_is_the_one_protected(repo: Path) -> None:
-    config = repo / ".taskfs" / "config.yaml"
-    settings = yamlio.load(config.read_bytes())
-    assert isinstance(settings, dict)
-    config.write_text(yamlio.dump({**settings, "tasksDir": "work/ledger"}))
-    git(repo, "commit", "-q", "-am", "ledger elsewhere")
+    configure(repo, "ledger elsewhere", tasksDir="work/ledger")
     for entry in ("work/ledger/**", "work/l*/x", "w*/ledger/*/envelope.yaml"):
         refused = taskfs("new", str(_new_file(repo, "a.yaml", filesAndInterfaces=[entry])))
         assert refused.code == 1, entry

@@ -5,17 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from taskfs.core import yamlio
-from tests.helpers import git, submit, taskfs, write_envelope
+from tests.helpers import configure, git, submit, taskfs, write_envelope
 
 CHECK = {"passFailCommand": "true", "endToEndVerification": "Log in and see it refused."}
-
-
-def set_config(repo: Path, **values: object) -> None:
-    config = repo / ".taskfs" / "config.yaml"
-    data = yamlio.load(config.read_bytes())
-    assert isinstance(data, dict)
-    config.write_text(yamlio.dump({**data, **values}))
 
 
 def warning_codes(result_json: dict[str, object]) -> list[str]:
@@ -85,12 +77,12 @@ def test_new_names_a_dependency_in_another_context_reading_only_that_envelope(
 def test_settings_in_the_config_disable_codes_and_set_the_objective_length(repo: Path) -> None:
     path = write_envelope(repo / "plan.yaml", objective="Fix the login bug", boundaries="none")
     assert warning_codes(taskfs("lint", str(path), "--json").json) == ["boundaries_vague"]
-    set_config(repo, lint={"disable": ["boundaries_vague"], "objectiveMinWords": 6})
+    configure(repo, lint={"disable": ["boundaries_vague"], "objectiveMinWords": 6})
     assert warning_codes(taskfs("lint", str(path), "--json").json) == ["objective_too_short"]
 
 
 def test_an_unknown_code_in_the_config_is_refused(repo: Path) -> None:
-    set_config(repo, lint={"disable": ["no_such_warning"]})
+    configure(repo, lint={"disable": ["no_such_warning"]})
     result = taskfs("lint", "--json")
     assert result.code == 1
     assert result.codes == ["config_invalid"]
@@ -141,9 +133,9 @@ def test_new_lints_with_the_settings_as_they_are_now(repo: Path) -> None:
         return warning_codes(result.json)
 
     assert "boundaries_vague" in new_warnings("first")
-    set_config(repo, lint={"disable": ["boundaries_vague"], "objectiveMinWords": 6})
+    configure(repo, lint={"disable": ["boundaries_vague"], "objectiveMinWords": 6})
     second = new_warnings("second")
     assert "boundaries_vague" not in second
     assert "objective_too_short" in second
-    set_config(repo, lint={})
+    configure(repo, lint={})
     assert "boundaries_vague" in new_warnings("third")

@@ -19,7 +19,7 @@ from taskfs.core.layout import format_time, message_id, stamped_name
 from taskfs.core.records import MessageRecord
 from taskfs.store import keys
 from taskfs.store.repository import Repository
-from tests.helpers import Result, git, submit, taskfs
+from tests.helpers import Result, configure, git, submit, taskfs
 
 
 def make_keys(*agents: str) -> None:
@@ -394,9 +394,7 @@ def test_unsigned_messages_follow_the_repository_setting(repo: Path) -> None:
     # Nothing proves the earlier unsigned message came from builder, now that it has a key.
     assert [p["code"] for p in messages_of(task)[0]["problems"]] == ["message_unsigned"]
 
-    config = repo / ".taskfs" / "config.yaml"
-    settings = yamlio.load(config.read_bytes())
-    config.write_text(yamlio.dump({**settings, "requireSignedMessages": True}))
+    configure(repo, requireSignedMessages=True)
     strict = send(task, "planner", "no key either", "--status", "update")
     assert refused(repo, strict, before) == ["message_unsigned"]
 

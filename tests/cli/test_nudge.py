@@ -12,18 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from taskfs.api.lifecycle import transitions
-from taskfs.core import yamlio
 from taskfs.store.repository import Repository
-from tests.helpers import submit, taskfs
+from tests.helpers import configure, submit, taskfs
 
 BIN = Path(sys.executable).parent
 
 
 def set_quiet(repo: Path, minutes: float) -> None:
-    config = repo / ".taskfs" / "config.yaml"
-    data = yamlio.load(config.read_bytes())
-    data["nudge"] = {"quietMinutes": minutes}
-    config.write_text(yamlio.dump(data))
+    configure(repo, nudge={"quietMinutes": minutes})
 
 
 def claim_at(repo: Path, task_id: str, minutes_ago: float, agent: str = "builder") -> None:

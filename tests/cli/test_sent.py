@@ -5,16 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from taskfs.core import yamlio
-from tests.helpers import git, submit, taskfs
+from tests.helpers import configure, submit, taskfs
 
 
 def quiet_after(repo: Path, minutes: float) -> None:
-    config = repo / ".taskfs" / "config.yaml"
-    data = yamlio.load(config.read_bytes())
-    data["nudge"] = {"senderQuietMinutes": minutes}
-    config.write_text(yamlio.dump(data))
-    git(repo, "commit", "-q", "-am", "quiet threshold")
+    configure(repo, "quiet threshold", nudge={"senderQuietMinutes": minutes})
 
 
 def ended(agent: str = "planner") -> list[str]:

@@ -7,16 +7,11 @@ import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from taskfs.core import yamlio
-from tests.helpers import git, submit, taskfs
+from tests.helpers import configure, git, submit, taskfs
 
 
 def _stale_after(repo: Path, hours: float) -> None:
-    config = repo / ".taskfs" / "config.yaml"
-    data = yamlio.load(config.read_bytes())
-    data["nudge"] = {"staleHours": hours}
-    config.write_text(yamlio.dump(data))
-    git(repo, "commit", "-q", "-am", "stale threshold")
+    configure(repo, "stale threshold", nudge={"staleHours": hours})
 
 
 def test_a_quiet_holder_is_reported_in_nudge_prime_and_the_board(
@@ -118,11 +113,7 @@ def test_reassign_is_refused_by_name(repo: Path) -> None:
     assert taskfs("reassign", "nope", "--to", "x", "--agent", "planner").code == 1
     # Keys required: a recipient without a committed key cannot be handed the work.
     other = submit(repo, id="other", filesAndInterfaces=["src/other.py"])
-    config = repo / ".taskfs" / "config.yaml"
-    data = yamlio.load(config.read_bytes())
-    data["requireSignedMessages"] = True
-    config.write_text(yamlio.dump(data))
-    git(repo, "commit", "-q", "-am", "keys required")
+    configure(repo, "keys required", requireSignedMessages=True)
     before = git(repo, "rev-parse", "HEAD")
     unknown = taskfs("reassign", other, "--to", "stranger", "--agent", "planner", "--json")
     assert (unknown.code, unknown.codes) == (1, ["recipient_unknown"])

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from taskfs.core import yamlio
-from tests.helpers import git, taskfs, taskfs_process
+from tests.helpers import configure, git, taskfs, taskfs_process
 
 PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
 MODULES = {
@@ -84,12 +84,7 @@ def plan(folder: Path) -> list[str]:
 
 def quiet_soon(repo: Path) -> None:
     """Quiet after a few milliseconds: the worker that dies is quiet when anyone looks."""
-    config = repo / ".taskfs" / "config.yaml"
-    data = yamlio.load(config.read_bytes())
-    data["nudge"] = {"senderQuietMinutes": 0.001}
-    config.write_text(yamlio.dump(data))
-    git(repo, "add", ".taskfs/config.yaml")
-    git(repo, "commit", "-q", "-m", "quiet soon")
+    configure(repo, "quiet soon", nudge={"senderQuietMinutes": 0.001})
 
 
 def write_module(repo: Path, name: str, body: str) -> None:

@@ -20,7 +20,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from taskfs.cli.app import cli
 from taskfs.cli.localize import walk
 from taskfs.core import yamlio
-from tests.helpers import git, send, submit, taskfs, taskfs_process
+from tests.helpers import configure, git, send, submit, taskfs, taskfs_process
 from tests.mcp.test_server import server_env
 
 # Common English words no Turkish sentence uses (Turkish words that are also English ones,
@@ -359,11 +359,7 @@ def team_ledger(repo: Path) -> dict[str, str]:
     assert taskfs("intake", "propose", *mine, str(proposal), "--agent", "builder").code == 0
     proposal.unlink()
     # This team calls a holder quiet, and stale, after a moment.
-    config = repo / ".taskfs" / "config.yaml"
-    settings = yamlio.load(config.read_bytes())
-    settings["nudge"] = {"staleHours": 0.000001, "senderQuietMinutes": 0.00001}
-    config.write_text(yamlio.dump(settings))
-    git(repo, "commit", "-q", "-am", "hemen durgun")
+    configure(repo, "hemen durgun", nudge={"staleHours": 0.000001, "senderQuietMinutes": 0.00001})
     return {"root": root, "done": done, "retried": f"{refused}-r1", "moved": moved}
 
 

@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from taskfs.core import yamlio
-from tests.helpers import git, taskfs, write_envelope
+from tests.helpers import configure, taskfs, write_envelope
 
 CASES: dict[str, dict[str, Any]] = {
     "parent is itself": {"id": "selfy", "parent": "selfy"},
@@ -53,11 +52,7 @@ def test_files_named_together_are_checked_as_new_checks_a_batch(repo: Path) -> N
 
 
 def test_validate_protects_the_configured_ledger_folder(repo: Path) -> None:
-    config = repo / ".taskfs" / "config.yaml"
-    settings = yamlio.load(config.read_bytes())
-    assert isinstance(settings, dict)
-    config.write_text(yamlio.dump({**settings, "tasksDir": "work/ledger"}))
-    git(repo, "commit", "-q", "-am", "ledger elsewhere")
+    configure(repo, "ledger elsewhere", tasksDir="work/ledger")
     path = write_envelope(repo / "e.yaml", filesAndInterfaces=["work/ledger/**"])
     assert taskfs("new", str(path), "--json").codes == ["files_and_interfaces_invalid"]
     assert _codes(taskfs("validate", str(path), "--json")) == ["files_and_interfaces_invalid"]
