@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal, NamedTuple
 
+from taskfs.core.shown import offered_to
 from taskfs.errors import Problem, problem
 
 State = Literal[
@@ -123,7 +124,7 @@ def _agent_refusal(
     current: State, target: State, agent: str, parties: Parties
 ) -> dict[str, str] | None:
     if current == "submitted" and target == "working":
-        if parties.recipient is None or parties.recipient == agent:
+        if offered_to(parties.recipient, agent):  # the rule `ready` offers by
             return None
         return {"reason": f"the task is addressed to {parties.recipient!r}"}
     if target == "completed":

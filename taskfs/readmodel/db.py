@@ -107,7 +107,6 @@ HEAD, TASKS_REL, SETTINGS, FOLDER, STATES, VERSION = (
     "states",
     "version",
 )
-TERMINAL_SQL = "('completed', 'failed', 'canceled', 'rejected')"  # core.lifecycle.TERMINAL
 
 
 def path(git_dir: str) -> str:

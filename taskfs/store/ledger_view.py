@@ -152,11 +152,14 @@ class Ledger(Mapping[str, Summary]):
 
     def terminal_ids(self) -> list[str]:
         """The ids of the tasks (not requests) in a terminal state, not archived, in order."""
+        from taskfs.core.lifecycle import TERMINAL
+
+        marks = ",".join("?" * len(TERMINAL))
         query = (
             f"SELECT id FROM listing WHERE archived = 0 AND intake = 0 "
-            f"AND state IN {db.TERMINAL_SQL} ORDER BY id"
+            f"AND state IN ({marks}) ORDER BY id"
         )
-        return db.ids(self.conn, query)
+        return db.ids(self.conn, query, sorted(TERMINAL))
 
     def intake_ids(self) -> list[str]:
         return db.ids(self.conn, "SELECT id FROM listing WHERE intake = 1 ORDER BY id")

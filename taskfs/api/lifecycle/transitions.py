@@ -15,7 +15,7 @@ from taskfs.api.lifecycle import signing as transition_keys
 from taskfs.api.tasks import rules
 from taskfs.core import readiness
 from taskfs.core.layout import STATUS, format_time, status_name
-from taskfs.core.lifecycle import Parties, State, check_transition, is_state
+from taskfs.core.lifecycle import TERMINAL, Parties, State, check_transition, is_state
 from taskfs.core.lineage import Lineage
 from taskfs.core.status_file import status_document, status_text
 from taskfs.errors import Problem, TaskfsError, fail, problem
@@ -85,8 +85,9 @@ def transition(
     return Moved(task_id, state, staged.rel, commit)
 
 
-# The acts that end or refuse a task: the other party hears of each when it is a peer.
-NOTIFIED: frozenset[State] = frozenset({"rejected", "failed", "canceled", "completed"})
+# The acts that end or refuse a task (the terminal states): the other party hears of each when
+# it is a peer.
+NOTIFIED: frozenset[State] = TERMINAL
 
 
 def tell_peer(
