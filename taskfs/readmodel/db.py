@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any
 
+    from taskfs.readmodel.filters import Filters
     from taskfs.readmodel.projection import Summary
     from taskfs.readmodel.stamps import FileKey
 
@@ -203,26 +204,17 @@ def load_summary(data: bytes | None, overlaps: tuple[str, ...] = ()) -> Summary 
 # -- reading: the listings (the hot path) --------------------------------------------------------
 
 
-def listing_rows(
-    conn: sqlite3.Connection,
-    *,
-    state: str | None = None,
-    to: str | None = None,
-    context: str | None = None,
-    archived: bool = False,
-) -> list[tuple[str, str]]:
-    """(id, row text) of every task `ls` shows (with `archived`: every archived one instead),
-    in the order of the ids, filtered as `ls --state --to --context` filters: an option not
-    given shows every task."""
-    where, args = _filters(state, to, context, archived)
+def listing_rows(conn: sqlite3.Connection, filters: Filters) -> list[tuple[str, str]]:
+    """(id, row text) of every task `ls` shows that passes `filters`
+    (`taskfs.readmodel.filters`: with `archived`, the archived tasks instead), in the order of
+    the ids."""
+    where, args = _where(filters)
     return conn.execute(f"SELECT id, shown FROM listing WHERE {where} ORDER BY id", args).fetchall()
 
 
-def listing_text(conn: sqlite3.Connection, **filters: Any) -> str:
+def listing_text(conn: sqlite3.Connection, filters: Filters) -> str:
     """The rows of `listing_rows` as the listing's JSON text, joined inside SQLite."""
-    where, args = _filters(
-        filters.get("state"), filters.get("to"), filters.get("context"), filters.get("archived")
-    )
+    where, args = _where(filters)
     found = conn.execute(
         "SELECT group_concat(shown, ', ') FROM "
         f"(SELECT shown FROM listing WHERE {where} ORDER BY id)",
@@ -231,33 +223,34 @@ def listing_text(conn: sqlite3.Connection, **filters: Any) -> str:
     return found[0] or ""
 
 
-def _filters(
-    state: str | None, to: str | None, context: str | None, archived: bool | None
-) -> tuple[str, list[Any]]:
-    where = ["archived = ?"]
-    args: list[Any] = [1 if archived else 0]
-    for column, value in (("state", state), ("recipient", to), ("context", context)):
-        if value is not None:
-            where.append(f"{column} = ?")
-            args.append(value)
-    return " AND ".join(where), args
+def _where(filters: Filters) -> tuple[str, list[Any]]:
+    from taskfs.readmodel.filters import where
+
+    if not any(field == "archived" for field, _value in filters):
+        filters = (*filters, ("archived", False))  # the live tasks, unless asked otherwise
+    return where(filters)
 
 
-def ready_rows(conn: sqlite3.Connection) -> list[tuple[str, str | None, str]]:
+def ready_rows(
+    conn: sqlite3.Connection, filters: Filters = ()
+) -> list[tuple[str, str | None, str]]:
     """(id, recipient, row text) of every task a claim would succeed on now, by anyone the
-    recipient rule allows (`taskfs.core.shown.offered_to`), in the order of the ids."""
+    recipient rule allows (`taskfs.core.shown.offered_to`), that passes `filters`, in the order
+    of the ids."""
+    where, args = _where(filters)
     return conn.execute(
-        "SELECT id, recipient, shown FROM listing WHERE ready = 1 ORDER BY id"
+        f"SELECT id, recipient, shown FROM listing WHERE ready = 1 AND {where} ORDER BY id", args
     ).fetchall()
 
 
 def answer(
-    command: str, options: dict[str, Any], agent: str | None, catch_up: CatchUp | None = None
+    command: str, filters: Filters, agent: str | None, catch_up: CatchUp | None = None
 ) -> str | None:
-    """`ls --json` (options `state`, `to`, `context`, `archived`) or `ready --json` (for
-    `agent`), as the full path prints it, or None when the store cannot vouch for it: another
-    HEAD than its rows' (after `catch_up`, when given, could not bring it there), other
-    settings, or a task folder taken away by hand (the full path says what that changes)."""
+    """`ls --json` or `ready --json` (for `agent`), filtered by `filters`
+    (`taskfs.readmodel.filters`), as the full path prints it, or None when the store cannot
+    vouch for it: another HEAD than its rows' (after `catch_up`, when given, could not bring it
+    there), other settings, or a task folder taken away by hand (the full path says what that
+    changes)."""
     try:
         found = checkout(os.getcwd())
         if found is None:
@@ -268,7 +261,7 @@ def answer(
             return None
         conn = connect(where)
         try:
-            return _answer(conn, root, git_dir, command, options, agent, catch_up)
+            return _answer(conn, root, git_dir, command, filters, agent, catch_up)
         finally:
             conn.close()
     except Exception:  # a store that cannot be read is rebuilt by the full path, never trusted
@@ -280,15 +273,13 @@ def _answer(  # noqa: PLR0917 - the question and where it is asked
     root: str,
     git_dir: str,
     command: str,
-    options: dict[str, Any],
+    filters: Filters,
     agent: str | None,
     catch_up: CatchUp | None,
 ) -> str | None:
     meta = read_meta(conn)
     if meta is None or not settled_settings(root, meta):
         return None
-    if options.get("state") not in (None, *meta[STATES]):
-        return None  # the full path names the states there are
     if meta[HEAD] != head_commit(git_dir):
         if catch_up is None or not catch_up(root, git_dir):
             return None
@@ -301,9 +292,9 @@ def _answer(  # noqa: PLR0917 - the question and where it is asked
     if command == "ready":
         from taskfs.core.shown import offered_to
 
-        rows = [text for _id, to, text in ready_rows(conn) if offered_to(to, agent)]
+        rows = [text for _id, to, text in ready_rows(conn, filters) if offered_to(to, agent)]
         return f"{opening}{', '.join(rows)}{shapes.LISTING_TAIL}"
-    return f"{opening}{listing_text(conn, **options)}{shapes.LISTING_TAIL}"
+    return f"{opening}{listing_text(conn, filters)}{shapes.LISTING_TAIL}"
 
 
 def settled_settings(root: str, meta: dict[str, Any]) -> bool:

@@ -48,6 +48,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from taskfs.readmodel.filters import Filters
     from taskfs.store.repository import Repository
 
 # Past this many changed tasks, every task is read again (from the working tree, which is
@@ -67,29 +68,25 @@ def summaries(repo: Repository, *, verify: Collection[str] = ()) -> Ledger:
     return Ledger(conn)
 
 
-def listing(
-    repo: Repository,
-    *,
-    state: str | None = None,
-    to: str | None = None,
-    context: str | None = None,
-    archived: bool = False,
-) -> list[Summary]:
-    """What `ls` shows, in the order of the ids (`ls --archived`: the archived tasks)."""
+def listing(repo: Repository, filters: Filters = ()) -> list[Summary]:
+    """What `ls` shows that passes `filters` (`taskfs.readmodel.filters`), in the order of the
+    ids (with `archived`: the archived tasks)."""
     conn = _fresh(repo)
     hidden = _hidden(repo, conn)
-    found = db.listing_rows(conn, state=state, to=to, context=context, archived=archived)
+    found = db.listing_rows(conn, filters)
     return Ledger(conn).many([task_id for task_id, _shown in found if task_id not in hidden])
 
 
-def ready(repo: Repository, agent: str | None = None) -> list[Summary]:
-    """The tasks a claim would succeed on now (by `agent`, when named), in the order of the
-    ids: the claim's own rules, kept in the store as rows change (`readmodel_rows`)."""
+def ready(repo: Repository, agent: str | None = None, filters: Filters = ()) -> list[Summary]:
+    """The tasks a claim would succeed on now (by `agent`, when named) that pass `filters`, in
+    the order of the ids: the claim's own rules, kept in the store as rows change
+    (`readmodel_rows`)."""
     from taskfs.core.readiness import claimable
+    from taskfs.readmodel.filters import matches
 
     conn = _fresh(repo)
     ledger = Ledger(conn)
-    offered = [task_id for task_id, to, _shown in db.ready_rows(conn) if offered_to(to, agent)]
+    offered = [t for t, to, _shown in db.ready_rows(conn, filters) if offered_to(to, agent)]
     hidden = _hidden(repo, conn)
     if not hidden:
         return ledger.many(offered)
@@ -101,7 +98,8 @@ def ready(repo: Repository, agent: str | None = None) -> list[Summary]:
         | readmodel_rows.affected_by(conn, hidden)
     )
     candidates = view.many(sorted(asked - hidden))
-    return sorted(claimable(view, agent, among=candidates), key=lambda s: s.id)
+    found = claimable(view, agent, among=candidates)
+    return sorted((s for s in found if matches(s.row(), filters)), key=lambda s: s.id)
 
 
 def catch_up(root: str) -> bool:

@@ -10,24 +10,24 @@ from taskfs.readmodel.projection import Summary
 from taskfs.store import index
 from taskfs.store.repository import Repository
 
-
-def ls(
-    repo: Repository,
-    *,
-    state: str | None = None,
-    to: str | None = None,
-    context: str | None = None,
-    archived: bool = False,
-) -> list[Summary]:
-    """The tasks `ls` shows (an envelope the watcher has not taken in yet is not a task),
-    filtered; with `archived`, the tasks `taskfs archive` took out of the working tree."""
-    return index.listing(repo, state=state, to=to, context=context, archived=archived)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from taskfs.readmodel.filters import Filters
 
 
-def ready(repo: Repository, agent: str | None = None) -> list[Summary]:
-    """The tasks a claim would succeed on now (by `agent`, when one is named): the same rules
-    as the claim's gates (`taskfs.core.readiness`), kept in the store."""
-    return index.ready(repo, agent)
+def ls(repo: Repository, filters: Filters = ()) -> list[Summary]:
+    """The tasks `ls` shows (an envelope the watcher has not taken in yet is not a task) that
+    pass `filters` (fields of a task's row and the values they must equal, from the option
+    table: `taskfs.readmodel.filters`); with `("archived", True)`, the tasks `taskfs archive`
+    took out of the working tree."""
+    return index.listing(repo, filters)
+
+
+def ready(repo: Repository, agent: str | None = None, filters: Filters = ()) -> list[Summary]:
+    """The tasks a claim would succeed on now (by `agent`, when one is named) that pass
+    `filters`: the same rules as the claim's gates (`taskfs.core.readiness`), kept in the
+    store."""
+    return index.ready(repo, agent, filters)
 
 
 def catch_up(root: str) -> bool:
