@@ -21,12 +21,11 @@ rewritten in place (which the contract forbids) is seen.
 
 from __future__ import annotations
 
-import marshal
 import os
 
 from taskfs import __version__
 from taskfs.core import layout
-from taskfs.readmodel import stamps
+from taskfs.readmodel import cache, stamps
 
 TYPE_CHECKING = False  # `typing` costs the hot path 3 ms to import
 if TYPE_CHECKING:
@@ -127,7 +126,7 @@ def _newest(found: tuple[Any, ...]) -> int:
 
 
 def path(git_dir: str, task_id: str) -> str:
-    return f"{stamps.cache_dir(git_dir)}/{FOLDER}/{task_id}"
+    return cache.path(git_dir, FOLDER, task_id)
 
 
 def store(
@@ -147,7 +146,7 @@ def store(
     if identity(root, git_dir, tasks_rel, task_id, signed) != before:
         return
     shown = Shown((FORMAT, __version__), task_id, signed, before, stamp, document, text)
-    stamps.dump(path(git_dir, task_id), shown.fields())
+    cache.remember(git_dir, FOLDER, task_id, (), shown.fields())
 
 
 def answer(task_id: str, as_json: bool) -> str | None:
@@ -162,8 +161,10 @@ def answer(task_id: str, as_json: bool) -> str | None:
         if found is None:
             return None
         root, git_dir = found
-        with open(path(git_dir, task_id), "rb") as handle:
-            shown = Shown(*marshal.loads(handle.read()))
+        fields = cache.recall(git_dir, FOLDER, task_id, ())
+        if fields is None:
+            return None
+        shown = Shown(*fields)
         if shown.header != (FORMAT, __version__) or shown.task_id != task_id:
             return None
         if _newest(shown.before) >= shown.stamp - stamps.racy_margin():
