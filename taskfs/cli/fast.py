@@ -103,12 +103,12 @@ def _show(given: Given) -> int:
 
 def _prepared(given: Given) -> str | None:
     from taskfs.core.layout import is_agent_name
-    from taskfs.readmodel import db
+    from taskfs.readmodel import listing
 
     agent = given.get("agent")
     if agent is not None and not is_agent_name(agent):
         return None  # the full path names what is wrong
-    return db.answer(given.name, given.filters(), agent, catch_up=_catch_up)
+    return listing.answer(given.name, given.filters(), agent, catch_up=_catch_up)
 
 
 def _catch_up(root: str, git_dir: str) -> bool:

@@ -54,6 +54,15 @@ def task_row(
     }
 
 
+# The fields a task's row may hold, in order: `task_row`'s, and `archived` for a task `taskfs
+# archive` took out of the working tree. The read model's store keeps each row's values in this
+# order, for the listings' filters (`taskfs.readmodel.filters`).
+ROW_FIELDS: tuple[str, ...] = (
+    *task_row("", "", sender=None, recipient=None, context_id=None, holder=None, superseded=0),
+    "archived",
+)
+
+
 def listing_head(schema_version: int = SCHEMA_VERSION) -> str:
     """What `json.dumps(document(True, tasks=rows), ensure_ascii=False)` prints before the
     rows; the rows follow joined by ", ", then `LISTING_TAIL`."""

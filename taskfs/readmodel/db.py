@@ -1,22 +1,29 @@
-"""The read model's one store: a SQLite database per checkout, in its git dir
+"""The read model's store: one SQLite file per checkout, in its git dir
 (`<git dir>/taskfs/cache/readmodel-vN.sqlite`), never committed, never shared between
-worktrees, deletable at any time (issue 31).
+worktrees, deletable at any time (issues 31 and 36). This module is its one description (its
+schema) and the only code that speaks SQL to it.
 
-It holds the ledger as HEAD holds it: one row per task folder HEAD has (`rows`: its projection,
-`taskfs.readmodel.projection.Summary`, and a digest of the bytes it was read from), each task's
-row in `ls` (`listing`, with whether `ready` offers it), the relations the rules look up by
-key (`deps`, `children`, `follows`: the task each was reassigned or retried from, `entries`:
-ownership entries filed by the first two segments of their place, `overlaps`), and in `meta`
-the commit the rows are HEAD's view of. A row depends on committed files only, so the store
-is fresh exactly when HEAD is that commit; a commit that moved HEAD names the task folders it
-changed (`git diff`), and only those are read again
-(`taskfs.store.index`, the writing side). Writers update the rows they change in their commit
-step, in one transaction with the new HEAD.
+What it holds, and how a reader knows taskfs wrote it. The store is a tree of digests with one
+seal at its root (`taskfs.readmodel.seal`), so that anything in it that does not decode, or that
+someone rewrote (a row saying a dependency completed, a trigger that marks tasks ready), is
+found the moment it is read, and the store is rebuilt instead of believed:
 
-This module is the store's one description (its schema) and its reading side: `answer` prints
-`ls --json` and `ready --json` from it without loading anything but this package. A store that
-is not what this version wrote, or that SQLite finds damaged, is thrown away and rebuilt, never
-trusted.
+- `state`, one row, sealed: the commit HEAD named when the rows were settled (`head`), the
+  tasks folder and the settings file it was read under, and the digests of the parts below;
+- `chunks`: the manifest, every task id's entry in id order, cut into chunks of a few hundred
+  (`Entry`: the digest of its row, what `ls` and `ready` answer of it, and the key of the git
+  objects its row was read from); each chunk's digest is in `state`;
+- `rows`: per task id, its projection and its relations (`taskfs.readmodel.view.Row`), each
+  checked against the digest its manifest entry names;
+- `entries`: every ownership entry of a live task, filed by the first two segments of its
+  place; the digest of each file's entries is in `state`.
+
+Nothing else may be in the file (`check_schema`): an object SQLite keeps that this version did
+not make (a trigger, a view, an index) is damage. `Damaged` says a store is not what taskfs
+wrote; whoever meets it rebuilds. SQLite's own errors (a file cut short, garbage, another
+program's database) are `Damaged` too.
+
+Imports nothing but the standard library and this package.
 """
 
 from __future__ import annotations
@@ -24,339 +31,349 @@ from __future__ import annotations
 import marshal
 import os
 import sqlite3
-import time
 
 from taskfs import __version__
-from taskfs.core import shapes
-from taskfs.core.layout import checkout
-from taskfs.readmodel.stamps import (
-    CONFIG,
-    cache_dir,
-    file_digest,
-    file_key,
-    head_commit,
-    newest,
-    racy_margin,
-    task_ids,
-)
+from taskfs.readmodel import seal
+from taskfs.readmodel.stamps import cache_dir
 
 TYPE_CHECKING = False  # `typing` costs the hot path 3 ms to import; type checkers know this
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Iterable, Sequence
     from typing import Any
 
-    from taskfs.readmodel.filters import Filters
-    from taskfs.readmodel.projection import Summary
     from taskfs.readmodel.stamps import FileKey
 
-    # Whether the store was brought up to HEAD (checkout, git dir): asked of the store when
-    # HEAD moved since the rows were settled.
-    CatchUp = Callable[[str, str], bool]
-
-FORMAT = 3  # 3: the lineage (`follows`, issue 29); 2: when the last transition was made
+FORMAT = 4  # 4: sealed (issue 36); 3: the lineage (`follows`, issue 29)
 NAME = f"readmodel-v{FORMAT}.sqlite"
+# Journal mode, chosen by measurement (docs/speed.md): in WAL a reader never waits for a
+# writer, nor a writer for readers, and a process holding the store (`BEGIN EXCLUSIVE`) stops
+# no reader.
+JOURNAL = "WAL"
+BUSY_MS = 250  # the longest a command waits for the store before it answers without it
 
-SCHEMA = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB) WITHOUT ROWID;
-CREATE TABLE rows (
-    id TEXT PRIMARY KEY,
-    archived INTEGER NOT NULL,
-    summary BLOB,
-    digest BLOB
-) WITHOUT ROWID;
-CREATE TABLE listing (
-    archived INTEGER NOT NULL,
-    id TEXT NOT NULL,
-    state TEXT NOT NULL,
-    recipient TEXT,
-    context TEXT NOT NULL,
-    intake INTEGER NOT NULL,
-    ready INTEGER NOT NULL,
-    shown TEXT NOT NULL,
-    PRIMARY KEY (archived, id)
-) WITHOUT ROWID;
-CREATE INDEX listing_ready ON listing (id) WHERE ready = 1;
-CREATE INDEX listing_state ON listing (state, archived);
-CREATE TABLE deps (dep TEXT NOT NULL, task TEXT NOT NULL, PRIMARY KEY (dep, task)) WITHOUT ROWID;
-CREATE INDEX deps_task ON deps (task);
-CREATE TABLE children (
-    parent TEXT NOT NULL, task TEXT NOT NULL, PRIMARY KEY (parent, task)
-) WITHOUT ROWID;
-CREATE INDEX children_task ON children (task);
-CREATE TABLE follows (
-    before TEXT NOT NULL, task TEXT NOT NULL, PRIMARY KEY (before, task)
-) WITHOUT ROWID;
-CREATE INDEX follows_task ON follows (task);
-CREATE TABLE entries (
-    file TEXT NOT NULL,
-    raw TEXT NOT NULL,
-    task TEXT NOT NULL,
-    place TEXT NOT NULL,
-    PRIMARY KEY (file, raw, task)
-) WITHOUT ROWID;
-CREATE INDEX entries_task ON entries (task);
-CREATE TABLE overlaps (a TEXT NOT NULL, b TEXT NOT NULL, PRIMARY KEY (a, b)) WITHOUT ROWID;
-CREATE INDEX overlaps_b ON overlaps (b);
-"""
+SCHEMA: dict[str, str] = {
+    "state": "CREATE TABLE state (k INTEGER PRIMARY KEY CHECK (k = 0), data BLOB NOT NULL)",
+    "chunks": "CREATE TABLE chunks (first TEXT PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID",
+    "rows": "CREATE TABLE rows (id TEXT PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID",
+    "entries": (
+        "CREATE TABLE entries (file TEXT NOT NULL, raw TEXT NOT NULL, task TEXT NOT NULL, "
+        "place TEXT NOT NULL, PRIMARY KEY (file, raw, task)) WITHOUT ROWID"
+    ),
+    "entries_task": "CREATE INDEX entries_task ON entries (task)",
+}
 
-# meta keys
-HEAD, TASKS_REL, SETTINGS, FOLDER, STATES, VERSION = (
-    "head",
-    "tasks_rel",
-    "settings",
-    "folder",
-    "states",
-    "version",
-)
+# A manifest entry, a plain tuple (marshal stores no other): (id, its row's digest, FLAGS, its
+# row's fields in `ROW_FIELDS` order (None when not listed), its row in `ls` as JSON text (None
+# when not listed), the key of the git objects it was read from (None when not known)).
+if TYPE_CHECKING:
+    Entry = tuple[Any, ...]
+ID, DIGEST, FLAGS, FIELDS, SHOWN, KEY = range(6)
+# HELD: a folder HEAD holds (not archived); READABLE: its files read into a projection.
+HELD, LISTED, ARCHIVED, READY, INTAKE, READABLE = 1, 2, 4, 8, 16, 32
+
+STATE = b"state"
+
+
+class Damaged(Exception):
+    """The store is not what this version of taskfs wrote: rebuild it, never use it."""
+
+
+class State:
+    """What the sealed root of the store says (see the module docstring)."""
+
+    __slots__ = ("buckets", "chunks", "folder", "head", "settings", "tasks_rel", "version")
+
+    def __init__(  # noqa: PLR0917 - the root's fields, in the order it stores them
+        self,
+        version: str,
+        tasks_rel: str,
+        head: str | None,
+        settings: tuple[FileKey, int, bytes],
+        folder: tuple[FileKey, int],
+        chunks: tuple[tuple[str, bytes], ...],
+        buckets: dict[str, bytes],
+    ) -> None:
+        self.version = version
+        self.tasks_rel = tasks_rel
+        self.head = head
+        self.settings = settings  # the settings file's identity, age and bytes' digest
+        self.folder = folder  # the tasks folder's identity and age (0: list it to trust it)
+        self.chunks = chunks  # (first id, digest) of each chunk of the manifest, in order
+        self.buckets = buckets  # entries' file -> digest of its entries
+
+    def fields(self) -> tuple[Any, ...]:
+        return (self.version, self.tasks_rel, self.head, self.settings, self.folder,
+                self.chunks, self.buckets)  # fmt: skip
+
+    def replace(self, **changes: Any) -> State:
+        values = dict(zip(self.__slots__, (getattr(self, n) for n in self.__slots__), strict=True))
+        values.update(changes)
+        return State(*(values[n] for n in ("version", "tasks_rel", "head", "settings",
+                                            "folder", "chunks", "buckets")))  # fmt: skip
 
 
 def path(git_dir: str) -> str:
     return f"{cache_dir(git_dir)}/{NAME}"
 
 
-def connect(where: str) -> sqlite3.Connection:
-    """The store at `where` (made if missing); sqlite3.Error when it cannot be opened."""
-    conn = sqlite3.connect(where, timeout=60, isolation_level=None, check_same_thread=False)
+# -- opening -----------------------------------------------------------------------------------
+
+
+def connect(where: str, *, busy_ms: int = BUSY_MS) -> sqlite3.Connection:
+    """The store at `where` (":memory:" for one in memory); sqlite3.Error when it cannot be
+    opened. It waits at most `busy_ms` for another process that holds it."""
+    conn = sqlite3.connect(
+        where, timeout=busy_ms / 1000, isolation_level=None, check_same_thread=False
+    )
     # A cache: a crash may lose it whole (it is rebuilt), never half of a transaction.
     conn.execute("PRAGMA synchronous = OFF")
+    conn.execute("PRAGMA trusted_schema = OFF")
     return conn
 
 
-def intact(where: str) -> bool:
-    """Whether the file at `where` is whole as SQLite last wrote it, as far as its header can
-    tell without reading the rest: the header's own magic, and as many pages as it counts (a
-    file cut short, or written over, is not). SQLite names the damage it meets in the pages."""
-    if os.path.exists(where + "-journal"):
-        return True  # a transaction in flight, or one to roll back: SQLite's to settle
+def private_copy(where: str) -> sqlite3.Connection | None:
+    """The store's file read as bytes into a connection of this process alone: when another
+    process holds the file locked, or this one may not write beside it (a read-only `.git`).
+    What the copy holds is checked like any store; None when there is no such file."""
     try:
         with open(where, "rb") as handle:
-            header = handle.read(100)
-            size = os.fstat(handle.fileno()).st_size
+            data = handle.read()
     except OSError:
-        return not os.path.exists(where)
-    if len(header) < 100 or not header.startswith(b"SQLite format 3\0"):
-        return size == 0  # a file SQLite has not written yet
-    page = int.from_bytes(header[16:18], "big")
-    page = 65536 if page == 1 else page
-    pages = int.from_bytes(header[28:32], "big")
-    counted = header[24:28] == header[92:96]  # the count is valid for this version
-    return not counted or size == page * pages
+        return None
+    if not data:
+        return None
+    conn = connect(":memory:")
+    try:
+        conn.deserialize(data)  # type: ignore[attr-defined]
+    except sqlite3.Error:
+        conn.close()
+        raise Damaged("not a store") from None
+    return conn
 
 
 def create(conn: sqlite3.Connection) -> None:
-    """Lay the schema down in an empty store (inside the caller's transaction)."""
-    for statement in SCHEMA.split(";"):
-        if statement.strip():
-            conn.execute(statement)
+    """Lay the schema down in an empty store."""
+    if JOURNAL == "WAL":
+        conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("BEGIN IMMEDIATE")
+    for statement in SCHEMA.values():
+        conn.execute(statement)
     conn.execute(f"PRAGMA user_version = {FORMAT}")
+    conn.execute("COMMIT")
 
 
-def read_meta(conn: sqlite3.Connection) -> dict[str, Any] | None:
-    """The store's meta values, unmarshalled; None when it is not a store this version wrote
-    (empty, another format, another taskfs) or cannot be read."""
+def check_schema(conn: sqlite3.Connection) -> bool:
+    """Whether the store holds exactly this version's tables and index, and nothing else
+    (False for an empty file: a store not made yet). `Damaged` for anything else."""
     try:
-        if conn.execute("PRAGMA user_version").fetchone()[0] != FORMAT:
-            return None
-        found = {key: marshal.loads(value) for key, value in conn.execute("SELECT * FROM meta")}
-    except (sqlite3.Error, ValueError, EOFError, TypeError):
-        return None
-    if found.get(VERSION) != __version__:
-        return None
-    return found
-
-
-def write_meta(conn: sqlite3.Connection, **values: Any) -> None:
-    conn.executemany(
-        "INSERT OR REPLACE INTO meta VALUES (?, ?)",
-        [(key, marshal.dumps(value)) for key, value in values.items()],
-    )
-
-
-# -- the rows' serialisation ---------------------------------------------------------------------
-
-
-def shown_row(summary: Summary) -> str:
-    """A task's row in `ls` and `ready` as JSON text (contract section 4), rendered once per
-    change of its files."""
-    import json
-
-    return json.dumps(summary.row(), ensure_ascii=False)
-
-
-def dump_summary(summary: Summary | None) -> bytes | None:
-    if summary is None:
-        return None
-    from taskfs.readmodel import projection
-
-    return marshal.dumps(projection.encode(summary._replace(overlaps=())))
-
-
-def load_summary(data: bytes | None, overlaps: tuple[str, ...] = ()) -> Summary | None:
-    """The projection `dump_summary` stored; ValueError when it is not one."""
-    if data is None:
-        return None
-    from taskfs.readmodel import projection
-
-    summary = projection.decode(marshal.loads(data))
-    return summary._replace(overlaps=overlaps) if overlaps else summary
-
-
-# -- reading: the listings (the hot path) --------------------------------------------------------
-
-
-def listing_rows(conn: sqlite3.Connection, filters: Filters) -> list[tuple[str, str]]:
-    """(id, row text) of every task `ls` shows that passes `filters`
-    (`taskfs.readmodel.filters`: with `archived`, the archived tasks instead), in the order of
-    the ids."""
-    where, args = _where(filters)
-    return conn.execute(f"SELECT id, shown FROM listing WHERE {where} ORDER BY id", args).fetchall()
-
-
-def listing_text(conn: sqlite3.Connection, filters: Filters) -> str:
-    """The rows of `listing_rows` as the listing's JSON text, joined inside SQLite."""
-    where, args = _where(filters)
-    found = conn.execute(
-        "SELECT group_concat(shown, ', ') FROM "
-        f"(SELECT shown FROM listing WHERE {where} ORDER BY id)",
-        args,
-    ).fetchone()
-    return found[0] or ""
-
-
-def _where(filters: Filters) -> tuple[str, list[Any]]:
-    from taskfs.readmodel.filters import where
-
-    if not any(field == "archived" for field, _value in filters):
-        filters = (*filters, ("archived", False))  # the live tasks, unless asked otherwise
-    return where(filters)
-
-
-def ready_rows(
-    conn: sqlite3.Connection, filters: Filters = ()
-) -> list[tuple[str, str | None, str]]:
-    """(id, recipient, row text) of every task a claim would succeed on now, by anyone the
-    recipient rule allows (`taskfs.core.shown.offered_to`), that passes `filters`, in the order
-    of the ids."""
-    where, args = _where(filters)
-    return conn.execute(
-        f"SELECT id, recipient, shown FROM listing WHERE ready = 1 AND {where} ORDER BY id", args
-    ).fetchall()
-
-
-def answer(
-    command: str, filters: Filters, agent: str | None, catch_up: CatchUp | None = None
-) -> str | None:
-    """`ls --json` or `ready --json` (for `agent`), filtered by `filters`
-    (`taskfs.readmodel.filters`), as the full path prints it, or None when the store cannot
-    vouch for it: another HEAD than its rows' (after `catch_up`, when given, could not bring it
-    there), other settings, or a task folder taken away by hand (the full path says what that
-    changes)."""
-    try:
-        found = checkout(os.getcwd())
-        if found is None:
-            return None
-        root, git_dir = found
-        where = path(git_dir)
-        if not os.path.exists(where) or not intact(where):
-            return None
-        conn = connect(where)
-        try:
-            return _answer(conn, root, git_dir, command, filters, agent, catch_up)
-        finally:
-            conn.close()
-    except Exception:  # a store that cannot be read is rebuilt by the full path, never trusted
-        return None
-
-
-def _answer(  # noqa: PLR0917 - the question and where it is asked
-    conn: sqlite3.Connection,
-    root: str,
-    git_dir: str,
-    command: str,
-    filters: Filters,
-    agent: str | None,
-    catch_up: CatchUp | None,
-) -> str | None:
-    meta = read_meta(conn)
-    if meta is None or not settled_settings(root, meta):
-        return None
-    if meta[HEAD] != head_commit(git_dir):
-        if catch_up is None or not catch_up(root, git_dir):
-            return None
-        meta = read_meta(conn)
-        if meta is None or meta[HEAD] != head_commit(git_dir):
-            return None
-    if not settled_folder(conn, root, meta):
-        return None
-    opening = shapes.listing_head()
-    if command == "ready":
-        from taskfs.core.shown import offered_to
-
-        rows = [text for _id, to, text in ready_rows(conn, filters) if offered_to(to, agent)]
-        return f"{opening}{', '.join(rows)}{shapes.LISTING_TAIL}"
-    return f"{opening}{listing_text(conn, filters)}{shapes.LISTING_TAIL}"
-
-
-def settled_settings(root: str, meta: dict[str, Any]) -> bool:
-    """Whether the settings file (which says where the tasks folder is) is the one the rows
-    were read under: its identity, or its bytes while the identity is too young to trust."""
-    key, age, digest = meta[SETTINGS]
-    if file_key(f"{root}/{CONFIG}") != key:
+        found = conn.execute(
+            "SELECT name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"
+        ).fetchall()
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+    except sqlite3.Error as exc:
+        raise Damaged(str(exc)) from None
+    if not found and version == 0:
         return False
-    return bool(age > racy_margin() or file_digest(f"{root}/{CONFIG}") == digest)
-
-
-def settled_folder(conn: sqlite3.Connection, root: str, meta: dict[str, Any]) -> bool:
-    """Whether every task folder the rows hold is in the working tree: the tasks folder's
-    identity is the one stored (one `stat`), or a listing of it, when the identity changed or
-    is too young to trust, names every row's folder (and the identity is stored again). A
-    folder taken away by hand, which no commit took away, answers False: the full path hides
-    it (`taskfs.store.index.hidden`)."""
-    tasks_dir = f"{root}/{meta[TASKS_REL]}"
-    stamp = time.time_ns()
-    key = file_key(tasks_dir)
-    stored, age = meta[FOLDER]
-    if key == stored and age > racy_margin():
-        return True
-    if missing_folders(conn, tasks_dir):
-        return False
-    with _writing(conn):
-        write_meta(conn, **{FOLDER: (key, stamp - newest(key))})
+    if version != FORMAT or dict(found) != SCHEMA:
+        raise Damaged("not this version's schema")
     return True
 
 
-def missing_folders(conn: sqlite3.Connection, tasks_dir: str) -> set[str]:
-    """The tasks HEAD holds (not archived) whose folders are not in the working tree."""
-    present = set(task_ids(tasks_dir))
-    held = {row[0] for row in conn.execute("SELECT id FROM rows WHERE archived = 0")}
-    return held - present
+# -- the sealed root ---------------------------------------------------------------------------
 
 
-class _writing:
-    """A write transaction that waits for others (`BEGIN IMMEDIATE`), committed on success."""
+def read_state(conn: sqlite3.Connection) -> State | None:
+    """The store's root; None for a store with none yet (or another version's); `Damaged`
+    when it is not one this version sealed."""
+    try:
+        found = conn.execute("SELECT data FROM state WHERE k = 0").fetchone()
+    except sqlite3.Error as exc:
+        raise Damaged(str(exc)) from None
+    if found is None:
+        return None
+    data = seal.unwrap(STATE, found[0]) if type(found[0]) is bytes else None
+    if data is None:
+        raise Damaged("the store's root is not sealed by this checkout's key")
+    try:
+        fields = marshal.loads(data)
+        state = State(*fields)
+    except Exception:
+        raise Damaged("the store's root does not decode") from None
+    if state.version != __version__:
+        return None
+    return state
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
 
-    def __enter__(self) -> sqlite3.Connection:
-        self.conn.execute("BEGIN IMMEDIATE")
-        return self.conn
-
-    def __exit__(self, kind: object, *_rest: object) -> None:
-        self.conn.execute("ROLLBACK" if kind is not None else "COMMIT")
+def sealed_state(state: State) -> bytes | None:
+    return seal.wrap(STATE, marshal.dumps(state.fields()))
 
 
-def writing(conn: sqlite3.Connection) -> _writing:
-    return _writing(conn)
+# -- reading the parts, checked against the root ------------------------------------------------
 
 
-def ids(conn: sqlite3.Connection, query: str, args: Iterable[Any] = ()) -> list[str]:
-    return [row[0] for row in conn.execute(query, tuple(args))]
+def read_chunk(conn: sqlite3.Connection, first: str, digest: bytes) -> tuple[Entry, ...]:
+    """The manifest entries of the chunk starting at `first`, whose digest the root names."""
+    try:
+        found = conn.execute("SELECT data FROM chunks WHERE first = ?", (first,)).fetchone()
+    except sqlite3.Error as exc:
+        raise Damaged(str(exc)) from None
+    if found is None or type(found[0]) is not bytes or seal.digest(found[0]) != digest:
+        raise Damaged(f"chunk {first!r} is not the one the root names")
+    try:
+        entries = marshal.loads(found[0])
+    except Exception:
+        raise Damaged(f"chunk {first!r} does not decode") from None
+    if type(entries) is not tuple:
+        raise Damaged(f"chunk {first!r} is not a chunk")
+    return entries
 
 
-def folder_identity(tasks_dir: str) -> tuple[FileKey, int]:
-    """The tasks folder's identity and its age now (stored with rows that were checked against
-    a listing of it)."""
-    stamp = time.time_ns()
-    key = file_key(tasks_dir)
-    return key, stamp - newest(key)
+def read_rows(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, bytes]:
+    """The stored bytes of the rows of `ids` that exist (checked by the caller, against the
+    digests the manifest names)."""
+    out: dict[str, bytes] = {}
+    try:
+        for chunk in _chunks(ids):
+            marks = ",".join("?" * len(chunk))
+            for task_id, data in conn.execute(
+                f"SELECT id, data FROM rows WHERE id IN ({marks})", chunk
+            ):
+                out[task_id] = data
+    except sqlite3.Error as exc:
+        raise Damaged(str(exc)) from None
+    return out
+
+
+def read_entries(
+    conn: sqlite3.Connection, buckets: dict[str, bytes], files: Iterable[str]
+) -> list[tuple[str, str, str, str]]:
+    """(file, task, entry, place) of every ownership entry filed in `files`, each file's
+    entries checked against the digest the root names for it."""
+    wanted = sorted(set(files))
+    found: dict[str, list[tuple[str, str, str]]] = {}
+    try:
+        for chunk in _chunks(wanted):
+            marks = ",".join("?" * len(chunk))
+            query = f"SELECT file, raw, task, place FROM entries WHERE file IN ({marks})"
+            for file, raw, task, place in conn.execute(query, chunk):
+                found.setdefault(file, []).append((raw, task, place))
+    except sqlite3.Error as exc:
+        raise Damaged(str(exc)) from None
+    out: list[tuple[str, str, str, str]] = []
+    for file in wanted:
+        rows = sorted(found.get(file, ()))
+        named = buckets.get(file)
+        if (named is None and rows) or (named is not None and bucket_digest(file, rows) != named):
+            raise Damaged(f"the entries filed under {file!r} are not the ones the root names")
+        out += [(file, task, raw, place) for raw, task, place in rows]
+    return out
+
+
+def bucket_digest(file: str, rows: Sequence[tuple[str, str, str]]) -> bytes:
+    """The digest of a file's entries, (entry, task, place) sorted. (Not of their marshalled
+    form: marshal writes a value seen twice as a reference to it, so equal rows need not
+    marshal to equal bytes.)"""
+    text = "\n".join(f"{raw}\0{task}\0{place}" for raw, task, place in rows)
+    return seal.digest(f"{file}\n{text}".encode("utf-8", "surrogateescape"))
+
+
+# -- writing ------------------------------------------------------------------------------------
+
+
+def write(  # noqa: PLR0912, PLR0917 - one transaction's whole change
+    conn: sqlite3.Connection,
+    state: State,
+    chunks: dict[str, bytes | None],
+    rows: dict[str, bytes | None],
+    entries: dict[str, list[tuple[str, str, str]] | None],
+    expect: State | None,
+) -> State:
+    """Store, in one transaction: `chunks` (by first id; None: gone), `rows` (by id; None:
+    gone), the ownership entries of the tasks in `entries` ((file, entry, place) rows; None:
+    none), and the root `state` with the digests of what changed. `expect` is the root the
+    change was made on (None: an empty store): when another process changed the store's parts
+    meanwhile, nothing is written (the next reader catches up). The new root; sqlite3.Error
+    when the store cannot be written (busy, read-only, changed)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        now = read_state(conn) if expect is not None else None
+        if (now is None) != (expect is None) or (
+            now is not None and expect is not None and parts(now) != parts(expect)
+        ):
+            raise sqlite3.OperationalError("the store changed meanwhile")
+        for first in chunks:
+            conn.execute("DELETE FROM chunks WHERE first = ?", (first,))
+        for first, data in chunks.items():
+            if data is not None:
+                conn.execute("INSERT INTO chunks VALUES (?, ?)", (first, data))
+        for task_id, data in rows.items():
+            conn.execute("DELETE FROM rows WHERE id = ?", (task_id,))
+            if data is not None:
+                conn.execute("INSERT INTO rows VALUES (?, ?)", (task_id, data))
+        files: set[str] = set()
+        for task_id, filed in entries.items():
+            files.update(r[0] for r in conn.execute("SELECT file FROM entries WHERE task = ?",
+                                                     (task_id,)))  # fmt: skip
+            conn.execute("DELETE FROM entries WHERE task = ?", (task_id,))
+            for file, raw, place in filed or ():
+                conn.execute(
+                    "INSERT OR IGNORE INTO entries VALUES (?, ?, ?, ?)", (file, raw, task_id, place)
+                )
+                files.add(file)
+        buckets = dict(state.buckets)
+        for file in files:
+            held = conn.execute(
+                "SELECT raw, task, place FROM entries WHERE file = ? ORDER BY raw, task, place",
+                (file,),
+            ).fetchall()
+            if held:
+                buckets[file] = bucket_digest(file, [tuple(r) for r in held])
+            else:
+                buckets.pop(file, None)
+        state = state.replace(buckets=buckets)
+        root = sealed_state(state)
+        if root is None:
+            raise sqlite3.OperationalError("no key to seal the store with")
+        conn.execute("INSERT OR REPLACE INTO state VALUES (0, ?)", (root,))
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return state
+
+
+def parts(state: State) -> tuple[Any, ...]:
+    """What a root says of the store's content (not of the identities it was checked
+    against, which readers store again)."""
+    return (state.version, state.tasks_rel, state.head, state.chunks, state.buckets)
+
+
+def write_root(conn: sqlite3.Connection, state: State) -> bool:
+    """Store the root `state`, when the store's parts are still the ones it names (a reader
+    storing the identities it checked them against); whether it was written."""
+    root = sealed_state(state)
+    if root is None:
+        return False
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        now = read_state(conn)
+        if now is None or parts(now) != parts(state):
+            conn.execute("ROLLBACK")
+            return False
+        conn.execute("INSERT OR REPLACE INTO state VALUES (0, ?)", (root,))
+        conn.execute("COMMIT")
+    except (sqlite3.Error, Damaged):
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        return False
+    return True
+
+
+def _chunks(items: Sequence[str], size: int = 500) -> Iterable[Sequence[str]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def exists(where: str) -> bool:
+    return os.path.exists(where)

@@ -68,8 +68,8 @@ def _make(where: str) -> bytes | None:
         os.makedirs(os.path.dirname(where), mode=0o700, exist_ok=True)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
+            # Not flushed to disk: a key lost in a crash costs the caches, which are derived.
             os.write(fd, os.urandom(KEY_BYTES))
-            os.fsync(fd)
         finally:
             os.close(fd)
         if not os.path.lexists(where):

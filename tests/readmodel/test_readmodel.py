@@ -11,8 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import taskfs
-from taskfs.readmodel import db, projection
+from taskfs.readmodel import projection
 from taskfs.readmodel.projection import Facts, Summary
+from taskfs.readmodel.view import Row
 from taskfs.store import index
 from taskfs.store.repository import Repository
 from tests.helpers import submit
@@ -43,9 +44,9 @@ summaries = st.builds(
 @given(summaries)
 def test_a_projection_survives_its_serialisation(summary: Summary) -> None:
     assert projection.decode(projection.encode(summary)) == summary
-    # The store keeps a task's overlaps in a table of their own, beside its row.
-    stored = db.dump_summary(summary)
-    assert db.load_summary(stored, summary.overlaps) == summary
+    # The store keeps a task's overlaps in its row, beside its projection.
+    stored = Row(summary, overlaps=summary.overlaps).encode()
+    assert Row.decode(stored).summary == summary
 
 
 @pytest.mark.parametrize(

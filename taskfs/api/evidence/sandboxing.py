@@ -124,10 +124,12 @@ def with_interpreters(placement: Placement, commands: Sequence[str], cwd: str) -
 
 
 def _operator_files() -> list[str]:
+    from taskfs.readmodel import seal
     from taskfs.store import capability_ledger, keys, operator, policy
 
     return [
         str(operator.config_home()),
+        seal.key_path(),  # the key the caches are sealed with: a check must not forge them
         str(keys.key_dir()),
         str(keys.trust_list_path()),
         str(policy.policy_path()),

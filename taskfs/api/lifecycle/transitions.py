@@ -20,13 +20,13 @@ from taskfs.core.lineage import Lineage
 from taskfs.core.status_file import status_document, status_text
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.readmodel.projection import Summary
-from taskfs.store.index import summaries
+from taskfs.store.index import check, summaries
 from taskfs.store.repository import Repository
 from taskfs.store.writer import Writer
 
 if TYPE_CHECKING:
     from taskfs.core.records import Artifact
-    from taskfs.store.ledger_view import Ledger
+    from taskfs.readmodel.ledger import Ledger
 
 
 @dataclass(frozen=True)
@@ -254,6 +254,9 @@ def _committed(
     found = head_ledger.loose(repo, [task_id, *others])
     if task_id in found:
         raise TaskfsError(head_ledger.refusals(repo, {task_id: found[task_id]}))
+    # What the gates rest on is checked against the objects of its folders, read again when
+    # its row says otherwise (the task itself was, by `summaries(verify=...)`).
+    check(repo, tasks, [t for t in others if t not in found])
     if not found:
         return tasks
     return head_ledger.committed_view(repo, tasks, found)

@@ -1,26 +1,32 @@
-"""The ledger as the rules read it: every task's projection by id, read from the read model's
-store row by row as a rule asks (`taskfs.readmodel.db`), so that a writer reads the rows it
-needs and no others (issue 31).
+"""The ledger as the rules read it: every task's projection by id, read from the store row by
+row as a rule asks (`taskfs.readmodel.view`), each row checked against the store's sealed root
+before it is used, so that a writer reads the rows it needs and no others and no rule ever
+rests on a row taskfs did not write (issues 31 and 36).
 
 `Ledger` is a `Mapping[str, Summary]` over the store (archived tasks included: a dependency on
 one is resolved like any other); `overlay` gives the same view with some tasks as a writer is
 about to leave them (or gone), for the rules that decide on the ledger after a change. The
-relations the rules look up by key (who depends on a task, which entries lie near an entry)
-are asked of the store's indexes.
+relations the rules look up by key (who depends on a task, which entries lie near an entry) are
+read from the rows and the filed entries, checked alike.
+
+A part of the store that does not check (`taskfs.readmodel.db.Damaged`) is handed to `recover`
+when one is given: it rebuilds the store from git and hands back the rebuilt view, and the
+question is asked again there, so a rule never ends in an internal error on a damaged store.
 """
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
 from taskfs.core import globs
-from taskfs.readmodel import db
+from taskfs.readmodel.db import ARCHIVED, FIELDS, FLAGS, ID, INTAKE, LISTED, READABLE, Damaged
 from taskfs.readmodel.projection import Summary
+from taskfs.readmodel.view import Row, View
 
 # An entry's place is filed under its first two segments: a query meets only those files.
 FILED_DEPTH = 2
+T = TypeVar("T")
 
 
 def file_of(names: Sequence[str]) -> str:
@@ -34,32 +40,60 @@ def interface_file(raw: str) -> str:
     return raw
 
 
+def filed(raw: str) -> tuple[str, str, str]:
+    """(file, entry, place) of an ownership entry as the store files it."""
+    if raw.startswith(globs.INTERFACE_PREFIX):
+        return interface_file(raw), raw, ""
+    place = globs.placement(raw)[0]
+    return file_of(place), raw, "/".join(place)
+
+
 class Ledger(Mapping[str, Summary]):
     """The tasks HEAD holds, by id, each read from the store when first asked for."""
 
     def __init__(
         self,
-        conn: sqlite3.Connection,
+        view: View,
         changes: Mapping[str, Summary | None] | None = None,
         memo: dict[str, Summary | None] | None = None,
+        recover: Callable[[View], View] | None = None,
     ) -> None:
-        self.conn = conn
+        self.view = view
         self._changes: dict[str, Summary | None] = dict(changes or {})
         self._memo: dict[str, Summary | None] = {} if memo is None else memo
+        self._recover = recover
 
     def overlay(self, changes: Mapping[str, Summary | None]) -> Ledger:
         """This ledger with the tasks in `changes` as given (None: as if gone)."""
-        return Ledger(self.conn, {**self._changes, **changes}, self._memo)
+        return Ledger(self.view, {**self._changes, **changes}, self._memo, self._recover)
+
+    def _checked(self, ask: Callable[[], T]) -> T:
+        """`ask()`, asked again on the rebuilt store when a part it read did not check."""
+        try:
+            return ask()
+        except Damaged:
+            if self._recover is None:
+                raise
+            self.view = self._recover(self.view)
+            self._memo.clear()
+            return ask()
+
+    def forget(self, task_ids: Iterable[str] | None) -> None:
+        """Read `task_ids` (every task, when None) from the store again when next asked."""
+        if task_ids is None:
+            self._memo.clear()
+            return
+        for task_id in task_ids:
+            self._memo.pop(task_id, None)
+
+    def row(self, task_id: str) -> Row | None:
+        return self._checked(lambda: self.view.row(task_id))
 
     def _stored(self, task_id: str) -> Summary | None:
-        if task_id in self._memo:
-            return self._memo[task_id]
-        found = self.conn.execute("SELECT summary FROM rows WHERE id = ?", (task_id,)).fetchone()
-        summary = None
-        if found is not None and found[0] is not None:
-            summary = db.load_summary(found[0], self.overlapping(task_id))
-        self._memo[task_id] = summary
-        return summary
+        if task_id not in self._memo:
+            row = self.row(task_id)
+            self._memo[task_id] = None if row is None or not row.held else row.summary
+        return self._memo[task_id]
 
     def __getitem__(self, task_id: str) -> Summary:
         summary = self._changes[task_id] if task_id in self._changes else self._stored(task_id)
@@ -76,9 +110,12 @@ class Ledger(Mapping[str, Summary]):
     def __len__(self) -> int:
         return len(self.ids())
 
+    def _entries(self) -> list[tuple[Any, ...]]:
+        return self._checked(lambda: list(self.view.entries()))
+
     def ids(self) -> list[str]:
         """Every readable task's id, in order."""
-        stored = db.ids(self.conn, "SELECT id FROM rows WHERE summary IS NOT NULL ORDER BY id")
+        stored = [e[ID] for e in self._entries() if e[FLAGS] & READABLE]
         gone = {t for t, s in self._changes.items() if s is None}
         added = {t for t, s in self._changes.items() if s is not None}
         return sorted((set(stored) - gone) | added)
@@ -92,81 +129,80 @@ class Ledger(Mapping[str, Summary]):
         return [(summary.id, summary) for summary in self.values()]
 
     def load_all(self) -> None:
-        overlaps: dict[str, list[str]] = {}
-        for a, b in self.conn.execute("SELECT a, b FROM overlaps ORDER BY a, b"):
-            overlaps.setdefault(a, []).append(b)
-        query = "SELECT id, summary FROM rows WHERE summary IS NOT NULL"
-        for task_id, data in self.conn.execute(query):
-            if task_id not in self._memo:
-                self._memo[task_id] = db.load_summary(data, tuple(overlaps.get(task_id, ())))
+        self.many(self.ids())
 
     def many(self, task_ids: Iterable[str]) -> list[Summary]:
         """The tasks of `task_ids` that exist, read together."""
-        wanted = [t for t in dict.fromkeys(task_ids) if t not in self._memo]
-        for chunk in _chunks(wanted):
-            marks = ",".join("?" * len(chunk))
-            overlaps: dict[str, list[str]] = {}
-            query = f"SELECT a, b FROM overlaps WHERE a IN ({marks}) ORDER BY a, b"
-            for a, b in self.conn.execute(query, chunk):
-                overlaps.setdefault(a, []).append(b)
-            query = f"SELECT id, summary FROM rows WHERE id IN ({marks})"
-            for task_id, data in self.conn.execute(query, chunk):
-                self._memo[task_id] = db.load_summary(data, tuple(overlaps.get(task_id, ())))
-            for task_id in chunk:
-                self._memo.setdefault(task_id, None)
-        return [s for t in task_ids if (s := self.get(t)) is not None]
+        ids = list(task_ids)
+        wanted = [t for t in dict.fromkeys(ids) if t not in self._memo and t not in self._changes]
+        if wanted:
+            rows = self._checked(lambda: self.view.rows(wanted))
+            for task_id in wanted:
+                row = rows.get(task_id)
+                self._memo[task_id] = None if row is None or not row.held else row.summary
+        return [s for t in ids if (s := self.get(t)) is not None]
 
     # -- relations, by key --------------------------------------------------------------------
 
     def overlapping(self, task_id: str) -> tuple[str, ...]:
         """The tasks (any state, not archived) owning an entry that overlaps one of its own."""
-        query = "SELECT b FROM overlaps WHERE a = ? ORDER BY b"
-        return tuple(db.ids(self.conn, query, (task_id,)))
+        row = self.row(task_id)
+        return row.overlaps if row is not None else ()
 
     def dependents(self, task_ids: Iterable[str]) -> set[str]:
         """The tasks that name one of `task_ids` in their `dependsOn`."""
-        found: set[str] = set()
-        for chunk in _chunks(list(task_ids)):
-            marks = ",".join("?" * len(chunk))
-            found.update(db.ids(self.conn, f"SELECT task FROM deps WHERE dep IN ({marks})", chunk))
-        return found
+        ids = list(task_ids)
+        rows = self._checked(lambda: self.view.rows(ids))
+        return {d for row in rows.values() for d in row.dependents}
+
+    def children(self, task_ids: Iterable[str]) -> set[str]:
+        """The tasks that name one of `task_ids` as their parent."""
+        ids = list(task_ids)
+        rows = self._checked(lambda: self.view.rows(ids))
+        return {c for row in rows.values() for c in row.children}
 
     def following(self, task_id: str) -> list[str]:
         """The tasks whose envelopes name `task_id` as the task they were reassigned or
         retried from, in the order of their ids (`taskfs.core.lineage.Lineage` asks this
         instead of reading every task)."""
-        query = "SELECT task FROM follows WHERE before = ? ORDER BY task"
-        found = db.ids(self.conn, query, (task_id,))
+        row = self.row(task_id)
+        found = list(row.followers) if row is not None else []
         if not self._changes:
-            return found
+            return sorted(found)
         kept = {t for t in found if t not in self._changes}
         kept.update(
             t for t, s in self._changes.items() if s is not None and s.envelope.follows == task_id
         )
         return sorted(kept)
 
+    def _listed(self, wanted: Callable[[tuple[Any, ...]], bool]) -> list[str]:
+        return [e[ID] for e in self._entries() if e[FLAGS] & LISTED and wanted(e)]
+
     def in_state(self, state: str) -> list[str]:
         """The ids of the listed, unarchived tasks in `state`, in order."""
-        query = "SELECT id FROM listing WHERE state = ? AND archived = 0 ORDER BY id"
-        return db.ids(self.conn, query, (state,))
+        return self._listed(lambda e: not e[FLAGS] & ARCHIVED and e[FIELDS][1] == state)
 
     def terminal_ids(self) -> list[str]:
         """The ids of the tasks (not requests) in a terminal state, not archived, in order."""
         from taskfs.core.lifecycle import TERMINAL
 
-        marks = ",".join("?" * len(TERMINAL))
-        query = (
-            f"SELECT id FROM listing WHERE archived = 0 AND intake = 0 "
-            f"AND state IN ({marks}) ORDER BY id"
+        return self._listed(
+            lambda e: not e[FLAGS] & (ARCHIVED | INTAKE) and e[FIELDS][1] in TERMINAL
         )
-        return db.ids(self.conn, query, sorted(TERMINAL))
 
     def intake_ids(self) -> list[str]:
-        return db.ids(self.conn, "SELECT id FROM listing WHERE intake = 1 ORDER BY id")
+        return [e[ID] for e in self._entries() if e[FLAGS] & INTAKE]
 
     def is_archived(self, task_id: str) -> bool:
-        found = self.conn.execute("SELECT archived FROM rows WHERE id = ?", (task_id,)).fetchone()
-        return bool(found and found[0])
+        entry = self._checked(lambda: self.view.entry(task_id))
+        return entry is not None and bool(entry[FLAGS] & ARCHIVED)
+
+    def archived_commit(self, task_id: str) -> str | None:
+        """Where an archived task's files are: the commit whose tree holds them."""
+        row = self.row(task_id)
+        if row is None or row.summary is None or not row.summary.archived:
+            return None
+        return row.commit
 
     def near(self, queries: Sequence[str]) -> list[tuple[str, str]]:
         """(task, entry) of every stored entry the entries `queries` can overlap: an interface
@@ -174,6 +210,9 @@ class Ledger(Mapping[str, Summary]):
         and never with paths), and every path entry whose place agrees with a path query's
         (one is a prefix of the other, segment by segment: the ownership index never meets
         any other). The ownership index decides which of them overlap."""
+        return self._checked(lambda: self._near(queries))
+
+    def _near(self, queries: Sequence[str]) -> list[tuple[str, str]]:
         prefix = globs.INTERFACE_PREFIX
         files: set[str] = set()
         ranges: set[str] = set()
@@ -192,39 +231,18 @@ class Ledger(Mapping[str, Summary]):
             files.update(file_of(place[:i]) for i in range(len(place) + 1))
             if len(place) < FILED_DEPTH:
                 ranges.add(place[0] + "/")  # and every second segment below it
-        rows: list[tuple[str, str, str]] = []
+        known = self.view.files()
         if everything:
-            query = "SELECT task, raw, place FROM entries WHERE file NOT LIKE ? ESCAPE '\\'"
-            rows += self.conn.execute(query, (_like(prefix) + "%",)).fetchall()
-        else:
-            for chunk in _chunks(sorted(files)):
-                marks = ",".join("?" * len(chunk))
-                query = f"SELECT task, raw, place FROM entries WHERE file IN ({marks})"
-                rows += self.conn.execute(query, chunk).fetchall()
-            for start in ranges:
-                query = "SELECT task, raw, place FROM entries WHERE file >= ? AND file < ?"
-                rows += self.conn.execute(query, (start, start[:-1] + "0")).fetchall()
+            files.update(f for f in known if not f.startswith(prefix))
+        for start in ranges:
+            files.update(f for f in known if f.startswith(start))
         out: dict[tuple[str, str], None] = {}
-        for task, raw, place_text in rows:
+        for _file, task, raw, place_text in self.view.filed(files):
             if raw.startswith(prefix) or everything or _agrees(place_text, wanted):
                 out[(task, raw)] = None
-        if everything:  # the interface entries asked for, too
-            for chunk in _chunks(sorted(files)):
-                marks = ",".join("?" * len(chunk))
-                query = f"SELECT task, raw FROM entries WHERE file IN ({marks})"
-                out.update(dict.fromkeys(self.conn.execute(query, chunk).fetchall()))
         return list(out)
 
 
 def _agrees(place_text: str, wanted: list[tuple[str, ...]]) -> bool:
     place = tuple(place_text.split("/")) if place_text else ()
     return any(place[: len(p)] == p or p[: len(place)] == place for p in wanted)
-
-
-def _like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-def _chunks(items: Sequence[Any], size: int = 500) -> Iterator[Sequence[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]

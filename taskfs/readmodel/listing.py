@@ -1,0 +1,163 @@
+"""What `ls` and `ready` list, read from the store's manifest (`taskfs.readmodel.view`), and the
+fast path's answer of `ls --json` and `ready --json` (`answer`), which loads nothing but this
+package and the leaves.
+
+`select` is the one place a listing is chosen: the fast path prints what it selects, and the
+full path (`taskfs.store.index`) reads the tasks it selects, so both answer alike.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+from taskfs.core import shapes
+from taskfs.core.layout import checkout
+from taskfs.core.shown import offered_to
+from taskfs.readmodel import db
+from taskfs.readmodel import filters as filtering
+from taskfs.readmodel.db import FIELDS, FLAGS, HELD, ID, LISTED, READY, SHOWN, Damaged
+from taskfs.readmodel.stamps import (
+    CONFIG,
+    file_digest,
+    file_key,
+    head_commit,
+    newest,
+    racy_margin,
+    task_ids,
+)
+
+TYPE_CHECKING = False  # `typing` costs the hot path 3 ms to import; type checkers know this
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+
+    from taskfs.readmodel.filters import Filters
+
+    # Whether the store was brought up to HEAD (checkout, git dir): asked when HEAD moved.
+    CatchUp = Callable[[str, str], bool]
+
+_TO = shapes.ROW_FIELDS.index("to")
+
+
+def select(
+    entries: Iterable[tuple[object, ...]], command: str, filters: Filters, agent: str | None
+) -> Iterator[tuple[object, ...]]:
+    """The manifest entries `ls` (or `ready`, for `agent`) lists under `filters`, in order:
+    listed; for `ready`, offered now and by the recipient rule; every filter held."""
+    kept = filtering.compiled(filters)
+    if command != "ready" and not any(field == "archived" for field, _value in filters):
+        kept.append((shapes.ROW_FIELDS.index("archived"), False))  # the live tasks
+    for entry in entries:
+        flags = entry[FLAGS]
+        if not flags & LISTED:  # type: ignore[operator]
+            continue
+        fields = entry[FIELDS]
+        if command == "ready" and not (flags & READY and offered_to(fields[_TO], agent)):  # type: ignore[index, operator]
+            continue
+        if filtering.keeps(fields, kept):  # type: ignore[arg-type]
+            yield entry
+
+
+def text(entries: Iterable[tuple[object, ...]]) -> str:
+    """The listing document of `entries`, as the full path prints it."""
+    rows = [entry[SHOWN] for entry in entries]
+    return f"{shapes.listing_head()}{', '.join(rows)}{shapes.LISTING_TAIL}"  # type: ignore[arg-type]
+
+
+def answer(
+    command: str, filters: Filters, agent: str | None, catch_up: CatchUp | None = None
+) -> str | None:
+    """`ls --json` or `ready --json` (for `agent`) under `filters`, as the full path prints
+    it, or None when the store cannot vouch for it: none, damaged or not sealed here, another
+    HEAD than its rows' (after `catch_up`, when given, could not bring it there), other
+    settings, or a task folder taken away by hand (the full path says what that changes)."""
+    try:
+        found = checkout(os.getcwd())
+        if found is None:
+            return None
+        root, git_dir = found
+        where = db.path(git_dir)
+        if not os.path.exists(where):
+            return None
+        conn = db.connect(where)
+        try:
+            taken = snapshot(conn, root, git_dir, catch_up)
+            if taken is None:
+                return None
+            return text(select(taken[1], command, filters, agent))
+        finally:
+            conn.close()
+    except Exception:  # a store that cannot be read is rebuilt by the full path, never trusted
+        return None
+
+
+def snapshot(
+    conn: sqlite3.Connection, root: str, git_dir: str, catch_up: CatchUp | None
+) -> tuple[db.State, list[tuple[object, ...]]] | None:
+    """The store's root and every manifest entry, read in one transaction and checked, when
+    the store holds the ledger as HEAD does now (after `catch_up`, when HEAD moved); None when
+    it cannot vouch for it. `Damaged` when it is not what taskfs wrote."""
+    from taskfs.readmodel.view import View
+
+    state: db.State | None = None
+    entries: list[tuple[object, ...]] = []
+    for attempt in (0, 1):
+        conn.execute("BEGIN")
+        try:
+            if not db.check_schema(conn):
+                return None
+            state = db.read_state(conn)
+            if state is None or not settled_settings(root, state):
+                return None
+            moved = state.head != head_commit(git_dir)
+            entries = [] if moved else list(View(conn, state).entries())
+        finally:
+            conn.execute("COMMIT")
+        if not moved:
+            break
+        if attempt or catch_up is None or not catch_up(root, git_dir):
+            return None
+    if state is None or not settled_folder(conn, state, root, entries):
+        return None
+    return state, entries
+
+
+def settled_settings(root: str, state: db.State) -> bool:
+    """Whether the settings file (which says where the tasks folder is) is the one the rows
+    were read under: its identity, or its bytes while the identity is too young to trust."""
+    key, age, digest = state.settings
+    if file_key(f"{root}/{CONFIG}") != key:
+        return False
+    return bool(age > racy_margin() or file_digest(f"{root}/{CONFIG}") == digest)
+
+
+def settled_folder(
+    conn: sqlite3.Connection, state: db.State, root: str, entries: list[tuple[object, ...]]
+) -> bool:
+    """Whether every task folder the rows hold is in the working tree: the tasks folder's
+    identity is the one stored (one `stat`), or a listing of it, when the identity changed or
+    is too young to trust, names every row's folder (and the identity is stored again). A
+    folder taken away by hand, which no commit took away, answers False: the full path hides
+    it (`taskfs.store.index`)."""
+    import time
+
+    tasks_dir = f"{root}/{state.tasks_rel}"
+    stamp = time.time_ns()
+    key = file_key(tasks_dir)
+    stored, age = state.folder
+    if key == stored and age > racy_margin():
+        return True
+    if missing_folders(entries, tasks_dir):
+        return False
+    db.write_root(conn, state.replace(folder=(key, stamp - newest(key))))
+    return True
+
+
+def missing_folders(entries: Iterable[tuple[object, ...]], tasks_dir: str) -> set[str]:
+    """The tasks HEAD holds (not archived) whose folders are not in the working tree."""
+    present = set(task_ids(tasks_dir))
+    held = {str(e[ID]) for e in entries if e[FLAGS] & HELD}  # type: ignore[operator]
+    return held - present
+
+
+__all__ = ["Damaged", "answer", "select", "snapshot", "text"]
