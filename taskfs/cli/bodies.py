@@ -237,10 +237,12 @@ def show(task_id: str, as_json: bool) -> int:
     repo = None
     before: tuple[Any, ...] = ()
     signed_before: tuple[Any, ...] = ()
+    key: bytes | None = None
+    archived = False
     stamp = time.time_ns()
 
     def call() -> Any:
-        nonlocal repo, before, signed_before
+        nonlocal repo, before, signed_before, key, archived
         repo = open_repo()
         from taskfs.api.intake import requests
 
@@ -249,6 +251,8 @@ def show(task_id: str, as_json: bool) -> int:
         where = (str(repo.root), str(repo.git_dir), repo.tasks_rel, task_id)
         before = answers.identity(*where, False)
         signed_before = answers.identity(*where, True)
+        key = queries.stored_key(repo, task_id)
+        archived = queries.is_archived(repo, task_id)
         return queries.show(repo, task_id)
 
     def shown(task: Any) -> tuple[dict[str, Any], str]:
@@ -259,9 +263,9 @@ def show(task_id: str, as_json: bool) -> int:
         if isinstance(task, Answer):
             return render.intake(task)
         doc, text = render.show(task)
-        if repo is not None and not repo.has_task(task_id):  # read from the archive's commit
+        if archived:  # read from the archive's commit
             doc["archived"] = True
-            return doc, text.replace(f"# {task_id}: ", f"# {task_id} (archived): ", 1)
+            text = text.replace(f"# {task_id}: ", f"# {task_id} (archived): ", 1)
         if repo is not None and not task.problems:
             signed = any(row["signature"] != "unsigned" for row in views.evidence(task))
             answers.store(
@@ -274,6 +278,7 @@ def show(task_id: str, as_json: bool) -> int:
                 stamp=stamp,
                 document=json.dumps(doc, ensure_ascii=False),
                 text=text,
+                key=key,
             )
         return doc, text
 

@@ -89,7 +89,7 @@ def _show(given: Given) -> int:
     pydantic, see `taskfs.readmodel.show`), else the full reader."""
     from taskfs.readmodel import show as answers
 
-    stored = answers.answer(given["task_id"], given["as_json"])
+    stored = answers.answer(given["task_id"], given["as_json"], catch_up=_catch_up)
     if stored is not None:
         if stored or given["as_json"]:
             sys.stdout.write(safe(stored) + "\n")

@@ -16,7 +16,18 @@ from taskfs.core.layout import checkout
 from taskfs.core.shown import offered_to
 from taskfs.readmodel import db
 from taskfs.readmodel import filters as filtering
-from taskfs.readmodel.db import FIELDS, FLAGS, HELD, ID, LISTED, READY, SHOWN, Damaged
+from taskfs.readmodel.db import (
+    ARCHIVED,
+    FIELDS,
+    FLAGS,
+    HELD,
+    ID,
+    KEY,
+    LISTED,
+    READY,
+    SHOWN,
+    Damaged,
+)
 from taskfs.readmodel.stamps import (
     CONFIG,
     file_digest,
@@ -37,6 +48,7 @@ if TYPE_CHECKING:
     CatchUp = Callable[[str, str], bool]
 
 _TO = shapes.ROW_FIELDS.index("to")
+HELD_OR_ARCHIVED = HELD | ARCHIVED
 
 
 def select(
@@ -120,6 +132,40 @@ def snapshot(
     if state is None or not settled_folder(conn, state, root, entries):
         return None
     return state, entries
+
+
+def key_at_head(
+    root: str, git_dir: str, task_id: str, catch_up: CatchUp | None
+) -> tuple[bytes | None] | None:
+    """(the key of the git objects HEAD holds in the task's folder, as the store's row says
+    it; None when it has no row), once the store is at HEAD; None when the store cannot vouch
+    for it."""
+    from taskfs.readmodel.view import View
+
+    where = db.path(git_dir)
+    if not os.path.exists(where):
+        return None
+    conn = db.connect(where)
+    try:
+        for attempt in (0, 1):
+            conn.execute("BEGIN")
+            try:
+                if not db.check_schema(conn):
+                    return None
+                state = db.read_state(conn)
+                if state is None or not settled_settings(root, state):
+                    return None
+                if state.head == head_commit(git_dir):
+                    entry = View(conn, state).entry(task_id)
+                    return (None if entry is None or not entry[FLAGS] & HELD_OR_ARCHIVED
+                            else entry[KEY],)  # fmt: skip
+            finally:
+                conn.execute("COMMIT")
+            if attempt or catch_up is None or not catch_up(root, git_dir):
+                return None
+        return None
+    finally:
+        conn.close()
 
 
 def settled_settings(root: str, state: db.State) -> bool:

@@ -31,7 +31,9 @@ TYPE_CHECKING = False  # `typing` costs the hot path 3 ms to import
 if TYPE_CHECKING:
     from typing import Any
 
-FORMAT = 2  # 2: the file is `Shown`'s slots in order (issue 17)
+    from taskfs.readmodel.listing import CatchUp
+
+FORMAT = 3  # 3: the key of HEAD's objects (issue 36); 2: `Shown`'s slots in order (issue 17)
 FOLDER = "show"
 TRUST_LIST_ENV = "TASKFS_TRUSTED_RUNNERS"  # taskfs.store.keys.TRUST_LIST_ENV
 
@@ -48,6 +50,7 @@ class Shown:
         "stamp",
         "document",
         "text",
+        "key",
     )
     header: tuple[int, str]  # (FORMAT, taskfs version)
     task_id: str
@@ -56,6 +59,7 @@ class Shown:
     stamp: int  # when they were taken, before the files were read (ns)
     document: str  # what `show ID --json` printed
     text: str  # what `show ID` printed
+    key: bytes | None  # the key of the objects HEAD held in its folder (the store's row's)
 
     def __init__(self, *fields: Any) -> None:
         for name, value in zip(self.__slots__, fields, strict=True):
@@ -140,18 +144,23 @@ def store(
     stamp: int,
     document: str,
     text: str,
+    key: bytes | None,
 ) -> None:
     """Remember a task's answer, derived from files whose identity was `before` (taken at
-    `stamp`, before they were read). Nothing is stored when they changed while being read."""
+    `stamp`, before they were read) when HEAD held the objects `key` names in its folder (the
+    store's row's key, taken before too). Nothing is stored when they changed while being
+    read."""
     if identity(root, git_dir, tasks_rel, task_id, signed) != before:
         return
-    shown = Shown((FORMAT, __version__), task_id, signed, before, stamp, document, text)
+    shown = Shown((FORMAT, __version__), task_id, signed, before, stamp, document, text, key)
     cache.remember(git_dir, FOLDER, task_id, (), shown.fields())
 
 
-def answer(task_id: str, as_json: bool) -> str | None:
+def answer(task_id: str, as_json: bool, catch_up: CatchUp | None = None) -> str | None:
     """What `show ID` (`--json`) printed the last time, when every identity it was derived
-    from still holds and none was too young to be trusted; otherwise None."""
+    from still holds and none was too young to be trusted, and HEAD still holds the objects it
+    was derived from (the store's row of the task has the key it was stored under, once the
+    store is at HEAD: `catch_up`); otherwise None."""
     from taskfs.core.layout import is_task_id
 
     if not is_task_id(task_id):
@@ -171,6 +180,11 @@ def answer(task_id: str, as_json: bool) -> str | None:
             return None  # a file as young as the stat: its key may hide a change
         if identity(root, git_dir, shown.before[1], task_id, shown.signed) != shown.before:
             return None
+        from taskfs.readmodel import listing
+
+        held = listing.key_at_head(root, git_dir, task_id, catch_up)
+        if held is None or held[0] != shown.key:
+            return None  # HEAD holds other objects there: the files are not what it says
         return str(shown.document if as_json else shown.text)
     except Exception:  # a file that cannot be read is rebuilt, never trusted
         return None

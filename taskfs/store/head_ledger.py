@@ -110,6 +110,16 @@ def at_head(repo: Repository, task_ids: Collection[str]) -> dict[str, Summary | 
     return {task_id: project(ledger, task_id) for task_id in task_ids}
 
 
+def committed_folder(repo: Repository, task_id: str) -> Repository | None:
+    """The task's folder as HEAD holds it, read as a `Repository` (a `CommitView`); None when
+    HEAD holds no task there."""
+    from taskfs.store.commit_view import CommitView
+
+    files = repo.git.head_files([repo.task_rel(task_id)])
+    view = CommitView(repo, files)
+    return view if view.has_task(task_id) else None
+
+
 def at_head_keyed(
     repo: Repository, task_ids: Collection[str]
 ) -> dict[str, tuple[Summary | None, bytes]]:

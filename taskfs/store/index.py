@@ -163,10 +163,30 @@ def _asked(repo: Repository, ledger: Ledger, ask: Callable[[View], V]) -> V:
         return ask(ledger.view)
 
 
-def archived_commit(repo: Repository, task_id: str) -> str | None:
-    """Where the files of a task `taskfs archive` took out of the tree are: the commit whose
-    tree still holds them, as the store says (None: not an archived task)."""
-    return summaries(repo).archived_commit(task_id)
+def home(repo: Repository, task_id: str) -> Repository:
+    """Where a task's files are read: the working tree, or, for a task `taskfs archive` took
+    out of it, the commit whose tree still holds them, as the store's row of it names that
+    commit (no archive record is read: issue 36). The working tree when neither holds it (the
+    reader then says `task_not_found`)."""
+    if not layout.is_task_id(task_id) or repo.has_task(task_id):
+        return repo
+    commit = summaries(repo).archived_commit(task_id)
+    if commit is None:
+        return repo
+    from taskfs.store.commit_view import CommitView
+
+    try:
+        files = repo.git.head_files([repo.task_rel(task_id)], rev=commit)
+    except TaskfsError:
+        return repo  # the commit is gone from this clone's history
+    return CommitView(repo, files) if files else repo
+
+
+def row_key(repo: Repository, task_id: str) -> bytes | None:
+    """The key of the git objects the store read the task's row from, at HEAD (None: the
+    store has no row of it): what a stored `show` answer is kept under."""
+    row = summaries(repo).row(task_id)
+    return row.key if row is not None and row.held else None
 
 
 def catch_up(root: str) -> bool:

@@ -216,8 +216,13 @@ def committed(repo: Repository, paths: Collection[str], rows: Mapping[str, Summa
         new: dict[str, Row | None] = {}
         for task_id in sorted(changed):
             old = view.row(task_id)
-            if task_id in rows:
-                new[task_id] = Row(rows[task_id], key(repo, task_id))
+            summary = rows.get(task_id)
+            if summary is not None and summary.archived:
+                # Taken out of the tree by this commit: its files are in the commit's parent,
+                # as the archive's record says.
+                new[task_id] = Row(summary, key_of([("archived", parent or "")]), parent)
+            elif summary is not None:
+                new[task_id] = Row(summary, key(repo, task_id))
             elif old is not None and old.held:
                 new[task_id] = old._replace(key=key(repo, task_id))
             else:

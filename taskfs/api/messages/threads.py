@@ -172,8 +172,13 @@ def file_reports(repo: Repository, task_id: str) -> list[FileReport]:
 
 
 def messages(repo: Repository, task_id: str) -> Thread:
-    load_task(repo, task_id)
-    return read_thread(repo, task_id)
+    """The messages about a task; an archived task's as the commit that archived it holds
+    them (`taskfs.store.index.home`)."""
+    from taskfs.store.index import home
+
+    where = home(repo, task_id)
+    load_task(where, task_id)
+    return read_thread(where, task_id)
 
 
 def conversation(
