@@ -16,7 +16,11 @@ found the moment it is read, and the store is rebuilt instead of believed:
 - `rows`: per task id, its projection and its relations (`taskfs.readmodel.view.Row`), each
   checked against the digest its manifest entry names;
 - `entries`: every ownership entry of a live task, filed by the first two segments of its
-  place; the digest of each file's entries is in `state`.
+  place; `buckets`: the digest of each file's entries, in chunks like the manifest's, each
+  chunk's digest in `state`.
+
+The root names chunks, not rows, so it stays small whatever the ledger's size; a change
+rewrites the chunks it touches (`Chunks.patched`).
 
 Nothing else may be in the file (`check_schema`): an object SQLite keeps that this version did
 not make (a trigger, a view, an index) is damage. `Damaged` says a store is not what taskfs
@@ -31,6 +35,7 @@ from __future__ import annotations
 import marshal
 import os
 import sqlite3
+from bisect import bisect_right
 
 from taskfs import __version__
 from taskfs.readmodel import seal
@@ -38,7 +43,7 @@ from taskfs.readmodel.stamps import cache_dir
 
 TYPE_CHECKING = False  # `typing` costs the hot path 3 ms to import; type checkers know this
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
     from typing import Any
 
     from taskfs.readmodel.stamps import FileKey
@@ -54,6 +59,7 @@ BUSY_MS = 250  # the longest a command waits for the store before it answers wit
 SCHEMA: dict[str, str] = {
     "state": "CREATE TABLE state (k INTEGER PRIMARY KEY CHECK (k = 0), data BLOB NOT NULL)",
     "chunks": "CREATE TABLE chunks (first TEXT PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID",
+    "buckets": "CREATE TABLE buckets (first TEXT PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID",
     "rows": "CREATE TABLE rows (id TEXT PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID",
     "entries": (
         "CREATE TABLE entries (file TEXT NOT NULL, raw TEXT NOT NULL, task TEXT NOT NULL, "
@@ -91,7 +97,7 @@ class State:
         settings: tuple[FileKey, int, bytes],
         folder: tuple[FileKey, int],
         chunks: tuple[tuple[str, bytes], ...],
-        buckets: dict[str, bytes],
+        buckets: tuple[tuple[str, bytes], ...],
     ) -> None:
         self.version = version
         self.tasks_rel = tasks_rel
@@ -99,7 +105,7 @@ class State:
         self.settings = settings  # the settings file's identity, age and bytes' digest
         self.folder = folder  # the tasks folder's identity and age (0: list it to trust it)
         self.chunks = chunks  # (first id, digest) of each chunk of the manifest, in order
-        self.buckets = buckets  # entries' file -> digest of its entries
+        self.buckets = buckets  # (first file, digest) of each chunk of the files' digests
 
     def fields(self) -> tuple[Any, ...]:
         return (self.version, self.tasks_rel, self.head, self.settings, self.folder,
@@ -191,7 +197,11 @@ def read_state(conn: sqlite3.Connection) -> State | None:
         raise Damaged(str(exc)) from None
     if found is None:
         return None
-    data = seal.unwrap(STATE, found[0]) if type(found[0]) is bytes else None
+    blob = found[0]
+    if blob == _last[1] and _last[0] is not None and _last[0] == seal.key():
+        checked: State = _last[2]
+        return checked  # the root this process checked already, under the same key
+    data = seal.unwrap(STATE, blob) if type(blob) is bytes else None
     if data is None:
         raise Damaged("the store's root is not sealed by this checkout's key")
     try:
@@ -201,7 +211,13 @@ def read_state(conn: sqlite3.Connection) -> State | None:
         raise Damaged("the store's root does not decode") from None
     if state.version != __version__:
         return None
+    _last[:] = [seal.key(), blob, state]
     return state
+
+
+# The last root this process checked (the key, its sealed bytes, what they say): asked again of
+# the same bytes under the same key, the seal is not checked twice.
+_last: list[Any] = [None, None, None]
 
 
 def sealed_state(state: State) -> bytes | None:
@@ -210,22 +226,100 @@ def sealed_state(state: State) -> bytes | None:
 
 # -- reading the parts, checked against the root ------------------------------------------------
 
+CHUNK = 256  # items per chunk: a change rewrites one chunk, a few kilobytes
 
-def read_chunk(conn: sqlite3.Connection, first: str, digest: bytes) -> tuple[Entry, ...]:
-    """The manifest entries of the chunk starting at `first`, whose digest the root names."""
-    try:
-        found = conn.execute("SELECT data FROM chunks WHERE first = ?", (first,)).fetchone()
-    except sqlite3.Error as exc:
-        raise Damaged(str(exc)) from None
-    if found is None or type(found[0]) is not bytes or seal.digest(found[0]) != digest:
-        raise Damaged(f"chunk {first!r} is not the one the root names")
-    try:
-        entries = marshal.loads(found[0])
-    except Exception:
-        raise Damaged(f"chunk {first!r} does not decode") from None
-    if type(entries) is not tuple:
-        raise Damaged(f"chunk {first!r} is not a chunk")
-    return entries
+
+class Chunks:
+    """A sorted map kept in a chunk table (`chunks`: the manifest's entries by task id;
+    `buckets`: the digests of the entries filed under each file, by file), each item a tuple
+    whose first value is its key; every chunk is checked against the digest the root names
+    (`refs`: (first key, digest) of each chunk, in order) when it is first read."""
+
+    def __init__(self, conn: sqlite3.Connection, table: str, refs: tuple[tuple[str, bytes], ...]):
+        self.conn = conn
+        self.table = table
+        self.refs = refs
+        self._firsts = [first for first, _digest in refs]
+        self._loaded: dict[int, dict[str, tuple[Any, ...]]] = {}
+
+    def _chunk(self, index: int) -> dict[str, tuple[Any, ...]]:
+        found = self._loaded.get(index)
+        if found is None:
+            first, digest = self.refs[index]
+            try:
+                row = self.conn.execute(
+                    f"SELECT data FROM {self.table} WHERE first = ?", (first,)
+                ).fetchone()
+            except sqlite3.Error as exc:
+                raise Damaged(str(exc)) from None
+            if row is None or type(row[0]) is not bytes or seal.digest(row[0]) != digest:
+                raise Damaged(f"{self.table} {first!r} is not the chunk the root names")
+            try:
+                items = marshal.loads(row[0])
+            except Exception:
+                raise Damaged(f"{self.table} {first!r} does not decode") from None
+            if type(items) is not tuple:  # its digest holds: it is what this version wrote
+                raise Damaged(f"{self.table} {first!r} is not a chunk")
+            found = {item[0]: item for item in items}
+            self._loaded[index] = found
+        return found
+
+    def _index(self, key: str) -> int:
+        return max(bisect_right(self._firsts, key) - 1, 0)
+
+    def get(self, key: str) -> tuple[Any, ...] | None:
+        if not self._firsts:
+            return None
+        return self._chunk(self._index(key)).get(key)
+
+    def items(self) -> Iterator[tuple[Any, ...]]:
+        """Every item, in the order of the keys."""
+        for index in range(len(self._firsts)):
+            yield from (v for _k, v in sorted(self._chunk(index).items()))
+
+    def between(self, low: str, high: str) -> Iterator[tuple[Any, ...]]:
+        """The items whose keys are at least `low` and below `high`, in order."""
+        if not self._firsts:
+            return
+        for index in range(self._index(low), len(self._firsts)):
+            if index and self._firsts[index] >= high:
+                return
+            yield from (v for k, v in sorted(self._chunk(index).items()) if low <= k < high)
+
+    def patched(
+        self, changes: Mapping[str, tuple[Any, ...] | None]
+    ) -> tuple[dict[str, bytes | None], tuple[tuple[str, bytes], ...]]:
+        """The chunks `changes` (key: new item, or None: gone) rewrite, by first key (None:
+        gone), and the refs of the map after them."""
+        by_chunk: dict[int, list[str]] = {}
+        for key in changes:
+            by_chunk.setdefault(self._index(key) if self._firsts else 0, []).append(key)
+        written: dict[str, bytes | None] = {}
+        made: dict[int, list[tuple[str, bytes]]] = {}
+        for index, keys in by_chunk.items():
+            held = dict(self._chunk(index)) if index < len(self.refs) else {}
+            for key in keys:
+                item = changes[key]
+                if item is None:
+                    held.pop(key, None)
+                else:
+                    held[key] = item
+            if index < len(self.refs):
+                written[self.refs[index][0]] = None
+            ordered = [held[k] for k in sorted(held)]
+            pieces = []
+            for start in range(0, len(ordered), CHUNK):
+                data = marshal.dumps(tuple(ordered[start : start + CHUNK]))
+                written[ordered[start][0]] = data
+                pieces.append((ordered[start][0], seal.digest(data)))
+            made[index] = pieces
+        refs: list[tuple[str, bytes]] = []
+        for index in range(max(len(self.refs), 1)):
+            if index in made:
+                refs += made[index]
+            elif index < len(self.refs):
+                refs.append(self.refs[index])
+        return written, tuple(refs)
 
 
 def read_rows(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, bytes]:
@@ -245,10 +339,10 @@ def read_rows(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, bytes]:
 
 
 def read_entries(
-    conn: sqlite3.Connection, buckets: dict[str, bytes], files: Iterable[str]
+    conn: sqlite3.Connection, buckets: Chunks, files: Iterable[str]
 ) -> list[tuple[str, str, str, str]]:
     """(file, task, entry, place) of every ownership entry filed in `files`, each file's
-    entries checked against the digest the root names for it."""
+    entries checked against the digest the root's buckets name for it."""
     wanted = sorted(set(files))
     found: dict[str, list[tuple[str, str, str]]] = {}
     try:
@@ -263,7 +357,9 @@ def read_entries(
     for file in wanted:
         rows = sorted(found.get(file, ()))
         named = buckets.get(file)
-        if (named is None and rows) or (named is not None and bucket_digest(file, rows) != named):
+        if (named is None and rows) or (
+            named is not None and bucket_digest(file, rows) != named[1]
+        ):
             raise Damaged(f"the entries filed under {file!r} are not the ones the root names")
         out += [(file, task, raw, place) for raw, task, place in rows]
     return out
@@ -280,20 +376,21 @@ def bucket_digest(file: str, rows: Sequence[tuple[str, str, str]]) -> bytes:
 # -- writing ------------------------------------------------------------------------------------
 
 
-def write(  # noqa: PLR0912, PLR0917 - one transaction's whole change
+def write(  # noqa: PLR0917 - one transaction's whole change
     conn: sqlite3.Connection,
     state: State,
-    chunks: dict[str, bytes | None],
-    rows: dict[str, bytes | None],
-    entries: dict[str, list[tuple[str, str, str]] | None],
+    manifest: Mapping[str, Entry | None],
+    rows: Mapping[str, bytes | None],
+    entries: Mapping[str, Sequence[tuple[str, str, str]] | None],
     expect: State | None,
 ) -> State:
-    """Store, in one transaction: `chunks` (by first id; None: gone), `rows` (by id; None:
-    gone), the ownership entries of the tasks in `entries` ((file, entry, place) rows; None:
-    none), and the root `state` with the digests of what changed. `expect` is the root the
-    change was made on (None: an empty store): when another process changed the store's parts
-    meanwhile, nothing is written (the next reader catches up). The new root; sqlite3.Error
-    when the store cannot be written (busy, read-only, changed)."""
+    """Store, in one transaction: the manifest's `manifest` entries (by id; None: gone),
+    `rows` (by id; None: gone), the ownership entries of the tasks in `entries` ((file, entry,
+    place) rows; None: none), and the root `state` (its head and identities) with the digests
+    of what changed. `expect` is the root the change was made on (None: an empty store): when
+    another process changed the store's parts meanwhile, nothing is written (the next reader
+    catches up). The new root; sqlite3.Error when the store cannot be written (busy,
+    read-only, changed)."""
     conn.execute("BEGIN IMMEDIATE")
     try:
         now = read_state(conn) if expect is not None else None
@@ -301,36 +398,29 @@ def write(  # noqa: PLR0912, PLR0917 - one transaction's whole change
             now is not None and expect is not None and parts(now) != parts(expect)
         ):
             raise sqlite3.OperationalError("the store changed meanwhile")
-        for first in chunks:
-            conn.execute("DELETE FROM chunks WHERE first = ?", (first,))
-        for first, data in chunks.items():
-            if data is not None:
-                conn.execute("INSERT INTO chunks VALUES (?, ?)", (first, data))
+        base = expect or state
         for task_id, data in rows.items():
             conn.execute("DELETE FROM rows WHERE id = ?", (task_id,))
             if data is not None:
                 conn.execute("INSERT INTO rows VALUES (?, ?)", (task_id, data))
-        files: set[str] = set()
-        for task_id, filed in entries.items():
-            files.update(r[0] for r in conn.execute("SELECT file FROM entries WHERE task = ?",
-                                                     (task_id,)))  # fmt: skip
-            conn.execute("DELETE FROM entries WHERE task = ?", (task_id,))
-            for file, raw, place in filed or ():
-                conn.execute(
-                    "INSERT OR IGNORE INTO entries VALUES (?, ?, ?, ?)", (file, raw, task_id, place)
-                )
-                files.add(file)
-        buckets = dict(state.buckets)
+        files = _file_entries(conn, entries)
+        digests: dict[str, tuple[Any, ...] | None] = {}
         for file in files:
             held = conn.execute(
                 "SELECT raw, task, place FROM entries WHERE file = ? ORDER BY raw, task, place",
                 (file,),
             ).fetchall()
-            if held:
-                buckets[file] = bucket_digest(file, [tuple(r) for r in held])
-            else:
-                buckets.pop(file, None)
-        state = state.replace(buckets=buckets)
+            digests[file] = (file, bucket_digest(file, [tuple(r) for r in held])) if held else None
+        chunks, listed = Chunks(conn, "chunks", base.chunks).patched(manifest)
+        filed, buckets = Chunks(conn, "buckets", base.buckets).patched(digests)
+        for table, written in (("chunks", chunks), ("buckets", filed)):
+            for first in written:
+                conn.execute(f"DELETE FROM {table} WHERE first = ?", (first,))
+            for first, data in written.items():
+                if data is not None:
+                    conn.execute(f"INSERT INTO {table} VALUES (?, ?)", (first, data))
+        state = state.replace(chunks=listed if manifest else base.chunks,
+                              buckets=buckets if digests else base.buckets)  # fmt: skip
         root = sealed_state(state)
         if root is None:
             raise sqlite3.OperationalError("no key to seal the store with")
@@ -341,6 +431,24 @@ def write(  # noqa: PLR0912, PLR0917 - one transaction's whole change
             conn.execute("ROLLBACK")
         raise
     return state
+
+
+def _file_entries(
+    conn: sqlite3.Connection, entries: Mapping[str, Sequence[tuple[str, str, str]] | None]
+) -> set[str]:
+    """Put the ownership entries of each task of `entries`; the files that changed."""
+    files: set[str] = set()
+    for task_id, filed in entries.items():
+        files.update(
+            r[0] for r in conn.execute("SELECT file FROM entries WHERE task = ?", (task_id,))
+        )
+        conn.execute("DELETE FROM entries WHERE task = ?", (task_id,))
+        for file, raw, place in filed or ():
+            conn.execute(
+                "INSERT OR IGNORE INTO entries VALUES (?, ?, ?, ?)", (file, raw, task_id, place)
+            )
+            files.add(file)
+    return files
 
 
 def parts(state: State) -> tuple[Any, ...]:

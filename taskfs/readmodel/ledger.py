@@ -231,11 +231,10 @@ class Ledger(Mapping[str, Summary]):
             files.update(file_of(place[:i]) for i in range(len(place) + 1))
             if len(place) < FILED_DEPTH:
                 ranges.add(place[0] + "/")  # and every second segment below it
-        known = self.view.files()
         if everything:
-            files.update(f for f in known if not f.startswith(prefix))
+            files.update(f for f in self.view.files() if not f.startswith(prefix))
         for start in ranges:
-            files.update(f for f in known if f.startswith(start))
+            files.update(self.view.files(start))
         out: dict[tuple[str, str], None] = {}
         for _file, task, raw, place_text in self.view.filed(files):
             if raw.startswith(prefix) or everything or _agrees(place_text, wanted):

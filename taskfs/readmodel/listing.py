@@ -56,17 +56,22 @@ def select(
 ) -> Iterator[tuple[object, ...]]:
     """The manifest entries `ls` (or `ready`, for `agent`) lists under `filters`, in order:
     listed; for `ready`, offered now and by the recipient rule; every filter held."""
-    kept = filtering.compiled(filters)
-    if command != "ready" and not any(field == "archived" for field, _value in filters):
-        kept.append((shapes.ROW_FIELDS.index("archived"), False))  # the live tasks
+    # Whether a task is archived is in its flags too: asked there, the commonest listing (the
+    # live tasks, no other filter) reads no field of any row.
+    archived = [value for field, value in filters if field == "archived"]
+    want = ARCHIVED if (archived[-1] if archived else False) is True else 0
+    kept = filtering.compiled(tuple(f for f in filters if f[0] != "archived"))
+    if archived and type(archived[-1]) is not bool:
+        kept += filtering.compiled((("archived", archived[-1]),))
+    ready = command == "ready"
     for entry in entries:
-        flags = entry[FLAGS]
-        if not flags & LISTED:  # type: ignore[operator]
+        flags: int = entry[FLAGS]  # type: ignore[assignment]
+        if not flags & LISTED or ((not ready or archived) and flags & ARCHIVED != want):
             continue
-        fields = entry[FIELDS]
-        if command == "ready" and not (flags & READY and offered_to(fields[_TO], agent)):  # type: ignore[index, operator]
+        fields: tuple[object, ...] = entry[FIELDS]  # type: ignore[assignment]
+        if ready and not (flags & READY and offered_to(fields[_TO], agent)):  # type: ignore[arg-type]
             continue
-        if filtering.keeps(fields, kept):  # type: ignore[arg-type]
+        if not kept or filtering.keeps(fields, kept):
             yield entry
 
 
@@ -98,7 +103,9 @@ def answer(
                 return None
             return text(select(taken[1], command, filters, agent))
         finally:
-            conn.close()
+            # Not closed: the last connection to close checkpoints the write-ahead log, a
+            # writer's work; the process ends at once (or the collector closes it).
+            conn.rollback()
     except Exception:  # a store that cannot be read is rebuilt by the full path, never trusted
         return None
 
@@ -109,8 +116,6 @@ def snapshot(
     """The store's root and every manifest entry, read in one transaction and checked, when
     the store holds the ledger as HEAD does now (after `catch_up`, when HEAD moved); None when
     it cannot vouch for it. `Damaged` when it is not what taskfs wrote."""
-    from taskfs.readmodel.view import View
-
     state: db.State | None = None
     entries: list[tuple[object, ...]] = []
     for attempt in (0, 1):
@@ -122,7 +127,7 @@ def snapshot(
             if state is None or not settled_settings(root, state):
                 return None
             moved = state.head != head_commit(git_dir)
-            entries = [] if moved else list(View(conn, state).entries())
+            entries = [] if moved else list(db.Chunks(conn, "chunks", state.chunks).items())
         finally:
             conn.execute("COMMIT")
         if not moved:
@@ -140,8 +145,6 @@ def key_at_head(
     """(the key of the git objects HEAD holds in the task's folder, as the store's row says
     it; None when it has no row), once the store is at HEAD; None when the store cannot vouch
     for it."""
-    from taskfs.readmodel.view import View
-
     where = db.path(git_dir)
     if not os.path.exists(where):
         return None
@@ -156,7 +159,7 @@ def key_at_head(
                 if state is None or not settled_settings(root, state):
                     return None
                 if state.head == head_commit(git_dir):
-                    entry = View(conn, state).entry(task_id)
+                    entry = db.Chunks(conn, "chunks", state.chunks).get(task_id)
                     return (None if entry is None or not entry[FLAGS] & HELD_OR_ARCHIVED
                             else entry[KEY],)  # fmt: skip
             finally:
@@ -165,7 +168,7 @@ def key_at_head(
                 return None
         return None
     finally:
-        conn.close()
+        conn.rollback()  # not closed, as `answer` leaves it
 
 
 def settled_settings(root: str, state: db.State) -> bool:

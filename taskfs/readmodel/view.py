@@ -20,7 +20,6 @@ its relations.
 from __future__ import annotations
 
 import marshal
-from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
@@ -39,8 +38,6 @@ from taskfs.readmodel.db import (
     Damaged,
 )
 from taskfs.readmodel.projection import Summary
-
-CHUNK = 256  # manifest entries per chunk: a change rewrites one chunk, a few kilobytes
 
 
 class Row(NamedTuple):
@@ -107,8 +104,8 @@ class View:
         self.conn = conn
         self.state = state
         self.stored = stored  # False: an empty store, no root yet
-        self._firsts = [first for first, _digest in state.chunks]
-        self._loaded: dict[int, dict[str, db.Entry]] = {}
+        self.manifest = db.Chunks(conn, "chunks", state.chunks)
+        self.buckets = db.Chunks(conn, "buckets", state.buckets)
         self._rows: dict[str, Row | None] = {}
 
     @property
@@ -117,31 +114,18 @@ class View:
 
     # -- the manifest ---------------------------------------------------------------------------
 
-    def _chunk(self, index: int) -> dict[str, db.Entry]:
-        found = self._loaded.get(index)
-        if found is None:
-            first, digest = self.state.chunks[index]
-            entries = db.read_chunk(self.conn, first, digest)
-            found = {}
-            for entry in entries:
-                if type(entry) is not tuple or len(entry) != 6 or type(entry[ID]) is not str:
-                    raise Damaged(f"chunk {first!r} holds what is no entry")
-                found[entry[ID]] = entry
-            self._loaded[index] = found
-        return found
-
-    def _index_of(self, task_id: str) -> int:
-        return max(bisect_right(self._firsts, task_id) - 1, 0)
-
     def entry(self, task_id: str) -> db.Entry | None:
-        if not self._firsts:
-            return None
-        return self._chunk(self._index_of(task_id)).get(task_id)
+        entry = self.manifest.get(task_id)
+        if entry is not None and len(entry) != 6:
+            raise Damaged(f"the manifest's entry of {task_id!r} is no entry")
+        return entry
 
     def entries(self) -> Iterator[db.Entry]:
         """Every entry, in the order of the ids."""
-        for index in range(len(self._firsts)):
-            yield from sorted(self._chunk(index).values())
+        for entry in self.manifest.items():
+            if len(entry) != 6:
+                raise Damaged(f"the manifest's entry of {entry[0]!r} is no entry")
+            yield entry
 
     # -- rows ------------------------------------------------------------------------------------
 
@@ -178,13 +162,17 @@ class View:
 
     # -- ownership entries -----------------------------------------------------------------------
 
-    def files(self) -> list[str]:
-        """Every file ownership entries are filed in."""
-        return sorted(self.state.buckets)
+    def files(self, below: str | None = None) -> list[str]:
+        """The files ownership entries are filed in (those starting with `below`)."""
+        if below is None:
+            return [item[0] for item in self.buckets.items()]
+        return [
+            item[0] for item in self.buckets.between(below, below[:-1] + chr(ord(below[-1]) + 1))
+        ]
 
     def filed(self, files: Iterable[str]) -> list[tuple[str, str, str, str]]:
         """(file, task, entry, place) of every entry filed in `files`, checked."""
-        return db.read_entries(self.conn, self.state.buckets, files)
+        return db.read_entries(self.conn, self.buckets, files)
 
 
 class Batch(View):
@@ -194,7 +182,8 @@ class Batch(View):
     def __init__(self, base: View) -> None:
         super().__init__(base.conn, base.state, stored=base.stored)
         self.base = base
-        self._loaded = base._loaded
+        self.manifest = base.manifest
+        self.buckets = base.buckets
         self._rows = dict(base._rows)
         self._put: dict[str, Row | None] = {}
         self._ready: dict[str, bool] = {}
@@ -242,16 +231,17 @@ class Batch(View):
         for task_id in sorted(merged):
             yield merged[task_id]
 
-    def files(self) -> list[str]:
-        found = set(self.state.buckets)
+    def files(self, below: str | None = None) -> list[str]:
+        found = set(super().files(below))
         for filed in self._filed.values():
-            found.update(f for f, _raw, _place in filed or ())
+            found.update(
+                f for f, _raw, _place in filed or () if below is None or f.startswith(below)
+            )
         return sorted(found)
 
     def filed(self, files: Iterable[str]) -> list[tuple[str, str, str, str]]:
         wanted = set(files)
-        stored = [r for r in super().filed(wanted & set(self.state.buckets))
-                  if r[1] not in self._filed]  # fmt: skip
+        stored = [r for r in super().filed(wanted) if r[1] not in self._filed]
         for task, filed in self._filed.items():
             stored += [(f, task, raw, place) for f, raw, place in filed or () if f in wanted]
         return sorted(stored)
@@ -284,51 +274,12 @@ class Batch(View):
                 rows[task_id] = None
                 changed[task_id] = None
                 continue
-            data = row.encode()
-            if task_id in self._put:
-                rows[task_id] = data
-            elif (old := self.base.entry(task_id)) is not None:
+            if task_id not in self._put and (old := self.base.entry(task_id)) is not None:
                 entry = entry_of(task_id, row, b"", self.ready(task_id))
                 changed[task_id] = (task_id, old[DIGEST], *entry[2:])
                 continue
+            data = row.encode()
+            rows[task_id] = data
             changed[task_id] = entry_of(task_id, row, data, self.ready(task_id))
-        chunks, listed = self._patched(changed)
-        state = self.new_state.replace(chunks=listed)
         expect = self.state if self.base.stored else None
-        return db.write(self.conn, state, chunks, rows, self._filed, expect)
-
-    def _patched(
-        self, changed: dict[str, db.Entry | None]
-    ) -> tuple[dict[str, bytes | None], tuple[tuple[str, bytes], ...]]:
-        """The chunks `changed` entries rewrite (by first id; None: gone), and the new list."""
-        old = list(self.state.chunks)
-        by_chunk: dict[int, list[str]] = {}
-        for task_id in changed:
-            by_chunk.setdefault(self._index_of(task_id) if old else 0, []).append(task_id)
-        written: dict[str, bytes | None] = {}
-        pieces: dict[int, list[tuple[str, bytes]]] = {}
-        for index, ids in by_chunk.items():
-            held = dict(self.base._chunk(index)) if index < len(old) else {}
-            for task_id in ids:
-                entry = changed[task_id]
-                if entry is None:
-                    held.pop(task_id, None)
-                else:
-                    held[task_id] = entry
-            if index < len(old):
-                written[old[index][0]] = None
-            ordered = [held[t] for t in sorted(held)]
-            parts = [ordered[i : i + CHUNK] for i in range(0, len(ordered), CHUNK)]
-            made = []
-            for part in parts:
-                data = marshal.dumps(tuple(part))
-                written[part[0][ID]] = data
-                made.append((part[0][ID], seal.digest(data)))
-            pieces[index] = made
-        listed: list[tuple[str, bytes]] = []
-        for index in range(max(len(old), 1)):
-            if index in pieces:
-                listed += pieces[index]
-            elif index < len(old):
-                listed.append(old[index])
-        return written, tuple(listed)
+        return db.write(self.conn, self.new_state, changed, rows, self._filed, expect)

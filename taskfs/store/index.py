@@ -346,7 +346,7 @@ def _rebuild(repo: Repository, head: str | None, locked: bool) -> View:
                 rows[task_id] = _archived_row(summary, commit)  # unless the tree says more
     opened = recreate(repo) if locked else recreate_in_memory(repo)
     folder = (stamps.NO_FILE, 0) if missing else _folder_identity(repo)
-    empty = db.State(_version(), repo.tasks_rel, head, _settings(repo), folder, (), {})
+    empty = db.State(_version(), repo.tasks_rel, head, _settings(repo), folder, (), ())
     batch = Batch(View(opened.conn, empty, stored=False))
     changing.rebuild(batch, rows)
     return save(opened, batch)

@@ -224,7 +224,8 @@ def committed(repo: Repository, paths: Collection[str], rows: Mapping[str, Summa
             elif summary is not None:
                 new[task_id] = Row(summary, key(repo, task_id))
             elif old is not None and old.held:
-                new[task_id] = old._replace(key=key(repo, task_id))
+                # Its evidence alone changed: the same projection under its objects' key.
+                batch.put(task_id, old._replace(key=key(repo, task_id)))
             else:
                 return  # not known to the store: the next reader reads it
         fresh_folders = any(view.entry(t) is None for t in changed)

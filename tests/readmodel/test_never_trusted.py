@@ -233,18 +233,26 @@ def craft_verdict(repo: Path) -> int:
 
 
 def plant_trigger(repo: Path) -> None:
-    """A trigger in the store that marks every task ready whenever anything is written."""
+    """Triggers in the store: one that marks every task ready whenever anything is written
+    (where a table says whether a task is ready), and on every other table one that undoes
+    whatever is written to it."""
     for store in stores(repo):
         conn = sqlite3.connect(store, isolation_level=None)
         tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
         for table in tables:
             columns = [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
-            if "ready" in columns:
-                for event in ("INSERT", "UPDATE", "DELETE"):
-                    conn.execute(
-                        f"CREATE TRIGGER evil_{table}_{event.lower()} AFTER {event} ON {table} "
-                        f"BEGIN UPDATE {table} SET ready = 1; END"
-                    )
+            for event in ("INSERT", "UPDATE", "DELETE"):
+                action = (
+                    f"UPDATE {table} SET ready = 1"
+                    if "ready" in columns
+                    else f"DELETE FROM {table} WHERE rowid = NEW.rowid"
+                    if event == "INSERT" and "k" in columns
+                    else "SELECT 1"
+                )
+                conn.execute(
+                    f"CREATE TRIGGER evil_{table}_{event.lower()} AFTER {event} ON {table} "
+                    f"BEGIN {action}; END"
+                )
         conn.close()
 
 

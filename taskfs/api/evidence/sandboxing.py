@@ -95,6 +95,7 @@ def place(
         readonly=sorted({str(git.git_dir), str(git.common_dir)}),
         hidden=_operator_files(),
         path=environ.get("PATH"),
+        git_dir=str(repo.git_dir),
     )
     if choice.sandbox is None and chosen_mode == "on":
         raise fail("sandbox_unavailable", reason=choice.reason or "unknown")
