@@ -45,9 +45,9 @@ def run(args: Sequence[str]) -> int | None:
             return None  # markdown: click's
         return _show(given)
     if command in ("ls", "ready"):
-        answer = _prepared(given)
-        if answer is not None:
-            sys.stdout.write(safe(answer) + "\n")
+        rows = _prepared(given)
+        if rows is not None:
+            _write_listing(rows)
             return 0
     if command == "move":
         from taskfs.core.lifecycle import STATES
@@ -101,14 +101,27 @@ def _show(given: Given) -> int:
     return bodies.answer(given)
 
 
-def _prepared(given: Given) -> str | None:
+def _prepared(given: Given) -> list[str] | None:
     from taskfs.core.layout import is_agent_name
     from taskfs.readmodel import listing
 
     agent = given.get("agent")
     if agent is not None and not is_agent_name(agent):
         return None  # the full path names what is wrong
-    return listing.answer(given.name, given.filters(), agent, catch_up=_catch_up)
+    return listing.rows(given.name, given.filters(), agent, catch_up=_catch_up)
+
+
+def _write_listing(rows: list[str]) -> None:
+    """The listing document of `rows`, as the full path prints it, written a thousand rows at
+    a time (never the whole document at once: at 50,000 tasks it is 7 MB)."""
+    from taskfs.core import shapes
+
+    out = sys.stdout
+    out.write(safe(shapes.listing_head()))
+    for start in range(0, len(rows), 1000):
+        part = ", ".join(rows[start : start + 1000])
+        out.write((", " if start else "") + safe(part))
+    out.write(shapes.LISTING_TAIL + "\n")
 
 
 def _catch_up(root: str, git_dir: str) -> bool:

@@ -11,7 +11,7 @@ only A's sender could have made a task of A's contract in A's name), and A ended
 completing (canceled, failed or rejected).
 
 Pure: tasks are passed in as facts (`taskfs.core.facts`). A mapping of tasks that keeps who
-follows whom by key (the read model's `taskfs.store.ledger_view.Ledger`, through a `following`
+follows whom by key (the read model's `taskfs.readmodel.ledger.Ledger`, through a `following`
 method) is asked for a task's successors; any other is read whole, once, when first needed.
 """
 

@@ -36,6 +36,7 @@ import marshal
 import os
 import sqlite3
 from bisect import bisect_right
+from itertools import chain
 
 from taskfs import __version__
 from taskfs.readmodel import seal
@@ -50,10 +51,12 @@ if TYPE_CHECKING:
 
 FORMAT = 4  # 4: sealed (issue 36); 3: the lineage (`follows`, issue 29)
 NAME = f"readmodel-v{FORMAT}.sqlite"
-# Journal mode, chosen by measurement (docs/speed.md): in WAL a reader never waits for a
-# writer, nor a writer for readers, and a process holding the store (`BEGIN EXCLUSIVE`) stops
-# no reader.
-JOURNAL = "WAL"
+# Journal mode, chosen by measurement and by what damage does to it (bench/RESULTS.md): SQLite's
+# rollback journal. In WAL a reader never waits for a writer, but every connection maps the
+# `-shm` file into memory, and a process whose mapping outlives a truncation of that file (by
+# a hand, a bad sync, a full disk) is killed by the kernel (SIGBUS), where every other damage
+# costs a rebuild. A store another process holds is read as a private copy (`private_copy`).
+JOURNAL = "DELETE"
 BUSY_MS = 250  # the longest a command waits for the store before it answers without it
 
 SCHEMA: dict[str, str] = {
@@ -159,8 +162,7 @@ def private_copy(where: str) -> sqlite3.Connection | None:
 
 def create(conn: sqlite3.Connection) -> None:
     """Lay the schema down in an empty store."""
-    if JOURNAL == "WAL":
-        conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute(f"PRAGMA journal_mode = {JOURNAL}")
     conn.execute("BEGIN IMMEDIATE")
     for statement in SCHEMA.values():
         conn.execute(statement)
@@ -235,10 +237,18 @@ class Chunks:
     whose first value is its key; every chunk is checked against the digest the root names
     (`refs`: (first key, digest) of each chunk, in order) when it is first read."""
 
-    def __init__(self, conn: sqlite3.Connection, table: str, refs: tuple[tuple[str, bytes], ...]):
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        table: str,
+        refs: tuple[tuple[str, bytes], ...],
+        *,
+        keep: bool = True,
+    ):
         self.conn = conn
         self.table = table
         self.refs = refs
+        self.keep = keep  # False: a chunk read is not kept (a listing reads each once)
         self._firsts = [first for first, _digest in refs]
         self._loaded: dict[int, dict[str, tuple[Any, ...]]] = {}
 
@@ -261,7 +271,8 @@ class Chunks:
             if type(items) is not tuple:  # its digest holds: it is what this version wrote
                 raise Damaged(f"{self.table} {first!r} is not a chunk")
             found = {item[0]: item for item in items}
-            self._loaded[index] = found
+            if self.keep:
+                self._loaded[index] = found
         return found
 
     def _index(self, key: str) -> int:
@@ -443,12 +454,101 @@ def _file_entries(
             r[0] for r in conn.execute("SELECT file FROM entries WHERE task = ?", (task_id,))
         )
         conn.execute("DELETE FROM entries WHERE task = ?", (task_id,))
-        for file, raw, place in filed or ():
-            conn.execute(
-                "INSERT OR IGNORE INTO entries VALUES (?, ?, ?, ?)", (file, raw, task_id, place)
-            )
-            files.add(file)
+        file_entries(conn, task_id, filed or ())
+        files.update(file for file, _raw, _place in filed or ())
     return files
+
+
+# -- building a store anew (`taskfs.readmodel.rebuild`), inside its one transaction ------------
+
+
+def file_entries(
+    conn: sqlite3.Connection, task_id: str, filed: Sequence[tuple[str, str, str]]
+) -> None:
+    conn.executemany(
+        "INSERT OR IGNORE INTO entries VALUES (?, ?, ?, ?)",
+        [(file, raw, task_id, place) for file, raw, place in filed],
+    )
+
+
+def put_rows(conn: sqlite3.Connection, rows: Sequence[tuple[str, bytes]]) -> None:
+    conn.executemany("INSERT OR REPLACE INTO rows VALUES (?, ?)", rows)
+
+
+def iter_rows(conn: sqlite3.Connection, step: int = 500) -> Iterator[tuple[str, bytes]]:
+    """Every row, in the order of the ids, read a few hundred at a time (each batch read
+    whole before it is handed on, so that the caller may write rows meanwhile)."""
+    last = ""
+    while True:
+        found = conn.execute(
+            "SELECT id, data FROM rows WHERE id > ? ORDER BY id LIMIT ?", (last, step)
+        ).fetchall()
+        if not found:
+            return
+        yield from found
+        last = found[-1][0]
+
+
+def filed_by_file(conn: sqlite3.Connection) -> Iterator[tuple[str, list[tuple[str, str]]]]:
+    """(file, [(task, entry), ...]) of every file entries are filed in, in order, read as it
+    goes (the caller writes to no table meanwhile)."""
+    current: str | None = None
+    held: list[tuple[str, str]] = []
+    query = "SELECT file, task, raw FROM entries ORDER BY file, task, raw"
+    for file, task, raw in conn.execute(query):
+        if file != current:
+            if current is not None:
+                yield current, held
+            current, held = file, []
+        held.append((task, raw))
+    if current is not None:
+        yield current, held
+
+
+def filed_short(conn: sqlite3.Connection) -> dict[str, list[tuple[str, str]]]:
+    """The entries filed in files of fewer than two segments (no `/`; not interfaces): those
+    every entry below them may meet."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    query = (
+        "SELECT file, task, raw FROM entries WHERE file NOT LIKE '%/%' "
+        "AND file NOT LIKE 'interface:%' ORDER BY file, task, raw"
+    )
+    for file, task, raw in conn.execute(query):
+        out.setdefault(file, []).append((task, raw))
+    return out
+
+
+def put_chunk(conn: sqlite3.Connection, table: str, items: Sequence[Entry]) -> tuple[str, bytes]:
+    """Store one chunk of items (in key order); its (first key, digest)."""
+    data = marshal.dumps(tuple(items))
+    conn.execute(f"INSERT INTO {table} VALUES (?, ?)", (items[0][0], data))
+    return items[0][0], seal.digest(data)
+
+
+def put_buckets(conn: sqlite3.Connection) -> tuple[tuple[str, bytes], ...]:
+    """The digests of every file's entries, stored in chunks; the chunks' refs."""
+    refs: list[tuple[str, bytes]] = []
+    pending: list[tuple[str, bytes]] = []
+    current: str | None = None
+    rows: list[tuple[str, str, str]] = []
+    query = "SELECT file, raw, task, place FROM entries ORDER BY file, raw, task, place"
+    # Read as it goes (the entries of every live task), writing only to another table.
+    for file, raw, task, place in chain(conn.execute(query), [(None, "", "", "")]):
+        if file != current:
+            if current is not None:
+                pending.append((current, bucket_digest(current, rows)))
+                if len(pending) >= CHUNK:
+                    refs.append(put_chunk(conn, "buckets", pending))
+                    pending = []
+            current, rows = file, []
+        rows.append((raw, task, place))
+    if pending:
+        refs.append(put_chunk(conn, "buckets", pending))
+    return tuple(refs)
+
+
+def put_root(conn: sqlite3.Connection, root: bytes) -> None:
+    conn.execute("INSERT OR REPLACE INTO state VALUES (0, ?)", (root,))
 
 
 def parts(state: State) -> tuple[Any, ...]:

@@ -36,8 +36,12 @@ def file_of(names: Sequence[str]) -> str:
 
 
 def interface_file(raw: str) -> str:
-    """An interface entry is filed by itself: interfaces are compared by name alone."""
-    return raw
+    """An interface entry is filed under its name as the globs compare it (normalised):
+    interfaces are compared by name alone, so those that meet share a file."""
+    try:
+        return globs.INTERFACE_PREFIX + globs.parse_entry(raw).text
+    except globs.EntryError:
+        return raw  # an entry its envelope's problems name
 
 
 def filed(raw: str) -> tuple[str, str, str]:
@@ -221,7 +225,6 @@ class Ledger(Mapping[str, Summary]):
         for query in queries:
             if query.startswith(prefix):
                 files.add(interface_file(query))
-                files.add(interface_file(prefix + globs.parse_entry(query).text))
                 continue
             place = tuple(globs.placement(query)[0])
             if not place:

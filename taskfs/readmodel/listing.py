@@ -41,6 +41,9 @@ from taskfs.readmodel.stamps import (
 TYPE_CHECKING = False  # `typing` costs the hot path 3 ms to import; type checkers know this
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
+    from typing import TypeVar
+
+    T = TypeVar("T")
 
     from taskfs.readmodel.filters import Filters
 
@@ -75,49 +78,72 @@ def select(
             yield entry
 
 
-def text(entries: Iterable[tuple[object, ...]]) -> str:
-    """The listing document of `entries`, as the full path prints it."""
-    rows = [entry[SHOWN] for entry in entries]
-    return f"{shapes.listing_head()}{', '.join(rows)}{shapes.LISTING_TAIL}"  # type: ignore[arg-type]
-
-
 def answer(
     command: str, filters: Filters, agent: str | None, catch_up: CatchUp | None = None
 ) -> str | None:
     """`ls --json` or `ready --json` (for `agent`) under `filters`, as the full path prints
-    it, or None when the store cannot vouch for it: none, damaged or not sealed here, another
+    it (`rows`, joined)."""
+    found = rows(command, filters, agent, catch_up)
+    return (
+        None if found is None else f"{shapes.listing_head()}{', '.join(found)}{shapes.LISTING_TAIL}"
+    )
+
+
+def rows(
+    command: str, filters: Filters, agent: str | None, catch_up: CatchUp | None = None
+) -> list[str] | None:
+    """The rows (JSON text) of `ls --json` or `ready --json` (for `agent`) under `filters`,
+    or None when the store cannot vouch for them: none, damaged or not sealed here, another
     HEAD than its rows' (after `catch_up`, when given, could not bring it there), other
-    settings, or a task folder taken away by hand (the full path says what that changes)."""
+    settings, or a task folder taken away by hand (the full path says what that changes).
+    A store that is missing or damaged is built again first by `catch_up` (when it can be
+    saved), so that even the first listing reads the manifest, not every task's row. The
+    manifest is read a chunk at a time: what stays in memory is the rows chosen."""
     try:
         found = checkout(os.getcwd())
         if found is None:
             return None
         root, git_dir = found
         where = db.path(git_dir)
-        if not os.path.exists(where):
-            return None
-        conn = db.connect(where)
-        try:
-            taken = snapshot(conn, root, git_dir, catch_up)
-            if taken is None:
+
+        def chosen(entries: Iterable[tuple[object, ...]]) -> list[str]:
+            return [str(e[SHOWN]) for e in select(entries, command, filters, agent)]
+
+        for attempt in (0, 1):
+            taken = None
+            if os.path.exists(where):
+                conn = db.connect(where)
+                try:
+                    taken = snapshot(conn, root, git_dir, catch_up, chosen)
+                except Exception:
+                    taken = None
+                finally:
+                    # Not closed: closing costs a checkpoint's worth of work at exit; the
+                    # process ends at once (or the collector closes it).
+                    conn.rollback()
+            if taken is not None:
+                return taken[1]
+            if attempt or catch_up is None or not catch_up(root, git_dir):
                 return None
-            return text(select(taken[1], command, filters, agent))
-        finally:
-            # Not closed: the last connection to close checkpoints the write-ahead log, a
-            # writer's work; the process ends at once (or the collector closes it).
-            conn.rollback()
+        return None
     except Exception:  # a store that cannot be read is rebuilt by the full path, never trusted
         return None
 
 
 def snapshot(
-    conn: sqlite3.Connection, root: str, git_dir: str, catch_up: CatchUp | None
-) -> tuple[db.State, list[tuple[object, ...]]] | None:
-    """The store's root and every manifest entry, read in one transaction and checked, when
-    the store holds the ledger as HEAD does now (after `catch_up`, when HEAD moved); None when
-    it cannot vouch for it. `Damaged` when it is not what taskfs wrote."""
+    conn: sqlite3.Connection,
+    root: str,
+    git_dir: str,
+    catch_up: CatchUp | None,
+    chosen: Callable[[Iterable[tuple[object, ...]]], list[T]],
+) -> tuple[db.State, list[T]] | None:
+    """The store's root and what `chosen` takes of the manifest's entries (read a chunk at a
+    time, in one transaction, each chunk checked), when the store holds the ledger as HEAD does
+    now (after `catch_up`, when HEAD moved); None when it cannot vouch for it. `Damaged` when
+    it is not what taskfs wrote."""
     state: db.State | None = None
-    entries: list[tuple[object, ...]] = []
+    taken: list[T] = []
+    held: list[str] = []
     for attempt in (0, 1):
         conn.execute("BEGIN")
         try:
@@ -127,16 +153,30 @@ def snapshot(
             if state is None or not settled_settings(root, state):
                 return None
             moved = state.head != head_commit(git_dir)
-            entries = [] if moved else list(db.Chunks(conn, "chunks", state.chunks).items())
+            if not moved:
+                trusted = folder_trusted(root, state)
+                entries = db.Chunks(conn, "chunks", state.chunks, keep=False).items()
+                if not trusted:  # every folder the rows hold is asked for below: their ids
+                    entries = _noting_held(entries, held)
+                taken = chosen(entries)
         finally:
             conn.execute("COMMIT")
         if not moved:
             break
         if attempt or catch_up is None or not catch_up(root, git_dir):
             return None
-    if state is None or not settled_folder(conn, state, root, entries):
+    if state is None or (not trusted and not settled_folder(conn, state, root, held)):
         return None
-    return state, entries
+    return state, taken
+
+
+def _noting_held(
+    entries: Iterable[tuple[object, ...]], held: list[str]
+) -> Iterator[tuple[object, ...]]:
+    for entry in entries:
+        if entry[FLAGS] & HELD:  # type: ignore[operator]
+            held.append(str(entry[ID]))
+        yield entry
 
 
 def key_at_head(
@@ -180,33 +220,31 @@ def settled_settings(root: str, state: db.State) -> bool:
     return bool(age > racy_margin() or file_digest(f"{root}/{CONFIG}") == digest)
 
 
+def folder_trusted(root: str, state: db.State) -> bool:
+    """Whether the tasks folder's identity is the one stored and old enough to be trusted
+    (one `stat`): then no folder the rows hold was taken away by hand."""
+    stored, age = state.folder
+    return file_key(f"{root}/{state.tasks_rel}") == stored and age > racy_margin()
+
+
 def settled_folder(
-    conn: sqlite3.Connection, state: db.State, root: str, entries: list[tuple[object, ...]]
+    conn: sqlite3.Connection, state: db.State, root: str, held: Iterable[str]
 ) -> bool:
-    """Whether every task folder the rows hold is in the working tree: the tasks folder's
-    identity is the one stored (one `stat`), or a listing of it, when the identity changed or
-    is too young to trust, names every row's folder (and the identity is stored again). A
-    folder taken away by hand, which no commit took away, answers False: the full path hides
-    it (`taskfs.store.index`)."""
+    """Whether every task folder the rows hold (`held`: their ids) is in the working tree: a
+    listing of the tasks folder names each (its identity is then stored again, for the next
+    command to trust). A folder taken away by hand, which no commit took away, answers False:
+    the full path hides it (`taskfs.store.index`)."""
     import time
 
     tasks_dir = f"{root}/{state.tasks_rel}"
     stamp = time.time_ns()
     key = file_key(tasks_dir)
-    stored, age = state.folder
-    if key == stored and age > racy_margin():
+    if folder_trusted(root, state):
         return True
-    if missing_folders(entries, tasks_dir):
+    if set(held) - set(task_ids(tasks_dir)):
         return False
     db.write_root(conn, state.replace(folder=(key, stamp - newest(key))))
     return True
 
 
-def missing_folders(entries: Iterable[tuple[object, ...]], tasks_dir: str) -> set[str]:
-    """The tasks HEAD holds (not archived) whose folders are not in the working tree."""
-    present = set(task_ids(tasks_dir))
-    held = {str(e[ID]) for e in entries if e[FLAGS] & HELD}  # type: ignore[operator]
-    return held - present
-
-
-__all__ = ["Damaged", "answer", "select", "snapshot", "text"]
+__all__ = ["Damaged", "answer", "rows", "select", "snapshot"]

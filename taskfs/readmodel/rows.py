@@ -2,7 +2,8 @@
 from them: each task's relations the other way round (who depends on it, was delegated or
 follows from it), the ownership entries filed by place and the overlaps between tasks' entries,
 and whether `ready` offers a task. Only the rows that changed are written, and only the tasks
-whose readiness they can change are asked again; a rebuild writes every row (`rebuild`).
+whose readiness they can change are asked again. (A store built anew is
+`taskfs.readmodel.rebuild`'s.)
 
 What the rows are read from (the full reader, git) is the caller's: `taskfs.store.index` hands
 in each task's new row (`Row`: its projection, the key of its objects, where an archived task's
@@ -42,15 +43,6 @@ def replace(batch: Batch, changed: Mapping[str, Row | None]) -> None:
     touched |= {o for t in ids if (r := batch.row(t)) is not None for o in r.overlaps}
     affected = set(ids) | touched | waiting_on(batch, ids) | _upstream(batch, edges)
     settle(batch, affected)
-
-
-def rebuild(batch: Batch, rows: Mapping[str, Row]) -> None:
-    """Every row anew, into an empty store."""
-    for task_id in sorted(rows):
-        _put(batch, task_id, rows[task_id], None)
-    live = [t for t, r in rows.items() if r.summary is not None and not r.summary.archived]
-    _store_overlaps(batch, Ledger(batch), live, everything=True)
-    settle(batch, None)
 
 
 def _summary(row: Row | None) -> Summary | None:
@@ -131,30 +123,19 @@ def _with(row: Row, name: str, value: tuple[str, ...]) -> Row:
     return row._replace(overlaps=value, summary=summary)
 
 
-def _store_overlaps(
-    batch: Batch, ledger: Ledger, ids: list[str], *, everything: bool = False
-) -> None:
+def _store_overlaps(batch: Batch, ledger: Ledger, ids: list[str]) -> None:
     """Find and store the overlaps of the tasks `ids` (their entries filed already) with every
     task's, in both directions. Overlap is decided on the entries alone, whatever the tasks'
     states."""
-    if not ids:
-        return
-    index: globs.OwnershipIndex[str] | None = None
-    if everything:  # a rebuild indexes every entry once
-        index = globs.OwnershipIndex()
-        for _file, task, raw, _place in batch.filed(batch.files()):
-            index.add(task, raw)
     for task_id in ids:
         row = batch.row(task_id)
         summary = row.summary if row is not None else None
         own = list(summary.envelope.files_and_interfaces) if summary is not None else []
         if not own:
             continue
-        near = index
-        if near is None:
-            near = globs.OwnershipIndex()
-            for other, raw in ledger.near(own):
-                near.add(other, raw)
+        near: globs.OwnershipIndex[str] = globs.OwnershipIndex()
+        for other, raw in ledger.near(own):
+            near.add(other, raw)
         for other in _meeting(near, own) - {task_id}:
             _relate(batch, task_id, "overlaps", other, add=True)
             _relate(batch, other, "overlaps", task_id, add=True)

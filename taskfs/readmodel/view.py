@@ -104,6 +104,7 @@ class View:
         self.conn = conn
         self.state = state
         self.stored = stored  # False: an empty store, no root yet
+        self.saved = True  # False: a change this command keeps in memory alone
         self.manifest = db.Chunks(conn, "chunks", state.chunks)
         self.buckets = db.Chunks(conn, "buckets", state.buckets)
         self._rows: dict[str, Row | None] = {}
@@ -189,6 +190,7 @@ class Batch(View):
         self._ready: dict[str, bool] = {}
         self._filed: dict[str, list[tuple[str, str, str]] | None] = {}
         self.new_state = base.state
+        self.saved = False
 
     # reading through the change
     def entry(self, task_id: str) -> db.Entry | None:

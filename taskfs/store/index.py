@@ -37,7 +37,7 @@ by `ready` (`_hidden`); the fast path notices with one `stat` of the tasks folde
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from typing import TypeVar
 
 from taskfs.core import layout
@@ -198,10 +198,13 @@ def catch_up(root: str) -> bool:
 
     try:
         repo = Repository.open(Path(root))
+        if not open_store(repo).writable:
+            return False  # a read-only git dir, or a store another process holds: the full
+            # path answers (from a private copy, or a store built in memory)
         view = _fresh(repo)
     except (TaskfsError, OSError, sqlite3.Error, Damaged):
         return False
-    return not isinstance(view, Batch) and view.head == _head(repo)
+    return view.saved and view.head == _head(repo)
 
 
 # -- freshness ------------------------------------------------------------------------------------
@@ -323,33 +326,127 @@ def _read_at(repo: Repository, rev: str, task_ids: Collection[str]) -> dict[str,
 
 def _rebuild(repo: Repository, head: str | None, locked: bool) -> View:
     """Every task read again: the folders of the working tree by the full reader, and those
-    holding files HEAD does not (or missing from the working tree) as HEAD holds them. Saved
-    as the store when the lock is held (`locked`) and the file can be written, else kept in
-    memory for this command."""
+    holding files HEAD does not (or missing from the working tree) as HEAD holds them, into a
+    store built anew one row at a time (`taskfs.readmodel.rebuild`: its memory does not grow
+    with the ledger). Saved as the store when the lock is held (`locked`) and the file can be
+    written, else kept in memory for this command."""
+    folder = _folder_identity(repo)  # taken before the folder is listed
+    empty = db.State(_version(), repo.tasks_rel, head, _settings(repo), folder, (), ())
+    opened = recreate(repo) if locked else recreate_in_memory(repo)
+    try:
+        state = _built(opened, repo, empty)
+    except sqlite3.Error:
+        if not opened.writable:
+            raise
+        opened = recreate_in_memory(repo)  # the file would not take it: this command's alone
+        state = _built(opened, repo, empty)
+    view = View(opened.conn, state)
+    view.saved = opened.writable
+    return view
+
+
+def _built(opened: Opened, repo: Repository, empty: db.State) -> db.State:
+    from taskfs.readmodel.rebuild import rebuild
+
+    missing: list[str] = []
+
+    def settled(state: db.State) -> db.State:
+        # A task HEAD holds whose folder is gone: the folder is listed before it is trusted.
+        return state.replace(folder=(stamps.NO_FILE, 0)) if missing else state
+
+    return rebuild(opened.conn, empty, _every_row(repo, empty.head, missing), settled)
+
+
+def _every_row(repo: Repository, head: str | None, missing: list[str]) -> Iterator[tuple[str, Row]]:
+    """Every task's row, read as it is asked for (noting in `missing` each task HEAD holds
+    whose folder the working tree lacks). A task is read from the working tree where its
+    folder's files are the ones HEAD holds (their keys agree: `key`), else from HEAD's objects.
+    HEAD's files are listed once by `git ls-tree`, in step with the folders (both in the order
+    of the ids), without reading git's index (whose size grows with the working tree)."""
+    if head is None:  # no commit: HEAD holds no task
+        return
     from taskfs.store import head_ledger
     from taskfs.store.intake_reader import project
 
-    rows: dict[str, Row] = {}
-    missing: set[str] = set()
-    if head is not None:  # no commit: HEAD holds no task
-        present = stamps.task_ids(str(repo.tasks_dir))
-        loose = set(head_ledger.loose(repo, None))
-        for task_id in present:
-            if task_id not in loose:
-                rows[task_id] = Row(project(repo, task_id), key(repo, task_id))
-        for task_id, (summary, found) in head_ledger.at_head_keyed(repo, loose).items():
-            if summary is not None:
-                rows[task_id] = Row(summary, found)
-        missing = set(rows) - set(present)
-        for task_id, (summary, commit) in archive_records.archived(repo).items():
-            if task_id not in rows or rows[task_id].summary is None:
-                rows[task_id] = _archived_row(summary, commit)  # unless the tree says more
-    opened = recreate(repo) if locked else recreate_in_memory(repo)
-    folder = (stamps.NO_FILE, 0) if missing else _folder_identity(repo)
-    empty = db.State(_version(), repo.tasks_rel, head, _settings(repo), folder, (), ())
-    batch = Batch(View(opened.conn, empty, stored=False))
-    changing.rebuild(batch, rows)
-    return save(opened, batch)
+    present = set(stamps.task_ids(str(repo.tasks_dir)))
+    archived = archive_records.archived(repo)
+    other: list[str] = []  # read as HEAD holds them, together, at the end
+    ids = sorted({*present, *archived}, key=_tree_order)
+    for task_id, held in _in_step(ids, _head_keys(repo)):
+        if held is not None and task_id in present:
+            now = key(repo, task_id)
+            if now == held:
+                yield task_id, Row(project(repo, task_id), now)
+            else:
+                other.append(task_id)
+        elif held is not None:
+            other.append(task_id)
+            missing.append(task_id)  # HEAD holds it; its folder is gone
+        elif task_id in archived:
+            yield task_id, _archived_row(*archived[task_id])
+    for task_id, (summary, found) in head_ledger.at_head_keyed(repo, other).items():
+        if summary is not None:
+            yield task_id, Row(summary, found)
+        elif task_id in archived:
+            yield task_id, _archived_row(*archived[task_id])  # the archive's, unless HEAD says more
+
+
+def _tree_order(task_id: str) -> str:
+    """Where git's tree puts a folder: by its name and a `/` (`a-b` before `a`)."""
+    return task_id + "/"
+
+
+def _in_step(
+    ids: list[str], held: Iterator[tuple[str, bytes]]
+) -> Iterator[tuple[str, bytes | None]]:
+    """Every id of `ids` and of `held` (both in git's tree order, `_tree_order`), with its key
+    in `held` (None: none)."""
+    pending = next(held, None)
+    for task_id in ids:
+        while pending is not None and _tree_order(pending[0]) < _tree_order(task_id):
+            yield pending
+            pending = next(held, None)
+        if pending is not None and pending[0] == task_id:
+            yield pending
+            pending = next(held, None)
+        else:
+            yield task_id, None
+    while pending is not None:
+        yield pending
+        pending = next(held, None)
+
+
+def _head_keys(repo: Repository) -> Iterator[tuple[str, bytes]]:
+    """(task id, the key of the objects HEAD holds in its folder: `key`) of every task folder
+    HEAD holds, in git's tree order (`_tree_order`): HEAD's trees read one at a time through
+    one `git cat-file` mapping its packs a little at a time (git's own `ls-tree -r` keeps every
+    tree it read: 70 MB at 50,000 tasks)."""
+    from taskfs.core.layout import ENVELOPE, SUFFIX
+    from taskfs.store.git.reader import ObjectReader, parse_tree
+    from taskfs.store.readmodel_store import KEY_SOURCES
+
+    reader = ObjectReader(repo.git, lean=True)
+    try:
+        body = reader.tree_body_at(f"HEAD:{repo.tasks_rel}")
+        for task_id, (folder, oid) in parse_tree(body or b"", reader.digest_size):
+            if folder != "40000" or not layout.is_task_id(task_id):
+                continue
+            ids: list[tuple[str, str]] = []
+            for name, (mode, found) in reader.tree(oid):
+                rel = f"{repo.tasks_rel}/{task_id}/{name}"
+                if name == ENVELOPE and not mode.startswith("40"):
+                    ids.append((rel, found))
+                elif name in KEY_SOURCES and mode == "40000":
+                    ids += [
+                        (f"{rel}/{inner}", blob)
+                        for inner, (kind, blob) in reader.tree(found)
+                        if inner.endswith(SUFFIX) and not inner.startswith(".")
+                        and not kind.startswith("40")
+                    ]  # fmt: skip
+            if ids:
+                yield task_id, key_of(ids)
+    finally:
+        reader.close()
 
 
 def recreate_in_memory(repo: Repository) -> Opened:
@@ -374,7 +471,9 @@ def _version() -> str:
 
 def _hidden(repo: Repository, view: View) -> set[str]:
     """The tasks HEAD holds whose folders were taken away by hand: not listed."""
-    entries = list(view.entries())
-    if listings.settled_folder(view.conn, view.state, str(repo.root), entries):
+    if listings.folder_trusted(str(repo.root), view.state):
         return set()
-    return listings.missing_folders(entries, str(repo.tasks_dir))
+    held = [str(e[ID]) for e in view.entries() if e[db.FLAGS] & db.HELD]
+    if listings.settled_folder(view.conn, view.state, str(repo.root), held):
+        return set()
+    return set(held) - set(stamps.task_ids(str(repo.tasks_dir)))

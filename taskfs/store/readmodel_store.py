@@ -142,6 +142,7 @@ def save(opened: Opened, batch: Batch) -> View:
     """Save `batch` when the store can be written; the view to read on from either way (the
     saved store, or the batch itself)."""
     if not opened.writable or not batch.changed:
+        batch.saved = not batch.changed
         return batch
     try:
         state = batch.save()
