@@ -189,6 +189,7 @@ class Batch(View):
         self._put: dict[str, Row | None] = {}
         self._ready: dict[str, bool] = {}
         self._filed: dict[str, list[tuple[str, str, str]] | None] = {}
+        self._by_file: dict[str, dict[str, list[tuple[str, str]]]] = {}  # file -> task -> ...
         self.new_state = base.state
         self.saved = False
 
@@ -235,17 +236,17 @@ class Batch(View):
 
     def files(self, below: str | None = None) -> list[str]:
         found = set(super().files(below))
-        for filed in self._filed.values():
-            found.update(
-                f for f, _raw, _place in filed or () if below is None or f.startswith(below)
-            )
+        found.update(
+            f for f, by in self._by_file.items() if by and (below is None or f.startswith(below))
+        )
         return sorted(found)
 
     def filed(self, files: Iterable[str]) -> list[tuple[str, str, str, str]]:
         wanted = set(files)
         stored = [r for r in super().filed(wanted) if r[1] not in self._filed]
-        for task, filed in self._filed.items():
-            stored += [(f, task, raw, place) for f, raw, place in filed or () if f in wanted]
+        for file in wanted:
+            for task, entries in self._by_file.get(file, {}).items():
+                stored += [(file, task, raw, place) for raw, place in entries]
         return sorted(stored)
 
     # changing
@@ -259,7 +260,11 @@ class Batch(View):
 
     def file(self, task_id: str, filed: Sequence[tuple[str, str, str]] | None) -> None:
         """The ownership entries of `task_id` are `filed` ((file, entry, place); None: none)."""
+        for file, _raw, _place in self._filed.get(task_id) or ():
+            self._by_file.get(file, {}).pop(task_id, None)
         self._filed[task_id] = list(filed) if filed else None
+        for file, raw, place in filed or ():
+            self._by_file.setdefault(file, {}).setdefault(task_id, []).append((raw, place))
 
     @property
     def changed(self) -> bool:

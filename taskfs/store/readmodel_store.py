@@ -178,6 +178,37 @@ def key_of(ids: Collection[tuple[str, str]]) -> bytes:
     return into.digest()
 
 
+def _key_written(
+    repo: Repository, task_id: str, mine: Collection[str], written: Mapping[str, bytes] | None
+) -> bytes | None:
+    """The key (`key`) of a task folder HEAD held no file of before this commit, from the
+    bytes the commit wrote (`written`) instead of the working tree (which may hold files no
+    commit does); `mine`: the paths of the commit in that folder. None when the commit took in
+    a file of it that it did not write."""
+    prefix = repo.task_rel(task_id) + "/"
+    ids = []
+    for rel in mine:
+        data = None if written is None else written.get(rel)
+        if data is None:
+            return None
+        parts = rel[len(prefix) :].split("/")
+        if parts == [ENVELOPE] or (len(parts) == 2 and parts[0] in (STATUS, EVIDENCE, INTAKE)):
+            ids.append((rel, repo.git.blob_id(data)))
+    return key_of(ids) if ids else None
+
+
+def _by_task(repo: Repository, paths: Collection[str]) -> dict[str, list[str]]:
+    """`paths` (repository-relative) under each task folder, by task id."""
+    prefix = repo.tasks_rel + "/"
+    found: dict[str, list[str]] = {}
+    for path in paths:
+        if path.startswith(prefix):
+            parts = path[len(prefix) :].split("/")
+            if len(parts) >= 2:
+                found.setdefault(parts[0], []).append(path)
+    return found
+
+
 def row_tasks(repo: Repository, paths: Collection[str]) -> dict[str, bool]:
     """The tasks whose rows the files `paths` (repository-relative) change: True for those
     whose projection they are read into, False for those whose key alone they change."""
@@ -191,13 +222,20 @@ def row_tasks(repo: Repository, paths: Collection[str]) -> dict[str, bool]:
     return found
 
 
-def committed(repo: Repository, paths: Collection[str], rows: Mapping[str, Summary]) -> None:
+def committed(
+    repo: Repository,
+    paths: Collection[str],
+    rows: Mapping[str, Summary],
+    *,
+    written: Mapping[str, bytes] | None = None,
+) -> None:
     """A writer committed `paths` (`repo.git.last_commit`): store the rows of the tasks whose
     files it added (`rows`: the writer's projections of the tasks whose envelope, status or
     intake files changed; a task whose evidence alone changed keeps its projection, with its
     key read again), with the commit as the store's HEAD. Nothing is stored when the store did
     not stand at the commit's parent, or when the writer did not say a changed task's row: the
-    next reader catches up from the commit."""
+    next reader catches up from the commit. `written`: the bytes of the files the commit added
+    (a task the store had no row of has no other objects in HEAD: its key is theirs)."""
     last = repo.git.last_commit
     if last is None:
         return
@@ -215,6 +253,7 @@ def committed(repo: Repository, paths: Collection[str], rows: Mapping[str, Summa
             return
         batch = Batch(view)
         new: dict[str, Row | None] = {}
+        mine = _by_task(repo, paths)
         for task_id in sorted(changed):
             old = view.row(task_id)
             summary = rows.get(task_id)
@@ -223,7 +262,9 @@ def committed(repo: Repository, paths: Collection[str], rows: Mapping[str, Summa
                 # as the archive's record says.
                 new[task_id] = Row(summary, key_of([("archived", parent or "")]), parent)
             elif summary is not None:
-                new[task_id] = Row(summary, key(repo, task_id))
+                fresh = old is None or not old.held  # HEAD held no file of it before
+                found = _key_written(repo, task_id, mine[task_id], written) if fresh else None
+                new[task_id] = Row(summary, found or key(repo, task_id))
             elif old is not None and old.held:
                 # Its evidence alone changed: the same projection under its objects' key.
                 batch.put(task_id, old._replace(key=key(repo, task_id)))

@@ -166,7 +166,7 @@ class Writer:
         from taskfs.store import readmodel_store
 
         changed = [*files, *included, *removed, *(f"{rel}/{ENVELOPE}" for rel in retired)]
-        readmodel_store.committed(repo, changed, rows)
+        readmodel_store.committed(repo, changed, rows, written=files)
         return commit
 
 

@@ -39,6 +39,12 @@ def listed(repo: Path) -> str:
     return taskfs("ls", "--json").stdout
 
 
+def keys(repo: Path) -> list[tuple[str, bytes | None]]:
+    """Each row's key of the git objects it was read from, as the store holds it."""
+    view = index.summaries(Repository.open(repo)).view
+    return [(e[ID], e[5]) for e in view.entries()]
+
+
 def stored_ready(repo: Path) -> list[str]:
     view = index.summaries(Repository.open(repo)).view
     return [e[ID] for e in view.entries() if e[FLAGS] & READY]
@@ -240,10 +246,12 @@ def test_what_writers_stored_agrees_with_a_store_built_from_nothing(repo: Path, 
     and `ready` equals the claim's rules asked of every task."""
     _scenario(repo, seed)
     kept = cached(repo)
+    kept_keys = keys(repo)
     kept_ready = stored_ready(repo)
     kept_answers = [taskfs(*as_args(c, o, a)).stdout for c, o, a in QUESTIONS]
     every = fresh(repo)
     assert kept == every
+    assert kept_keys == keys(repo)  # a writer's key is the one HEAD's objects give
     assert kept_ready == stored_ready(repo)
     assert kept_ready == sorted(t.id for t in claimable(every))
     assert kept_answers == [taskfs(*as_args(c, o, a)).stdout for c, o, a in QUESTIONS]
