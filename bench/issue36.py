@@ -19,9 +19,9 @@ ratios, min-max beside it) in fresh copies of the cached repositories `bench/dir
   repository of 50,000 tasks (5,000 live, 45,000 archived), both answers stored;
 - `first-ls`: the first `ls --json` on the 50,000-task repository with no store (the store is
   built), its peak memory under GNU time and its wall time;
-- `journal`: the store in WAL (what taskfs makes) against the same store turned to SQLite's
-  rollback journal, for `ls --json` and `claim` at 5,000 tasks, and `ls --json` while another
-  process holds the store in `BEGIN EXCLUSIVE`.
+- `journal`: the same store in WAL against SQLite's rollback journal (what taskfs makes:
+  `taskfs.readmodel.db.JOURNAL`), for `ls --json` and `claim` at 5,000 tasks, and `ls --json`
+  while another process holds the store in `BEGIN EXCLUSIVE`.
 
 The load average of the shared machine is printed before and after each figure.
 """
@@ -212,7 +212,7 @@ def _first_ls(
 def _journal(
     args: argparse.Namespace, cache: Path, tf: list[str], env: dict[str, str], only: Any
 ) -> dict[str, Any]:
-    """The store in WAL (A) against the same store in SQLite's rollback journal (B)."""
+    """The store in WAL (A) against the same store in SQLite's rollback journal (B, taskfs's)."""
     source, manifest = direct.cached_repo(cache, args.size, _log)
     work = cache / "work" / "issue36-journal"
     repos = {m: run_module._copy(source, work / m) for m in ("wal", "delete")}

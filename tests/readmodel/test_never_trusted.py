@@ -38,8 +38,9 @@ def cache_dir(repo: Path) -> Path:
 
 
 def cache_files(repo: Path) -> list[Path]:
-    """Every file the store and its caches keep (SQLite's own side files included)."""
-    return sorted(p for p in cache_dir(repo).rglob("*") if p.is_file())
+    """Every file taskfs keeps under `<git dir>/taskfs/`: the store and its caches (SQLite's
+    own side files included), and the writers' lock beside them."""
+    return sorted(p for p in cache_dir(repo).parent.rglob("*") if p.is_file())
 
 
 def stores(repo: Path) -> list[Path]:
@@ -381,7 +382,10 @@ def test_every_cache_file_damaged_changes_no_answer_and_no_decision(
 ) -> None:
     pristine, expected, _fresh = warmed
     names = [p.relative_to(pristine) for p in cache_files(pristine)]
-    assert len(names) >= 4, names
+    below = [name.parts[name.parts.index("taskfs") + 1 :] for name in names]
+    kinds = {rest[1] if rest[0] == "cache" and len(rest) > 2 else rest[-1] for rest in below}
+    assert {"gate", "show", "settings", "lock"} <= kinds, names
+    assert any(name.suffix == ".sqlite" for name in names), names
     for name in names:
         _restore(repo, pristine)
         _damage_file(repo / name, how)
