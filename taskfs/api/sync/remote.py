@@ -5,7 +5,10 @@ one lose to it (core/forks.py: what was pushed first is never overturned by what
 the upstream (a real merge commit, built without touching the working tree; published history is
 never rewritten); move the index and working tree to the result, carrying the user's uncommitted
 work as `git checkout` does, or stop naming what is in the way; push, never forced. When the
-push loses a race with another clone's, fetch and go round again.
+push loses a race with another clone's (the remote moved), or finds the remote's branch locked
+by another clone's push in flight (`[remote rejected] (failed to update ref)`), wait a jittered,
+growing while and go round again, until `syncTimeoutSeconds` has passed: under many clones the
+number of rounds a sync needs grows with the clones, the time it may take does not.
 
 Nothing is changed in this checkout when a round stops: merges are computed with `git merge-tree`
 and HEAD moves by compare-and-swap only once the working tree has been moved.
@@ -34,7 +37,16 @@ from taskfs.store.git.objects import Identity
 from taskfs.store.git.session import Session, open_session
 from taskfs.store.repository import Repository
 
-MAX_ATTEMPTS = 20
+# The back-off between rounds: a random pause up to BACKOFF_S * 2^(round - 1), at most
+# BACKOFF_CAP_S ("full jitter"), so that clones that lost a race together do not meet again.
+BACKOFF_S = 0.05
+BACKOFF_CAP_S = 2.0
+# What the remote answers when its ref is locked by a concurrent push (git's ref transaction
+# failed: `cannot lock ref`), which says nothing of who will win: worth another round even when
+# the remote did not move.
+LOCKED = ("failed to update ref", "failed to lock", "cannot lock ref", "incorrect old value")
+# A lock refused this long while the branch did not move is no push in flight: it is stale.
+STALE_LOCK_S = 30
 
 
 @dataclass(frozen=True)
@@ -146,14 +158,16 @@ def sync(repo: Repository, *, remote: str | None = None, agent: str | None = Non
     authored by `agent`, or `taskfs`)."""
     upstream = find_upstream(repo, remote)
     result = Synced(upstream)
+    patience = _Patience(upstream, repo.config.sync_timeout_seconds)
     with _one_sync_at_a_time(repo), open_session(repo.git) as session:
         refused: tuple[str | None, str] | None = None
         while True:
             result.attempts += 1
             fetched = fetch(repo, upstream)
-            if refused is not None and refused[0] == fetched:
+            patience.saw(fetched)
+            if refused is not None and refused[0] == fetched and not locked(refused[1]):
                 # Refused although nobody else pushed in between: not a race, a refusal.
-                raise _push_rejected(upstream, refused[1])
+                raise _push_rejected(upstream, refused[1], result.attempts - 1)
             step = _integrate(repo, session, upstream, fetched, agent)
             result.fetched, result.head = fetched, step.head
             result.demoted += step.demoted
@@ -166,19 +180,63 @@ def sync(repo: Repository, *, remote: str | None = None, agent: str | None = Non
             if reason is None:
                 result.pushed = step.head
                 return result
-            if result.attempts >= MAX_ATTEMPTS:
-                raise _push_rejected(upstream, f"{reason} (gave up after {result.attempts} tries)")
             refused = (fetched, reason)
-            _pause(result.attempts)
+            patience.refused(reason, result.attempts)
 
 
-def _push_rejected(upstream: Upstream, reason: str) -> TaskfsError:
-    return fail("sync_push_rejected", remote=upstream.remote, branch=upstream.branch, reason=reason)
+def locked(reason: str) -> bool:
+    """Whether the remote refused a push because another push held its branch's lock."""
+    return any(mark in reason for mark in LOCKED)
 
 
-def _pause(attempt: int) -> None:
-    # Clones that lost a race together should not meet again at once.
-    time.sleep(random.uniform(0, 0.02 * attempt))
+class _Patience:
+    """The bound on a sync's rounds: a time, not a count, and a branch that stays locked while
+    nothing lands is not waited out (a push that crashed leaves its lock file behind)."""
+
+    def __init__(self, upstream: Upstream, seconds: int) -> None:
+        self.upstream, self.seconds = upstream, seconds
+        self.deadline = time.monotonic() + seconds
+        self.tip: str | None = None
+        self.moved_at = time.monotonic()
+
+    def saw(self, tip: str | None) -> None:
+        """The remote's branch as fetched: when it last moved is when others last got through."""
+        if tip != self.tip:
+            self.tip, self.moved_at = tip, time.monotonic()
+
+    def refused(self, reason: str, attempt: int) -> None:
+        """After push number `attempt` was refused: wait a jittered while that grows with the
+        rounds, or raise `sync_push_rejected` when the time is spent or the lock is stale."""
+        now = time.monotonic()
+        branch = self.upstream.branch
+        if locked(reason) and now - self.moved_at >= STALE_LOCK_S:
+            why = (
+                f"{reason} (locked for {STALE_LOCK_S} s while no push landed: a push that "
+                f"crashed may have left refs/heads/{branch}.lock on the remote)"
+            )
+            raise _push_rejected(self.upstream, why, attempt, gave_up=True)
+        left = self.deadline - now
+        if left <= 0:
+            why = (
+                f"{reason} (still refused after {attempt} tries in {self.seconds} s: "
+                "syncTimeoutSeconds)"
+            )
+            raise _push_rejected(self.upstream, why, attempt, gave_up=True)
+        ceiling = min(BACKOFF_CAP_S, BACKOFF_S * (1 << min(attempt - 1, 16)))
+        time.sleep(min(left, random.uniform(0, ceiling)))
+
+
+def _push_rejected(
+    upstream: Upstream, reason: str, attempts: int, *, gave_up: bool = False
+) -> TaskfsError:
+    return fail(
+        "sync_push_rejected",
+        remote=upstream.remote,
+        branch=upstream.branch,
+        reason=reason,
+        attempts=attempts,
+        gave_up=gave_up,
+    )
 
 
 # -- claim --sync ----------------------------------------------------------------------
@@ -192,8 +250,10 @@ def claim_sync(
     the claim refused with `transition_not_allowed` naming the winner."""
     upstream = find_upstream(repo, remote)
     git = repo.git
+    patience = _Patience(upstream, repo.config.sync_timeout_seconds)
     with _one_sync_at_a_time(repo), open_session(git) as session:
         integrated = fetch(repo, upstream)
+        patience.saw(integrated)
         _integrate(repo, session, upstream, integrated, agent)
         moved = transitions.transition(repo, task_id, "working", agent)
         attempts = 0
@@ -205,9 +265,11 @@ def claim_sync(
                 reason = git.push(upstream.remote, head, upstream.branch)
                 if reason is None:
                     return ClaimSynced(task_id, moved.state, moved.commit, upstream, attempts)
+                patience.refused(reason, attempts)
                 fetched = fetch(repo, upstream)
-                if fetched == integrated or attempts >= MAX_ATTEMPTS:
-                    raise _push_rejected(upstream, reason)
+                patience.saw(fetched)
+                if fetched == integrated and not locked(reason):
+                    raise _push_rejected(upstream, reason, attempts)
                 step = _integrate(
                     repo, session, upstream, fetched, agent, withdraw=moved.status_file
                 )
@@ -217,7 +279,6 @@ def claim_sync(
             if step.withdrawn is not None:
                 raise TaskfsError(_lost_claim(task_id, step.withdrawn))
             integrated = fetched
-            _pause(attempts)
 
 
 def _lost_claim(task_id: str, lost: Lost) -> Problem:
