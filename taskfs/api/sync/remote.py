@@ -40,7 +40,7 @@ from taskfs.store.repository import Repository
 # The back-off between rounds: a random pause up to BACKOFF_S * 2^(round - 1), at most
 # BACKOFF_CAP_S ("full jitter"), so that clones that lost a race together do not meet again.
 BACKOFF_S = 0.05
-BACKOFF_CAP_S = 2.0
+BACKOFF_CAP_S = 1.0
 # What the remote answers when its ref is locked by a concurrent push (git's ref transaction
 # failed: `cannot lock ref`), which says nothing of who will win: worth another round even when
 # the remote did not move.
@@ -255,7 +255,7 @@ def claim_sync(
         integrated = fetch(repo, upstream)
         patience.saw(integrated)
         _integrate(repo, session, upstream, integrated, agent)
-        moved = transitions.transition(repo, task_id, "working", agent)
+        moved = transitions.transition(repo, task_id, "working", agent, notify=False)
         attempts = 0
         while True:
             attempts += 1
@@ -264,6 +264,7 @@ def claim_sync(
                 assert head is not None
                 reason = git.push(upstream.remote, head, upstream.branch)
                 if reason is None:
+                    transitions.tell_claim(repo, task_id, agent)
                     return ClaimSynced(task_id, moved.state, moved.commit, upstream, attempts)
                 patience.refused(reason, attempts)
                 fetched = fetch(repo, upstream)
