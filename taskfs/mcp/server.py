@@ -133,8 +133,8 @@ def register_agent_tools(tools: Tools) -> None:
         def call() -> dict[str, Any]:
             repo, agent = s.repo(), s.agent()
             box = inbox_api.inbox(repo, agent, session=s.session_name)
-            if mark_read and box.unread:
-                delivery.mark_read(repo, agent, [c.record.msg_id for c in box.unread])
+            if mark_read and box.markable:
+                delivery.mark_read(repo, agent, box.markable)
             return views.inbox(box)
 
         return answer(call)

@@ -8,17 +8,26 @@ Nothing here waits for anything: delivery is asynchronous, the inbox is a view o
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from taskfs import i18n
 from taskfs.api.intake.requests import intakes
 from taskfs.api.lifecycle.forks import Lost, lost_in
 from taskfs.api.lifecycle.sent import SentTask, needing, sent
 from taskfs.api.messages.openings import stored_opening
-from taskfs.api.messages.threads import CheckedMessage, Thread, for_session, read_thread, trust
+from taskfs.api.messages.threads import (
+    CheckedMessage,
+    Thread,
+    for_session,
+    read_conversations,
+    read_thread,
+    trust,
+)
 from taskfs.api.tasks import listing
 from taskfs.core.intake import Intake
 from taskfs.core.layout import EVIDENCE, STAMPED_NAME_RE, parse_time
 from taskfs.core.lifecycle import TERMINAL
+from taskfs.core.messages import SenderTrust
 from taskfs.core.records import StatusRecord
 from taskfs.store.all_tasks import load_all
 from taskfs.store.messages import pending_paths
@@ -48,6 +57,12 @@ class Inbox:
     # not yet handled, and those whose holder has gone quiet.
     ended: tuple[SentTask, ...] = ()
     quiet: tuple[SentTask, ...] = ()
+
+    @property
+    def markable(self) -> list[str]:
+        """The unread messages a read mark can mark: those about a task (a plain message waits
+        until it is answered)."""
+        return [c.record.msg_id for c in self.unread if c.record.task_id]
 
     @property
     def badge(self) -> str:
@@ -122,6 +137,7 @@ def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
                 questions.append(checked)
             elif waits_for_review(repo, task, thread, checked):
                 results.append(checked)
+    unread += _said_to(repo, agent, session, trusted)
     to_claim = tuple(
         t for t in tasks.values() if t.state == "submitted" and t.envelope.recipient == agent
     )
@@ -143,6 +159,38 @@ def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
         tuple(ended),
         tuple(quiet),
     )
+
+
+def _said_to(
+    repo: Repository, agent: str, session: str | None, trusted: SenderTrust
+) -> list[CheckedMessage]:
+    """Plain messages to `agent` about no task (interlink's untagged chat: "can you look at
+    this?") that it has not answered: not replied to, and nothing said to their sender since.
+    Without this an interlink peer's delegation by plain message went unseen."""
+    said = read_conversations(repo, trusted=trusted).messages
+    last: dict[str, datetime] = {}  # peer -> when `agent` last wrote to it
+    replied: set[str] = set()
+    for checked in said:
+        record = checked.record
+        if record.sender == agent and record.recipient is not None:
+            at = parse_time(record.at)
+            last[record.recipient] = max(last.get(record.recipient, at), at)
+            if record.in_reply_to:
+                replied.add(record.in_reply_to)
+    return [
+        checked
+        for checked in said
+        if checked.ok
+        and checked.delivery == "sent"
+        and checked.record.recipient == agent
+        and checked.record.sender != agent
+        and checked.record.msg_id not in replied
+        and (
+            checked.record.sender not in last
+            or last[checked.record.sender] < parse_time(checked.record.at)
+        )
+        and for_session(checked.record, agent, session)
+    ]
 
 
 def _owned_question(
