@@ -256,9 +256,9 @@ def test_a_message_to_a_peer_without_a_session_to_choose_is_refused_as_interlink
                 "live",
                 "pending",
             )
-            assert planner.text.startswith(
+            assert planner.text == (
                 f"queued for worker ({second.session_id}) (msg_id {said['msg_id']}) — "
-                "delivering in the background; committed to git"
+                "delivering in the background"
             )
             with pytest.raises(MCPError) as unknown:
                 await planner.session.call_tool(
