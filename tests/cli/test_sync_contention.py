@@ -57,6 +57,43 @@ def test_claim_sync_waits_out_a_locked_ref_too(tmp_path: Path) -> None:
     assert git(remote, "rev-parse", "main") == git(b, "rev-parse", "HEAD")
 
 
+def test_a_sync_that_loses_several_races_publishes_one_merge_not_one_per_round(
+    tmp_path: Path,
+) -> None:
+    """Each lost round merges this clone's work with the remote's new tip afresh: what is
+    pushed at last is one merge, and each round costs what the first did."""
+    remote = make_remote(tmp_path)
+    a, b = clones(remote, "a", "b")
+    for n in (1, 2, 3):
+        new_task(b, filesAndInterfaces=[f"b/{n}/**"])
+        git(b, "push", "-q", "origin", f"HEAD:refs/heads/p{n}")
+    counter = tmp_path / "pushes"
+    hook = remote / "hooks" / "pre-receive"
+    # The first three pushes find main moved under them, each time a commit further.
+    hook.write_text(
+        "#!/bin/sh\n"
+        f"n=$(cat {counter} 2>/dev/null || echo 0); n=$((n + 1)); echo $n > {counter}\n"
+        'if [ "$n" -le 3 ]; then '
+        "env -u GIT_QUARANTINE_PATH -u GIT_OBJECT_DIRECTORY -u GIT_ALTERNATE_OBJECT_DIRECTORIES "
+        'git update-ref refs/heads/main "$(git rev-parse refs/heads/p$n)"; fi\n'
+    )
+    hook.chmod(0o755)
+    mine = new_task(a, filesAndInterfaces=["a/**"])
+    ours = git(a, "rev-parse", "HEAD")
+    result = sync(a)
+    assert result["attempts"] == 4
+    head = git(remote, "rev-parse", "main")
+    assert head == git(a, "rev-parse", "HEAD")
+    assert git(a, "rev-list", "--merges", f"{ours}..{head}").split() == [head]
+    assert git(a, "rev-parse", f"{head}^1", f"{head}^2").split() == [
+        ours,
+        git(remote, "rev-parse", "p3"),
+    ]
+    assert len(taskfs("ls", "--json", cwd=a).json["tasks"]) == 4
+    assert taskfs("show", mine, "--json", cwd=a).code == 0
+    assert taskfs("audit", "--json", cwd=a).json["ok"] is True
+
+
 def test_a_lock_held_past_the_bound_is_named_and_nothing_is_lost(tmp_path: Path) -> None:
     remote = make_remote(tmp_path)
     [a] = clones(remote, "a")

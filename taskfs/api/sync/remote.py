@@ -161,6 +161,7 @@ def sync(repo: Repository, *, remote: str | None = None, agent: str | None = Non
     patience = _Patience(upstream, repo.config.sync_timeout_seconds)
     with _one_sync_at_a_time(repo), open_session(repo.git) as session:
         refused: tuple[str | None, str] | None = None
+        redo: tuple[str | None, str | None] | None = None
         while True:
             result.attempts += 1
             fetched = fetch(repo, upstream)
@@ -168,9 +169,10 @@ def sync(repo: Repository, *, remote: str | None = None, agent: str | None = Non
             if refused is not None and refused[0] == fetched and not locked(refused[1]):
                 # Refused although nobody else pushed in between: not a race, a refusal.
                 raise _push_rejected(upstream, refused[1], result.attempts - 1)
-            step = _integrate(repo, session, upstream, fetched, agent)
+            step = _integrate(repo, session, upstream, fetched, agent, redo=redo)
             result.fetched, result.head = fetched, step.head
-            result.demoted += step.demoted
+            # A round done afresh reports its demotions afresh (they include the last's).
+            result.demoted = step.demoted if step.redone else result.demoted + step.demoted
             result.superseded += step.superseded
             if step.kind != "none":
                 result.integration = step.kind
@@ -181,6 +183,7 @@ def sync(repo: Repository, *, remote: str | None = None, agent: str | None = Non
                 result.pushed = step.head
                 return result
             refused = (fetched, reason)
+            redo = (step.base, step.head)
             patience.refused(reason, result.attempts)
 
 
@@ -257,6 +260,7 @@ def claim_sync(
         _integrate(repo, session, upstream, integrated, agent)
         moved = transitions.transition(repo, task_id, "working", agent, notify=False)
         attempts = 0
+        redo: tuple[str | None, str | None] | None = None
         while True:
             attempts += 1
             try:
@@ -272,8 +276,9 @@ def claim_sync(
                 if fetched == integrated and not locked(reason):
                     raise _push_rejected(upstream, reason, attempts)
                 step = _integrate(
-                    repo, session, upstream, fetched, agent, withdraw=moved.status_file
+                    repo, session, upstream, fetched, agent, withdraw=moved.status_file, redo=redo
                 )
+                redo = (step.base, step.head)
             except TaskfsError:
                 _withdraw(repo, upstream, moved.status_file)
                 raise
@@ -321,6 +326,10 @@ class _Step:
     demoted: list[Demoted] = field(default_factory=list)
     superseded: list[Lost] = field(default_factory=list)
     withdrawn: Lost | None = None
+    # The commit this round merged from: HEAD, or, after a round whose push was refused, the
+    # work that round merged (`redo`).
+    base: str | None = None
+    redone: bool = False
 
 
 def _integrate(
@@ -331,17 +340,25 @@ def _integrate(
     agent: str | None,
     *,
     withdraw: str | None = None,
+    redo: tuple[str | None, str | None] | None = None,
 ) -> _Step:
+    """One round: settle, merge `fetched`, move the checkout. `redo` is (the work the last
+    round merged, the merge it made) when that round's push was refused: while HEAD is still
+    that merge, this round merges the same work with the new tip afresh, so a sync that loses
+    many races publishes one merge, not one per round, and each round costs what the first
+    did (a merge on a merge grows the history every lost round walks again)."""
     git = repo.git
     with repo.writing():
         operation = git.operation_in_progress()
         if operation is not None:
             raise fail("sync_in_progress", operation=operation)
         head = git.head()
-        late = late_transitions(repo, session, head, fetched)
+        ours = redo[0] if redo is not None and head == redo[1] else head
+        late = late_transitions(repo, session, ours, fetched)
         if late:
             raise TaskfsError(late)
-        step = _settle(repo, session, head, fetched, withdraw)
+        step = _settle(repo, session, ours, fetched, withdraw)
+        step.base, step.redone = ours, ours != head
         merged, step.kind = _merge(repo, session, upstream, step.head, fetched, agent=agent)
         step.head = merged
         if merged is not None and merged != head:
