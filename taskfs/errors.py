@@ -40,6 +40,7 @@ MESSAGES: dict[str, str] = {
     "unknown_field": "unknown key {key!r}{hint_text}: only the contract's keys and x- prefixed "
     "keys are allowed",
     "invalid_value": "{field} has the wrong type or value: {reason}",
+    "unknown_argument": "{tool} takes no argument {field!r}: it takes {known_text}",
     "yaml_invalid": "not a valid envelope file: {reason}",
     "task_exists": "a task with id {id!r} already exists",
     "ownership_conflict": "{entry!r} overlaps {other_entry!r} of open task {other!r} (both "
@@ -131,6 +132,8 @@ MESSAGES: dict[str, str] = {
     "policy_invalid": "{path} is not a valid runner policy: {reason}",
     "check_not_allowed": "the watcher did not run the acceptance check of task {id!r}: "
     "{reason}; a person can run it with `taskfs check {id}`",
+    "check_stopped": "the acceptance check {command!r} was stopped before it ended ({reason}): "
+    "its processes were killed and no evidence was recorded; run the check again",
     # keys
     "key_exists": "a {kind} key for {name!r} already exists at {path}",
     "key_invalid": "{path} is not a usable key: {reason}",
