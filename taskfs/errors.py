@@ -231,6 +231,8 @@ MESSAGES: dict[str, str] = {
     "a2a_version_unsupported": "A2A-Version {version!r} is not spoken here: send the header "
     "`A2A-Version: 1.0` with the A2A 1.0 methods ({method} is one); no header means 0.3, whose "
     "method names (message/send, tasks/get, ...) are answered too",
+    "a2a_method_not_found": "{method!r} is not a method of A2A {version}: its name there is "
+    "{named}; without the A2A-Version header the 0.3 names are answered, as 0.3",
     "media_type_unsupported": "a message part of type {media_type!r} cannot be read here: send "
     "the envelope as a data part, or YAML or prose as a text part ({accepted})",
     "task_finished": "task {id!r} is {state}: over A2A a finished task takes no more messages "
