@@ -245,3 +245,60 @@ def test_a_client_that_closes_its_end_gets_every_answer_and_leaves_nothing_half_
     assert git(repo, "status", "--porcelain", "--", "tasks") == ""
     assert {t["state"] for t in taskfs("ls", "--json").json["tasks"]} == {"working"}
     assert taskfs("audit").code == 0
+
+
+def test_a_server_told_to_stop_stops_its_check_first(repo: Path, tmp_path: Path) -> None:
+    # The host's last word before SIGKILL (the specification's stdio shutdown): SIGTERM. The
+    # check runs in a process group of its own, which would outlive the server if it died
+    # on the spot.
+    slow_task(repo)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "taskfs", "mcp", "--agent", "builder"],
+        cwd=repo,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=server_env(tmp_path),
+    )
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"},
+        },
+    }
+    check = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "agent_check", "arguments": {"task_id": "slow", "text": "done"}},
+    }
+    try:
+        proc.stdin.write(json.dumps(initialize).encode() + b"\n")
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == 0
+        for message in ({"jsonrpc": "2.0", "method": "notifications/initialized"}, check):
+            proc.stdin.write(json.dumps(message).encode() + b"\n")
+        proc.stdin.flush()
+        end = time.monotonic() + 60
+        while not marked():
+            assert time.monotonic() < end, "the check did not start"
+            time.sleep(0.05)
+        proc.terminate()
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            with contextlib.suppress(OSError):
+                stream.close()  # type: ignore[union-attr]
+    assert gone(10), "the check's processes outlived the server"
+    assert evidence_of(repo, "slow") == []
+    assert git(repo, "status", "--porcelain", "--", "tasks") == ""
+    assert taskfs("audit").code == 0
