@@ -1,9 +1,11 @@
 """`agent_check`: the recipient reports its result and the acceptance check runs, in one call.
 
 The `result` message records the claim of a result (and asks a watcher for the check); the
-check then runs here, so the agent learns the verdict in the same call. The check runs in a
-worker that a cancelled call or a closed client stops, and it reports progress while it runs
-(`taskfs.mcp.running`).
+check runs here, so the agent learns the verdict in the same call. The check runs in a worker
+that a cancelled call or a closed client stops, and it reports progress while it runs
+(`taskfs.mcp.running`). The message is committed once the run is over, just before its
+evidence (so the evidence still follows the result it checks): a check stopped half-way leaves
+nothing behind, neither evidence nor a result that no evidence answers.
 """
 
 from __future__ import annotations
@@ -43,11 +45,21 @@ def check_tool(tools: Tools) -> Callable[..., Awaitable[CallToolResult]]:
                 why = stop()
                 if why is not None:  # stopped before anything was sent: nothing is
                     raise fail("check_stopped", command="agent_check", reason=why)
-                sent = views.sent(messages.request_check(s.repo(), task_id, s.agent(), text))
+                sent: list[dict[str, Any]] = []
+
+                def report() -> None:
+                    result = messages.request_check(s.repo(), task_id, s.agent(), text)
+                    sent.append(views.sent(result))
+
                 checked = evidence.check(
-                    s.repo(), task_id, agent=s.agent(), progress=watch, stop=stop
+                    s.repo(),
+                    task_id,
+                    agent=s.agent(),
+                    progress=watch,
+                    stop=stop,
+                    before_write=report,
                 )
-                return {**sent, **checks.document(checked)}
+                return {**sent[0], **checks.document(checked)}
 
             return answer(call)
 

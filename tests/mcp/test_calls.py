@@ -141,6 +141,7 @@ def test_a_cancelled_check_stops_its_processes_and_records_nothing(
     repo: Path, tmp_path: Path, transport: str
 ) -> None:
     slow_task(repo)
+    before = git(repo, "rev-parse", "HEAD")
     progress: list[tuple[float, str | None]] = []
 
     async def on_progress(done: float, _total: float | None, message: str | None) -> None:
@@ -171,6 +172,7 @@ def test_a_cancelled_check_stops_its_processes_and_records_nothing(
     anyio.run(work)
     assert marked() == []
     assert evidence_of(repo, "slow") == []
+    assert git(repo, "rev-parse", "HEAD") == before  # nothing at all: the result neither
     # Progress came while the check ran: the seconds elapsed, growing, and what it printed.
     assert [p for p, _ in progress] == sorted({p for p, _ in progress})
     assert any(message == "going" for _, message in progress), progress
@@ -184,6 +186,7 @@ def test_a_client_that_closes_its_end_gets_every_answer_and_leaves_nothing_half_
     slow_task(repo)
     (repo / "open.yaml").write_text(envelope(id="open", filesAndInterfaces=["open/**"]))
     assert taskfs("new", "open.yaml").code == 0
+    before = git(repo, "rev-parse", "HEAD")
     proc = subprocess.Popen(
         [sys.executable, "-m", "taskfs", "mcp", "--agent", "builder"],
         cwd=repo,
@@ -237,6 +240,8 @@ def test_a_client_that_closes_its_end_gets_every_answer_and_leaves_nothing_half_
     checked = answers[1]["result"]
     assert checked["isError"] is True
     assert [e["code"] for e in checked["structuredContent"]["errors"]] == ["check_stopped"]
+    # the claim is the one commit since: the stopped check wrote nothing, its result neither
+    assert git(repo, "log", "--format=%s", f"{before}..HEAD").count("\n") == 0
     claimed = answers[2]["result"]
     assert claimed["structuredContent"]["state"] == "working", claimed
     assert proc.returncode == 0

@@ -147,6 +147,7 @@ def check(
     sandbox: str | None = None,
     network: bool | None = None,
     stop: Stop | None = None,
+    before_write: Callable[[], object] | None = None,
 ) -> CheckRun:
     """Run the task's acceptance check (in a fresh worktree of HEAD with `fresh`), write its
     evidence and commit it. A failing check is an answer, not an error: the task stays as it
@@ -155,7 +156,9 @@ def check(
     command is the one HEAD holds: a task folder holding a file no commit holds is refused
     before anything runs (`ledger_file_uncommitted`). `stop()`, asked while the command runs,
     says why to stop it (None: go on): its process group is then killed and nothing is
-    written (`check_stopped`)."""
+    written (`check_stopped`). `before_write()` is called once the run is over and its
+    evidence is about to be written (committed after what it writes); what it raises is
+    raised, and nothing is written then either."""
     from taskfs.api.evidence.sandboxing import place
     from taskfs.store import head_ledger
 
@@ -191,6 +194,8 @@ def check(
         if signer is not None:
             document = sign_document(document, signer[0], signer[1])
         author = agent or (signer[0] if signer is not None else "taskfs")
+        if before_write is not None:
+            before_write()
         rel, commit = _write_check(repo, task_id, document, author, trust)
         fallback = placement.reason if placement.fell_back else None
         return CheckRun(task_id, rel, document, commit, fallback, task.state)
