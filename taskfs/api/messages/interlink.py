@@ -155,9 +155,16 @@ def _send(  # noqa: PLR0917 (send_message's arguments, read)
         if rules.opened_task(in_reply_to):
             # Answering an opening is writing about its task: the envelope is no message file.
             in_reply_to = None
-    if task_id is not None and status is None and not repo.task_dir(task_id).exists():
-        # A new task id, as interlink's requester opens a task: an envelope opens the task
-        # under that id; prose (or part of an envelope) opens a request (contract section 12).
+    if (
+        task_id is not None
+        and status is None
+        and not repo.task_dir(task_id).exists()
+        and routing.is_peer(repo, to)
+    ):
+        # A new task id to a peer, as interlink's requester opens a task: an envelope opens the
+        # task under that id; prose (or part of an envelope) opens a request (contract section
+        # 12), which the bridge carries to the peer. (An agent of this ledger is asked with
+        # agent_send; a task id it does not know stays task_not_found.)
         fields = _envelope_in(text)
         if fields is not None and not _partial(fields, task_id):
             if fields.get("id", task_id) != task_id:
