@@ -26,7 +26,12 @@ The bridge is one taskfs agent's session there (`taskfs` unless `--session` name
   between the commit and the ack re-delivers it; the replay check, durable in git, refuses the
   copy, which is then acked: the message lands once, however many buses carried it. A message
   the gate refuses is acked too (a bus keeps a message until acked: not acking would block the
-  queue), logged, and never written.
+  queue), logged, and never written; one past the gate that taskfs's rules refuse is answered
+  (`refusals`). A round ends by posting what its arrivals made (an answer, a notice).
+- Outages: a running bridge outlives its buses (`bus_health`: growing, jittered retries, logged
+  as they happen, the first try an announcement); `--once` names a bus that does not answer.
+- Pairing: a knock is answered with interlink's `pair_accept` once its key is admitted here
+  (`pairing`).
 """
 
 from __future__ import annotations
