@@ -50,7 +50,25 @@ def report(run: Report, agents: int, rounds: int) -> bool:
     completed = [t for a in run.agents for t in a.completed]
     claimed = [t for a in run.agents for t in a.claimed]
     lost = sum(a.lost_races for a in run.agents)
+    print(f"{agents} agents x {rounds} rounds on one bare remote: {run.seconds:.1f} s")
+    print(f"  completed {len(completed)} tasks: {60 * len(completed) / run.seconds:.1f} per minute")
+    print(f"  races lost (claim refused, another claim pushed first): {lost}")
+    print(f"  sync ({len(plain)}): seconds {_spread(plain)}")
+    print(f"  claim --sync ({len(claims)}): seconds {_spread(claims)}")
+    print(f"  rounds per push: {_spread([float(a) for a in rounds_taken])}")
+    codes: dict[str, int] = {}
+    for failure in run.sync_failures:
+        for error in failure.get("errors") or [{"code": "?"}]:
+            codes[str(error.get("code"))] = codes.get(str(error.get("code")), 0) + 1
+    print(f"  syncs that gave up: {len(run.sync_failures)} {codes or ''}")
+    for failure in run.sync_failures[:5]:
+        print(f"    {failure}")
+    for error in run.errors[:5]:
+        print(f"  refused: {error}")
+    sys.stdout.flush()
     final = settle(run.clones)
+    for refusal in final.refusals[:5]:
+        print(f"  settling: {refusal}")
     chains_ok = all(
         [s for s, _ in chain] == ["submitted", "working", "completed"]
         and chain[1][1] == chain[2][1]
@@ -66,18 +84,8 @@ def report(run: Report, agents: int, rounds: int) -> bool:
         "every clone at the same commit": len(final.heads) == 1,
         "every clone lists the same": len(set(final.listings)) == 1,
         "audit clean on every clone": final.audits_clean,
+        "every clone settled (sync, ls) without a refusal": not final.refusals,
     }
-    print(f"{agents} agents x {rounds} rounds on one bare remote: {run.seconds:.1f} s")
-    print(f"  completed {len(completed)} tasks: {60 * len(completed) / run.seconds:.1f} per minute")
-    print(f"  races lost (claim refused, another claim pushed first): {lost}")
-    print(f"  sync ({len(plain)}): seconds {_spread(plain)}")
-    print(f"  claim --sync ({len(claims)}): seconds {_spread(claims)}")
-    print(f"  rounds per push: {_spread([float(a) for a in rounds_taken])}")
-    print(f"  syncs that gave up: {len(run.sync_failures)}")
-    for failure in run.sync_failures[:5]:
-        print(f"    {failure}")
-    for error in run.errors[:5]:
-        print(f"  refused: {error}")
     for name, held in checks.items():
         print(f"  {'yes' if held else 'NO '} {name}")
     return all(checks.values())

@@ -171,19 +171,26 @@ class Settled:
     listings: list[tuple[tuple[str, str, str | None], ...]]
     chains: dict[str, list[tuple[str, str]]]
     audits_clean: bool
+    # Any command that refused while settling, with its answer (none when all went well).
+    refusals: list[dict[str, Any]] = field(default_factory=list)
 
 
 def settle(clones: list[Path]) -> Settled:
     """Sync every clone twice over, in turn (the second pass brings the first ones what the
     later ones pushed), and read back what they hold."""
+    refusals: list[dict[str, Any]] = []
     for _ in range(2):
         for where in clones:
             code, document, _ = _taskfs(where, "sync")
-            assert code == 0, document
+            if code != 0:
+                refusals.append({"clone": where.name, "command": "sync", "answer": document})
     listings = []
     for where in clones:
         _, document, _ = _taskfs(where, "ls")
-        rows = sorted((t["id"], t["state"], t.get("holder")) for t in document["tasks"])
+        if "tasks" not in document:
+            refusals.append({"clone": where.name, "command": "ls", "answer": document})
+        tasks = document.get("tasks") or []
+        rows = sorted((t["id"], t["state"], t.get("holder")) for t in tasks)
         listings.append(tuple(rows))
     chains: dict[str, list[tuple[str, str]]] = {}
     for folder in sorted((clones[0] / "tasks").iterdir()):
@@ -192,7 +199,7 @@ def settle(clones: list[Path]) -> Settled:
         chains[folder.name] = [_state_and_by(p) for p in sorted((folder / "status").iterdir())]
     audits = [_taskfs(where, "audit")[1].get("ok") is True for where in clones]
     heads = {_git(where, "rev-parse", "HEAD") for where in clones}
-    return Settled(heads, listings, chains, all(audits))
+    return Settled(heads, listings, chains, all(audits), refusals)
 
 
 def _state_and_by(path: Path) -> tuple[str, str]:
