@@ -30,8 +30,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.helpers import IDENTITY
-from tests.many_clones import SOURCE, Report, run_agents, settle
-from tests.remotes import git_daemon, make_remote
+from tests.many_clones import SOURCE, Report, make_remote, run_agents, settle
+from tests.remotes import git_daemon
 
 
 def _spread(values: list[float]) -> str:

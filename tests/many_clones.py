@@ -112,6 +112,21 @@ def _clone(url: str, path: Path) -> Path:
 # -- the whole run -------------------------------------------------------------------------
 
 
+def make_remote(base: Path) -> Path:
+    """A bare remote `base/remote.git` holding one commit with taskfs initialised by the taskfs
+    the agents run (SOURCE's, when set: a newer taskfs writes settings an older one refuses)."""
+    remote = base / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    seed = _clone(str(remote), base / "seed")
+    (seed / "README.md").write_text("a project\n")
+    _git(seed, "add", "README.md")
+    _git(seed, "commit", "-q", "-m", "initial")
+    code, document, _ = _taskfs(seed, "init")
+    assert code == 0, document
+    _git(seed, "push", "-q", "-u", "origin", "main")
+    return remote
+
+
 def run_agents(
     base: Path, url: str, *, agents: int, rounds: int, seed: int = 37, timeout: float = 1800
 ) -> Report:
