@@ -105,8 +105,10 @@ def test_a_lock_held_past_the_bound_is_named_and_nothing_is_lost(tmp_path: Path)
         refused = taskfs("sync", "--json", cwd=a)
     assert refused.codes == ["sync_push_rejected"]
     [error] = refused.json["errors"]
-    assert error["attempts"] > 1
+    # Given up for the time bound (on a loaded machine one round may take all of it).
+    assert (error["gave_up"], error["attempts"] >= 1) == (True, True)
     assert "failed to update ref" in error["reason"]
+    assert "syncTimeoutSeconds" in error["reason"]
     assert git(a, "rev-parse", "HEAD") == head  # merged here, kept, pushed by the next sync
     assert sync(a)["pushed"] == head == git(remote, "rev-parse", "main")
     assert taskfs("show", task, "--json", cwd=a).code == 0

@@ -45,6 +45,7 @@ BACKOFF_CAP_S = 1.0
 # failed: `cannot lock ref`), which says nothing of who will win: worth another round even when
 # the remote did not move.
 LOCKED = ("failed to update ref", "failed to lock", "cannot lock ref", "incorrect old value")
+MOVED = ("fetch first", "non-fast-forward")
 # A lock refused this long while the branch did not move is no push in flight: it is stale.
 STALE_LOCK_S = 30
 
@@ -166,7 +167,7 @@ def sync(repo: Repository, *, remote: str | None = None, agent: str | None = Non
             result.attempts += 1
             fetched = fetch(repo, upstream)
             patience.saw(fetched)
-            if refused is not None and refused[0] == fetched and not locked(refused[1]):
+            if refused is not None and refused[0] == fetched and not contended(refused[1]):
                 # Refused although nobody else pushed in between: not a race, a refusal.
                 raise _push_rejected(upstream, refused[1], result.attempts - 1)
             step = _integrate(repo, session, upstream, fetched, agent, redo=redo)
@@ -190,6 +191,14 @@ def sync(repo: Repository, *, remote: str | None = None, agent: str | None = Non
 def locked(reason: str) -> bool:
     """Whether the remote refused a push because another push held its branch's lock."""
     return any(mark in reason for mark in LOCKED)
+
+
+def contended(reason: str) -> bool:
+    """Whether the remote refused a push for another clone's push: it moved (git's `fetch
+    first`, `non-fast-forward`) or its branch was locked. Such a refusal is tried again (until
+    the time bound) even when a fetch right after it does not show the move yet; any other is
+    a refusal."""
+    return locked(reason) or any(mark in reason for mark in MOVED)
 
 
 class _Patience:
@@ -273,7 +282,7 @@ def claim_sync(
                 patience.refused(reason, attempts)
                 fetched = fetch(repo, upstream)
                 patience.saw(fetched)
-                if fetched == integrated and not locked(reason):
+                if fetched == integrated and not contended(reason):
                     raise _push_rejected(upstream, reason, attempts)
                 step = _integrate(
                     repo, session, upstream, fetched, agent, withdraw=moved.status_file, redo=redo
