@@ -42,6 +42,7 @@ __all__ = [
     "read_seed_file",
     "replace_file",
     "transitions_of",
+    "write_output",
 ]
 
 
@@ -165,6 +166,15 @@ def replace_file(target: Path, data: bytes, mode: int | None = None) -> None:
     from taskfs.store import fs
 
     fs.replace(target, data, mode)
+
+
+def write_output(target: Path, data: bytes, mode: int | None = None) -> None:
+    """Write a path the user named for output (`taskfs.store.fs.write_output`): a regular
+    file is replaced atomically, anything else (a FIFO, a device, a link to one) written
+    through."""
+    from taskfs.store import fs
+
+    fs.write_output(target, data, mode)
 
 
 def leftover_temporaries(target: Path) -> list[Path]:
