@@ -55,8 +55,10 @@ class LockHeld(Exception):
 
 
 def acting_agent(agent: str | None, *, required: bool = True) -> str | None:
-    """The --agent value (or TASKFS_AGENT), checked to be a valid agent name."""
-    if agent is None or agent == "":
+    """The --agent value (or TASKFS_AGENT), checked to be a valid agent name. An empty name
+    given is `invalid_agent`, as any other that is no name: it never means "anyone" (an empty
+    TASKFS_AGENT is no name given, as click reads it)."""
+    if agent is None:
         if required:
             raise fail("agent_required")
         return None

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from mcp.types import CallToolResult
 from pydantic import Field
 
+from taskfs.api.context import acting_agent
 from taskfs.api.intake import requests
 from taskfs.api.views import intake as views
 from taskfs.mcp.declared import TASK, writes
@@ -24,6 +25,10 @@ def document(result: requests.Answer | Any) -> dict[str, Any]:
         doc = views.document(result.intake, result.problems, submitted=result.submitted)
         if doc["state"] == "intake":
             doc["next"] = views.how(result.intake, "mcp")
+        if result.accepted is not None:
+            doc["accepted"] = result.accepted
+        if result.envelope is not None:
+            doc["envelope"] = result.envelope
         return doc
     return {"id": result.id, "state": result.state}
 
@@ -34,8 +39,22 @@ def register_intake_tools(tools: Tools) -> None:
     def agent_propose(task_id: TaskId, envelope: Envelope) -> CallToolResult:
         return answer(lambda: document(requests.propose(s.repo(), task_id, s.agent(), envelope)))
 
-    def agent_accept(task_id: TaskId) -> CallToolResult:
-        return answer(lambda: document(requests.accept(s.repo(), task_id, s.agent())))
+    def agent_accept(
+        task_id: TaskId,
+        proposal: Annotated[
+            str | None,
+            Field(description="The proposal you read: its proposalId or proposalDigest."),
+        ] = None,
+        to: Annotated[
+            str | None, Field(description="Who the task is for, when your request named nobody.")
+        ] = None,
+    ) -> CallToolResult:
+        def call() -> dict[str, Any]:
+            target = acting_agent(to, required=False)
+            done = requests.accept(s.repo(), task_id, s.agent(), proposal=proposal, to=target)
+            return document(done)
+
+        return answer(call)
 
     tools.add(
         agent_propose,
@@ -46,7 +65,8 @@ def register_intake_tools(tools: Tools) -> None:
     )
     tools.add(
         agent_accept,
-        "Accept the envelope proposed for your request: it becomes a task.",
+        "Accept the envelope proposed for your request, named as you read it (proposal): it "
+        "becomes a task.",
         writes(idempotent=True),
         TASK,
     )
