@@ -9,7 +9,6 @@ from typing import Annotated, Any
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from taskfs.api.context import acting_agent
 from taskfs.api.intake import requests
 from taskfs.api.views import intake as views
 from taskfs.mcp.declared import TASK, writes
@@ -43,16 +42,13 @@ def register_intake_tools(tools: Tools) -> None:
         task_id: TaskId,
         proposal: Annotated[
             str | None,
-            Field(description="The proposal you read: its proposalId or proposalDigest."),
-        ] = None,
-        to: Annotated[
-            str | None, Field(description="Who the task is for, when your request named nobody.")
+            Field(description="The proposalId or proposalDigest you read."),
         ] = None,
     ) -> CallToolResult:
+        # Who the task is for is the requester's own word: a proposal naming a recipient the
+        # request did not is refused here; the requester says it with agent_send on the id.
         def call() -> dict[str, Any]:
-            target = acting_agent(to, required=False)
-            done = requests.accept(s.repo(), task_id, s.agent(), proposal=proposal, to=target)
-            return document(done)
+            return document(requests.accept(s.repo(), task_id, s.agent(), proposal=proposal))
 
         return answer(call)
 
@@ -65,8 +61,7 @@ def register_intake_tools(tools: Tools) -> None:
     )
     tools.add(
         agent_accept,
-        "Accept the envelope proposed for your request, named as you read it (proposal): it "
-        "becomes a task.",
+        "Accept the proposal you read for your request: it becomes a task.",
         writes(idempotent=True),
         TASK,
     )
