@@ -260,3 +260,19 @@ def draft_problems(
 def missing_fields(problems: Sequence[Problem]) -> list[str]:
     """The envelope keys the problems name, in the contract's order, once each."""
     return list(dict.fromkeys(p.field for p in problems if p.field))
+
+
+def proposal_id(entry: Entry) -> str:
+    """How a proposal is named: its file's stem (`<stamp>-<nonce>`)."""
+    from taskfs.core.layout import SUFFIX
+
+    return entry.name.removesuffix(SUFFIX)
+
+
+def proposal_digest(entry: Entry) -> str:
+    """What a proposal says, in 16 hex digits of its text's SHA-256: naming it by this accepts
+    exactly the words that were read."""
+    import hashlib
+
+    said = (entry.record.text or "").encode("utf-8", "surrogatepass")
+    return hashlib.sha256(said).hexdigest()[:16]

@@ -326,8 +326,7 @@ def _read_mark(ledger: Ledger, author: str, _patch: pytest.MonkeyPatch) -> Forge
 
 def _proposal(ledger: Ledger, author: str, _patch: pytest.MonkeyPatch) -> Forged:
     """A proposal in builder's name, unsigned, owning everything."""
-    from taskfs.api.intake.requests import proposal_digest
-    from taskfs.core.intake import Entry, IntakeRecord
+    from taskfs.core.intake import Entry, IntakeRecord, proposal_digest
 
     rel = "tasks/asked/intake/20300101T000000.000000Z-aaaaaaaa.yaml"
     (ledger.root / rel).write_text(

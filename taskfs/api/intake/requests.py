@@ -20,7 +20,15 @@ from taskfs.api.tasks import submit
 from taskfs.api.tasks.filing import record_bytes
 from taskfs.core import layout, yamlio
 from taskfs.core.envelope import validate_envelope
-from taskfs.core.intake import Door, Entry, Intake, IntakeRecord, fields_of
+from taskfs.core.intake import (
+    Door,
+    Entry,
+    Intake,
+    IntakeRecord,
+    fields_of,
+    proposal_digest,
+    proposal_id,
+)
 from taskfs.core.layout import INTAKE, format_time, stamped_name
 from taskfs.errors import Problem, TaskfsError, fail
 from taskfs.store import index
@@ -332,21 +340,6 @@ def accept(
         done = add_within(repo, writer, task_id, agent, text, accepts=chosen.name, now=now)
     envelope = _submitted(repo, task_id) if done.submitted else None
     return done._replace(accepted=proposal_id(chosen), envelope=envelope)
-
-
-def proposal_id(entry: Entry) -> str:
-    """How a proposal is named: its file's stem (`<stamp>-<nonce>`)."""
-    return entry.name.removesuffix(layout.SUFFIX)
-
-
-def proposal_digest(entry: Entry) -> str:
-    """What a proposal says, in 16 hex digits of its text's SHA-256: naming it by this accepts
-    exactly the words that were read."""
-    import hashlib
-
-    return hashlib.sha256((entry.record.text or "").encode("utf-8", "surrogatepass")).hexdigest()[
-        :16
-    ]
 
 
 def _chosen(repo: Repository, intake: Intake, named: str | None) -> Entry:

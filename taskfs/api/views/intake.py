@@ -44,7 +44,7 @@ def document(
         out["proposal"] = None if proposal is None else proposal.record.text
         if proposal is not None:
             # What the requester names to accept exactly these words (`intake accept`).
-            from taskfs.api.intake.requests import proposal_digest, proposal_id
+            from taskfs.core.intake import proposal_digest, proposal_id
 
             out["proposalId"] = proposal_id(proposal)
             out["proposalDigest"] = proposal_digest(proposal)
@@ -165,7 +165,7 @@ def how(intake: Intake, door: Door) -> str:
 
 
 def _accept_hint(intake: Intake, door: Door) -> str:
-    from taskfs.api.intake.requests import proposal_id
+    from taskfs.core.intake import proposal_id
 
     waiting = intake.pending_proposal()
     named = proposal_id(waiting) if waiting is not None else ""
