@@ -80,9 +80,13 @@ def test_only_the_key_owner_or_the_operator_revokes_a_key(
     found = codes()
     assert ("agent_key_changed", ".taskfs/keys/agent/planner.pub") in found
     assert ("transition_unauthorized", canceled) in found
-    rules = {f["path"]: f.get("rule") for f in taskfs("audit", "--json").json["findings"]}
-    assert rules[".taskfs/keys/agent/planner.pub"] == "agent-key"
-    assert rules[canceled] == "status"
+    named = {f["path"]: f for f in taskfs("audit", "--json").json["findings"]}
+    assert named[".taskfs/keys/agent/planner.pub"]["rule"] == "agent-key"
+    # Each names the file, the commit, who wrote it and the rule it broke.
+    forged = named[canceled]
+    assert forged["rule"] == "status"
+    assert forged["author"] == "planner <planner@taskfs>"
+    assert forged["commit"] == git(repo, "rev-parse", "--short=12", "HEAD")
 
 
 def test_the_owner_revokes_its_own_key_signed_and_the_operator_any(

@@ -35,7 +35,7 @@ from taskfs.api.tasks import queries
 from taskfs.core import ledger_kinds
 from taskfs.core.evidence import EvidenceFile, RunnerTrust
 from taskfs.core.evidence_records import CheckEvidence
-from taskfs.core.layout import KEYS_DIR, MESSAGES, READS, STATUS
+from taskfs.core.layout import KEYS_DIR, MESSAGES, READS, STATUS, TASKFS_DIR
 from taskfs.errors import Problem, problem
 from taskfs.store import archive_records, keys
 from taskfs.store.all_tasks import load_all
@@ -102,7 +102,8 @@ def audit(repo: Repository, session: Session | None = None) -> Audit:
     notes += [_finding(p, str(p.data["path"])) for p in standing.notes]
     findings += _authority(repo, session, agent_history, standing.ghosts, tasks)
     findings += _rewrites(repo)
-    return Audit(_ruled(_sorted(findings), repo.tasks_rel), _ruled(_sorted(notes), repo.tasks_rel))
+    named = _named(repo, findings)
+    return Audit(_ruled(_sorted(named), repo.tasks_rel), _ruled(_sorted(notes), repo.tasks_rel))
 
 
 def _rewrites(repo: Repository) -> list[Finding]:
@@ -302,6 +303,24 @@ def _finding(found: Problem, path: str) -> Finding:
     rule = found.data.get("rule")
     data = {k: found.data[k] for k in _NAMED if k in found.data}
     return Finding(found.code, where, found.message, str(rule) if rule else None, data)
+
+
+def _named(repo: Repository, found: list[Finding]) -> list[Finding]:
+    """Each finding about a committed file naming the commit that added it and who wrote that
+    commit, where its problem did not say (a finding names the file, the commit, the writer and
+    the rule it broke)."""
+    if not any("commit" not in f.data for f in found):
+        return found
+    added = repo.git.file_additions([repo.tasks_rel, TASKFS_DIR])
+    out = []
+    for finding in found:
+        author = added.get(finding.path) if "commit" not in finding.data else None
+        if author is None:
+            out.append(finding)
+            continue
+        who = {"commit": author.commit[:12], "author": f"{author.name} <{author.email}>"}
+        out.append(replace(finding, data={**finding.data, **who}))
+    return out
 
 
 def _ruled(found: tuple[Finding, ...], tasks_rel: str) -> tuple[Finding, ...]:
