@@ -15,15 +15,13 @@ counts as still worked on. All of it is asked only of the tasks a claim's depend
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from taskfs.core.lineage import Lineage
+from taskfs.errors import TaskfsError
 from taskfs.readmodel.projection import Summary
 from taskfs.store.ledger_view import Ledger
 from taskfs.store.repository import Repository
-
-if TYPE_CHECKING:  # the models load only where a completion is read
-    from taskfs.core.records import StatusRecord
 
 
 def dependency_view(repo: Repository, task: Summary, tasks: Ledger) -> Ledger:
@@ -47,54 +45,92 @@ def dependency_view(repo: Repository, task: Summary, tasks: Ledger) -> Ledger:
     view = tasks.overlay(changes) if changes else tasks
     done = [t for t in {*depends, *successors} if (s := view.get(t)) and s.state == "completed"]
     for task_id in sorted(done):
-        if not completion_holds(repo, task_id):
+        if not completion_holds(repo, view[task_id]):
             changes[task_id] = view[task_id]._replace(state="working")
     return tasks.overlay(changes) if changes else tasks
 
 
-def completion_holds(repo: Repository, task_id: str) -> bool:
+def completion_holds(repo: Repository, summary: Summary) -> bool:
     """Whether the task's completion is what only its holder (or its sender, on the holder's
     result) could have written: by one of them, signed where that agent has a key standing (or
-    resting on a message of it that verifies), and on a valid passing run of its check."""
-    from taskfs.api.evidence import gate as evidence_gate
+    resting on a message of it that verifies), on a passing run of the task's own command (by
+    a trusted runner where runner keys are trusted). Read from the files themselves, with YAML
+    alone: a claim pays no model for a dependency's completion."""
+    from taskfs.core.layout import EVIDENCE, STATUS
     from taskfs.store.archive_records import home
-    from taskfs.store.task_reader import load_evidence, load_task
 
-    where = home(repo, task_id)
-    task = load_task(where, task_id)
-    link = next((k for k in reversed(task.chain.links) if k.record.state == "completed"), None)
-    if link is None or link.record.by not in (task.chain.holder, task.envelope.sender):
+    where = home(repo, summary.id)
+    names = [n for n in where.list_dir(summary.id, STATUS) if "-completed-" in n]
+    if not names:
         return False
-    if not _signed_by(where, task_id, link.record):
+    document = _fields(where.read_bytes(where.task_rel(summary.id, STATUS, max(names))))
+    by, evidence = document.get("by"), document.get("evidence")
+    if by not in (summary.holder, summary.envelope.sender) or not isinstance(evidence, str):
         return False
-    trust = evidence_gate.trust_root(repo)
-    files, _unreadable = load_evidence(where, task_id, trust)
-    by_name = {item.name: item for item in files}
-    command = task.envelope.acceptance_check.pass_fail_command
-    return not evidence_gate.completion_flaw(link.record.evidence, by_name, command, trust)
+    if not _signed_by(where, summary.id, document):
+        return False
+    try:
+        run = _fields(where.read_bytes(where.task_rel(summary.id, EVIDENCE, evidence)))
+    except OSError:
+        return False
+    passed = (run.get("kind"), run.get("verdict")) == ("check", "pass")
+    if not passed or run.get("command") != summary.envelope.command:
+        return False
+    return not _runners_trusted(repo) or _trusted_run(repo, where, summary.id, evidence)
 
 
-def _signed_by(repo: Repository, task_id: str, record: StatusRecord) -> bool:
+def _fields(data: bytes) -> dict[str, Any]:
+    from taskfs.core import yamlio
+
+    try:
+        value = yamlio.load(data)
+    except yamlio.YamlError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _runners_trusted(repo: Repository) -> bool:
+    """Whether evidence must be signed by a trusted runner here (`evidence_gate.trust_root`)."""
+    from taskfs.store import keys
+
+    if keys.operator_trusted_runners(repo.root) is not None:
+        return True
+    return bool(keys.committed_public_keys(repo.git, "runner"))
+
+
+def _trusted_run(repo: Repository, where: Repository, task_id: str, name: str) -> bool:
+    """Where runner keys are trusted: whether the run's signature is a trusted runner's."""
+    from taskfs.api.evidence import gate as evidence_gate
+    from taskfs.store.task_reader import load_evidence_file
+
+    try:
+        item = load_evidence_file(where, task_id, name, evidence_gate.trust_root(repo))
+    except TaskfsError:
+        return False
+    return item.signature == "valid"
+
+
+def _signed_by(repo: Repository, task_id: str, document: dict[str, Any]) -> bool:
     """Whether a status file is signed as its `by`'s acts are: under the key that stands for
     it (or one revoked since, which signed before), or resting on a message of its `by` that
     verifies; True for an agent that has no key."""
     from taskfs.core import act_signing
     from taskfs.store import keys
 
-    key = keys.standing_key(repo.root, record.by)
+    by = str(document.get("by"))
+    key = keys.standing_key(repo.root, by)
     if key is None:
         return True
-    if record.sig is not None:
-        older = keys.revoked_keys(repo.root).get(record.by)
-        return any(
-            act_signing.verifies("status", record.to_document(), k) for k in (key, older) if k
-        )
-    if record.message is None:
+    if document.get("sig") is not None:
+        older = keys.revoked_keys(repo.root).get(by)
+        return any(act_signing.verifies("status", document, k) for k in (key, older) if k)
+    message = document.get("message")
+    if not isinstance(message, str):
         return False
     from taskfs.api.messages.threads import read_thread
 
-    found = read_thread(repo, task_id).find(record.message)
-    return found is not None and found.ok and found.record.sender == record.by
+    found = read_thread(repo, task_id).find(message)
+    return found is not None and found.ok and found.record.sender == by
 
 
 def vouched(repo: Repository, task_ids: list[str]) -> list[str]:
