@@ -96,10 +96,12 @@ def _lint_all(
     return Linted(tuple(warnings), tuple(errors), len(subjects))
 
 
-def standing(tasks: Mapping[str, TaskFacts], ids: Iterable[str]) -> dict[str, tuple[str, str]]:
+def standing(
+    tasks: Mapping[str, TaskFacts], ids: Iterable[str], lineage: Lineage | None = None
+) -> dict[str, tuple[str, str]]:
     """For each of `ids` that is a task: the task standing for it now (itself, or the
     successor that completed or carries it on: `core.lineage`) and that one's state."""
-    lineage = Lineage(tasks)
+    lineage = lineage or Lineage(tasks)
     out: dict[str, tuple[str, str]] = {}
     for task_id in ids:
         if task_id not in tasks:
