@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
+from taskfs.core import yamlio
 from tests import browser, devtools
 from tests.helpers import git, submit, taskfs_process
 from tests.serving import server
@@ -298,3 +299,24 @@ def test_host_and_port_belong_to_serve(repo: Path, where: str) -> None:
     result = taskfs_process("board", where, value, "--json", cwd=repo)
     assert result.code == 2
     assert '"usage"' in result.stdout
+
+
+def test_with_tokens_the_page_reads_the_board_with_the_token_in_its_address(
+    repo: Path, tmp_path: Path
+) -> None:
+    browser.need_chromium()
+    submit(repo, id="t-one")
+    token = "a-token-for-the-lead-0123456789"
+    tokens = tmp_path / "tokens.yaml"
+    tokens.write_text(yamlio.dump({"tokens": {token: "lead"}}))
+    env = {"TASKFS_A2A_TOKENS": str(tokens)}
+    with server(["board", "--serve", "--port", "0"], repo, env=env) as served:
+        with devtools.open_page(served.url) as page:
+            state = "document.getElementById('live').dataset.state"
+            page.wait_for(f"{state} === 'refused'", what="the stream refused without a token")
+            assert page.evaluate("document.querySelectorAll('.card').length") == 0
+        with devtools.open_page(served.url + "#token=" + token) as page:
+            page.wait_for("document.getElementById('task-t-one') !== null", what="the board")
+            assert page.evaluate("document.getElementById('live').dataset.state") == "live"
+            # The token left the address bar as soon as the page read it.
+            assert "token" not in page.evaluate("location.href")
