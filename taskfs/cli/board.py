@@ -153,14 +153,15 @@ def _terminal(once: bool, as_json: bool) -> int:
         return act(as_json, call, show)
     try:
         repo = open_repo()
-        board_view.board(repo)  # a ledger that cannot be read is refused before the screen
+        # A ledger that cannot be read is refused before the screen is taken over.
+        first = [board_view.board(repo)]
     except TaskfsError as exc:
         return refuse(False, exc.problems)
     root = repo.root
 
     def draw() -> Any:
         try:
-            view = board_view.board(_open(root))
+            view = first.pop() if first else board_view.board(_open(root))
         except TaskfsError as exc:
             return board_terminal.trouble(exc.problems)
         return board_terminal.render(view, title=root.name, generated=_generated(view), live=True)

@@ -213,9 +213,11 @@ def _read_at(
     files = repo.git.head_files([repo.task_rel(t) for t in wanted], rev=rev)
     view = CommitView(repo, files)
     out: dict[str, readmodel_rows.Row | None] = {}
-    for task_id in wanted:
-        held = any(p.startswith(repo.task_rel(task_id) + "/") for p in files)
-        out[task_id] = (project(view, task_id), digest(view, task_id)) if held else None
+    with progress.step(_reading_label(len(wanted)), len(wanted)) as advance:
+        for task_id in wanted:
+            held = any(p.startswith(repo.task_rel(task_id) + "/") for p in files)
+            out[task_id] = (project(view, task_id), digest(view, task_id)) if held else None
+            advance(1)
     return out
 
 

@@ -19,6 +19,7 @@ from taskfs.api.tasks import listing
 from taskfs.core.intake import Intake
 from taskfs.core.layout import EVIDENCE, STAMPED_NAME_RE, parse_time
 from taskfs.core.lifecycle import TERMINAL
+from taskfs.core.messages import SenderTrust
 from taskfs.core.records import StatusRecord
 from taskfs.store.all_tasks import load_all
 from taskfs.store.messages import pending_paths
@@ -79,11 +80,35 @@ class Inbox:
         return line
 
 
-def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
+class Reading:
+    """The ledger as the inboxes of one moment read it: every task, and each task's thread
+    read once, however many agents' inboxes are asked (the board asks every agent's)."""
+
+    def __init__(self, repo: Repository) -> None:
+        self.repo = repo
+        self.tasks = load_all(repo)
+        self._threads: dict[str, Thread] = {}
+        self._read: tuple[SenderTrust, set[str]] | None = None
+
+    def thread(self, task_id: str) -> Thread:
+        found = self._threads.get(task_id)
+        if found is None:
+            if self._read is None:
+                self._read = trust(self.repo), pending_paths(self.repo)
+            trusted, pending = self._read
+            found = read_thread(self.repo, task_id, trusted=trusted, pending=pending)
+            self._threads[task_id] = found
+        return found
+
+
+def inbox(
+    repo: Repository, agent: str, *, session: str | None = None, reading: Reading | None = None
+) -> Inbox:
     """What waits for `agent`; with `session`, leaving out messages routed to its other
-    sessions (`threads.for_session`)."""
-    tasks = load_all(repo)
-    trusted, pending = trust(repo), pending_paths(repo)
+    sessions (`threads.for_session`). `reading`: the ledger as already read for another
+    agent's inbox of the same moment."""
+    reading = reading or Reading(repo)
+    tasks = reading.tasks
     questions: list[CheckedMessage] = []
     results: list[CheckedMessage] = []
     unread: list[CheckedMessage] = []
@@ -92,7 +117,7 @@ def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
     as_owner: set[str] = set()
     for task in tasks.values():
         superseded += lost_in(task.id, task.chain, agent)
-        thread = read_thread(repo, task.id, trusted=trusted, pending=pending)
+        thread = reading.thread(task.id)
         opened = stored_opening(task)  # the task itself, waiting to be claimed: not unread
         # A message this agent has answered is read, whether or not it marked it so.
         answered = {

@@ -101,7 +101,7 @@ def agent_rows(
     """A row per agent named by a task, a request or a completion of this week; and the
     decisions waiting, by the task (or request) each concerns."""
     from taskfs.api.messages.decisions import decisions
-    from taskfs.api.messages.inbox import inbox
+    from taskfs.api.messages.inbox import Reading, inbox
     from taskfs.api.tasks import listing
 
     rows, last = _tasks_by_agent(reports)
@@ -114,8 +114,9 @@ def agent_rows(
             rows.setdefault(completion.holder, _empty())
     by_task: dict[str, list[Decision]] = {}
     out = []
+    reading = Reading(repo)  # every agent's inbox reads the ledger once between them
     for name, found in sorted(rows.items()):
-        needs = decisions(inbox(repo, name))
+        needs = decisions(inbox(repo, name, reading=reading))
         for decision in needs:
             by_task.setdefault(decision.task, []).append(decision)
         offered = listing.ready(repo, name)
