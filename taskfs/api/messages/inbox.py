@@ -8,11 +8,13 @@ Nothing here waits for anything: delivery is asynchronous, the inbox is a view o
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from taskfs import i18n
 from taskfs.api.intake.requests import intakes
 from taskfs.api.lifecycle.forks import Lost, lost_in
 from taskfs.api.lifecycle.sent import SentTask, needing, sent
+from taskfs.api.lifecycle.stale import last_activity
 from taskfs.api.messages.openings import stored_opening
 from taskfs.api.messages.threads import CheckedMessage, Thread, for_session, read_thread, trust
 from taskfs.api.tasks import listing
@@ -89,6 +91,7 @@ class Reading:
         self.tasks = load_all(repo)
         self._threads: dict[str, Thread] = {}
         self._read: tuple[SenderTrust, set[str]] | None = None
+        self._last: dict[str, datetime | None] = {}
 
     def thread(self, task_id: str) -> Thread:
         found = self._threads.get(task_id)
@@ -99,6 +102,12 @@ class Reading:
             found = read_thread(self.repo, task_id, trusted=trusted, pending=pending)
             self._threads[task_id] = found
         return found
+
+    def last(self, task: Task) -> datetime | None:
+        """When the task last moved: a transition, a message, a commit to its files."""
+        if task.id not in self._last:
+            self._last[task.id] = last_activity(self.repo, task)
+        return self._last[task.id]
 
 
 def inbox(
@@ -152,7 +161,7 @@ def inbox(
     )
     ready = frozenset(t.id for t in listing.ready(repo, agent))
     open_requests = [i for i in intakes(repo, agent) if i.is_open]
-    ended, quiet = needing(sent(repo, agent, tasks=tasks))
+    ended, quiet = needing(sent(repo, agent, tasks=tasks, thread=reading.thread, last=reading.last))
     return Inbox(
         agent,
         to_claim,

@@ -110,6 +110,7 @@ def mark(repo: Repository) -> tuple[object, ...]:
 def board(repo: Repository, *, now: datetime | None = None) -> Board:
     from taskfs.api.intake import requests as intake
     from taskfs.api.lifecycle import stale
+    from taskfs.api.messages.inbox import Reading
     from taskfs.api.tasks import lint, listing
 
     now = now or datetime.now(timezone.utc)
@@ -121,12 +122,16 @@ def board(repo: Repository, *, now: datetime | None = None) -> Board:
     ready = {t.id for t in listing.ready(repo)}
     # Every held task with how long it has been quiet (commits to its files count too), read
     # once; the stale ones are those quiet for the repository's threshold, as for `nudge`.
-    held = {s.id: s for s in stale.stale_holders(repo, now=now, hours=0, tasks=tasks.values())}
+    reading = Reading(repo)  # the ledger as every agent's inbox and the stale marks read it
+    found_stale = stale.stale_holders(
+        repo, now=now, hours=0, tasks=tasks.values(), last=reading.last
+    )
+    held = {s.id: s for s in found_stale}
     limit = repo.config.nudge.stale_hours
     flags = _lint_flags(repo, reports)
     open_requests = tuple(i for i in intake.intakes(repo) if i.is_open)
     counted = periods(repo, reports, now)
-    rows, needs = agent_rows(repo, reports, open_requests, counted)
+    rows, needs = agent_rows(repo, reports, open_requests, counted, reading)
     cards = []
     for report in reports:
         activity = held.get(report.id)

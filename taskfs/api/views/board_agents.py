@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from taskfs.api.messages.decisions import Decision
+from taskfs.api.messages.inbox import Reading
 from taskfs.api.views.reports import TaskReport
 from taskfs.core.intake import Intake
 from taskfs.core.layout import parse_time_or_none
@@ -97,11 +98,13 @@ def agent_rows(
     reports: Sequence[TaskReport],
     requests: Sequence[Intake],
     counted: Periods,
+    reading: Reading,
 ) -> tuple[list[AgentRow], dict[str, list[Decision]]]:
     """A row per agent named by a task, a request or a completion of this week; and the
-    decisions waiting, by the task (or request) each concerns."""
+    decisions waiting, by the task (or request) each concerns. `reading`: the ledger as every
+    agent's inbox reads it, once for all of them."""
     from taskfs.api.messages.decisions import decisions
-    from taskfs.api.messages.inbox import Reading, inbox
+    from taskfs.api.messages.inbox import inbox
     from taskfs.api.tasks import listing
 
     rows, last = _tasks_by_agent(reports)
@@ -114,7 +117,6 @@ def agent_rows(
             rows.setdefault(completion.holder, _empty())
     by_task: dict[str, list[Decision]] = {}
     out = []
-    reading = Reading(repo)  # every agent's inbox reads the ledger once between them
     for name, found in sorted(rows.items()):
         needs = decisions(inbox(repo, name, reading=reading))
         for decision in needs:
