@@ -86,9 +86,9 @@ class Reading:
     """The ledger as the inboxes of one moment read it: every task, and each task's thread
     read once, however many agents' inboxes are asked (the board asks every agent's)."""
 
-    def __init__(self, repo: Repository) -> None:
+    def __init__(self, repo: Repository, tasks: dict[str, Task] | None = None) -> None:
         self.repo = repo
-        self.tasks = load_all(repo)
+        self.tasks = load_all(repo) if tasks is None else tasks  # `load_all`'s, as it ordered them
         self._threads: dict[str, Thread] = {}
         self._read: tuple[SenderTrust, set[str]] | None = None
         self._last: dict[str, datetime | None] = {}

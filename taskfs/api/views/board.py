@@ -114,15 +114,16 @@ def board(repo: Repository, *, now: datetime | None = None) -> Board:
     from taskfs.api.tasks import lint, listing
 
     now = now or datetime.now(timezone.utc)
-    reports = sorted(all_reports(repo), key=lambda r: r.id)
-    tasks = {r.id: r.task for r in reports}
+    read = all_reports(repo)
+    tasks = {r.id: r.task for r in read}  # in the order the ledger was read, as `inbox` reads it
+    reports = sorted(read, key=lambda r: r.id)
     lineage = Lineage(tasks)
     named = {dep for task in tasks.values() for dep in task.envelope.depends_on}
     standing = lint.standing(tasks, named, lineage)
     ready = {t.id for t in listing.ready(repo)}
     # Every held task with how long it has been quiet (commits to its files count too), read
     # once; the stale ones are those quiet for the repository's threshold, as for `nudge`.
-    reading = Reading(repo)  # the ledger as every agent's inbox and the stale marks read it
+    reading = Reading(repo, tasks)  # the ledger as every agent's inbox and the stale marks read it
     found_stale = stale.stale_holders(
         repo, now=now, hours=0, tasks=tasks.values(), last=reading.last
     )
