@@ -145,7 +145,7 @@ body[data-live=""] #live { display: none; }
 .agents td.needs, .agents td.waiting, .agents td.held { white-space: normal; min-width: 90px;
   max-width: 300px; }
 .agents td.needs ul { display: inline; list-style: none; margin: 0; padding: 0; }
-.agents td.needs li { display: inline; margin-left: 4px; white-space: nowrap; }
+.agents td.needs li { display: inline-block; margin-left: 4px; white-space: nowrap; }
 .agents td.needs.has-needs { background: #fef3c7; }
 .agents td.needs.has-needs .count { color: #92400e; }
 .agents td.failed a.settled { color: #64748b; text-decoration: line-through; }
