@@ -37,7 +37,6 @@ from pydantic import Field
 from taskfs import __version__, i18n
 from taskfs.api.capabilities import bind as capabilities
 from taskfs.api.context import acting_agent
-from taskfs.api.evidence import checks as evidence
 from taskfs.api.intake import requests
 from taskfs.api.lifecycle import transitions
 from taskfs.api.messages import delivery, threads
@@ -51,6 +50,7 @@ from taskfs.core import shapes
 from taskfs.core.display import safe
 from taskfs.errors import Problem, TaskfsError
 from taskfs.mcp import intake as intake_tools
+from taskfs.mcp.checking import CHECK, check_tool
 from taskfs.mcp.declared import MESSAGE, TASK, reads, shape, writes
 from taskfs.mcp.gate import Gate
 from taskfs.mcp.interlink import register_interlink_tools
@@ -77,12 +77,6 @@ SEND = (
     "acceptanceCheck.endToEndVerification, contextID. filesAndInterfaces: path globs (or "
     "interface:NAME) the recipient owns; passFailCommand: shell, exit 0 = pass. Optional: to, "
     "id, dependsOn, parent. Incomplete: kept as a request; send the rest with its task_id."
-)
-CHECK = (
-    "Report your result and check it: commit your work first (evidence from uncommitted files "
-    "completes nothing; workTree says). Sends `text` as the task's `result` message, runs the "
-    "acceptance command here, records the evidence. verdict: pass or fail; output: the "
-    "command's last lines. Completes nothing: on pass, call agent_complete."
 )
 COMPLETE = (
     "Complete your working task (-> completed). Needs passing evidence from agent_check on "
@@ -178,18 +172,7 @@ def register_agent_tools(tools: Tools) -> None:
             )
         )
 
-    def agent_check(
-        task_id: TaskId,
-        text: Annotated[str, Field(description="Your result: what you did, where it is.")],
-    ) -> CallToolResult:
-        # The `result` message records the claim of a result (and asks a watcher for the check);
-        # the check then runs here, so the agent learns the verdict in the same call.
-        def call() -> dict[str, Any]:
-            sent = views.sent(messages.request_check(s.repo(), task_id, s.agent(), text))
-            checked = evidence.check(s.repo(), task_id, agent=s.agent())
-            return {**sent, **checks.document(checked)}
-
-        return answer(call)
+    agent_check = check_tool(tools)
 
     def agent_complete(
         task_id: TaskId,
@@ -395,7 +378,7 @@ def serve(
         return serve_http(tools, *http)
     from taskfs.mcp import framing
 
-    framing.run(tools.server)  # every line gets an answer
+    framing.run(tools.server, tools.running)  # every line gets an answer
     return 0
 
 
