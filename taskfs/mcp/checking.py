@@ -45,6 +45,8 @@ def check_tool(tools: Tools) -> Callable[..., Awaitable[CallToolResult]]:
                 why = stop()
                 if why is not None:  # stopped before anything was sent: nothing is
                     raise fail("check_stopped", command="agent_check", reason=why)
+                # The request is committed after the run; what would refuse it refuses first.
+                messages.refuse_check_request(s.repo(), task_id, s.agent(), text)
                 sent: list[dict[str, Any]] = []
 
                 def report() -> None:

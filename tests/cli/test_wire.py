@@ -41,7 +41,18 @@ def setup_peer_and_builder() -> str:
 
 
 def working_task(repo: Path, owns: str = "src/auth/login.py") -> str:
-    task = submit(repo, filesAndInterfaces=[owns])
+    """A task planner (the peer) opened as an interlink agent does, with its signed opening
+    (taskfs writes nothing unsigned in the name of an agent with a key), claimed by builder."""
+    known = {k["name"]: k for k in ok("keys", "ls")["keys"]}
+    if known["planner"]["private"]:  # planner works here: it submits, signed
+        task = submit(repo, filesAndInterfaces=[owns])
+        assert taskfs("claim", task, "--agent", "builder").code == 0
+        return task
+    builder = known["builder"]["interlinkId"]
+    task = f"w{os.urandom(4).hex()}"
+    text = envelope(**{"from": None, "to": None, "filesAndInterfaces": [owns]})
+    code, doc = import_lines(peer_says(builder, text=text, task_id=task))
+    assert code == 0, doc
     assert taskfs("claim", task, "--agent", "builder").code == 0
     return task
 
@@ -99,8 +110,9 @@ def test_a_message_signed_by_interlink_is_accepted_and_moves_the_task(repo: Path
     assert line["transition"] == {"from": "input_required", "to": "working"}
     assert state(task) == "working"
     shown = ok("messages", task)["messages"]
-    # builder's claim told planner (a peer), then its question, then planner's answer.
+    # Its opening, builder's claim (which told planner, a peer), its question, the answer.
     assert [(m["from"], m.get("status"), m["verified"]) for m in shown] == [
+        ("planner", None, True),
         ("builder", "update", True),
         ("builder", "needs_input", True),
         ("planner", None, True),
@@ -158,7 +170,7 @@ def test_the_inbound_gate_names_each_refusal_and_takes_the_rest_in_one_commit(
     assert (code, doc["lines"][0]["code"]) == (1, "message_replayed")
     # The conversation without a task is recorded and shown, not refused.
     talk = ok("conversation", "planner", "--agent", "builder")["messages"]
-    heard = [m for m in talk if m["from"] == "planner"]
+    heard = [m for m in talk if m["from"] == "planner"][1:]  # after its opening
     assert [m["text"] for m in heard] == ["Progress?", "just chatting"]
     assert heard[1].get("task_id") is None
     # What builder said to planner: its claim, and the answer to the result on no task.
@@ -271,7 +283,8 @@ def test_an_agent_key_in_the_older_spelling_keeps_being_read(repo: Path) -> None
     assert listed == {"builder": builder, "planner": PEER}
     task = working_task(repo)
     sent = ok("send", task, "Still me.", "--agent", "builder", "--status", "update")
-    assert [m["verified"] for m in ok("messages", task)["messages"]] == [True, True]  # + claim
+    # planner's opening, builder's claim (told to planner), and its message.
+    assert [m["verified"] for m in ok("messages", task)["messages"]] == [True, True, True]
     assert ref.verify(exported(sent["msg_id"])[0])
 
 

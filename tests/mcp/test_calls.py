@@ -307,3 +307,21 @@ def test_a_server_told_to_stop_stops_its_check_first(repo: Path, tmp_path: Path)
     assert evidence_of(repo, "slow") == []
     assert git(repo, "status", "--porcelain", "--", "tasks") == ""
     assert taskfs("audit").code == 0
+
+
+def test_a_check_whose_result_would_be_refused_runs_nothing(repo: Path, tmp_path: Path) -> None:
+    """The result message is committed after the run, but its refusal comes first: an agent
+    that may not report on the task (here: not its holder) does not get its command run."""
+    slow_task(repo)
+    before = git(repo, "rev-parse", "HEAD")
+
+    async def work() -> None:
+        async with serve(repo, "mallory", server_env(tmp_path)) as agent:
+            with anyio.fail_after(60):
+                doc = await agent.call("agent_check", task_id="slow", text="done")
+            assert [e["code"] for e in doc["errors"]] == ["agent_not_allowed"]
+
+    anyio.run(work)
+    assert marked() == []
+    assert evidence_of(repo, "slow") == []
+    assert git(repo, "rev-parse", "HEAD") == before

@@ -42,8 +42,22 @@ def test_prose_becomes_a_task_through_a_proposal_the_planner_accepts(
             assert (await builder.ok("agent_status", task_id=task))["state"] == "intake"
             mine = await planner.ok("agent_inbox")
             assert mine["requested"][0]["proposal"]
-            accepted = await planner.ok("agent_accept", task_id=task)
+            read = mine["requested"][0]["proposalId"]
+            assert read == proposed["proposalId"]
+            # The worker swaps the words after the planner read them: the words read are not
+            # the ones waiting, so naming them accepts nothing (issue 35).
+            wider = yamlio.dump({**yamlio.load(proposal.encode()), "filesAndInterfaces": ["**"]})
+            swapped = await builder.ok("agent_propose", task_id=task, envelope=wider)
+            assert await planner.refused("agent_accept", task_id=task, proposal=read) == [
+                "proposal_superseded"
+            ]
+            assert await planner.refused("agent_accept", task_id=task) == ["proposal_superseded"]
+            accepted = await planner.ok(
+                "agent_accept", task_id=task, proposal=swapped["proposalDigest"]
+            )
             assert accepted["state"] == "submitted"
+            assert accepted["accepted"] == swapped["proposalId"]
+            assert accepted["envelope"]["filesAndInterfaces"] == ["**"]
             claimed = await builder.ok("agent_claim", task_id=task)
             assert claimed["state"] == "working"
 

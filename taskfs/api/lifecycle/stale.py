@@ -8,7 +8,7 @@ its sender can hand the work on (`taskfs reassign`) instead of the files staying
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -65,21 +65,24 @@ def stale_holders(
     now: datetime | None = None,
     hours: float | None = None,
     tasks: Iterable[Task] | None = None,
+    last: Callable[[Task], datetime | None] | None = None,
 ) -> list[Stale]:
-    """The held tasks quiet for longer than `hours` (default: the repository's setting)."""
+    """The held tasks quiet for longer than `hours` (default: the repository's setting).
+    `last`: `last_activity` as already read for the same moment."""
     now = now or datetime.now(timezone.utc)
+    last = last or (lambda task: last_activity(repo, task))
     limit = repo.config.nudge.stale_hours if hours is None else hours
     found = []
     for task in tasks if tasks is not None else load_all(repo).values():
         holder = task.chain.holder
         if task.state not in HELD_STATES or holder is None:
             continue
-        last = last_activity(repo, task)
-        if last is None:
+        moved = last(task)
+        if moved is None:
             continue
-        quiet = (now - last).total_seconds() / 3600
+        quiet = (now - moved).total_seconds() / 3600
         if quiet >= limit:
-            found.append(Stale(task.id, holder, task.envelope.sender, task.state, last, quiet))
+            found.append(Stale(task.id, holder, task.envelope.sender, task.state, moved, quiet))
     return sorted(found, key=lambda s: (-s.hours, s.id))
 
 

@@ -14,6 +14,7 @@ from taskfs import i18n
 from taskfs.api.intake.requests import intakes
 from taskfs.api.lifecycle.forks import Lost, lost_in
 from taskfs.api.lifecycle.sent import SentTask, needing, sent
+from taskfs.api.lifecycle.stale import last_activity
 from taskfs.api.messages.openings import stored_opening
 from taskfs.api.messages.threads import (
     CheckedMessage,
@@ -94,11 +95,51 @@ class Inbox:
         return line
 
 
-def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
+class Reading:
+    """The ledger as the inboxes of one moment read it: every task, and each task's thread
+    read once, however many agents' inboxes are asked (the board asks every agent's)."""
+
+    def __init__(self, repo: Repository, tasks: dict[str, Task] | None = None) -> None:
+        self.repo = repo
+        self.tasks = load_all(repo) if tasks is None else tasks  # `load_all`'s, as it ordered them
+        self._threads: dict[str, Thread] = {}
+        self._read: tuple[SenderTrust, set[str]] | None = None
+        self._last: dict[str, datetime | None] = {}
+        self._said: Thread | None = None
+
+    def thread(self, task_id: str) -> Thread:
+        found = self._threads.get(task_id)
+        if found is None:
+            if self._read is None:
+                self._read = trust(self.repo), pending_paths(self.repo)
+            trusted, pending = self._read
+            found = read_thread(self.repo, task_id, trusted=trusted, pending=pending)
+            self._threads[task_id] = found
+        return found
+
+    def conversations(self) -> Thread:
+        """The messages about no task, read once."""
+        if self._said is None:
+            if self._read is None:
+                self._read = trust(self.repo), pending_paths(self.repo)
+            self._said = read_conversations(self.repo, trusted=self._read[0])
+        return self._said
+
+    def last(self, task: Task) -> datetime | None:
+        """When the task last moved: a transition, a message, a commit to its files."""
+        if task.id not in self._last:
+            self._last[task.id] = last_activity(self.repo, task)
+        return self._last[task.id]
+
+
+def inbox(
+    repo: Repository, agent: str, *, session: str | None = None, reading: Reading | None = None
+) -> Inbox:
     """What waits for `agent`; with `session`, leaving out messages routed to its other
-    sessions (`threads.for_session`)."""
-    tasks = load_all(repo)
-    trusted, pending = trust(repo), pending_paths(repo)
+    sessions (`threads.for_session`). `reading`: the ledger as already read for another
+    agent's inbox of the same moment."""
+    reading = reading or Reading(repo)
+    tasks = reading.tasks
     questions: list[CheckedMessage] = []
     results: list[CheckedMessage] = []
     unread: list[CheckedMessage] = []
@@ -107,7 +148,7 @@ def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
     as_owner: set[str] = set()
     for task in tasks.values():
         superseded += lost_in(task.id, task.chain, agent)
-        thread = read_thread(repo, task.id, trusted=trusted, pending=pending)
+        thread = reading.thread(task.id)
         opened = stored_opening(task)  # the task itself, waiting to be claimed: not unread
         # A message this agent has answered is read, whether or not it marked it so.
         answered = {
@@ -137,13 +178,13 @@ def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
                 questions.append(checked)
             elif waits_for_review(repo, task, thread, checked):
                 results.append(checked)
-    unread += _said_to(repo, agent, session, trusted)
+    unread += _said_to(reading.conversations(), agent, session)
     to_claim = tuple(
         t for t in tasks.values() if t.state == "submitted" and t.envelope.recipient == agent
     )
     ready = frozenset(t.id for t in listing.ready(repo, agent))
     open_requests = [i for i in intakes(repo, agent) if i.is_open]
-    ended, quiet = needing(sent(repo, agent, tasks=tasks))
+    ended, quiet = needing(sent(repo, agent, tasks=tasks, thread=reading.thread, last=reading.last))
     return Inbox(
         agent,
         to_claim,
@@ -161,13 +202,11 @@ def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
     )
 
 
-def _said_to(
-    repo: Repository, agent: str, session: str | None, trusted: SenderTrust
-) -> list[CheckedMessage]:
+def _said_to(conversations: Thread, agent: str, session: str | None) -> list[CheckedMessage]:
     """Plain messages to `agent` about no task (interlink's untagged chat: "can you look at
     this?") that it has not answered: not replied to, and nothing said to their sender since.
     Without this an interlink peer's delegation by plain message went unseen."""
-    said = read_conversations(repo, trusted=trusted).messages
+    said = conversations.messages
     last: dict[str, datetime] = {}  # peer -> when `agent` last wrote to it
     replied: set[str] = set()
     for checked in said:

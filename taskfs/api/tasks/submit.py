@@ -18,7 +18,7 @@ from taskfs import i18n
 from taskfs.api.lifecycle import signing as transition_keys
 from taskfs.api.tasks import rules
 from taskfs.api.tasks.filing import record_bytes
-from taskfs.core import layout, yamlio
+from taskfs.core import layout, progress, yamlio
 from taskfs.core.config import Config
 from taskfs.core.envelope import Envelope, envelope_json_schema, validate_envelope
 from taskfs.core.layout import (
@@ -138,11 +138,17 @@ def submit(repo: Repository, sources: Sequence[Source], agent: str | None) -> li
         raise fail("usage", reason="name at least one envelope file (or - for stdin)")
     parsed: list[tuple[Source, Envelope]] = []
     problems: list[Problem] = []
-    for source in sources:
-        envelope, found = parse_source(source)
-        problems += found
-        if envelope is not None:
-            parsed.append((source, envelope))
+
+    def reading() -> str:
+        return i18n.say("reading {count} envelopes", count=len(sources))
+
+    with progress.step(reading, len(sources)) as advance:
+        for source in sources:
+            envelope, found = parse_source(source)
+            problems += found
+            if envelope is not None:
+                parsed.append((source, envelope))
+            advance(1)
     if problems:
         raise TaskfsError(problems)
     actor = _actor(agent, [env for _, env in parsed], sources)
@@ -194,19 +200,29 @@ def write_new_tasks(
     the `submitted` (audit) and is exported as stored, from any clone, never re-signed."""
     now = datetime.now(timezone.utc)
     signer = _opening_signer(repo, actor) if opened is None else None
-    for envelope in batch:
-        stage_new_task(
-            repo,
-            writer,
-            envelope,
-            actor,
-            now=now,
-            signer=signer,
-            in_place=envelope.id in in_place,
-            opened=opened,
-        )
+
+    def writing() -> str:
+        return i18n.say("writing {count} tasks", count=len(batch))
+
+    def committing() -> str:
+        return i18n.say("committing {count} tasks", count=len(batch))
+
+    with progress.step(writing, len(batch)) as advance:
+        for envelope in batch:
+            stage_new_task(
+                repo,
+                writer,
+                envelope,
+                actor,
+                now=now,
+                signer=signer,
+                in_place=envelope.id in in_place,
+                opened=opened,
+            )
+            advance(1)
     subject = _new_message([e.id or "" for e in batch], actor, trailers)
-    return writer.commit(subject, actor, when=now)
+    with progress.step(committing, len(batch), counted=False):
+        return writer.commit(subject, actor, when=now)
 
 
 def new_task_row(envelope: Envelope, status: str, actor: str, at: str) -> Summary:
@@ -244,12 +260,15 @@ def stage_new_task(
     if message is not None:
         rel = repo.task_rel(task_id, MESSAGES, stamped_name(now))
         writer.add(rel, record_bytes(message.to_document()))
+    from taskfs.core.transition_signing import envelope_digest
+
     record = StatusRecord(
         task=task_id,
         state="submitted",
         by=actor,
         at=at,
         message=message.msg_id if message is not None else opened,
+        envelope=envelope_digest(text),
     )
     document = transition_keys.signed(repo, actor, record.to_document(), f"submit task {task_id!r}")
     name = status_name(1, "submitted")
@@ -305,6 +324,14 @@ def _assign_ids(
             problems.append(_at(problem("task_exists", field="id", id=task_id), source.label))
         seen[task_id] = source.label
         batch.append(envelope if envelope.id else envelope.with_id(task_id))
+    chosen = [envelope.id for _source, envelope in parsed if envelope.id]
+    if chosen and not problems:
+        from taskfs.store.archive_records import once_named
+
+        # An id an archive once named stays taken, though its record was edited or removed
+        # since (audit names that); a generated id is new to history anyway.
+        for task_id in sorted(once_named(repo, chosen)):
+            problems.append(_at(problem("task_exists", field="id", id=task_id), seen[task_id]))
     if problems:
         raise TaskfsError(problems)
     return batch
