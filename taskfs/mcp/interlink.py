@@ -73,9 +73,9 @@ CANCEL_TASK = (
     "'canceled' status; cooperative, it stops nothing by force."
 )
 MESSAGE_STATUS = (
-    "interlink: a message's delivery (pending: not yet accepted by the bus, or not committed; "
-    "sent: accepted, or committed for an agent of this ledger; read: its addressee marked it; "
-    "received: one to you) and its task's state."
+    "interlink: a message's delivery (pending: no bus took it yet, or not committed; sent: a "
+    "bus took it, or committed for an agent here; read: marked read; received: one to you) "
+    "and its task's state."
 )
 CONVERSATION_HISTORY = (
     "interlink: the recent messages between you and a peer (both directions), newest last."
