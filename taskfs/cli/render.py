@@ -32,7 +32,10 @@ def task_list(tasks: Iterable[Any]) -> tuple[dict[str, Any], str | Callable[[], 
         return document(True, tasks=rows), lambda: terminal.task_table(rows)
     lines = [
         f"{r['id']:<20} {r['state']:<15} {r['from'] or '-':<12} {r['to'] or '-':<12} "
-        f"{r['contextID']}" + (f"  ({r['superseded']} superseded)" if r.get("superseded") else "")
+        f"{r['contextID']}"
+        + (f"  {terminal.priority_mark(r)}" if r.get("priority") is not None else "")
+        + (f"  {','.join(r['labels'])}" if r.get("labels") else "")
+        + (f"  ({r['superseded']} superseded)" if r.get("superseded") else "")
         for r in rows
     ]
     return document(True, tasks=rows), "\n".join(lines)

@@ -95,6 +95,10 @@ def sent(agent: str | None, as_json: bool) -> int:
                 flag = "  " + views.line(r)
             elif r.successor:
                 flag = "  " + i18n.say("-> {id}", id=r.successor)
+            marks = " ".join(
+                ([f"P{r.priority}"] if r.priority is not None else []) + list(r.labels)
+            )
+            flag = f"  {marks}{flag}" if marks else flag
             lines.append(
                 f"{r.id:<20} {r.state:<15} {r.to or '-':<12} {r.holder or '-':<12} "
                 f"{views.duration(r.age_minutes):>7} {views.duration(r.quiet_minutes):>7}{flag}"

@@ -66,6 +66,27 @@ def _entry(value: str) -> str:
     return value
 
 
+def _label(value: str) -> str:
+    if not layout.is_label(value):
+        raise PydanticCustomError(
+            "label",
+            "not a label: use 1-64 letters, digits and . _ : / + - with no blank, starting "
+            "with a letter or digit",
+        )
+    return value
+
+
+def _unique_labels(values: tuple[str, ...]) -> tuple[str, ...]:
+    seen: set[str] = set()
+    for value in values:
+        if value in seen:
+            raise PydanticCustomError(
+                "label_duplicate", "{value!r} is listed more than once", {"value": value}
+            )
+        seen.add(value)
+    return values
+
+
 def _unique_entries(values: tuple[str, ...]) -> tuple[str, ...]:
     seen: dict[tuple[str, str], str] = {}
     for raw in values:
@@ -88,6 +109,10 @@ Command = Annotated[Text, AfterValidator(_no_nul)]
 TaskId = Annotated[str, Strict(), AfterValidator(_task_id)]
 AgentName = Annotated[str, Strict(), AfterValidator(_agent)]
 EntryText = Annotated[str, Strict(), AfterValidator(_entry)]
+Label = Annotated[str, Strict(), AfterValidator(_label)]
+# How urgent a task is, as beads counts it: 0 the most, 4 the least; a task that says nothing
+# is in the middle (`taskfs.core.shown.rank`, which `ready` orders by).
+MOST_URGENT, LEAST_URGENT = 0, 4
 
 
 class _Model(BaseModel):
@@ -159,13 +184,25 @@ class Envelope(_Model):
         description="Ids of tasks that must complete before this one can be claimed.",
     )
     parent: TaskId | None = Field(default=None, description="The task this one was delegated from.")
+    priority: Annotated[int, Strict()] | None = Field(
+        default=None,
+        ge=MOST_URGENT,
+        le=LEAST_URGENT,
+        description="How urgent: 0 (the most) to 4 (the least); 2 when absent. `ready` offers "
+        "the most urgent first, then the oldest.",
+    )
+    labels: Annotated[tuple[Label, ...], AfterValidator(_unique_labels)] = Field(
+        default=(),
+        description="Free labels to find and filter tasks by (`ls --label`).",
+    )
     extensions: SkipJsonSchema[dict[str, Any]] = Field(default_factory=dict, exclude=True)
 
     def to_document(self) -> dict[str, Any]:
         """The envelope as its YAML keys, in the contract's order, extensions last."""
         doc = self.model_dump(by_alias=True, exclude_none=True, mode="json")
-        if not doc.get("dependsOn"):
-            doc.pop("dependsOn", None)
+        for key in ("dependsOn", "labels"):
+            if not doc.get(key):
+                doc.pop(key, None)
         doc.update(self.extensions)
         return doc
 

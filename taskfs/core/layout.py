@@ -85,6 +85,14 @@ _ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
 GENERATED_LENGTH = 10
 
 
+# A label (`labels` of an envelope): a word, in any script, with no blank and no comma.
+LABEL_RE = re.compile(r"[^\W_][\w.:/+-]{0,63}")
+
+
+def is_label(value: object) -> bool:
+    return isinstance(value, str) and LABEL_RE.fullmatch(value) is not None
+
+
 def is_task_id(value: object) -> bool:
     return isinstance(value, str) and TASK_ID_RE.fullmatch(value) is not None
 

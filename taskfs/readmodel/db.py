@@ -52,7 +52,9 @@ if TYPE_CHECKING:
     # HEAD moved since the rows were settled.
     CatchUp = Callable[[str, str], bool]
 
-FORMAT = 3  # 3: the lineage (`follows`, issue 29); 2: when the last transition was made
+# 4: priority and labels, and each task's place in `ready` (issue 38); 3: the lineage
+# (`follows`, issue 29); 2: when the last transition was made
+FORMAT = 4
 NAME = f"readmodel-v{FORMAT}.sqlite"
 
 SCHEMA = """
@@ -72,9 +74,10 @@ CREATE TABLE listing (
     intake INTEGER NOT NULL,
     ready INTEGER NOT NULL,
     shown TEXT NOT NULL,
+    rank TEXT NOT NULL,
     PRIMARY KEY (archived, id)
 ) WITHOUT ROWID;
-CREATE INDEX listing_ready ON listing (id) WHERE ready = 1;
+CREATE INDEX listing_ready ON listing (rank) WHERE ready = 1;
 CREATE INDEX listing_state ON listing (state, archived);
 CREATE TABLE deps (dep TEXT NOT NULL, task TEXT NOT NULL, PRIMARY KEY (dep, task)) WITHOUT ROWID;
 CREATE INDEX deps_task ON deps (task);
@@ -246,9 +249,10 @@ def _filters(
 
 def ready_rows(conn: sqlite3.Connection) -> list[tuple[str, str | None, str]]:
     """(id, recipient, row text) of every task a claim would succeed on now, by anyone the
-    recipient rule allows (`taskfs.core.shown.offered_to`), in the order of the ids."""
+    recipient rule allows (`taskfs.core.shown.offered_to`), the most urgent first, then the
+    oldest (`taskfs.core.shown.rank`, stored with each row)."""
     return conn.execute(
-        "SELECT id, recipient, shown FROM listing WHERE ready = 1 ORDER BY id"
+        "SELECT id, recipient, shown FROM listing WHERE ready = 1 ORDER BY rank"
     ).fetchall()
 
 

@@ -36,6 +36,8 @@ class Facts(NamedTuple):
     tools_allowed: tuple[str, ...] | None
     command: str  # acceptanceCheck.passFailCommand: what completion's evidence must have run
     follows: str | None = None  # the task it was reassigned or retried from (core.lineage)
+    priority: int | None = None  # 0 (the most urgent) to 4; None: not said (`core.shown.rank`)
+    labels: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, envelope: Envelope) -> Facts:
@@ -50,6 +52,8 @@ class Facts(NamedTuple):
             None if envelope.tools_allowed is None else tuple(envelope.tools_allowed),
             envelope.acceptance_check.pass_fail_command,
             envelope.follows,
+            envelope.priority,
+            tuple(envelope.labels),
         )
 
 
@@ -130,10 +134,19 @@ class Summary(NamedTuple):
             context_id=env.context_id,
             holder=self.holder,
             superseded=self.superseded,
+            priority=env.priority,
+            labels=env.labels,
         )
         if self.archived:
             row["archived"] = True
         return row
+
+    @property
+    def rank(self) -> str:
+        """Its place in `ready`: the most urgent first, then the oldest (`core.shown.rank`)."""
+        from taskfs.core.shown import rank
+
+        return rank(self.envelope.priority, self.head_at, self.id)
 
 
 # -- the one serialisation: a projection <-> the plain values the cache marshals ---------------

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from taskfs.api.views.entries import EvidenceRow
     from taskfs.api.views.lineage import Link
     from taskfs.api.views.reports import TaskReport, TimelineRow
+    from taskfs.core.envelope import Envelope
     from taskfs.core.intake import Intake
 
 LABELS: dict[str, str] = {state: state.replace("_", " ") for state in STATES}
@@ -327,9 +328,10 @@ def _card(card: Card, now: datetime, links: Links) -> str:
     facts_html = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in facts)
     problems = "".join(f'<p class="problem">{e(p.code)}: {e(p.message)}</p>' for p in task.problems)
     return f"""<article class="{classes}" id="task-{e(task.id)}" data-task="{e(task.id)}" \
-data-context="{e(env.context_id)}" data-agents="{e(" ".join(_agents(report)))}">
-<header><span class="id">{e(task.id)}</span><span class="context">{e(env.context_id)}</span>\
-</header>
+data-context="{e(env.context_id)}" data-agents="{e(" ".join(_agents(report)))}" \
+data-labels="{e(" ".join(env.labels))}">
+<header><span class="id">{e(task.id)}</span>{_marks(env)}\
+<span class="context">{e(env.context_id)}</span></header>
 {_markers(card)}{_times(card, now)}{_ending(report)}\
 <p class="objective">{e(env.objective)}</p>
 {flags}<dl class="facts">{facts_html}</dl>
@@ -339,6 +341,17 @@ data-context="{e(env.context_id)}" data-agents="{e(" ".join(_agents(report)))}">
 {_timeline(report.timeline())}
 {problems}
 </article>"""
+
+
+def _marks(env: Envelope) -> str:
+    """The card's priority (`P0`, as beads writes it) and labels, where its envelope has them."""
+    out = ""
+    if env.priority is not None:
+        title = e(i18n.say("priority {level} (0 is the most urgent)", level=env.priority))
+        level = env.priority
+        out += f'<span class="priority priority-{level}" title="{title}">P{level}</span>'
+    out += "".join(f'<span class="label">{e(label)}</span>' for label in env.labels)
+    return out
 
 
 def _ending(report: TaskReport) -> str:

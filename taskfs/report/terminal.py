@@ -58,6 +58,11 @@ def _styled(value: str) -> Any:
     return Text(safe(value), style=TERMINAL_STYLES.get(value, ""))
 
 
+def priority_mark(row: Mapping[str, Any]) -> str:
+    """A row's priority as beads writes it (`P0`), or nothing when its envelope has none."""
+    return f"P{row['priority']}" if row.get("priority") is not None else ""
+
+
 def task_table(rows: Sequence[Mapping[str, Any]]) -> str:
     """`ls` and `ready`: one row per task."""
     from rich.table import Table
@@ -65,17 +70,22 @@ def task_table(rows: Sequence[Mapping[str, Any]]) -> str:
     if not rows:
         return "no tasks"
     table = Table(box=None, header_style="bold", pad_edge=False)
-    for name in ("id", "state", "from", "to", "holder", "context"):
+    marked = any("priority" in row or "labels" in row for row in rows)
+    names = ("id", "state", "from", "to", "holder", "context") + (("", "labels") if marked else ())
+    for name in names:
         table.add_column(name, no_wrap=name in ("id", "state"))
     for row in rows:
-        table.add_row(
+        cells = [
             _cell(row["id"]),
             _styled(row["state"]),
             _cell(row.get("from") or "-"),
             _cell(row.get("to") or "-"),
             _cell(row.get("holder") or "-"),
             _cell(row.get("contextID") or ""),
-        )
+        ]
+        if marked:
+            cells += [_cell(priority_mark(row)), _cell(",".join(row.get("labels", ())))]
+        table.add_row(*cells)
     return _render(table)
 
 

@@ -83,8 +83,9 @@ def listing(
 
 
 def ready(repo: Repository, agent: str | None = None) -> list[Summary]:
-    """The tasks a claim would succeed on now (by `agent`, when named), in the order of the
-    ids: the claim's own rules, kept in the store as rows change (`readmodel_rows`)."""
+    """The tasks a claim would succeed on now (by `agent`, when named), the most urgent first,
+    then the oldest (`Summary.rank`): the claim's own rules, kept in the store as rows change
+    (`readmodel_rows`)."""
     from taskfs.core.readiness import claimable
 
     conn = _fresh(repo)
@@ -101,7 +102,7 @@ def ready(repo: Repository, agent: str | None = None) -> list[Summary]:
         | readmodel_rows.affected_by(conn, hidden)
     )
     candidates = view.many(sorted(asked - hidden))
-    return sorted(claimable(view, agent, among=candidates), key=lambda s: s.id)
+    return sorted(claimable(view, agent, among=candidates), key=lambda s: s.rank)
 
 
 def catch_up(root: str) -> bool:

@@ -95,7 +95,7 @@ def _insert(
     env = summary.envelope
     if summary.listed:
         conn.execute(
-            "INSERT INTO listing VALUES (?, ?, ?, ?, ?, ?, 0, ?)",
+            "INSERT INTO listing VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)",
             (
                 archived,
                 task_id,
@@ -104,6 +104,7 @@ def _insert(
                 env.context_id,
                 int(summary.intake),
                 db.shown_row(summary),
+                summary.rank,
             ),
         )
     conn.executemany(

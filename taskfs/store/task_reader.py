@@ -49,6 +49,14 @@ class Task(NamedTuple):
     def state(self) -> State:
         return self.chain.state or "submitted"
 
+    @property
+    def rank(self) -> str:
+        """Its place among tasks to claim: the most urgent first, then the oldest."""
+        from taskfs.core.shown import rank
+
+        head = self.chain.head
+        return rank(self.envelope.priority, head.record.at if head else None, self.id)
+
 
 def read_yaml(repo: Repository, rel: str) -> Any:
     """The value a ledger file holds; `file_invalid` naming the file when it is not YAML."""

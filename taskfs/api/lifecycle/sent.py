@@ -46,6 +46,8 @@ class SentTask:
     reason: str | None = None  # and why
     successor: str | None = None  # the task that took it over (reassign, retry)
     needs_you: bool = False  # refused or failed, and not yet handled by the sender
+    priority: int | None = None  # the envelope's, where it says
+    labels: tuple[str, ...] = ()
 
     @property
     def age_minutes(self) -> float | None:
@@ -135,6 +137,8 @@ def _row(
         reason,
         successor,
         needs,
+        task.envelope.priority,
+        tuple(task.envelope.labels),
     )
 
 

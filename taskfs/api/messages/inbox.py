@@ -123,7 +123,10 @@ def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
             elif waits_for_review(repo, task, thread, checked):
                 results.append(checked)
     to_claim = tuple(
-        t for t in tasks.values() if t.state == "submitted" and t.envelope.recipient == agent
+        sorted(
+            (t for t in tasks.values() if t.state == "submitted" and t.envelope.recipient == agent),
+            key=lambda t: t.rank,
+        )
     )
     ready = frozenset(t.id for t in listing.ready(repo, agent))
     open_requests = [i for i in intakes(repo, agent) if i.is_open]

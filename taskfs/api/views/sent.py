@@ -21,6 +21,10 @@ def row(task: Any) -> dict[str, Any]:
         "quietMinutes": _minutes(task.quiet_minutes),
         "quiet": task.quiet,
     }
+    if task.priority is not None:
+        out["priority"] = task.priority
+    if task.labels:
+        out["labels"] = list(task.labels)
     if task.ended_by is not None:
         out["endedBy"] = task.ended_by
         out["reason"] = task.reason
