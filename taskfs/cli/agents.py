@@ -98,8 +98,13 @@ def conversation(peer: str, agent: str | None, session: str | None, as_json: boo
 @agent_option
 @session_option
 @click.option("--mark-read", is_flag=True, help="Then mark every unread message to you read.")
+@click.option(
+    "--full", is_flag=True, help="Every record whole (the default is compact: id, task, text)."
+)
 @json_option
-def inbox(agent: str | None, session: str | None, mark_read: bool, as_json: bool) -> int:
+def inbox(
+    agent: str | None, session: str | None, mark_read: bool, full: bool, as_json: bool
+) -> int:
     """What waits for you, with counts: tasks to claim, questions, results, unread messages."""
     from taskfs.api.messages import delivery
     from taskfs.api.messages import inbox as api
@@ -121,8 +126,9 @@ def inbox(agent: str | None, session: str | None, mark_read: bool, as_json: bool
     def show(box: Any) -> tuple[dict[str, Any], str]:
         from taskfs.api.lifecycle.resume import row, unread_lines
         from taskfs.api.views import sent as sent_views
+        from taskfs.api.views.checks import said_lines
 
-        doc = shapes.document(True, **views.inbox(box))
+        doc = shapes.document(True, **views.inbox(box, full=full))
         lines = [box.badge_text(), *held]
         claim, answer, review = i18n.say("claim"), i18n.say("answer"), i18n.say("review")
         lines += [
@@ -142,6 +148,15 @@ def inbox(agent: str | None, session: str | None, mark_read: bool, as_json: bool
             for c in box.refused
         ]
         lines += [row(i18n.say("lost"), lost.text()) for lost in box.superseded]
+        for check in box.checks:
+            ran = i18n.say(
+                "{id}: the check {agent} ran failed (exit {code})",
+                id=check.task_id,
+                agent=check.by,
+                code=check.exit_code,
+            )
+            lines.append(row(i18n.say("check"), ran))
+            lines += [f"    {line}" for line in said_lines(check.output)]
         lines += [
             row(
                 i18n.say("ended"),

@@ -7,6 +7,7 @@ from typing import Any
 
 from taskfs import i18n
 from taskfs.api.views import documents as views
+from taskfs.api.views.checks import said_lines
 from taskfs.core import shapes
 from taskfs.core.shapes import document
 from taskfs.errors import Problem
@@ -75,6 +76,8 @@ def show(task: Any) -> tuple[dict[str, Any], str]:
     if rows:
         head = "\n# " + i18n.say("evidence") + "\n"
         text += head + "\n".join(_evidence_line(row) for row in rows) + "\n"
+        # Why the latest run failed, in the command's own words (whoever ran it).
+        text += "".join(f"  {line}\n" for line in said_lines(rows[-1].get("output", {})))
     for found in task.problems:
         text += f"\nproblem[{found.code}]: {found.message}"
     return doc, text.rstrip("\n")
@@ -163,6 +166,7 @@ def log(report: Any) -> tuple[dict[str, Any], str | Callable[[], str]]:
         detail = f": {row.detail}" if row.detail else ""
         by = i18n.say("by {agent}", agent=row.actor)
         lines.append(f"{row.at}  {what:<15} {by}{detail}{mark}")
+        lines += [f"  {line}" for line in terminal.row_output_lines(row)]
     return doc, "\n".join(lines)
 
 

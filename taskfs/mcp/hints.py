@@ -35,6 +35,12 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     (r"taskfs retry(?: [A-Za-z0-9{][\w.{}-]*)?(?: --to \S+)?", "agent_retry"),
     (r"taskfs reassign(?: [A-Za-z0-9{][\w.{}-]*)?(?: --to \S+)?", "agent_reassign"),
     (r"taskfs sent(?: --\S+(?: \S+)?)*", "agent_tasks"),
+    (r"`?taskfs intake propose(?: [A-Za-z0-9][\w.-]*(?: FILE)?)?`?", "agent_propose"),
+    (r"`?taskfs intake accept(?: [A-Za-z0-9][\w.-]*)?(?: --agent \S+)?`?", "agent_accept"),
+    (
+        r"`?taskfs intake add(?: [A-Za-z0-9{][\w.{}-]*)?(?: FILE)?`?",
+        "agent_send(envelope, task_id)",
+    ),
     (r"taskfs send(?: [A-Za-z0-9][\w.-]*)?", "agent_update"),
     (r"--in-reply-to", "in_reply_to"),
     (r"--reason", "reason"),

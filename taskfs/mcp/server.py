@@ -118,7 +118,7 @@ def register_agent_tools(tools: Tools) -> None:
             result = requests.request(
                 repo, s.agent(), envelope, task_id=task_id or None, door="mcp"
             )
-            doc = intake_tools.document(result)
+            doc = intake_tools.document(result, s.agent())
             if doc.get("state") != "intake":
                 doc["warnings"] = [w.to_json() for w in warnings]
             return doc
@@ -129,13 +129,14 @@ def register_agent_tools(tools: Tools) -> None:
         mark_read: Annotated[
             bool, Field(description="Mark the unread messages shown as read.")
         ] = False,
+        full: Annotated[bool, Field(description="Every record whole.")] = False,
     ) -> CallToolResult:
         def call() -> dict[str, Any]:
             repo, agent = s.repo(), s.agent()
             box = inbox_api.inbox(repo, agent, session=s.session_name)
             if mark_read and box.unread:
                 delivery.mark_read(repo, agent, [c.record.msg_id for c in box.unread])
-            return views.inbox(box)
+            return views.inbox(box, door="mcp", full=full)
 
         return answer(call)
 
@@ -222,7 +223,7 @@ def register_agent_tools(tools: Tools) -> None:
         def call() -> dict[str, Any]:
             repo = s.repo()
             if requests.is_request(repo, task_id):
-                return intake_tools.document(requests.read(repo, task_id))
+                return intake_tools.document(requests.read(repo, task_id), s.agent())
             task = queries.show(repo, task_id)
             return {**views.summary(task), "envelope": task.envelope.to_document()}
 

@@ -89,6 +89,17 @@ def task_table(rows: Sequence[Mapping[str, Any]]) -> str:
     return _render(table)
 
 
+LOG_TAIL_LINES = 5  # of each stream of a failing run, in `log`: the reason, not the whole log
+
+
+def row_output_lines(row: TimelineRow) -> list[str]:
+    """A failing run's last lines under its row in `log` (the JSON row has the longer tail)."""
+    from taskfs.api.views.checks import said_lines, tail
+
+    said = {name: tail(text, lines=LOG_TAIL_LINES) for name, text in (row.output or {}).items()}
+    return said_lines(said)
+
+
 def timeline(task_id: str, state: str, rows: Iterable[TimelineRow]) -> str:
     """`log`: what happened to a task, oldest first."""
     from rich.table import Table
@@ -106,12 +117,13 @@ def timeline(task_id: str, state: str, rows: Iterable[TimelineRow]) -> str:
         if row.superseded:
             lost = f"superseded by {row.superseded_by}" if row.superseded_by else "superseded"
             what = Text(safe(f"{row.what} ({lost})"), style="strike dim")
+        said = "\n".join(row_output_lines(row))
         table.add_row(
             _cell(short_time(row.at, seconds=True)),
             marks.get(row.kind, "·"),
             what,
             _cell(row.actor),
-            _cell(row.detail),
+            _cell(row.detail + ("\n" + said if said else "")),
         )
     title = Text.assemble((safe(task_id), "bold"), "  ", _styled(state))
     return Styled(_render(title) + "\n" + _render(table))

@@ -124,6 +124,13 @@ def test_a_team_day_over_the_mcp_tools_alone(repo: Path, tmp_path: Path) -> None
             assert waiting["t-api"]["ready"] is True  # never sent again
             await finish("t-api")
             assert (await planner.ok("agent_status", task_id="t-api"))["state"] == "completed"
+            traffic = [call for agent in (planner, w1, w2) for call in agent.traffic]
+            total = sum(n for _tool, n in traffic)
+            inbox = sum(n for tool, n in traffic if tool == "agent_inbox")
+            print(
+                f"TRAFFIC calls={len(traffic)} chars={total} tokens={total / 4:.0f} "
+                f"inbox={inbox / 4:.0f} ({inbox / total:.0%})"
+            )
 
     anyio.run(day)
     assert git(repo, "status", "--porcelain", "--", "tasks") == ""

@@ -46,6 +46,7 @@ class SentTask:
     reason: str | None = None  # and why
     successor: str | None = None  # the task that took it over (reassign, retry)
     needs_you: bool = False  # refused or failed, and not yet handled by the sender
+    ended_message: str | None = None  # the message that ended it, when one did
     priority: int | None = None  # the envelope's, where it says
     labels: tuple[str, ...] = ()
 
@@ -137,6 +138,7 @@ def _row(
         reason,
         successor,
         needs,
+        head.record.message if ended_by is not None and head is not None else None,
         task.envelope.priority,
         tuple(task.envelope.labels),
     )

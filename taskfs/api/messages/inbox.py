@@ -7,6 +7,7 @@ Nothing here waits for anything: delivery is asynchronous, the inbox is a view o
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from taskfs import i18n
@@ -17,13 +18,25 @@ from taskfs.api.messages.openings import stored_opening
 from taskfs.api.messages.threads import CheckedMessage, Thread, for_session, read_thread, trust
 from taskfs.api.tasks import listing
 from taskfs.core.intake import Intake
-from taskfs.core.layout import EVIDENCE, STAMPED_NAME_RE, parse_time
+from taskfs.core.layout import EVIDENCE, STAMPED_NAME_RE, parse_time, parse_time_or_none
 from taskfs.core.lifecycle import TERMINAL
 from taskfs.core.records import StatusRecord
 from taskfs.store.all_tasks import load_all
 from taskfs.store.messages import pending_paths
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task
+
+
+@dataclass(frozen=True)
+class FailedCheck:
+    """A failing acceptance run of a task the agent holds, made by someone else."""
+
+    task_id: str
+    by: str  # who ran it
+    exit_code: int | None
+    output: Mapping[str, str]  # the last lines of each stream (`checks.output`)
+    evidence: str  # the evidence file
+    at: str
 
 
 @dataclass(frozen=True)
@@ -48,6 +61,9 @@ class Inbox:
     # not yet handled, and those whose holder has gone quiet.
     ended: tuple[SentTask, ...] = ()
     quiet: tuple[SentTask, ...] = ()
+    # Checks of tasks this agent holds that someone else ran (the runner fleet, the sender)
+    # and that failed, which it has not answered since: each with the run's last lines.
+    checks: tuple[FailedCheck, ...] = ()
 
     @property
     def badge(self) -> str:
@@ -72,6 +88,8 @@ class Inbox:
                 if count == 1
                 else i18n.say(", {count} requests to shape", count=count)
             )
+        if self.checks:
+            line += i18n.say(", {count} failed checks", count=len(self.checks))
         if self.ended:
             line += i18n.say(", {count} refused or failed", count=len(self.ended))
         if self.quiet:
@@ -145,7 +163,41 @@ def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
         tuple(i for i in open_requests if i.requester == agent),
         tuple(ended),
         tuple(quiet),
+        tuple(failed_checks(repo, tasks, agent)),
     )
+
+
+def failed_checks(repo: Repository, tasks: Mapping[str, Task], agent: str) -> list[FailedCheck]:
+    """The working tasks `agent` holds whose latest acceptance run failed, run by someone else
+    (the runner fleet answering its request, its sender), with nothing from `agent` about the
+    task since: the holder is told why in the command's own words, whoever ran the check."""
+    from taskfs.api.views.entries import task_evidence, task_messages
+
+    found = []
+    for task in tasks.values():
+        if task.state != "working" or task.holder != agent:
+            continue
+        runs = task_evidence(repo, task.id)
+        latest = runs[-1] if runs else None
+        if latest is None or latest.kind != "check" or latest.passed or latest.by == agent:
+            continue
+        ran = parse_time_or_none(latest.at)
+        answered = any(
+            m.sender == agent and (ran is None or (parse_time_or_none(m.at) or ran) >= ran)
+            for m in task_messages(repo, task.id)
+        )
+        if not answered:
+            found.append(
+                FailedCheck(
+                    task.id,
+                    latest.by or latest.source,
+                    latest.exit_code,
+                    latest.output or {},
+                    latest.path,
+                    latest.at,
+                )
+            )
+    return found
 
 
 def _owned_question(

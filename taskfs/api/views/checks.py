@@ -111,9 +111,11 @@ def notices(result: Any) -> list[str]:
 
 def output_lines(record: Mapping[str, Any]) -> list[str]:
     """The failing run's output tail, indented, for the text answer."""
-    said = output(record)
-    if said is None:
-        return []
+    return said_lines(output(record) or {})
+
+
+def said_lines(said: Mapping[str, str]) -> list[str]:
+    """An output's tail (`output`), stream by stream, indented, for people."""
     lines = []
     for name, text in said.items():
         lines.append(i18n.say("last lines of {stream}:", stream=name))
@@ -122,14 +124,7 @@ def output_lines(record: Mapping[str, Any]) -> list[str]:
 
 
 def evidence_rows(task: Any) -> list[dict[str, Any]]:
-    """The task's evidence, oldest first (`show`'s rows); the latest run, when it failed,
-    carries its output's tail: the reason an agent reading the history needs next."""
+    """The task's evidence, oldest first, as `show` has it (`documents.evidence`)."""
     from taskfs.api.views.documents import evidence
 
-    rows = evidence(task)
-    found = task.evidence or ()
-    if rows and found and found[-1].record.kind == "check":
-        said = output(found[-1].document)
-        if said is not None:
-            rows[-1]["output"] = said
-    return rows
+    return evidence(task)

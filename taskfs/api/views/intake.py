@@ -97,7 +97,7 @@ def text(
                 "{by} proposed an envelope; {requester} accepts it as its own with: {accept}",
                 by=proposal.record.by,
                 requester=intake.requester,
-                accept=_accept_hint(intake, door),
+                accept=accept_hint(intake, door),
             )
         )
         # The requester reads what it would accept as its word.
@@ -105,6 +105,34 @@ def text(
     else:
         lines.append(how(intake, door))
     return "\n".join(lines)
+
+
+def next_step(intake: Intake, door: Door, agent: str | None) -> str:
+    """What `agent` does next with the open intake, in its door's terms: the requester sends
+    what it lacks or accepts the proposal waiting; anyone else (its recipient, who proposed)
+    waits for that acceptance, or proposes again."""
+    proposal = intake.pending_proposal()
+    if agent is not None and agent != intake.requester:
+        if proposal is None:
+            return i18n.say(
+                "Propose an envelope for it: {how}",
+                how="agent_propose(task_id, envelope)"
+                if door == "mcp"
+                else f"taskfs intake propose {intake.id} FILE",
+            )
+        return i18n.say(
+            "Nothing to do now: {requester} accepts the proposal with {accept} (a better one "
+            "replaces it: propose again)",
+            requester=intake.requester,
+            accept=accept_hint(intake, door),
+        )
+    if proposal is not None:
+        return i18n.say(
+            "Accept {by}'s proposal: {accept}",
+            by=proposal.record.by,
+            accept=accept_hint(intake, door),
+        )
+    return how(intake, door)
 
 
 def how(intake: Intake, door: Door) -> str:
@@ -146,7 +174,7 @@ def how(intake: Intake, door: Door) -> str:
     )
 
 
-def _accept_hint(intake: Intake, door: Door) -> str:
+def accept_hint(intake: Intake, door: Door) -> str:
     if door == "mcp":
         return f"agent_accept(task_id={intake.id!r})"
     if door in ("a2a", "interlink"):

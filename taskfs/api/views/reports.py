@@ -35,6 +35,7 @@ class TimelineRow:
     superseded: bool = False
     superseded_by: str = ""  # for a superseded transition: the winner, "<state> by <agent>"
     path: str = ""  # the evidence or message file
+    output: Mapping[str, str] | None = None  # a failing run's last lines (`checks.output`)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -46,6 +47,7 @@ class TimelineRow:
             **({"superseded": True} if self.superseded else {}),
             **({"supersededBy": self.superseded_by} if self.superseded_by else {}),
             **({"path": self.path} if self.path else {}),
+            **({"output": dict(self.output)} if self.output else {}),
         }
 
 
@@ -249,7 +251,13 @@ def timeline(
         detail = " · ".join(x for x in (run.command, exit_text, run.problem) if x)
         rows.append(
             TimelineRow(
-                run.at, "evidence", run.source or "check", run.verdict, detail, path=run.path
+                run.at,
+                "evidence",
+                run.source or "check",
+                run.verdict,
+                detail,
+                path=run.path,
+                output=run.output,
             )
         )
     for message in messages:
