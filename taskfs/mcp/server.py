@@ -47,6 +47,7 @@ from taskfs.api.tasks import lint, queries
 from taskfs.api.tasks.submit import Source
 from taskfs.api.views import agents as views
 from taskfs.api.views import checks
+from taskfs.api.views.documents import evidence as evidence_rows
 from taskfs.core import shapes
 from taskfs.core.display import safe
 from taskfs.errors import Problem, TaskfsError
@@ -238,7 +239,7 @@ def register_agent_tools(tools: Tools) -> None:
                 "id": task.id,
                 "state": task.state,
                 "history": _history(task),
-                "evidence": checks.evidence_rows(task),
+                "evidence": evidence_rows(task),
                 "messages": [views.message(c) for c in thread.messages],
             }
 

@@ -32,9 +32,10 @@ from taskfs.report.markdown import (
 )
 
 if TYPE_CHECKING:
+    from taskfs.api.review.added import AddedTask
     from taskfs.api.review.audit import Finding
     from taskfs.api.review.outcomes import Outcome
-    from taskfs.api.review.ranges import AddedTask, AddedTransition, Review
+    from taskfs.api.review.ranges import AddedTransition, Review
     from taskfs.api.views.entries import MessageRow
     from taskfs.errors import Problem
 

@@ -121,10 +121,3 @@ def said_lines(said: Mapping[str, str]) -> list[str]:
         lines.append(i18n.say("last lines of {stream}:", stream=name))
         lines += [f"    {line}" for line in text.splitlines()]
     return lines
-
-
-def evidence_rows(task: Any) -> list[dict[str, Any]]:
-    """The task's evidence, oldest first, as `show` has it (`documents.evidence`)."""
-    from taskfs.api.views.documents import evidence
-
-    return evidence(task)
