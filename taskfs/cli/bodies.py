@@ -190,18 +190,23 @@ def show(task_id: str, as_json: bool) -> int:
     before: tuple[Any, ...] = ()
     signed_before: tuple[Any, ...] = ()
     stamp = time.time_ns()
+    born: list[dict[str, Any]] = []  # the request it came from, if any
 
     def call() -> Any:
         nonlocal repo, before, signed_before
         repo = open_repo()
         from taskfs.api.intake import requests
+        from taskfs.api.views.intake import origin
 
         if requests.is_request(repo, task_id):  # a request, not a task yet
             return requests.read(repo, task_id)
         where = (str(repo.root), str(repo.git_dir), repo.tasks_rel, task_id)
         before = answers.identity(*where, False)
         signed_before = answers.identity(*where, True)
-        return queries.show(repo, task_id)
+        task = queries.show(repo, task_id)
+        intake = requests.origin(queries.home(repo, task_id), task_id)
+        born.extend([origin(intake)] if intake is not None else [])
+        return task
 
     def shown(task: Any) -> tuple[dict[str, Any], str]:
         import json
@@ -210,7 +215,7 @@ def show(task_id: str, as_json: bool) -> int:
 
         if isinstance(task, Answer):
             return render.intake(task)
-        doc, text = render.show(task)
+        doc, text = render.show(task, born[0] if born else None)
         if repo is not None and not repo.has_task(task_id):  # read from the archive's commit
             doc["archived"] = True
             return doc, text.replace(f"# {task_id}: ", f"# {task_id} (archived): ", 1)

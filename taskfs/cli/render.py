@@ -63,15 +63,23 @@ def intake(answer: Any) -> tuple[dict[str, Any], str]:
     from taskfs.api.views import intake as views
 
     doc = views.answer_document(answer.intake, answer.problems, submitted=answer.submitted)
-    text = views.text(answer.intake, answer.problems, "cli", submitted=answer.submitted)
+    text = views.text(answer.intake, answer.problems, "cli", submitted=answer.submitted, words=True)
     return doc, text
 
 
-def show(task: Any) -> tuple[dict[str, Any], str]:
+def show(task: Any, origin: dict[str, Any] | None = None) -> tuple[dict[str, Any], str]:
+    """`show ID`; `origin`: the request it was born from (`views.intake.origin`), if any."""
+    from taskfs.api.views.intake import origin_lines
     from taskfs.core import yamlio
 
     doc = document(True, **views.detail(task))
     text = f"# {task.id}: {task.state}\n" + yamlio.dump(task.envelope.to_document())
+    if origin is not None:
+        doc["request"] = origin
+        head = "\n# " + i18n.say("request") + "\n"
+        text += head + "".join(
+            f"  {line}\n" for said in origin_lines(origin) for line in said.splitlines()
+        )
     rows = views.evidence(task)
     if rows:
         head = "\n# " + i18n.say("evidence") + "\n"

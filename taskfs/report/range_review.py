@@ -25,6 +25,7 @@ from taskfs.report.markdown import (
     folded,
     lineage,
     moment,
+    origin,
     quote,
     signed,
     table,
@@ -228,6 +229,8 @@ def _added(added: AddedTask, outcome: Outcome | None) -> str:
     if handed:
         summary += f"; {handed}"
     parts = [head, quote(env.objective), summary]
+    if added.origin is not None:
+        parts.append(origin(added.origin))
     if outcome is not None and outcome.commits:
         parts.append(i18n.say("Code commits:") + "\n\n" + code_commits(outcome.commits))
     parts.append(folded(i18n.say("contract"), contract(env)))

@@ -356,6 +356,18 @@ def read(repo: Repository, task_id: str) -> Answer:
     return Answer(intake, problems, intake.submitted, None)
 
 
+def origin(repo: Repository, task_id: str) -> Intake | None:
+    """The request task `task_id` was born from (its intake, submitted), or None when its
+    envelope came whole, or its intake files cannot be read (`validate` names them)."""
+    if not layout.is_task_id(task_id) or not repo.list_dir(task_id, INTAKE):
+        return None
+    try:
+        intake, _problems = load_intake(repo, task_id)
+    except TaskfsError:
+        return None
+    return intake if intake.entries else None
+
+
 def intakes(repo: Repository, agent: str | None = None) -> list[Intake]:
     """The intakes that are not tasks (open and canceled), oldest first; with `agent`, those
     it asked for or that are addressed to it."""

@@ -8,7 +8,9 @@ holds it, whatever the working tree says now.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
 
 from taskfs.core import yamlio
 from taskfs.core.envelope import Envelope, validate_envelope
@@ -27,6 +29,7 @@ class AddedTask:
     envelope: Envelope | None
     state: str | None  # its state in the checkout now; None when the checkout has no such task
     problem: str = ""
+    origin: Mapping[str, Any] | None = None  # the request it was born from (`views.intake`)
 
 
 def resolve(repo: Repository, spec: str | None) -> tuple[str, str, str]:
@@ -114,6 +117,13 @@ def contracts(repo: Repository, spec: str) -> list[AddedTask]:
     with open_session(repo.git) as session:
         contents = session.read_blobs([(commit, path) for commit, _a, path, _t in wanted])
     return [_added_task(item, data, now) for item, data in zip(wanted, contents, strict=True)]
+
+
+def with_origins(repo: Repository, tasks: Iterable[AddedTask]) -> tuple[AddedTask, ...]:
+    """Each contract with the request it was born from, as the checkout holds it."""
+    from taskfs.api.views.reports import origin_of
+
+    return tuple(replace(t, origin=origin_of(repo, t.id)) for t in tasks)
 
 
 def is_range(text: str) -> bool:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pydantic import ValidationError
 
 from taskfs.api.review import audit as audit_api
-from taskfs.api.review.added import AddedTask, _added_task, _load, resolve
+from taskfs.api.review.added import AddedTask, _added_task, _load, resolve, with_origins
 from taskfs.api.review.audit import Finding
 from taskfs.api.review.outcomes import Outcome, outcomes
 from taskfs.api.views import entries
@@ -114,7 +114,9 @@ def _review(
             by_kind.setdefault(kind, []).append((commit, author, path, task_id))
             touched.append(task_id)
     contents = _contents(session, by_kind)
-    tasks = tuple(_added_task(item, contents[item[2]], now) for item in by_kind.get(ENVELOPE, []))
+    tasks = with_origins(
+        repo, (_added_task(item, contents[item[2]], now) for item in by_kind.get(ENVELOPE, []))
+    )
     superseded = {
         repo.task_rel(t.id, STATUS, link.name) for t in now.values() for link in t.chain.superseded
     }

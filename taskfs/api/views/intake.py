@@ -64,8 +64,10 @@ def text(
     door: Door,
     *,
     submitted: bool = False,
+    words: bool = False,
 ) -> str:
-    """The answer for people and models: kept, what is missing, how to complete it."""
+    """The answer for people and models: kept, what is missing, how to complete it; with
+    `words` (`show`), what the requester said first."""
     if submitted:
         return i18n.say(
             "{id}: submitted (the request from {requester} is now a task)",
@@ -87,6 +89,9 @@ def text(
             to=intake.recipient or i18n.say("anyone"),
         )
     ]
+    if words and intake.words():
+        lines.append(i18n.say("its words:"))
+        lines += [f"    {line}" for said in intake.words() for line in said.splitlines()]
     if problems:
         lines.append(i18n.say("what keeps its envelope from being a task:"))
     lines += [f"  {p.code}: {p.message}" for p in problems]
@@ -180,3 +185,45 @@ def accept_hint(intake: Intake, door: Door) -> str:
     if door in ("a2a", "interlink"):
         return i18n.say("send the proposed envelope back on {id}", id=intake.id)
     return f"taskfs intake accept {intake.id} --agent {intake.requester}"
+
+
+def origin(intake: Intake) -> dict[str, Any]:
+    """Where a task came from, when it was a request first (contract section 12): who asked
+    whom, through which door and when, in what words, who proposed its envelope, and who
+    accepted that proposal (the requester: only its acceptance submits one)."""
+    out: dict[str, Any] = {
+        "from": intake.requester,
+        "to": intake.recipient,
+        "door": intake.door,
+        "openedAt": intake.opening.at,
+        "words": intake.words(),
+    }
+    by_name = {entry.name: entry.record for entry in intake.entries}
+    for entry in intake.requests():
+        taken = by_name.get(entry.record.accepts or "")
+        if taken is not None and taken.kind == "proposal":
+            out.update(proposedBy=taken.by, acceptedBy=entry.record.by, acceptedAt=entry.record.at)
+    return out
+
+
+def origin_lines(said: dict[str, Any]) -> list[str]:
+    """`origin` for people: one line of who and when, then the words as they were sent."""
+    how = (
+        i18n.say(
+            "asked by {requester} of {to} ({door}); {proposer} proposed the envelope, accepted "
+            "by {acceptor}",
+            requester=said["from"],
+            to=said["to"] or i18n.say("anyone"),
+            door=said["door"] or "-",
+            proposer=said["proposedBy"],
+            acceptor=said["acceptedBy"],
+        )
+        if said.get("proposedBy")
+        else i18n.say(
+            "asked by {requester} of {to} ({door}), who sent the envelope itself",
+            requester=said["from"],
+            to=said["to"] or i18n.say("anyone"),
+            door=said["door"] or "-",
+        )
+    )
+    return [how, *said["words"]]

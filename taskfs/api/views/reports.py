@@ -66,6 +66,8 @@ class TaskReport:
     # The commits that touched its owned files since it was submitted (`show` only: the
     # board and the listings do without).
     code_commits: tuple[CodeCommit, ...] = ()
+    # The request it was born from (`views.intake.origin`), when it was one first.
+    origin: Mapping[str, Any] | None = None
 
     @property
     def id(self) -> str:
@@ -116,8 +118,7 @@ def intake_rows(repo: Repository, task_id: str) -> tuple[TimelineRow, ...]:
     rows = []
     for entry in intake.entries:
         record = entry.record
-        words = " ".join((record.reason or record.text or "").split())
-        detail = words if len(words) <= 120 else words[:117] + "..."
+        detail = " ".join((record.reason or record.text or "").split())  # whole: its words
         path = repo.task_rel(task_id, INTAKE, entry.name)
         what = "accepted" if record.accepts else record.kind  # the requester took a proposal
         rows.append(TimelineRow(record.at, "intake", record.by, what, detail, path=path))
@@ -163,6 +164,7 @@ def task_report(
             tuple(entries.task_evidence(where, task.id)),
             tuple(entries.task_messages(where, task.id)),
             requests=intake_rows(where, task.id),
+            origin=origin_of(where, task.id),
         )
     tasks = load_all(repo)
     tasks.setdefault(task_id, task)
@@ -212,7 +214,17 @@ def _report(
         children,
         replaces=lineage.replaces(task.id),
         replaced_by=lineage.replaced_by(task.id),
+        origin=origin_of(repo, task.id),
     )
+
+
+def origin_of(repo: Repository, task_id: str) -> dict[str, Any] | None:
+    """The request `task_id` was born from, as `show` says it (None: it came whole)."""
+    from taskfs.api.intake.requests import origin
+    from taskfs.api.views.intake import origin as said
+
+    intake = origin(repo, task_id)
+    return said(intake) if intake is not None else None
 
 
 def timeline(
