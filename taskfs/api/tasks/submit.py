@@ -65,10 +65,17 @@ class Initialised(NamedTuple):
     root: Path
     created: tuple[str, ...]
     commit: str | None
+    # The usual build outputs `.gitignore` does not name (`core.ignores`): added with
+    # `gitignore`, else offered.
+    unignored: tuple[str, ...] = ()
+    ignored: tuple[str, ...] = ()  # those it added
 
 
-def init(start: Path, agent: str) -> Initialised:
-    """Make `start` a taskfs repository (and a git repository if it is none); idempotent."""
+def init(start: Path, agent: str, *, gitignore: bool = False) -> Initialised:
+    """Make `start` a taskfs repository (and a git repository if it is none); idempotent.
+    With `gitignore`, add the usual build outputs `.gitignore` lacks (bytecode and caches
+    under an owned folder otherwise keep a check's tree from being clean), in the same commit."""
+    from taskfs.core import ignores
     from taskfs.schemas import schema_text  # every model's schema: only `init` needs them
 
     root = find_worktree(start)
@@ -92,8 +99,18 @@ def init(start: Path, agent: str) -> Initialised:
                 continue
             fs.replace(path, text.encode())
             created.append(rel)
+        ignore = root / ".gitignore"
+        before = ignore.read_text(encoding="utf-8", errors="replace") if ignore.exists() else ""
+        lacking = tuple(ignores.missing(before))
+        added: tuple[str, ...] = ()
+        if gitignore and lacking:
+            lead = before if not before or before.endswith("\n") else before + "\n"
+            text = lead + "# build outputs (taskfs init --gitignore)\n" + "\n".join(lacking) + "\n"
+            fs.replace(ignore, text.encode())
+            created.append(".gitignore")
+            added, lacking = lacking, ()
         commit = writer.commit_existing(created, "taskfs: init", agent) if created else None
-    return Initialised(root, tuple(created), commit)
+    return Initialised(root, tuple(created), commit, lacking, added)
 
 
 def _config_text(config: Config) -> str:

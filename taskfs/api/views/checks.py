@@ -99,13 +99,22 @@ def notices(result: Any) -> list[str]:
         )
     uncommitted = record.get("uncommitted")
     if record.get("workTree") == "dirty" and uncommitted is not None:
-        found.append(
-            i18n.say(
-                "the owned files were not all committed ({paths}): commit them and check again "
-                "before completing",
-                paths=", ".join(uncommitted["paths"]),
+        from taskfs.core.evidence import ignore_advice
+        from taskfs.core.ignores import is_build_output
+
+        paths = list(uncommitted["paths"])
+        work = [p for p in paths if not is_build_output(p)]
+        if work or not paths:
+            found.append(
+                i18n.say(
+                    "the owned files were not all committed ({paths}): commit them and check "
+                    "again before completing",
+                    paths=", ".join(work),
+                )
             )
-        )
+        outputs = [p for p in paths if is_build_output(p)]
+        if outputs:
+            found.append(ignore_advice(outputs))
     return found
 
 
