@@ -290,8 +290,11 @@ def problem(code: str, *, field: str | None = None, **data: Any) -> Problem:
     template = MESSAGES[code]
     values = _Defaulting({"field": field or "", **data})
     english = template.format_map(values)
+    # A value said through `i18n.said` reads in the user's language in the message; the data
+    # keeps its English.
+    local = _Defaulting({k: getattr(v, "local", v) for k, v in values.items()})
     try:
-        message = i18n.translate(code, template).format_map(values)
+        message = i18n.translate(code, template).format_map(local)
     except (ValueError, IndexError, AttributeError, TypeError):
         message = english
     public = {k: v for k, v in data.items() if not k.endswith("_text")}

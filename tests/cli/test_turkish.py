@@ -462,3 +462,27 @@ def test_the_mcp_tool_descriptions_are_turkish(repo: Path, tmp_path: Path) -> No
     assert len(turkish_tools) == len(english_tools) > 40
     found = [w for text in (turkish, *turkish_tools) for w in english_words(text)]
     assert found == [], "\n".join(found)
+
+
+def test_the_refusals_issue_38_found_english_are_turkish(repo: Path) -> None:
+    """Issue 38, item 11: the archive and retry permission refusals, a refused transition's
+    detail and pydantic's own words inside a validation error were English under --lang tr."""
+    said = []
+    configure(repo, "only the operator archives", archive={"by": ["operator"]})
+    said.append(tr("archive", "--agent", "builder"))
+    task = submit(repo)
+    said.append(tr("claim", task, "--agent", "helper"))  # addressed to builder
+    assert taskfs("refuse", task, "--agent", "builder", "--reason", "hayır").code == 0
+    said.append(tr("retry", task, "--agent", "builder"))  # only its sender retries
+    said.append(tr("claim", task, "--agent", "builder"))  # rejected: a terminal state
+    bad = repo / "kotu.yaml"
+    body = {**TURKISH_CONTRACT, "filesAndInterfaces": ["a/**"], "priority": 9}
+    body["acceptanceCheck"] = {**TURKISH_CONTRACT["acceptanceCheck"], "timeoutSeconds": 0}
+    bad.write_text(yamlio.dump({**body, "labels": ["iki kelime", "x", "x"]}))
+    said.append(tr("new", str(bad)))
+    said.append(tr("validate", str(bad)))
+    text = "\n".join(said)
+    for code in ("agent_not_allowed", "transition_not_allowed", "invalid_value"):
+        assert code in text or code in taskfs("--lang", "tr", "new", str(bad), "--json").stdout
+    found = english_words(text)
+    assert found == [], "\n".join(found)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
+from taskfs import i18n
 from taskfs.api.lifecycle import signing as transition_keys
 from taskfs.api.tasks import rules
 from taskfs.core import readiness
@@ -259,14 +260,15 @@ def _committed(
 
 
 def _describe_action(task_id: str, state: State) -> str:
-    verb = {"working": "claim", "completed": "complete", "rejected": "refuse"}.get(state)
-    return f"{verb} task {task_id!r}" if verb else f"move task {task_id!r} to {state}"
+    from taskfs.core.lifecycle import describe_action
+
+    return describe_action(task_id, state)
 
 
 def _name_current(found: Problem, by: str | None, current: State) -> Problem:
-    why = f" ({current} since {by!r}'s transition)"
+    why = i18n.say(" ({state} since {agent!r}'s transition)", state=current, agent=by)
     if current == "working":
-        why = f" (it was already claimed by {by!r})"
+        why = i18n.say(" (it was already claimed by {agent!r})", agent=by)
     return problem("transition_not_allowed", **{**found.data, "by": by, "why_text": why})
 
 

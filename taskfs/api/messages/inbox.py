@@ -67,9 +67,9 @@ class Inbox:
 
     @property
     def badge(self) -> str:
-        """The count line a status bar shows, in English (a document's field)."""
-        with i18n.in_english():
-            return self.badge_text()
+        """The count line a status bar shows a person, in their language (the document's
+        `counts` are the data)."""
+        return self.badge_text()
 
     def badge_text(self) -> str:
         """The count line for people, in their language."""
