@@ -64,6 +64,11 @@ MESSAGES: dict[str, str] = {
     "intake_closed": "intake {id!r} takes no more requests: {state_text}",
     "proposal_not_found": "intake {id!r} has no proposal waiting: the recipient proposes one "
     "with `taskfs intake propose {id} FILE`",
+    # amendments: a contract's new versions (issue 38)
+    "amendment_not_allowed": "task {id!r} cannot be amended so: {reason}; `taskfs show {id}` "
+    "shows the contract in force",
+    "amendment_not_found": "task {id!r} has no amendment {name!r} waiting for its holder: "
+    "`taskfs show {id}` lists its amendments",
     # ownership: owners, guard and the hook (contract sections 4, 5)
     "ownership_guard": "{path} is owned by open task {id!r} of {owner_text} (entry "
     "{entry!r}){more_text}; {agent_text} may not change it while that task is open"
@@ -243,6 +248,8 @@ MESSAGES: dict[str, str] = {
     "it: find out who",
     "intake_unauthorized": "{path}: {by!r} could not write this {kind} of intake {id!r}: "
     "{reason}; find out who wrote it (git log -- {path})",
+    "amendment_unauthorized": "{path}: {by!r} could not write this {kind} of task {id!r}: "
+    "{reason}; it counts for nothing (find out who wrote it: git log -- {path})",
     "agent_key_changed": "agent key {path} was {change} in {commit} after it was first committed; "
     "signatures are checked against the key that stood when each file was committed: find out "
     "who changed it",

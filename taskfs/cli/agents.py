@@ -148,6 +148,14 @@ def inbox(
             for c in box.refused
         ]
         lines += [row(i18n.say("lost"), lost.text()) for lost in box.superseded]
+        for pending in box.amendments:
+            what = i18n.say(
+                "{id}: {agent} amended the contract ({keys}); accept: taskfs amend {id} --accept",
+                id=pending.task_id,
+                agent=pending.by,
+                keys=", ".join(pending.changed),
+            )
+            lines.append(row(i18n.say("amended"), what))
         for check in box.checks:
             ran = i18n.say(
                 "{id}: the check {agent} ran failed (exit {code})",

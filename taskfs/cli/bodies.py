@@ -191,6 +191,7 @@ def show(task_id: str, as_json: bool) -> int:
     signed_before: tuple[Any, ...] = ()
     stamp = time.time_ns()
     born: list[dict[str, Any]] = []  # the request it came from, if any
+    amended: list[dict[str, Any]] = []  # its amendments, if any
 
     def call() -> Any:
         nonlocal repo, before, signed_before
@@ -204,8 +205,10 @@ def show(task_id: str, as_json: bool) -> int:
         before = answers.identity(*where, False)
         signed_before = answers.identity(*where, True)
         task = queries.show(repo, task_id)
-        intake = requests.origin(queries.home(repo, task_id), task_id)
+        home = queries.home(repo, task_id)
+        intake = requests.origin(home, task_id)
         born.extend([origin(intake)] if intake is not None else [])
+        amended.extend(queries.amendments(home, task))
         return task
 
     def shown(task: Any) -> tuple[dict[str, Any], str]:
@@ -215,7 +218,7 @@ def show(task_id: str, as_json: bool) -> int:
 
         if isinstance(task, Answer):
             return render.intake(task)
-        doc, text = render.show(task, born[0] if born else None)
+        doc, text = render.show(task, born[0] if born else None, amended)
         if repo is not None and not repo.has_task(task_id):  # read from the archive's commit
             doc["archived"] = True
             return doc, text.replace(f"# {task_id}: ", f"# {task_id} (archived): ", 1)

@@ -67,13 +67,20 @@ def intake(answer: Any) -> tuple[dict[str, Any], str]:
     return doc, text
 
 
-def show(task: Any, origin: dict[str, Any] | None = None) -> tuple[dict[str, Any], str]:
-    """`show ID`; `origin`: the request it was born from (`views.intake.origin`), if any."""
+def show(
+    task: Any, origin: dict[str, Any] | None = None, amended: Sequence[dict[str, Any]] = ()
+) -> tuple[dict[str, Any], str]:
+    """`show ID`; `origin`: the request it was born from (`views.intake.origin`), if any;
+    `amended`: its amendments (`views.amendments.rows`)."""
     from taskfs.api.views.intake import origin_lines
     from taskfs.core import yamlio
 
     doc = document(True, **views.detail(task))
     text = f"# {task.id}: {task.state}\n" + yamlio.dump(task.envelope.to_document())
+    if amended:
+        doc["amendments"] = list(amended)
+        text += "\n# " + i18n.say("amendments") + "\n"
+        text += "".join(f"  {amendment_line(row, task.id)}\n" for row in amended)
     if origin is not None:
         doc["request"] = origin
         head = "\n# " + i18n.say("request") + "\n"
@@ -89,6 +96,37 @@ def show(task: Any, origin: dict[str, Any] | None = None) -> tuple[dict[str, Any
     for found in task.problems:
         text += f"\nproblem[{found.code}]: {found.message}"
     return doc, text.rstrip("\n")
+
+
+def amendment_line(row: dict[str, Any], task_id: str) -> str:
+    """One amendment (or acceptance) as `show` lists it."""
+    if row["kind"] == "accepted":
+        return i18n.say(
+            "{at}  {agent} accepted {file}", at=row["at"], agent=row["by"], file=row["accepts"]
+        )
+    changed = ", ".join(row.get("changed", ())) or "-"
+    line = i18n.say(
+        "{at}  amended by {agent} ({keys}): {status}",
+        at=row["at"],
+        agent=row["by"],
+        keys=changed,
+        status=_status_word(row["status"]),
+    )
+    if row.get("reason"):
+        line += f"  ({row['reason']})"
+    if row["status"] == "pending":
+        line += "; " + i18n.say("its holder accepts it: taskfs amend {id} --accept", id=task_id)
+    return f"{line}  {row['file']}"
+
+
+def _status_word(status: str) -> str:
+    words = {
+        "in force": i18n.say("in force"),
+        "pending": i18n.say("pending"),
+        "accepted": i18n.say("accepted"),
+        "superseded": i18n.say("superseded"),
+    }
+    return words.get(status, status)
 
 
 def _evidence_line(row: dict[str, Any]) -> str:

@@ -60,6 +60,7 @@ EVIDENCE = "evidence"
 MESSAGES = "messages"
 READS = "reads"
 INTAKE = "intake"  # a request not yet a contract (taskfs.core.intake)
+AMENDMENTS = "amendments"  # new versions of the envelope (taskfs.core.amendments)
 SUFFIX = ".yaml"
 
 # -- the git dir -------------------------------------------------------------------------------

@@ -129,6 +129,11 @@ class StatusRecord(_Record):
     message: MsgIdText | None = Field(
         default=None, description="The message that made this transition (contract section 6)."
     )
+    amendment: Annotated[str, Strict()] | None = Field(
+        default=None,
+        description="A claim: the amendment of the envelope in force when the task was claimed "
+        "(its file in the task's amendments folder; none: the envelope as submitted).",
+    )
     sig: Annotated[str, Strict()] | None = Field(
         default=None,
         description="The Ed25519 signature of `by` over the other fields "

@@ -77,11 +77,16 @@ class Summary(NamedTuple):
     # the archive's record keeps this projection (without its entries, which own nothing).
     archived: bool = False
     head_at: str | None = None  # when the transition into the current state was made (UTC)
+    # The amendment of its envelope in force (`taskfs.core.amendments`: a claim names it),
+    # and how many wait for its holder's acceptance.
+    amended: str | None = None
+    pending: int = 0
 
     @classmethod
     def of(cls, task: Task) -> Summary:
         """The one converter from the full reader: what `load_task` read, projected."""
         chain = task.chain
+        version = task.version
         return cls(
             task.id,
             Facts.of(task.envelope),
@@ -93,6 +98,8 @@ class Summary(NamedTuple):
             chain.head.record.by if chain.head else None,
             len(chain.links),
             head_at=chain.head.record.at if chain.head else None,
+            amended=version.in_force.name if version and version.in_force else None,
+            pending=len(version.pending) if version else 0,
         )
 
     @classmethod

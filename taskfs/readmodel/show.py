@@ -3,7 +3,8 @@
 Whoever shows a task through the full reader (pydantic, YAML, the evidence's signatures)
 stores what it printed in `<git dir>/taskfs/cache/show/<id>`, with the identity of every file
 the answer was derived from: the settings file (where the tasks folder is), the task's
-`envelope.yaml`, its `status/` and `evidence/` folders and every file in them (inode, size,
+`envelope.yaml`, its `status/`, `evidence/`, `amendments/` and `intake/` folders and every file
+in them (inode, size,
 mtime, ctime), the language messages are printed in, and, when an evidence file is signed,
 what decides its signature's standing (where HEAD is, which commits the runner keys, and the
 operator's trust list). `answer` finds the checkout, reads that one file, takes the same
@@ -32,7 +33,7 @@ TYPE_CHECKING = False  # `typing` costs the hot path 3 ms to import
 if TYPE_CHECKING:
     from typing import Any
 
-FORMAT = 2  # 2: the file is `Shown`'s slots in order (issue 17)
+FORMAT = 3  # 3: amendments and intake in the identity (issue 38); 2: `Shown`'s slots in order
 FOLDER = "show"
 TRUST_LIST_ENV = "TASKFS_TRUSTED_RUNNERS"  # taskfs.store.keys.TRUST_LIST_ENV
 
@@ -109,6 +110,9 @@ def identity(
         stamps.file_key(f"{folder}/{stamps.ENVELOPE}"),
         _entries(f"{folder}/{stamps.STATUS}"),
         _entries(f"{folder}/{stamps.EVIDENCE}"),
+        # The amendments (the contract in force) and the request it came from (issue 38).
+        _entries(f"{folder}/{layout.AMENDMENTS}"),
+        _entries(f"{folder}/{layout.INTAKE}"),
         _languages(),
         trust,
     )

@@ -14,7 +14,7 @@ import os
 import sqlite3
 from collections.abc import Collection, Mapping
 
-from taskfs.core.layout import ENVELOPE, INTAKE, STATUS
+from taskfs.core.layout import AMENDMENTS, ENVELOPE, INTAKE, STATUS
 from taskfs.readmodel import db, stamps
 from taskfs.readmodel.projection import Summary
 from taskfs.store import readmodel_rows
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from taskfs.store.repository import Repository
 
-ROW_SOURCES = frozenset({ENVELOPE, STATUS, INTAKE})
+ROW_SOURCES = frozenset({ENVELOPE, STATUS, INTAKE, AMENDMENTS})
 _conns: dict[str, tuple[sqlite3.Connection, int]] = {}  # by path, with its file's inode
 
 
@@ -140,12 +140,13 @@ def _stored(conn: sqlite3.Connection, task_ids: list[str]) -> set[str]:
 
 def digest(repo: Repository, task_id: str) -> bytes:
     """A digest of what a task folder holds that its row is read from, to the byte: its
-    envelope and its status files, or (without an envelope) its intake files, by name.
-    `repo` is the working tree, or a commit's tree (`CommitView`)."""
+    envelope, its status files and its amendments, or (without an envelope) its intake files,
+    by name. `repo` is the working tree, or a commit's tree (`CommitView`)."""
     into = hashlib.sha1(usedforsecurity=False)
     if repo.has_task(task_id):
         files = [repo.task_rel(task_id, ENVELOPE)]
         files += [repo.task_rel(task_id, STATUS, n) for n in repo.list_dir(task_id, STATUS)]
+        files += [repo.task_rel(task_id, AMENDMENTS, n) for n in repo.list_dir(task_id, AMENDMENTS)]
     else:
         files = [repo.task_rel(task_id, INTAKE, n) for n in repo.list_dir(task_id, INTAKE)]
     for rel in files:

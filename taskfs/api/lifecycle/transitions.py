@@ -210,6 +210,9 @@ def stage_transition(
         evidence=evidence,
         artifacts=[{"name": a.name, "location": a.location} for a in artifacts],
         message=message,
+        # A claim names the version of the contract it takes (`core.amendments`): one written
+        # after it waits for this holder's acceptance.
+        amendment=task.amended if current == "submitted" and state == "working" else None,
     )
     document = transition_keys.signed(repo, agent, document, _describe_action(task_id, state))
     name = status_name(task.length + 1, state)

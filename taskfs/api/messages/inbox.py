@@ -40,6 +40,18 @@ class FailedCheck:
 
 
 @dataclass(frozen=True)
+class PendingAmendment:
+    """An amendment of a task the agent holds, waiting for its acceptance."""
+
+    task_id: str
+    by: str
+    name: str  # its file
+    reason: str | None
+    changed: tuple[str, ...]  # the keys it changes against the contract in force
+    at: str
+
+
+@dataclass(frozen=True)
 class Inbox:
     agent: str
     to_claim: tuple[Task, ...]
@@ -64,6 +76,8 @@ class Inbox:
     # Checks of tasks this agent holds that someone else ran (the runner fleet, the sender)
     # and that failed, which it has not answered since: each with the run's last lines.
     checks: tuple[FailedCheck, ...] = ()
+    # Amendments of the contracts of tasks this agent holds, waiting for its acceptance.
+    amendments: tuple[PendingAmendment, ...] = ()
 
     @property
     def badge(self) -> str:
@@ -90,6 +104,8 @@ class Inbox:
             )
         if self.checks:
             line += i18n.say(", {count} failed checks", count=len(self.checks))
+        if self.amendments:
+            line += i18n.say(", {count} amendments to accept", count=len(self.amendments))
         if self.ended:
             line += i18n.say(", {count} refused or failed", count=len(self.ended))
         if self.quiet:
@@ -164,7 +180,26 @@ def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
         tuple(ended),
         tuple(quiet),
         tuple(failed_checks(repo, tasks, agent)),
+        tuple(pending_amendments(tasks, agent)),
     )
+
+
+def pending_amendments(tasks: Mapping[str, Task], agent: str) -> list[PendingAmendment]:
+    """The amendments of the open tasks `agent` holds that wait for its acceptance."""
+    from taskfs.core.amendments import changed_keys
+
+    found = []
+    for task in tasks.values():
+        if task.holder != agent or task.state in TERMINAL or task.version is None:
+            continue
+        now = task.envelope.to_document()
+        for entry in task.version.pending:
+            record = entry.record
+            changed = tuple(changed_keys(now, record.envelope or {}))
+            found.append(
+                PendingAmendment(task.id, record.by, entry.name, record.reason, changed, record.at)
+            )
+    return found
 
 
 def failed_checks(repo: Repository, tasks: Mapping[str, Task], agent: str) -> list[FailedCheck]:

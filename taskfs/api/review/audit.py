@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from taskfs import i18n
 from taskfs.api.evidence import gate as evidence_gate
-from taskfs.api.review import archive_audit, authority, intake_audit
+from taskfs.api.review import amendment_audit, archive_audit, authority, intake_audit
 from taskfs.api.tasks import queries
 from taskfs.core.evidence import EvidenceFile, RunnerTrust
 from taskfs.core.evidence_records import CheckEvidence
@@ -126,6 +126,8 @@ def _authority(
     )
     for task in tasks.values():
         found += authority.transition_problems(context, task)
+        if task.amendments:
+            found += amendment_audit.amendment_problems(context, task)
         if repo.list_dir(task.id, MESSAGES):
             found += authority.message_problems(context, task.id)
     found += intake_audit.intake_problems(context, repo.task_ids())

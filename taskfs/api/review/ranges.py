@@ -8,7 +8,9 @@ warnings of the contracts the range added.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -19,7 +21,7 @@ from taskfs.api.review.outcomes import Outcome, outcomes
 from taskfs.api.views import entries
 from taskfs.api.views.entries import EvidenceRow, MessageRow
 from taskfs.api.views.reports import state_before
-from taskfs.core.layout import ARCHIVE_DIR, ENVELOPE, EVIDENCE, MESSAGES, STATUS
+from taskfs.core.layout import AMENDMENTS, ARCHIVE_DIR, ENVELOPE, EVIDENCE, MESSAGES, STATUS
 from taskfs.core.records import StatusRecord
 from taskfs.errors import Problem, TaskfsError, fail
 from taskfs.store.all_tasks import load_all
@@ -39,6 +41,18 @@ class AddedTransition:
     left: str | None  # the state it left
     superseded: bool = False
     problem: str = ""
+
+
+@dataclass(frozen=True)
+class AddedAmendment:
+    """An amendment (or a holder's acceptance of one) a commit of the range added, with where
+    it stands in the checkout (`views.amendments.rows`)."""
+
+    task: str
+    path: str
+    commit: str
+    author: str
+    row: Mapping[str, Any]  # empty when the checkout does not hold it readable
 
 
 @dataclass(frozen=True)
@@ -66,6 +80,7 @@ class Review:
     tip_is_checkout: bool = True
     outcomes: tuple[Outcome, ...] = ()  # where each task the range touched stands now
     archived: tuple[ArchivedTask, ...] = ()
+    amendments: tuple[AddedAmendment, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -148,7 +163,26 @@ def _review(
         warnings=tuple(_warnings(repo, tasks, now)),
         tip_is_checkout=repo.git.verify(f"{tip}^{{commit}}") == head,
         outcomes=outcomes(repo, revisions, touched, now, trust),
+        amendments=_amendments(repo, by_kind.get(AMENDMENTS, []), now),
     )
+
+
+def _amendments(
+    repo: Repository, items: list[tuple[str, str, str, str]], now: dict[str, Task]
+) -> tuple[AddedAmendment, ...]:
+    """The amendment files the range added, each with its row in the checkout's task."""
+    from taskfs.api.tasks.queries import amendments
+
+    rows: dict[str, dict[str, Mapping[str, Any]]] = {}
+    out = []
+    for commit, author, path, task_id in items:
+        if task_id not in rows:
+            task = now.get(task_id)
+            found = amendments(repo, task) if task is not None else []
+            rows[task_id] = {row["file"]: row for row in found}
+        name = path.rsplit("/", 1)[-1]
+        out.append(AddedAmendment(task_id, path, commit, author, rows[task_id].get(name, {})))
+    return tuple(out)
 
 
 def _ledger_path(repo: Repository, path: str) -> tuple[str, str] | None:
@@ -157,7 +191,8 @@ def _ledger_path(repo: Repository, path: str) -> tuple[str, str] | None:
     rest = path[len(repo.tasks_rel) + 1 :].split("/")
     if len(rest) == 2 and rest[1] == ENVELOPE:
         return rest[0], ENVELOPE
-    if len(rest) == 3 and rest[1] in (STATUS, EVIDENCE, MESSAGES) and rest[2].endswith(".yaml"):
+    kinds = (STATUS, EVIDENCE, MESSAGES, AMENDMENTS)
+    if len(rest) == 3 and rest[1] in kinds and rest[2].endswith(".yaml"):
         return rest[0], rest[1]
     return None
 

@@ -87,6 +87,7 @@ def inbox(box: Any, *, door: str = "cli", full: bool = False) -> dict[str, Any]:
         "requests": [_asked_of(i) for i in box.requests],
         "requested": [_asked_by(i, door) for i in box.requested],
         "checks": [_check(c) for c in box.checks],
+        "amendments": [_amendment(a, door) for a in box.amendments],
         "ended": [_ended(t) for t in box.ended],
         "quiet": [_quiet(t) for t in box.quiet],
     }
@@ -117,6 +118,7 @@ def _counts(box: Any) -> dict[str, int]:
         "superseded": len(box.superseded),
         "requests": len(box.requests) + len(box.requested),
         "checks": len(box.checks),
+        "amendments": len(box.amendments),
         "ended": len(box.ended),
         "quiet": len(box.quiet),
     }
@@ -178,6 +180,19 @@ def _check(check: Any) -> dict[str, Any]:
 CHECK_LINES = 5  # of each stream, in the compact inbox: the reason (`agent_history`: more)
 
 
+def _amendment(pending: Any, door: str) -> dict[str, Any]:
+    """An amendment of a task the reader holds, waiting for its acceptance."""
+    how = (
+        f"agent_amend(task_id={pending.task_id!r}, accept=true)"
+        if door == "mcp"
+        else f"taskfs amend {pending.task_id} --accept"
+    )
+    out: dict[str, Any] = {"task_id": pending.task_id, "from": pending.by}
+    if pending.reason:
+        out["text"] = pending.reason
+    return {**out, "changed": list(pending.changed), "next": how}
+
+
 def _ended(task: Any) -> dict[str, Any]:
     return {"id": task.id, "state": task.state, "endedBy": task.ended_by, "reason": task.reason}
 
@@ -214,6 +229,9 @@ def _full_inbox(box: Any) -> dict[str, Any]:
         "checks": [
             {**_check(c), "exitCode": c.exit_code, "output": dict(c.output), "at": c.at}
             for c in box.checks
+        ],
+        "amendments": [
+            {**_amendment(a, "cli"), "amendment": a.name, "at": a.at} for a in box.amendments
         ],
         "ended": [attention(t) for t in box.ended],
         "quiet": [attention(t) for t in box.quiet],

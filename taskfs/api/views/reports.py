@@ -68,6 +68,8 @@ class TaskReport:
     code_commits: tuple[CodeCommit, ...] = ()
     # The request it was born from (`views.intake.origin`), when it was one first.
     origin: Mapping[str, Any] | None = None
+    # Its amendments and their acceptances (`views.amendments.rows`), oldest first.
+    amended: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def id(self) -> str:
@@ -88,7 +90,7 @@ class TaskReport:
         return latest is not None and latest.verdict != "pass"
 
     def timeline(self) -> list[TimelineRow]:
-        return timeline(self.task, self.evidence, self.messages, self.requests)
+        return timeline(self.task, self.evidence, self.messages, self.requests, self.amended)
 
 
 @dataclass(frozen=True)
@@ -165,6 +167,7 @@ def task_report(
             tuple(entries.task_messages(where, task.id)),
             requests=intake_rows(where, task.id),
             origin=origin_of(where, task.id),
+            amended=amended_of(where, task),
         )
     tasks = load_all(repo)
     tasks.setdefault(task_id, task)
@@ -215,7 +218,14 @@ def _report(
         replaces=lineage.replaces(task.id),
         replaced_by=lineage.replaced_by(task.id),
         origin=origin_of(repo, task.id),
+        amended=amended_of(repo, task),
     )
+
+
+def amended_of(repo: Repository, task: Task) -> tuple[Mapping[str, Any], ...]:
+    from taskfs.api.tasks.queries import amendments
+
+    return tuple(amendments(repo, task))
 
 
 def origin_of(repo: Repository, task_id: str) -> dict[str, Any] | None:
@@ -232,10 +242,13 @@ def timeline(
     evidence: Iterable[EvidenceRow] = (),
     messages: Iterable[MessageRow] = (),
     requests: Iterable[TimelineRow] = (),
+    amended: Iterable[Mapping[str, Any]] = (),
 ) -> list[TimelineRow]:
-    """The requests it came from, transitions, acceptance runs and messages in the order
-    they happened."""
+    """The requests it came from, transitions, amendments, acceptance runs and messages in the
+    order they happened."""
     rows: list[TimelineRow] = list(requests)
+    for row in amended:
+        rows.append(_amendment_row(task.id, row))
     messages = list(messages)
     by_id = {m.msg_id: m for m in messages if m.msg_id}
     folded: set[str] = set()
@@ -279,6 +292,20 @@ def timeline(
         what = message.status or "message"
         rows.append(TimelineRow(message.at, "message", who, what, message.text, path=message.path))
     return _ordered(rows)
+
+
+def _amendment_row(task_id: str, row: Mapping[str, Any]) -> TimelineRow:
+    """An amendment in the timeline: `amended` (in force at once, or accepted since),
+    `proposed` (after a claim: waiting for the holder), or `accepted` by the holder."""
+    from taskfs.core.layout import AMENDMENTS
+
+    path = f"{AMENDMENTS}/{row['file']}"
+    if row["kind"] == "accepted":
+        return TimelineRow(row["at"], "amendment", row["by"], "accepted", row["accepts"], path=path)
+    what = "proposed" if row["status"] == "pending" else "amended"
+    changed = i18n.say("changed: {keys}", keys=", ".join(row.get("changed", ())) or "-")
+    detail = f"{row['reason']} ({changed})" if row.get("reason") else changed
+    return TimelineRow(row["at"], "amendment", row["by"], what, detail, path=path)
 
 
 def _ordered(rows: list[TimelineRow]) -> list[TimelineRow]:
