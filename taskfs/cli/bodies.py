@@ -192,6 +192,7 @@ def show(task_id: str, as_json: bool) -> int:
     stamp = time.time_ns()
     born: list[dict[str, Any]] = []  # the request it came from, if any
     amended: list[dict[str, Any]] = []  # its amendments, if any
+    found: list[dict[str, Any]] = []  # the follow-ups found while working on it
 
     def call() -> Any:
         nonlocal repo, before, signed_before
@@ -209,6 +210,7 @@ def show(task_id: str, as_json: bool) -> int:
         intake = requests.origin(home, task_id)
         born.extend([origin(intake)] if intake is not None else [])
         amended.extend(queries.amendments(home, task))
+        found.extend(queries.follow_ups(repo, task_id))
         return task
 
     def shown(task: Any) -> tuple[dict[str, Any], str]:
@@ -218,7 +220,7 @@ def show(task_id: str, as_json: bool) -> int:
 
         if isinstance(task, Answer):
             return render.intake(task)
-        doc, text = render.show(task, born[0] if born else None, amended)
+        doc, text = render.show(task, born[0] if born else None, amended, found)
         if repo is not None and not repo.has_task(task_id):  # read from the archive's commit
             doc["archived"] = True
             return doc, text.replace(f"# {task_id}: ", f"# {task_id} (archived): ", 1)

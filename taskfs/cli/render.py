@@ -68,10 +68,14 @@ def intake(answer: Any) -> tuple[dict[str, Any], str]:
 
 
 def show(
-    task: Any, origin: dict[str, Any] | None = None, amended: Sequence[dict[str, Any]] = ()
+    task: Any,
+    origin: dict[str, Any] | None = None,
+    amended: Sequence[dict[str, Any]] = (),
+    follow_ups: Sequence[dict[str, Any]] = (),
 ) -> tuple[dict[str, Any], str]:
     """`show ID`; `origin`: the request it was born from (`views.intake.origin`), if any;
-    `amended`: its amendments (`views.amendments.rows`)."""
+    `amended`: its amendments (`views.amendments.rows`); `follow_ups`: the work found while
+    working on it (`queries.follow_ups`)."""
     from taskfs.api.views.intake import origin_lines
     from taskfs.core import yamlio
 
@@ -81,6 +85,21 @@ def show(
         doc["amendments"] = list(amended)
         text += "\n# " + i18n.say("amendments") + "\n"
         text += "".join(f"  {amendment_line(row, task.id)}\n" for row in amended)
+    if follow_ups:
+        doc["followUps"] = list(follow_ups)
+        text += "\n# " + i18n.say("follow-ups") + "\n"
+        text += "".join(
+            "  "
+            + i18n.say(
+                "{id} ({state}): {requester} asked {to}",
+                id=f["id"],
+                state=f["state"],
+                requester=f["from"] or "-",
+                to=f["to"] or i18n.say("anyone"),
+            )
+            + "\n"
+            for f in follow_ups
+        )
     if origin is not None:
         doc["request"] = origin
         head = "\n# " + i18n.say("request") + "\n"

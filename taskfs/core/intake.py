@@ -81,6 +81,12 @@ class IntakeRecord(_Record):
         default=None, description="request: the proposal (its file name) the requester accepts."
     )
     reason: Annotated[str, Strict()] | None = Field(default=None, description="canceled: why.")
+    discovered_from: TaskIdText | None = Field(
+        default=None,
+        alias="discoveredFrom",
+        description="request (the first): the task its requester found this work in while "
+        "working on it (`taskfs discover`); the requester is a party to that task.",
+    )
 
 
 class Entry(NamedTuple):
@@ -112,6 +118,11 @@ class Intake(NamedTuple):
     @property
     def door(self) -> Door | None:
         return self.opening.door
+
+    @property
+    def discovered_from(self) -> str | None:
+        """The task its requester found this work in (a follow-up), if it was."""
+        return self.opening.discovered_from
 
     @property
     def canceled(self) -> Entry | None:

@@ -36,6 +36,9 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     (r"taskfs reassign(?: [A-Za-z0-9{][\w.{}-]*)?(?: --to \S+)?", "agent_reassign"),
     (r"taskfs sent(?: --\S+(?: \S+)?)*", "agent_tasks"),
     (r"`?taskfs intake propose(?: [A-Za-z0-9][\w.-]*(?: FILE)?)?`?", "agent_propose"),
+    (r"`?taskfs amend [A-Za-z0-9{][\w.{}-]* --accept`?", "agent_amend(task_id, accept=true)"),
+    (r"`?taskfs amend(?: [A-Za-z0-9{][\w.{}-]*)?(?: FILE)?`?", "agent_amend"),
+    (r"`?taskfs discover(?: [A-Za-z0-9{][\w.{}-]*)?`?", "agent_discover"),
     (r"`?taskfs intake accept(?: [A-Za-z0-9][\w.-]*)?(?: --agent \S+)?`?", "agent_accept"),
     (
         r"`?taskfs intake add(?: [A-Za-z0-9{][\w.{}-]*)?(?: FILE)?`?",

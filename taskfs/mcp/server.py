@@ -52,6 +52,7 @@ from taskfs.core import shapes
 from taskfs.core.display import safe
 from taskfs.errors import Problem, TaskfsError
 from taskfs.mcp import intake as intake_tools
+from taskfs.mcp.contracts import register_contract_tools
 from taskfs.mcp.declared import MESSAGE, TASK, reads, shape, writes
 from taskfs.mcp.gate import Gate
 from taskfs.mcp.interlink import register_interlink_tools
@@ -77,7 +78,8 @@ SEND = (
     "toolAndSourceGuidance, boundaries, filesAndInterfaces, acceptanceCheck.passFailCommand, "
     "acceptanceCheck.endToEndVerification, contextID. filesAndInterfaces: path globs (or "
     "interface:NAME) the recipient owns; passFailCommand: shell, exit 0 = pass. Optional: to, "
-    "id, dependsOn, parent. Incomplete: kept as a request; send the rest with its task_id."
+    "id, dependsOn, parent, priority (0 most urgent-4), labels. Incomplete: kept as a "
+    "request; send the rest with its task_id."
 )
 CHECK = (
     "Report your result and check it: commit your work first (evidence from uncommitted files "
@@ -355,6 +357,7 @@ def build(session: Session) -> Tools:
     _utilities(server)
     register_agent_tools(tools)
     intake_tools.register_intake_tools(tools)
+    register_contract_tools(tools)
     register_sent_tools(tools)
     register_interlink_tools(tools)
     return tools

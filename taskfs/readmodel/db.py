@@ -89,6 +89,10 @@ CREATE TABLE follows (
     before TEXT NOT NULL, task TEXT NOT NULL, PRIMARY KEY (before, task)
 ) WITHOUT ROWID;
 CREATE INDEX follows_task ON follows (task);
+CREATE TABLE discovered (
+    source TEXT NOT NULL, task TEXT NOT NULL, PRIMARY KEY (source, task)
+) WITHOUT ROWID;
+CREATE INDEX discovered_task ON discovered (task);
 CREATE TABLE entries (
     file TEXT NOT NULL,
     raw TEXT NOT NULL,

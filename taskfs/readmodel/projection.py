@@ -81,6 +81,9 @@ class Summary(NamedTuple):
     # and how many wait for its holder's acceptance.
     amended: str | None = None
     pending: int = 0
+    # A follow-up found while working on another task (`taskfs discover`): that task. Said by
+    # the request it was born from (an intake, or the task it became).
+    discovered_from: str | None = None
 
     @classmethod
     def of(cls, task: Task) -> Summary:
@@ -120,7 +123,19 @@ class Summary(NamedTuple):
             "",
         )
         state = intake.state
-        return cls(intake.id, facts, state, None, 0, (), None, intake.requester, 0, intake=True)
+        return cls(
+            intake.id,
+            facts,
+            state,
+            None,
+            0,
+            (),
+            None,
+            intake.requester,
+            0,
+            intake=True,
+            discovered_from=intake.discovered_from,
+        )
 
     @property
     def listed(self) -> bool:

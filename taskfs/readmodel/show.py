@@ -4,7 +4,7 @@ Whoever shows a task through the full reader (pydantic, YAML, the evidence's sig
 stores what it printed in `<git dir>/taskfs/cache/show/<id>`, with the identity of every file
 the answer was derived from: the settings file (where the tasks folder is), the task's
 `envelope.yaml`, its `status/`, `evidence/`, `amendments/` and `intake/` folders and every file
-in them (inode, size,
+in them, and the tasks folder (a new task there may be a follow-up it lists) (inode, size,
 mtime, ctime), the language messages are printed in, and, when an evidence file is signed,
 what decides its signature's standing (where HEAD is, which commits the runner keys, and the
 operator's trust list). `answer` finds the checkout, reads that one file, takes the same
@@ -106,6 +106,9 @@ def identity(
     return (
         stamps.file_key(f"{root}/{stamps.CONFIG}"),
         tasks_rel,
+        # The tasks folder itself: a follow-up of this task (`taskfs discover`) is a new
+        # folder beside it, and `show` lists it.
+        stamps.file_key(f"{root}/{tasks_rel}"),
         stamps.file_key(folder),
         stamps.file_key(f"{folder}/{stamps.ENVELOPE}"),
         _entries(f"{folder}/{stamps.STATUS}"),

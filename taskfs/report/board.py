@@ -202,6 +202,11 @@ def _requests(requests: Sequence[Intake]) -> str:
             i18n.say("{agent} proposed an envelope", agent=proposal.record.by) if proposal else ""
         )
         waiting = f'<p class="stale">{e(proposed)}</p>' if proposed else ""
+        if intake.discovered_from is not None:
+            source = intake.discovered_from
+            found = e(i18n.say("found while working on"))
+            waiting += f'<p class="found">{found} <a href="#task-{e(source)}">{e(source)}</a></p>'
+
         cards.append(
             f'<article class="card request" id="task-{e(intake.id)}" data-task="{e(intake.id)}" '
             f'data-context="" data-agents="{e(intake.requester)} {e(intake.recipient or "")}">'
@@ -322,6 +327,8 @@ def _card(card: Card, now: datetime, links: Links) -> str:
         )
     if report.children:
         facts.append((e(i18n.say("delegated to")), _task_links(report.children)))
+    if card.follow_ups:
+        facts.append((e(i18n.say("follow-ups")), _task_links(card.follow_ups)))
     envelope = links.file(f"tasks/{task.id}/envelope.yaml", i18n.say("envelope"))
     if envelope:
         facts.append((e(i18n.say("contract")), envelope))

@@ -69,10 +69,18 @@ def project(repo: Repository, task_id: str) -> Summary | None:
     from taskfs.store.task_reader import load_task
 
     try:
-        return Projected.of(load_task(repo, task_id))
+        found = Projected.of(load_task(repo, task_id))
     except TaskfsError:
         if repo.has_task(task_id) or not repo.list_dir(task_id, INTAKE):
             return None
+    else:
+        if not repo.list_dir(task_id, INTAKE):
+            return found
+        # A task born from a request: a follow-up of the task the request names, if any.
+        try:
+            return found._replace(discovered_from=load_intake(repo, task_id)[0].discovered_from)
+        except TaskfsError:
+            return found
     try:
         intake, problems = load_intake(repo, task_id)
     except TaskfsError:

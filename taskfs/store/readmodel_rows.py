@@ -47,7 +47,16 @@ def replace(conn: sqlite3.Connection, changed: Mapping[str, Row | None]) -> None
 
 def rebuild(conn: sqlite3.Connection, rows: Mapping[str, Row]) -> None:
     """Every row anew (the store emptied first)."""
-    for table in ("rows", "listing", "deps", "children", "follows", "entries", "overlaps"):
+    for table in (
+        "rows",
+        "listing",
+        "deps",
+        "children",
+        "follows",
+        "discovered",
+        "entries",
+        "overlaps",
+    ):
         conn.execute(f"DELETE FROM {table}")
     for task_id, (summary, digest) in sorted(rows.items()):
         _insert(conn, task_id, summary, digest)
@@ -77,6 +86,7 @@ def _delete(conn: sqlite3.Connection, ids: list[str]) -> None:
         conn.execute(f"DELETE FROM deps WHERE task IN ({marks})", chunk)
         conn.execute(f"DELETE FROM children WHERE task IN ({marks})", chunk)
         conn.execute(f"DELETE FROM follows WHERE task IN ({marks})", chunk)
+        conn.execute(f"DELETE FROM discovered WHERE task IN ({marks})", chunk)
         conn.execute(f"DELETE FROM entries WHERE task IN ({marks})", chunk)
         conn.execute(f"DELETE FROM overlaps WHERE a IN ({marks})", chunk)
         conn.execute(f"DELETE FROM overlaps WHERE b IN ({marks})", chunk)
@@ -114,6 +124,10 @@ def _insert(
         conn.execute("INSERT OR IGNORE INTO children VALUES (?, ?)", (env.parent, task_id))
     if env.follows is not None:
         conn.execute("INSERT OR IGNORE INTO follows VALUES (?, ?)", (env.follows, task_id))
+    if summary.discovered_from is not None:
+        conn.execute(
+            "INSERT OR IGNORE INTO discovered VALUES (?, ?)", (summary.discovered_from, task_id)
+        )
     if archived:
         return  # an archived task is terminal: it is never a rival, and owns nothing
     conn.executemany(

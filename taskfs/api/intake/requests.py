@@ -129,6 +129,7 @@ def open_request(
     context: str | None = None,
     extra: Sequence[Extra] = (),
     now: datetime | None = None,
+    discovered_from: str | None = None,
 ) -> Answer:
     """Keep `requester`'s words as a new intake under `task_id` (or a new id); a text that is
     a whole envelope submits the task at once."""
@@ -145,7 +146,49 @@ def open_request(
             context=context,
             extra=extra,
             now=now,
+            discovered_from=discovered_from,
         )
+
+
+def discover(
+    repo: Repository,
+    source: str,
+    agent: str,
+    text: str,
+    *,
+    to: str | None = None,
+    task_id: str | None = None,
+    door: Door = "cli",
+    now: datetime | None = None,
+) -> Answer:
+    """A follow-up `agent` found while working on task `source`, in its words: an intake
+    linked to `source` (`discoveredFrom`), addressed to `source`'s sender unless `to` names
+    another. Only a party to `source` (its sender, recipient or holder) files one; the contract
+    is still reached through the intake (a proposal, the requester's acceptance)."""
+    from taskfs.store.task_reader import load_task
+
+    task = load_task(repo, source)  # task_not_found, intake_open: by name
+    env = task.envelope
+    if agent not in (env.sender, env.recipient, task.holder):
+        raise fail(
+            "agent_not_allowed",
+            agent=agent,
+            action="discover",
+            action_text=i18n.say("file a follow-up of task {id!r}", id=source),
+            reason=i18n.said("only a party to it (its sender, recipient or holder) files one"),
+        )
+    addressed = to if to is not None else (env.sender if env.sender != agent else None)
+    return open_request(
+        repo,
+        agent,
+        text,
+        to=addressed,
+        task_id=task_id,
+        door=door,
+        context=env.context_id,
+        now=now,
+        discovered_from=source,
+    )
 
 
 def open_within(
@@ -162,6 +205,7 @@ def open_within(
     extra: Sequence[Extra] = (),
     reply: Reply | None = None,
     now: datetime | None = None,
+    discovered_from: str | None = None,
 ) -> Answer:
     """`open_request` under a writer the caller holds (a door that imports messages in
     batches); `reply` makes the door's answer, committed with the request."""
@@ -185,6 +229,7 @@ def open_within(
         text=text,
         message=message,
         context=context or None,
+        discovered_from=discovered_from,
     )
     return _record(repo, writer, None, record, now=now, extra=extra, reply=reply)
 
@@ -422,6 +467,7 @@ def _record(
                 after.requester,
                 trailers=[trailer],
                 opened=record.message,
+                discovered_from=after.discovered_from,
             )
         except TaskfsError as exc:
             problems = list(exc.problems)  # kept, and answered with the rules' refusals

@@ -40,7 +40,20 @@ def amendments(repo: Repository, task: Task) -> list[dict[str, Any]]:
     from taskfs.api.views.amendments import rows
     from taskfs.store.task_reader import submitted_envelope
 
-    return rows(task, submitted_envelope(repo, task.id).to_document())
+    found = rows(task, submitted_envelope(repo, task.id).to_document())
+    return [{**row, "path": repo.task_rel(task.id, AMENDMENTS, row["file"])} for row in found]
+
+
+def follow_ups(repo: Repository, task_id: str) -> list[dict[str, Any]]:
+    """The follow-ups found while working on `task_id` (`taskfs discover`), requests and the
+    tasks they became, each with its state and who asked whom."""
+    from taskfs.store.index import summaries
+
+    ledger = summaries(repo)
+    return [
+        {"id": s.id, "state": s.state, "from": s.envelope.sender, "to": s.envelope.recipient}
+        for s in ledger.many(ledger.discovered(task_id))
+    ]
 
 
 def home(repo: Repository, task_id: str) -> Repository:

@@ -24,6 +24,7 @@ from taskfs.core.envelope import Envelope, envelope_json_schema, validate_envelo
 from taskfs.core.layout import (
     CONFIG_PATH,
     ENVELOPE,
+    INTAKE,
     MESSAGES,
     SCHEMA_DIR,
     STATUS,
@@ -179,13 +180,23 @@ def submit_within(
     *,
     trailers: Sequence[str] = (),
     opened: str | None = None,
+    discovered_from: str | None = None,
 ) -> list[Submitted]:
     """`submit`'s checks and writes, under a writer the caller holds: the commit holds
     whatever the caller added to `writer` too (an intake's last request). `opened`: the
-    message that made the (single) task, as `write_new_tasks` takes it."""
+    message that made the (single) task, as `write_new_tasks` takes it; `discovered_from`:
+    the task its request was found in (a follow-up), for the read model's row."""
     batch = _assign_ids(repo, parsed, actor)
     rules.check_new_tasks(repo, batch)
-    write_new_tasks(repo, writer, batch, actor, trailers=trailers, opened=opened)
+    write_new_tasks(
+        repo,
+        writer,
+        batch,
+        actor,
+        trailers=trailers,
+        opened=opened,
+        discovered_from=discovered_from,
+    )
     return [Submitted(e.id or "") for e in batch]
 
 
@@ -198,6 +209,7 @@ def write_new_tasks(
     in_place: Collection[str] = (),
     trailers: Sequence[str] = (),
     opened: str | None = None,
+    discovered_from: str | None = None,
 ) -> str:
     """Write each envelope of `batch` (already checked, ids assigned) and its `submitted`
     status, in one commit by `actor`. A task named in `in_place` already has its envelope
@@ -221,16 +233,31 @@ def write_new_tasks(
             signer=signer,
             in_place=envelope.id in in_place,
             opened=opened,
+            discovered_from=discovered_from,
         )
     subject = _new_message([e.id or "" for e in batch], actor, trailers)
     return writer.commit(subject, actor, when=now)
 
 
-def new_task_row(envelope: Envelope, status: str, actor: str, at: str) -> Summary:
+def new_task_row(
+    envelope: Envelope, status: str, actor: str, at: str, discovered_from: str | None = None
+) -> Summary:
     """The projection of a task just submitted: its envelope, one `submitted` status."""
     assert envelope.id is not None
     facts = Facts.of(envelope)
-    return Summary(envelope.id, facts, "submitted", None, 0, (), status, actor, 1, head_at=at)
+    return Summary(
+        envelope.id,
+        facts,
+        "submitted",
+        None,
+        0,
+        (),
+        status,
+        actor,
+        1,
+        head_at=at,
+        discovered_from=discovered_from,
+    )
 
 
 def stage_new_task(
@@ -243,6 +270,7 @@ def stage_new_task(
     signer: OpeningSigner | None,
     in_place: bool = False,
     opened: str | None = None,
+    discovered_from: str | None = None,
 ) -> None:
     """Add one new task to `writer`: its envelope file (already in place, or written now), its
     opening signed by `signer` when it can sign it, and its `submitted` status naming that
@@ -273,7 +301,19 @@ def stage_new_task(
     writer.add(repo.task_rel(task_id, STATUS, name), record_bytes(document))
     # The read model's row, as the full reader will read these files (their commit stores it:
     # `Writer.project`).
-    writer.project(new_task_row(envelope, name, actor, at))
+    if discovered_from is None and repo.list_dir(task_id, INTAKE):
+        discovered_from = _found_in(repo, task_id)
+    writer.project(new_task_row(envelope, name, actor, at, discovered_from))
+
+
+def _found_in(repo: Repository, task_id: str) -> str | None:
+    """The task the request of `task_id`'s folder was found in (a follow-up), if any."""
+    from taskfs.store.intake_reader import load_intake
+
+    try:
+        return load_intake(repo, task_id)[0].discovered_from
+    except TaskfsError:
+        return None
 
 
 def _opening_signer(repo: Repository, actor: str) -> OpeningSigner | None:

@@ -13,7 +13,7 @@ is open or completed): no claim can ever succeed until someone changes the plan.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Literal
 
@@ -21,6 +21,7 @@ from taskfs.api.views.reports import TaskReport, all_reports
 from taskfs.core.layout import parse_time_or_none
 from taskfs.core.lifecycle import TERMINAL
 from taskfs.errors import Problem, fail
+from taskfs.store import index
 from taskfs.store.repository import Repository
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ class Card:
     dead_ends: tuple[str, ...] = ()  # dead: the dependencies that ended without completing
     stale: str = ""  # the stale line (`taskfs.api.lifecycle.stale`)
     flags: tuple[Problem, ...] = ()  # lint warnings of an open task
+    follow_ups: tuple[str, ...] = ()  # work found while working on it (`taskfs discover`)
 
     @property
     def id(self) -> str:
@@ -90,13 +92,15 @@ def board(repo: Repository, *, now: datetime | None = None) -> Board:
     held = {s.id: s for s in stale.stale_holders(repo, now=now, hours=0, tasks=tasks)}
     limit = repo.config.nudge.stale_hours
     flags = _lint_flags(repo, reports)
+    found = index.summaries(repo).all_discovered()
     cards = []
     for report in reports:
         activity = held.get(report.id)
         last = _latest(_last(report), activity.last if activity else None)
-        found = activity if activity is not None and activity.hours >= limit else None
+        stale_found = activity if activity is not None and activity.hours >= limit else None
         flagged = flags.get(report.id, ())
-        cards.append(_card(report, by_id, ready=ready, stale=found, last=last, flags=flagged))
+        card = _card(report, by_id, ready=ready, stale=stale_found, last=last, flags=flagged)
+        cards.append(replace(card, follow_ups=tuple(found.get(report.id, ()))))
     open_requests = tuple(i for i in intake.intakes(repo) if i.is_open)
     return Board(
         tuple(cards),

@@ -44,6 +44,8 @@ def document(
         out["proposal"] = None if proposal is None else proposal.record.text
     if intake.words():
         out["words"] = intake.words()
+    if intake.discovered_from is not None:
+        out["discoveredFrom"] = intake.discovered_from
     canceled = intake.canceled
     if canceled is not None and not submitted:
         out["canceledBy"] = canceled.record.by
@@ -89,6 +91,8 @@ def text(
             to=intake.recipient or i18n.say("anyone"),
         )
     ]
+    if intake.discovered_from is not None:
+        lines.append(i18n.say("a follow-up found while working on {id}", id=intake.discovered_from))
     if words and intake.words():
         lines.append(i18n.say("its words:"))
         lines += [f"    {line}" for said in intake.words() for line in said.splitlines()]
@@ -198,6 +202,8 @@ def origin(intake: Intake) -> dict[str, Any]:
         "openedAt": intake.opening.at,
         "words": intake.words(),
     }
+    if intake.discovered_from is not None:
+        out["discoveredFrom"] = intake.discovered_from
     by_name = {entry.name: entry.record for entry in intake.entries}
     for entry in intake.requests():
         taken = by_name.get(entry.record.accepts or "")

@@ -21,6 +21,7 @@ from taskfs.core.forks import losses
 from taskfs.core.layout import STATUS_NAME_RE
 from taskfs.core.records import Artifact
 from taskfs.store.all_tasks import load_all
+from taskfs.store.index import summaries
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task, load_task
 
@@ -248,7 +249,7 @@ def timeline(
     order they happened."""
     rows: list[TimelineRow] = list(requests)
     for row in amended:
-        rows.append(_amendment_row(task.id, row))
+        rows.append(_amendment_row(row))
     messages = list(messages)
     by_id = {m.msg_id: m for m in messages if m.msg_id}
     folded: set[str] = set()
@@ -294,12 +295,10 @@ def timeline(
     return _ordered(rows)
 
 
-def _amendment_row(task_id: str, row: Mapping[str, Any]) -> TimelineRow:
+def _amendment_row(row: Mapping[str, Any]) -> TimelineRow:
     """An amendment in the timeline: `amended` (in force at once, or accepted since),
     `proposed` (after a claim: waiting for the holder), or `accepted` by the holder."""
-    from taskfs.core.layout import AMENDMENTS
-
-    path = f"{AMENDMENTS}/{row['file']}"
+    path = row["path"]
     if row["kind"] == "accepted":
         return TimelineRow(row["at"], "amendment", row["by"], "accepted", row["accepts"], path=path)
     what = "proposed" if row["status"] == "pending" else "amended"
@@ -372,4 +371,14 @@ def task_graph(repo: Repository) -> TaskGraph:
             edges.append(Edge(task.envelope.parent, task.id, "parent"))
             nodes.setdefault(task.envelope.parent, Node(task.envelope.parent, None))
     edges += [Edge(link.source, link.target, link.kind) for link in lineage_of(tasks).links()]
+    # Follow-ups found while working on a task (`taskfs discover`): requests (drawn in the
+    # state `intake`) and the tasks they became.
+    ledger = summaries(repo)
+    for source, found in ledger.all_discovered().items():
+        for follow_up in ledger.many(found):
+            if follow_up.id not in nodes:
+                env = follow_up.envelope
+                nodes[follow_up.id] = Node(follow_up.id, follow_up.state, env.context_id)
+            nodes.setdefault(source, Node(source, None))
+            edges.append(Edge(source, follow_up.id, "discovered"))
     return TaskGraph(tuple(sorted(nodes.values(), key=lambda n: n.id)), tuple(edges))
