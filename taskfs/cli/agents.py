@@ -191,7 +191,12 @@ def inbox(
         lines += unread_lines(box)
         return doc, "\n".join(lines)
 
-    return act(as_json, call, show)
+    if mark_read:  # it writes: answered afresh, never from what was stored
+        return act(as_json, call, show)
+    from taskfs.cli import answered
+
+    asked = answered.request("inbox", agent=agent, session=session, full=full, json=as_json)
+    return answered.storing(asked, lambda: act(as_json, call, show), _tasks_rel())
 
 
 def _requested(intake: Any) -> str:
@@ -327,9 +332,27 @@ def prime(agent: str | None, hook: str | None, mcp: bool, as_json: bool) -> int:
     def show(text: str) -> tuple[dict[str, Any], str]:
         return shapes.document(True, text=text), text.rstrip("\n")
 
-    return act(
-        as_json, lambda: api.prime(open_repo(), acting_agent(agent, required=False), mcp=mcp), show
+    from taskfs.cli import answered
+
+    asked = answered.request("prime", agent=agent, mcp=mcp, json=as_json)
+    return answered.storing(
+        asked,
+        lambda: act(
+            as_json,
+            lambda: api.prime(open_repo(), acting_agent(agent, required=False), mcp=mcp),
+            show,
+        ),
+        _tasks_rel(),
     )
+
+
+def _tasks_rel() -> str | None:
+    """Where the tasks folder is, when the command runs in a checkout taskfs opens (its
+    answer is stored then: `taskfs.cli.answered`)."""
+    from taskfs.cli.output import repo_if_any
+
+    repo = repo_if_any()
+    return repo.tasks_rel if repo is not None else None
 
 
 @cli.command()

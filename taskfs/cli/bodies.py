@@ -17,19 +17,17 @@ from taskfs.core import shapes
 from taskfs.core.display import safe
 
 
-def ls(
-    state: str | None, to: str | None, context: str | None, as_json: bool, archived: bool = False
-) -> int:
+def ls(as_json: bool, archived: bool = False, **filters: Any) -> int:
+    """`ls`: `filters` are the table's (`taskfs.cli.options`), as either path read them."""
     from taskfs.api.tasks import listing
 
+    given = {k: (list(v) if isinstance(v, tuple) else v) for k, v in filters.items() if v}
     return act(
-        as_json,
-        lambda: listing.ls(open_repo(), state=state, to=to, context=context, archived=archived),
-        render.task_list,
+        as_json, lambda: listing.ls(open_repo(), archived=archived, **given), render.task_list
     )
 
 
-def ready(agent: str | None, as_json: bool) -> int:
+def ready(agent: str | None, as_json: bool, **filters: Any) -> int:
     from taskfs.api.tasks import listing
 
     blocked: list[Any] = []
@@ -37,7 +35,8 @@ def ready(agent: str | None, as_json: bool) -> int:
     def call() -> list[Any]:
         repo = open_repo()
         who = acting_agent(agent, required=False)
-        found = listing.ready(repo, who)
+        given = {k: (list(v) if isinstance(v, tuple) else v) for k, v in filters.items() if v}
+        found = listing.ready(repo, who, **given)
         if not found and not as_json:  # nothing to claim: say what the rest waits for
             from taskfs.api.lifecycle.resume import blocked as waiting
 

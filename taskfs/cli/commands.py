@@ -110,18 +110,16 @@ def show(task_id: str, fmt: str, as_json: bool) -> int:
 
 @cli.command(name="ls")
 @clicked("ls")
-def ls_command(
-    state: str | None, to: str | None, context: str | None, archived: bool, as_json: bool
-) -> int:
+def ls_command(as_json: bool, archived: bool, **filters: Any) -> int:
     """All tasks with their state."""
-    return bodies.ls(state, to, context, as_json, archived=archived)
+    return bodies.ls(as_json, archived=archived, **filters)
 
 
 @cli.command()
 @clicked("ready")
-def ready(agent: str | None, as_json: bool) -> int:
+def ready(agent: str | None, as_json: bool, **filters: Any) -> int:
     """The tasks that can be claimed now (by --agent, when given)."""
-    return bodies.ready(agent, as_json)
+    return bodies.ready(agent, as_json, **filters)
 
 
 def _artifacts(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[Any]:

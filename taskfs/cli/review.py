@@ -189,8 +189,15 @@ def graph(fmt: str, as_json: bool) -> int:
     help="The repository's web address (https://github.com/OWNER/NAME): commits and evidence "
     "files link to it.",
 )
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    metavar="LABEL",
+    help="Only tasks carrying this label (repeated: every one of them).",
+)
 @json_option
-def board(target: str, repo_url: str | None, as_json: bool) -> int:
+def board(target: str, repo_url: str | None, labels: tuple[str, ...], as_json: bool) -> int:
     """One self-contained HTML page: what is stuck, who is idle, what is next."""
     from taskfs.api.views import board as board_view
     from taskfs.report import board as board_html
@@ -201,7 +208,7 @@ def board(target: str, repo_url: str | None, as_json: bool) -> int:
     def call() -> dict[str, Any]:
         base = board_view.repository_url(repo_url) if repo_url is not None else None
         repo = open_repo()
-        view = board_view.board(repo)
+        view = board_view.board(repo, labels=labels)
         generated = view.now.strftime("%Y-%m-%d %H:%M UTC")
         page = board_html.page(view, title=repo.root.name, generated=generated, repo_url=base)
         if target == "-":

@@ -40,9 +40,8 @@ from taskfs.api.context import acting_agent
 from taskfs.api.evidence import checks as evidence
 from taskfs.api.intake import requests
 from taskfs.api.lifecycle import transitions
-from taskfs.api.messages import delivery, threads
-from taskfs.api.messages import inbox as inbox_api
 from taskfs.api.messages import sending as messages
+from taskfs.api.messages import threads
 from taskfs.api.tasks import lint, queries
 from taskfs.api.tasks.submit import Source
 from taskfs.api.views import agents as views
@@ -55,6 +54,7 @@ from taskfs.mcp import intake as intake_tools
 from taskfs.mcp.contracts import register_contract_tools
 from taskfs.mcp.declared import MESSAGE, TASK, reads, shape, writes
 from taskfs.mcp.gate import Gate
+from taskfs.mcp.inbox import register_inbox_tool
 from taskfs.mcp.interlink import register_interlink_tools
 from taskfs.mcp.sent import register_sent_tools
 from taskfs.mcp.tools import Session, Tools, answer
@@ -127,21 +127,6 @@ def register_agent_tools(tools: Tools) -> None:
             return doc
 
         return answer(call, tool="agent_send")
-
-    def agent_inbox(
-        mark_read: Annotated[
-            bool, Field(description="Mark the unread messages shown as read.")
-        ] = False,
-        full: Annotated[bool, Field(description="Every record whole.")] = False,
-    ) -> CallToolResult:
-        def call() -> dict[str, Any]:
-            repo, agent = s.repo(), s.agent()
-            box = inbox_api.inbox(repo, agent, session=s.session_name)
-            if mark_read and box.unread:
-                delivery.mark_read(repo, agent, [c.record.msg_id for c in box.unread])
-            return views.inbox(box, door="mcp", full=full)
-
-        return answer(call)
 
     def agent_claim(task_id: TaskId) -> CallToolResult:
         def call() -> dict[str, Any]:
@@ -253,12 +238,6 @@ def register_agent_tools(tools: Tools) -> None:
     for fn, description, hints, output in (
         (agent_send, SEND, writes(), TASK),
         (
-            agent_inbox,
-            "Start here: tasks you hold, questions to answer, results, unread.",
-            writes(idempotent=True),  # mark_read marks what it shows as read
-            INBOX,
-        ),
-        (
             agent_claim,
             "Claim a task addressed to you (submitted -> working).",
             writes(idempotent=True),
@@ -321,7 +300,6 @@ def register_agent_tools(tools: Tools) -> None:
         tools.add(fn, description, hints, output)
 
 
-INBOX = shape("counts", "toClaim", "questions", "results", "unread")
 CHECKED = shape("msg_id", "evidence", verdict={"enum": ["pass", "fail"]})
 HISTORY = shape("id", "state", "history", "messages")
 BOUND = shape("id", "toolsGranted", "envelope")
@@ -356,6 +334,7 @@ def build(session: Session) -> Tools:
     tools = gate.tools = Tools(server, session)
     _utilities(server)
     register_agent_tools(tools)
+    register_inbox_tool(tools)
     intake_tools.register_intake_tools(tools)
     register_contract_tools(tools)
     register_sent_tools(tools)

@@ -84,6 +84,10 @@ class Summary(NamedTuple):
     # A follow-up found while working on another task (`taskfs discover`): that task. Said by
     # the request it was born from (an intake, or the task it became).
     discovered_from: str | None = None
+    # What `ls --grep` searches (its objective, its request's words, its messages' texts),
+    # case folded (`text_of`): carried by a projection on its way into the store (`texts`),
+    # never stored in the row itself; None: not known, the stored text stands.
+    text: str | None = None
 
     @classmethod
     def of(cls, task: Task) -> Summary:
@@ -169,6 +173,11 @@ class Summary(NamedTuple):
         from taskfs.core.shown import rank
 
         return rank(self.envelope.priority, self.head_at, self.id)
+
+
+def text_of(*parts: str) -> str:
+    """The searchable text of a task's parts (`ls --grep`): each case folded, one a line."""
+    return "\n".join(part.casefold() for part in parts if part)
 
 
 # -- the one serialisation: a projection <-> the plain values the cache marshals ---------------

@@ -10,7 +10,7 @@ guard checks each commit of a range against the tasks that were open in that com
 from __future__ import annotations
 
 from taskfs.core import layout
-from taskfs.core.layout import AMENDMENTS, ENVELOPE, INTAKE, STATUS
+from taskfs.core.layout import AMENDMENTS, ENVELOPE, INTAKE, MESSAGES, STATUS
 from taskfs.store.repository import Repository
 
 
@@ -70,5 +70,5 @@ class CommitView(Repository):
 def _is_state_file(path: str) -> bool:
     parts = path.split("/")
     return (len(parts) == 2 and parts[1] == ENVELOPE) or (
-        len(parts) == 3 and parts[1] in (STATUS, INTAKE, AMENDMENTS)
+        len(parts) == 3 and parts[1] in (STATUS, INTAKE, AMENDMENTS, MESSAGES)
     )

@@ -34,6 +34,7 @@ import contextlib
 import os
 import sqlite3
 from collections.abc import Collection, Iterator
+from typing import Any
 
 from taskfs.core.layout import ARCHIVE_DIR
 from taskfs.core.shown import offered_to
@@ -46,8 +47,6 @@ from taskfs.store.readmodel_store import connect, digest, meta, recreate, row_ta
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from taskfs.store.repository import Repository
 
 # Past this many changed tasks, every task is read again (from the working tree, which is
@@ -67,22 +66,16 @@ def summaries(repo: Repository, *, verify: Collection[str] = ()) -> Ledger:
     return Ledger(conn)
 
 
-def listing(
-    repo: Repository,
-    *,
-    state: str | None = None,
-    to: str | None = None,
-    context: str | None = None,
-    archived: bool = False,
-) -> list[Summary]:
-    """What `ls` shows, in the order of the ids (`ls --archived`: the archived tasks)."""
+def listing(repo: Repository, *, archived: bool = False, **filters: Any) -> list[Summary]:
+    """What `ls` shows, in the order of the ids (`ls --archived`: the archived tasks),
+    filtered by `filters` (`taskfs.readmodel.db.FILTERS`)."""
     conn = _fresh(repo)
     hidden = _hidden(repo, conn)
-    found = db.listing_rows(conn, state=state, to=to, context=context, archived=archived)
+    found = db.listing_rows(conn, archived=archived, **filters)
     return Ledger(conn).many([task_id for task_id, _shown in found if task_id not in hidden])
 
 
-def ready(repo: Repository, agent: str | None = None) -> list[Summary]:
+def ready(repo: Repository, agent: str | None = None, **filters: Any) -> list[Summary]:
     """The tasks a claim would succeed on now (by `agent`, when named), the most urgent first,
     then the oldest (`Summary.rank`): the claim's own rules, kept in the store as rows change
     (`readmodel_rows`)."""
@@ -90,7 +83,9 @@ def ready(repo: Repository, agent: str | None = None) -> list[Summary]:
 
     conn = _fresh(repo)
     ledger = Ledger(conn)
-    offered = [task_id for task_id, to, _shown in db.ready_rows(conn) if offered_to(to, agent)]
+    offered = [
+        task_id for task_id, to, _shown in db.ready_rows(conn, **filters) if offered_to(to, agent)
+    ]
     hidden = _hidden(repo, conn)
     if not hidden:
         return ledger.many(offered)
@@ -102,7 +97,16 @@ def ready(repo: Repository, agent: str | None = None) -> list[Summary]:
         | readmodel_rows.affected_by(conn, hidden)
     )
     candidates = view.many(sorted(asked - hidden))
+    if filters:  # the same filters, on the rows asked again
+        candidates = [c for c in candidates if _matches(conn, c.id, filters)]
     return sorted(claimable(view, agent, among=candidates), key=lambda s: s.rank)
+
+
+def _matches(conn: sqlite3.Connection, task_id: str, filters: dict[str, Any]) -> bool:
+    """Whether task `task_id`'s listing row passes `filters`, whatever its readiness."""
+    where, args = db.filtered(False, filters)
+    found = conn.execute(f"SELECT 1 FROM listing WHERE id = ? AND {where}", [task_id, *args])
+    return found.fetchone() is not None
 
 
 def catch_up(root: str) -> bool:

@@ -151,6 +151,11 @@ class Ledger(Mapping[str, Summary]):
         query = "SELECT task FROM discovered WHERE source = ? ORDER BY task"
         return db.ids(self.conn, query, (task_id,))
 
+    def text(self, task_id: str) -> str | None:
+        """What `ls --grep` searches of `task_id` (`texts`), or None when it is not known."""
+        found = self.conn.execute("SELECT text FROM texts WHERE task = ?", (task_id,)).fetchone()
+        return None if found is None else str(found[0])
+
     def all_discovered(self) -> dict[str, list[str]]:
         """Every task's follow-ups (`discovered`), by the task they were found in."""
         found: dict[str, list[str]] = {}

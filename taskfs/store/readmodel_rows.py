@@ -35,6 +35,9 @@ def replace(conn: sqlite3.Connection, changed: Mapping[str, Row | None]) -> None
     touched = _overlapping(conn, ids)
     edges = {t for t in ids if _edges(before.get(t)) != _edges(_summary(changed[t]))}
     _delete(conn, ids)
+    gone = [t for t, row in changed.items() if row is None]
+    for chunk in _chunks(gone):
+        conn.execute(f"DELETE FROM texts WHERE task IN ({','.join('?' * len(chunk))})", chunk)
     for task_id, row in changed.items():
         if row is not None:
             _insert(conn, task_id, *row)
@@ -56,6 +59,8 @@ def rebuild(conn: sqlite3.Connection, rows: Mapping[str, Row]) -> None:
         "discovered",
         "entries",
         "overlaps",
+        "labels",
+        "texts",
     ):
         conn.execute(f"DELETE FROM {table}")
     for task_id, (summary, digest) in sorted(rows.items()):
@@ -87,6 +92,7 @@ def _delete(conn: sqlite3.Connection, ids: list[str]) -> None:
         conn.execute(f"DELETE FROM children WHERE task IN ({marks})", chunk)
         conn.execute(f"DELETE FROM follows WHERE task IN ({marks})", chunk)
         conn.execute(f"DELETE FROM discovered WHERE task IN ({marks})", chunk)
+        conn.execute(f"DELETE FROM labels WHERE task IN ({marks})", chunk)
         conn.execute(f"DELETE FROM entries WHERE task IN ({marks})", chunk)
         conn.execute(f"DELETE FROM overlaps WHERE a IN ({marks})", chunk)
         conn.execute(f"DELETE FROM overlaps WHERE b IN ({marks})", chunk)
@@ -124,6 +130,11 @@ def _insert(
         conn.execute("INSERT OR IGNORE INTO children VALUES (?, ?)", (env.parent, task_id))
     if env.follows is not None:
         conn.execute("INSERT OR IGNORE INTO follows VALUES (?, ?)", (env.follows, task_id))
+    conn.executemany(
+        "INSERT OR IGNORE INTO labels VALUES (?, ?)", [(label, task_id) for label in env.labels]
+    )
+    if summary.text is not None:
+        conn.execute("INSERT OR REPLACE INTO texts VALUES (?, ?)", (task_id, summary.text))
     if summary.discovered_from is not None:
         conn.execute(
             "INSERT OR IGNORE INTO discovered VALUES (?, ?)", (summary.discovered_from, task_id)

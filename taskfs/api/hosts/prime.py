@@ -140,7 +140,7 @@ def prime(repo: Repository, agent: str | None, *, mcp: bool = False) -> str:
         lines += ["", *_steps(["send", "claim", "look"], mcp)]
         return "\n".join(lines).rstrip("\n") + "\n"
     tasks = load_all(repo)
-    box = inbox(repo, agent)
+    box = inbox(repo, agent, tasks=tasks)
     held = resume.held(repo, tasks, box)
     lines.append(
         i18n.say("You are agent {agent!r}. Inbox: {badge}.", agent=agent, badge=box.badge_text())
@@ -151,7 +151,7 @@ def prime(repo: Repository, agent: str | None, *, mcp: bool = False) -> str:
     quiet = {t.id for t in box.quiet}
     lines += [
         line
-        for found, line in stale.reports(repo, agent, mcp=mcp)
+        for found, line in stale.reports(repo, agent, mcp=mcp, tasks=tasks.values())
         if not (found.sender == agent and found.id in quiet)  # said above already
     ]
     where = (

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
-from taskfs.api.lifecycle.stale import last_activity, moment
+from taskfs.api.lifecycle.stale import last_activity, last_commits, moment
 from taskfs.api.messages.threads import read_thread
 from taskfs.core.lineage import Lineage
+from taskfs.readmodel import clock
 from taskfs.store.all_tasks import load_all
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task
@@ -79,16 +80,22 @@ def sent(
     *,
     now: datetime | None = None,
     tasks: Mapping[str, Task] | None = None,
+    labels: Iterable[str] = (),
 ) -> list[SentTask]:
-    """Every task `agent` sent, oldest first."""
+    """Every task `agent` sent, oldest first; with `labels`, those carrying every one."""
     now = now or datetime.now(timezone.utc)
     tasks = tasks if tasks is not None else load_all(repo)
     lineage = Lineage(tasks)
     limit = repo.config.nudge.sender_quiet_minutes
+    wanted = set(labels)
+    mine = [
+        t
+        for t in tasks.values()
+        if t.envelope.sender == agent and t.length and wanted <= set(t.envelope.labels)
+    ]
+    commits = last_commits(repo, [t for t in mine if t.state in WORKED])
     rows = [
-        _row(repo, task, agent, lineage, now=now, limit=limit)
-        for task in tasks.values()
-        if task.envelope.sender == agent and task.length
+        _row(repo, task, agent, lineage, now=now, limit=limit, commits=commits) for task in mine
     ]
     return sorted(rows, key=lambda r: (r.submitted_at or now, r.id))
 
@@ -107,6 +114,7 @@ def _row(
     *,
     now: datetime,
     limit: float,
+    commits: Mapping[str, datetime],
 ) -> SentTask:
     links = task.chain.links
     submitted = moment(links[0].record.at) if links else None
@@ -116,7 +124,9 @@ def _row(
         ended_by, reason = head.record.by, (head.record.reason or "").strip() or None
     after = lineage.successors(task.id)
     successor = after[-1] if after else None
-    last = last_activity(repo, task) if task.state in WORKED else None
+    last = last_activity(repo, task, commits) if task.state in WORKED else None
+    if last is not None and (now - last).total_seconds() / 60 < limit:
+        clock.changes_at(last + timedelta(minutes=limit))  # it turns quiet then
     needs = (
         task.state in ENDED_BADLY
         and ended_by not in (None, agent)

@@ -7,8 +7,8 @@ Nothing here waits for anything: delivery is asynchronous, the inbox is a view o
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from taskfs import i18n
 from taskfs.api.intake.requests import intakes
@@ -78,6 +78,8 @@ class Inbox:
     checks: tuple[FailedCheck, ...] = ()
     # Amendments of the contracts of tasks this agent holds, waiting for its acceptance.
     amendments: tuple[PendingAmendment, ...] = ()
+    # Every task, as the inbox read it: `prime` and the text inbox read them again from here.
+    tasks: Mapping[str, Task] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def badge(self) -> str:
@@ -113,10 +115,19 @@ class Inbox:
         return line
 
 
-def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
+def inbox(
+    repo: Repository,
+    agent: str,
+    *,
+    session: str | None = None,
+    tasks: Mapping[str, Task] | None = None,
+    labels: Sequence[str] = (),
+) -> Inbox:
     """What waits for `agent`; with `session`, leaving out messages routed to its other
-    sessions (`threads.for_session`)."""
-    tasks = load_all(repo)
+    sessions (`threads.for_session`). `tasks`: every task, when the caller read them.
+    `labels`: the tasks to claim and those it sent that need it, only those carrying every
+    one."""
+    tasks = load_all(repo) if tasks is None else tasks
     trusted, pending = trust(repo), pending_paths(repo)
     questions: list[CheckedMessage] = []
     results: list[CheckedMessage] = []
@@ -156,15 +167,22 @@ def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
                 questions.append(checked)
             elif waits_for_review(repo, task, thread, checked):
                 results.append(checked)
+    wanted = set(labels)
     to_claim = tuple(
         sorted(
-            (t for t in tasks.values() if t.state == "submitted" and t.envelope.recipient == agent),
+            (
+                t
+                for t in tasks.values()
+                if t.state == "submitted"
+                and t.envelope.recipient == agent
+                and wanted <= set(t.envelope.labels)
+            ),
             key=lambda t: t.rank,
         )
     )
     ready = frozenset(t.id for t in listing.ready(repo, agent))
     open_requests = [i for i in intakes(repo, agent) if i.is_open]
-    ended, quiet = needing(sent(repo, agent, tasks=tasks))
+    ended, quiet = needing(sent(repo, agent, tasks=tasks, labels=labels))
     return Inbox(
         agent,
         to_claim,
@@ -181,6 +199,7 @@ def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
         tuple(quiet),
         tuple(failed_checks(repo, tasks, agent)),
         tuple(pending_amendments(tasks, agent)),
+        tasks,
     )
 
 
@@ -236,7 +255,7 @@ def failed_checks(repo: Repository, tasks: Mapping[str, Task], agent: str) -> li
 
 
 def _owned_question(
-    repo: Repository, tasks: dict[str, Task], task: Task, checked: CheckedMessage, agent: str
+    repo: Repository, tasks: Mapping[str, Task], task: Task, checked: CheckedMessage, agent: str
 ) -> bool:
     """An open question of a delegated task, put to someone else, in a chain `agent` owns."""
     record = checked.record

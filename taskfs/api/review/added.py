@@ -16,7 +16,6 @@ from taskfs.core import yamlio
 from taskfs.core.envelope import Envelope, validate_envelope
 from taskfs.core.layout import ENVELOPE
 from taskfs.errors import TaskfsError, fail
-from taskfs.store.git.session import open_session
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task
 
@@ -114,6 +113,8 @@ def contracts(repo: Repository, spec: str) -> list[AddedTask]:
     from taskfs.store.all_tasks import load_all
 
     now = load_all(repo)
+    from taskfs.store.git.session import open_session  # GitPython: only where history is read
+
     with open_session(repo.git) as session:
         contents = session.read_blobs([(commit, path) for commit, _a, path, _t in wanted])
     return [_added_task(item, data, now) for item, data in zip(wanted, contents, strict=True)]

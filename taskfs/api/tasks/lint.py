@@ -11,7 +11,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from taskfs.api.review.added import contracts, is_range
 from taskfs.api.tasks.submit import Source, parse_source
 from taskfs.core import layout
 from taskfs.core import lint as rules
@@ -72,10 +71,14 @@ def _target(
     file (whose problems go to `errors`)."""
     # os.path.exists is False for a name the system refuses to look at (too long): reading it
     # then names why (`file_unreadable`).
+    from taskfs.api.review.added import is_range
+
     if repo is not None and not os.path.exists(target):
         if layout.is_task_id(target) and (repo.has_task(target) or not is_range(target)):
             return [(target, load_envelope(repo, target))]
         if is_range(target):
+            from taskfs.api.review.added import contracts  # reads history: only for a range
+
             added = contracts(repo, target)
             for task in added:
                 if task.envelope is None:

@@ -35,7 +35,7 @@ from taskfs.core.layout import (
 )
 from taskfs.core.records import StatusRecord
 from taskfs.errors import Problem, TaskfsError, fail, problem
-from taskfs.readmodel.projection import Facts, Summary
+from taskfs.readmodel.projection import Facts, Summary, text_of
 from taskfs.store import fs, keys
 from taskfs.store.git import Git
 from taskfs.store.repository import Repository
@@ -301,19 +301,24 @@ def stage_new_task(
     writer.add(repo.task_rel(task_id, STATUS, name), record_bytes(document))
     # The read model's row, as the full reader will read these files (their commit stores it:
     # `Writer.project`).
-    if discovered_from is None and repo.list_dir(task_id, INTAKE):
-        discovered_from = _found_in(repo, task_id)
-    writer.project(new_task_row(envelope, name, actor, at, discovered_from))
+    words: list[str] = []
+    if repo.list_dir(task_id, INTAKE):
+        found, words = _request_of(repo, task_id)
+        discovered_from = discovered_from or found
+    row = new_task_row(envelope, name, actor, at, discovered_from)
+    writer.project(row._replace(text=text_of(envelope.objective, *words)))
 
 
-def _found_in(repo: Repository, task_id: str) -> str | None:
-    """The task the request of `task_id`'s folder was found in (a follow-up), if any."""
+def _request_of(repo: Repository, task_id: str) -> tuple[str | None, list[str]]:
+    """The task the request of `task_id`'s folder was found in (a follow-up), if any, and its
+    requests' words (what `ls --grep` searches)."""
     from taskfs.store.intake_reader import load_intake
 
     try:
-        return load_intake(repo, task_id)[0].discovered_from
+        intake = load_intake(repo, task_id)[0]
     except TaskfsError:
-        return None
+        return None, []
+    return intake.discovered_from, [e.record.text or "" for e in intake.requests()]
 
 
 def _opening_signer(repo: Repository, actor: str) -> OpeningSigner | None:

@@ -198,12 +198,14 @@ def _ended(task: Any) -> dict[str, Any]:
 
 
 def _quiet(task: Any) -> dict[str, Any]:
-    minutes = task.quiet_minutes
+    from taskfs.readmodel import clock
+
+    minutes = None if task.last is None else clock.minutes(task.last, task.now)
     return {
         "id": task.id,
         "state": task.state,
         "holder": task.holder,
-        "quietMinutes": None if minutes is None else round(minutes),
+        "quietMinutes": minutes,
     }
 
 

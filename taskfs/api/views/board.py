@@ -77,13 +77,18 @@ class Board:
     counts: Mapping[str, int] = field(default_factory=dict)
 
 
-def board(repo: Repository, *, now: datetime | None = None) -> Board:
+def board(repo: Repository, *, now: datetime | None = None, labels: Sequence[str] = ()) -> Board:
+    """The board of the ledger; with `labels`, of the tasks carrying every one of them."""
     from taskfs.api.intake import requests as intake
     from taskfs.api.lifecycle import stale
     from taskfs.api.tasks import listing
 
     now = now or datetime.now(timezone.utc)
-    reports = sorted(all_reports(repo), key=lambda r: r.id)
+    wanted = set(labels)
+    reports = sorted(
+        (r for r in all_reports(repo) if wanted <= set(r.task.envelope.labels)),
+        key=lambda r: r.id,
+    )
     by_id = {r.id: r for r in reports}
     ready = {t.id for t in listing.ready(repo)}
     # Every held task with how long it has been quiet (commits to its files count too), read
