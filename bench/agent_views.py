@@ -42,7 +42,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     cache = Path(args.cache).resolve()
     env = run_module._child_env()
-    script = Path(args.taskfs) if args.taskfs else run_module._installed_script(cache, env)
+    script = (
+        Path(args.taskfs).resolve() if args.taskfs else run_module._installed_script(cache, env)
+    )
     run_module._compile_bytecode(run_module._interpreter(script), env)
     source, _manifest = direct.cached_repo(cache, args.size, paired._log)
     work = cache / "work" / f"agent-views-{args.size}"

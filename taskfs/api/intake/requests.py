@@ -101,7 +101,9 @@ def request(
     if fields and not found:
         if task_id is not None or to is not None:
             fields = {**fields, "id": task_id or named_id, "to": to or named_to}
-        source = submit.Source(door, yamlio.dump({k: v for k, v in fields.items() if v}).encode())
+        # None: an id or a recipient nobody named (a priority of 0 is a value).
+        kept = {k: v for k, v in fields.items() if v is not None}
+        source = submit.Source(door, yamlio.dump(kept).encode())
         return submit.submit(repo, [source], agent)[0]
     return open_request(
         repo,
