@@ -40,6 +40,7 @@ MESSAGES: dict[str, str] = {
     "unknown_field": "unknown key {key!r}{hint_text}: only the contract's keys and x- prefixed "
     "keys are allowed",
     "invalid_value": "{field} has the wrong type or value: {reason}",
+    "unknown_argument": "{tool} takes no argument {field!r}: it takes {known_text}",
     "yaml_invalid": "not a valid envelope file: {reason}",
     "task_exists": "a task with id {id!r} already exists",
     "ownership_conflict": "{entry!r} overlaps {other_entry!r} of open task {other!r} (both "
@@ -136,6 +137,8 @@ MESSAGES: dict[str, str] = {
     "policy_invalid": "{path} is not a valid runner policy: {reason}",
     "check_not_allowed": "the watcher did not run the acceptance check of task {id!r}: "
     "{reason}; a person can run it with `taskfs check {id}`",
+    "check_stopped": "the acceptance check {command!r} was stopped before it ended ({reason}): "
+    "its processes were killed and no evidence was recorded; run the check again",
     # keys
     "key_exists": "a {kind} key for {name!r} already exists at {path}",
     "key_invalid": "{path} is not a usable key: {reason}",
@@ -233,6 +236,8 @@ MESSAGES: dict[str, str] = {
     "a2a_version_unsupported": "A2A-Version {version!r} is not spoken here: send the header "
     "`A2A-Version: 1.0` with the A2A 1.0 methods ({method} is one); no header means 0.3, whose "
     "method names (message/send, tasks/get, ...) are answered too",
+    "a2a_method_not_found": "{method!r} is not a method of A2A {version}: its name there is "
+    "{named}; without the A2A-Version header the 0.3 names are answered, as 0.3",
     "media_type_unsupported": "a message part of type {media_type!r} cannot be read here: send "
     "the envelope as a data part, or YAML or prose as a text part ({accepted})",
     "task_finished": "task {id!r} is {state}: over A2A a finished task takes no more messages "

@@ -37,7 +37,6 @@ from pydantic import Field
 from taskfs import __version__, i18n
 from taskfs.api.capabilities import bind as capabilities
 from taskfs.api.context import acting_agent
-from taskfs.api.evidence import checks as evidence
 from taskfs.api.intake import requests
 from taskfs.api.lifecycle import transitions
 from taskfs.api.messages import sending as messages
@@ -45,12 +44,12 @@ from taskfs.api.messages import threads
 from taskfs.api.tasks import lint, queries
 from taskfs.api.tasks.submit import Source
 from taskfs.api.views import agents as views
-from taskfs.api.views import checks
 from taskfs.api.views.documents import evidence as evidence_rows
 from taskfs.core import shapes
 from taskfs.core.display import safe
 from taskfs.errors import Problem, TaskfsError
 from taskfs.mcp import intake as intake_tools
+from taskfs.mcp.checking import CHECK, check_tool
 from taskfs.mcp.contracts import register_contract_tools
 from taskfs.mcp.declared import MESSAGE, TASK, reads, shape, writes
 from taskfs.mcp.gate import Gate
@@ -80,12 +79,6 @@ SEND = (
     "interface:NAME) the recipient owns; passFailCommand: shell, exit 0 = pass. Optional: to, "
     "id, dependsOn, parent, priority (0 most urgent-4), labels. Incomplete: kept as a "
     "request; send the rest with its task_id."
-)
-CHECK = (
-    "Report your result and check it: commit your work first (evidence from uncommitted files "
-    "completes nothing; workTree says). Sends `text` as the task's `result` message, runs the "
-    "acceptance command here, records the evidence. verdict: pass or fail; output: the "
-    "command's last lines. Completes nothing: on pass, call agent_complete."
 )
 COMPLETE = (
     "Complete your working task (-> completed). Needs passing evidence from agent_check on "
@@ -167,18 +160,7 @@ def register_agent_tools(tools: Tools) -> None:
             )
         )
 
-    def agent_check(
-        task_id: TaskId,
-        text: Annotated[str, Field(description="Your result: what you did, where it is.")],
-    ) -> CallToolResult:
-        # The `result` message records the claim of a result (and asks a watcher for the check);
-        # the check then runs here, so the agent learns the verdict in the same call.
-        def call() -> dict[str, Any]:
-            sent = views.sent(messages.request_check(s.repo(), task_id, s.agent(), text))
-            checked = evidence.check(s.repo(), task_id, agent=s.agent())
-            return {**sent, **checks.document(checked)}
-
-        return answer(call)
+    agent_check = check_tool(tools)
 
     def agent_complete(
         task_id: TaskId,
@@ -379,7 +361,7 @@ def serve(
         return serve_http(tools, *http)
     from taskfs.mcp import framing
 
-    framing.run(tools.server)  # every line gets an answer
+    framing.run(tools.server, tools.running)  # every line gets an answer
     return 0
 
 

@@ -71,8 +71,9 @@ class Agent:
         else:  # interlink's tools answer in its one-line text
             assert not self.text.startswith("{"), self.text
         assert result.is_error is (not doc["ok"])
-        if doc["ok"]:  # an answer is what its tool's outputSchema says
-            jsonschema.validate(doc, self.outputs[tool])
+        # An answer is what its tool's outputSchema says, a refusal too: clients that check it
+        # (the TypeScript SDK's) would otherwise throw the refusal away.
+        jsonschema.validate(doc, self.outputs[tool])
         return dict(doc)
 
     async def ok(self, tool: str, **arguments: Any) -> dict[str, Any]:

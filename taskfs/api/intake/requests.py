@@ -394,6 +394,11 @@ def is_request(repo: Repository, task_id: str) -> bool:
     return is_intake(repo, task_id)
 
 
+def has_request(repo: Repository, task_id: str) -> bool:
+    """Whether `task_id` was a request (an intake), whether it became a task or not."""
+    return has_intake(repo, task_id)
+
+
 def read(repo: Repository, task_id: str) -> Answer:
     """An intake as it stands (one that became a task included), with what it lacks."""
     if not has_intake(repo, task_id):

@@ -83,26 +83,55 @@ def send(
         status = None
     pair = keys.load_private("agent", agent)
     with repo.writing() as writer:
-        task = load_task(repo, task_id, strict=True)
-        thread = read_thread(repo, task_id, pending=NOT_ASKED)
-        name = stamped_name(now)
-        in_reply_to = replying_to(task, thread, agent, status, in_reply_to)
-        replied = thread.find(in_reply_to) if in_reply_to else None
-        recipient = to or _default_recipient(task, agent, replied)
-        record = new_record(
+        task, thread, item = _draft(
             repo,
+            task_id,
             agent,
-            recipient,
             text,
             now=now,
             pair=pair,
-            task_id=task_id,
             status=status,
             in_reply_to=in_reply_to,
+            to=to,
             session=session,
         )
-        item = Stored(name, repo.task_rel(task_id, MESSAGES, name), record, committed=False)
         return act(repo, writer, task, thread, item, now=now, new=True, intent=intent)
+
+
+def _draft(
+    repo: Repository,
+    task_id: str,
+    agent: str,
+    text: str,
+    *,
+    now: datetime,
+    pair: signing.KeyPair | None,
+    status: str | None,
+    in_reply_to: str | None = None,
+    to: str | None = None,
+    session: str | None = None,
+) -> tuple[Task, Thread, Stored]:
+    """The task, its thread and the new message as it would be stored."""
+    task = load_task(repo, task_id, strict=True)
+    thread = read_thread(repo, task_id, pending=NOT_ASKED)
+    name = stamped_name(now)
+    in_reply_to = replying_to(task, thread, agent, status, in_reply_to)
+    replied = thread.find(in_reply_to) if in_reply_to else None
+    recipient = to or _default_recipient(task, agent, replied)
+    record = new_record(
+        repo,
+        agent,
+        recipient,
+        text,
+        now=now,
+        pair=pair,
+        task_id=task_id,
+        status=status,
+        in_reply_to=in_reply_to,
+        session=session,
+    )
+    item = Stored(name, repo.task_rel(task_id, MESSAGES, name), record, committed=False)
+    return task, thread, item
 
 
 def new_record(
@@ -421,3 +450,18 @@ def request_check(repo: Repository, task_id: str, agent: str, text: str) -> Sent
     6), which a watcher whose runner policy allows the command answers with evidence and, on a
     pass, completion. It never completes the task by itself."""
     return send(repo, task_id, agent, text or "please check my result", status="result")
+
+
+def refuse_check_request(repo: Repository, task_id: str, agent: str, text: str) -> None:
+    """Raise what `request_check` would refuse now, writing nothing: a caller that runs the
+    check before it commits the request (so that a stopped check leaves nothing) asks this
+    first, so that a request that cannot be made runs no command. `request_check` checks
+    again under the lock."""
+    now = datetime.now(timezone.utc)
+    pair = keys.load_private("agent", agent)
+    text = text or "please check my result"
+    task, thread, item = _draft(repo, task_id, agent, text, now=now, pair=pair, status="result")
+    from taskfs.store import head_ledger
+
+    head_ledger.refuse_loose(repo, task.id)
+    stage_message(repo, Writer(repo), task, thread, item, now=now)
