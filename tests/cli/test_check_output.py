@@ -65,6 +65,8 @@ def test_the_failed_check_leaves_the_inbox_once_the_holder_answers_it(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     task = fleet_checked(repo, tmp_path, monkeypatch)
+    waiting = taskfs("inbox", "--agent", "builder", "--json").json["checks"]
+    assert [c["task_id"] for c in waiting] == [task]
     said = taskfs("send", task, "adding the Makefile", "--agent", "builder", "--status", "update")
     assert said.code == 0, said.stdout
-    assert taskfs("inbox", "--agent", "builder", "--json").json.get("checks", []) == []
+    assert taskfs("inbox", "--agent", "builder", "--json").json["checks"] == []
