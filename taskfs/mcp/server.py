@@ -77,8 +77,8 @@ SEND = (
     "toolAndSourceGuidance, boundaries, filesAndInterfaces, acceptanceCheck.passFailCommand, "
     "acceptanceCheck.endToEndVerification, contextID. filesAndInterfaces: path globs (or "
     "interface:NAME) the recipient owns; passFailCommand: shell, exit 0 = pass. Optional: to, "
-    "id, dependsOn, parent, priority (0 most urgent-4), labels. Incomplete: kept as a "
-    "request; send the rest with its task_id."
+    "id, dependsOn, parent, priority (0-4), labels. Incomplete: kept as a request; send "
+    "the rest with its task_id."
 )
 COMPLETE = (
     "Complete your working task (-> completed). Needs passing evidence from agent_check on "
