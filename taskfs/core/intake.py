@@ -181,6 +181,10 @@ class Intake(NamedTuple):
             merged.setdefault("to", self.recipient)
         return merged
 
+    def draft_given(self) -> bool:
+        """Whether any request carries envelope fields (not only words)."""
+        return any(fields_of(e.record.text or "") is not None for e in self.requests())
+
     def missing(self) -> list[Problem]:
         """What keeps the draft from being an envelope: every problem, each named."""
         return draft_problems(self.id, self.requester, self.recipient, self.draft())

@@ -105,9 +105,19 @@ class Inbox:
                 else i18n.say(", {count} requests to shape", count=count)
             )
         if self.checks:
-            line += i18n.say(", {count} failed checks", count=len(self.checks))
+            count = len(self.checks)
+            line += (
+                i18n.say(", 1 failed check")
+                if count == 1
+                else i18n.say(", {count} failed checks", count=count)
+            )
         if self.amendments:
-            line += i18n.say(", {count} amendments to accept", count=len(self.amendments))
+            count = len(self.amendments)
+            line += (
+                i18n.say(", 1 amendment to accept")
+                if count == 1
+                else i18n.say(", {count} amendments to accept", count=count)
+            )
         if self.ended:
             line += i18n.say(", {count} refused or failed", count=len(self.ended))
         if self.quiet:

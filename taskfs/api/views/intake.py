@@ -96,10 +96,25 @@ def text(
     if words and intake.words():
         lines.append(i18n.say("its words:"))
         lines += [f"    {line}" for said in intake.words() for line in said.splitlines()]
+    proposal = intake.pending_proposal()
+    if intake.discovered_from is not None and proposal is None and not intake.draft_given():
+        # A follow-up in prose: its recipient draws the contract up; the list of every field
+        # the words are not would only repeat that.
+        lines.append(
+            i18n.say(
+                "{to} proposes an envelope from its words ({how}); {requester} may send one "
+                "itself too",
+                to=intake.recipient or i18n.say("its recipient"),
+                how="agent_propose(task_id, envelope)"
+                if door == "mcp"
+                else f"taskfs intake propose {intake.id} FILE",
+                requester=intake.requester,
+            )
+        )
+        return "\n".join(lines)
     if problems:
         lines.append(i18n.say("what keeps its envelope from being a task:"))
     lines += [f"  {p.code}: {p.message}" for p in problems]
-    proposal = intake.pending_proposal()
     if proposal is not None:
         lines.append(
             i18n.say(
@@ -140,6 +155,13 @@ def next_step(intake: Intake, door: Door, agent: str | None) -> str:
             "Accept {by}'s proposal: {accept}",
             by=proposal.record.by,
             accept=accept_hint(intake, door),
+        )
+    if intake.discovered_from is not None and not intake.draft_given():
+        return i18n.say(
+            "{to} proposes an envelope from its words ({how}); {requester} may send one itself too",
+            to=intake.recipient or i18n.say("its recipient"),
+            how="agent_propose(task_id, envelope)" if door == "mcp" else "taskfs intake propose",
+            requester=intake.requester,
         )
     return how(intake, door)
 
