@@ -243,6 +243,10 @@ MESSAGES: dict[str, str] = {
     "task_finished": "task {id!r} is {state}: over A2A a finished task takes no more messages "
     "and no new subscription; read it with GetTask (a stream that was cut resumes with its "
     "Last-Event-ID)",
+    "page_read_only": "the board's page is read-only: {method} is not answered here; every act "
+    "goes through an agent's command or MCP tool (taskfs claim, agent_claim, ...)",
+    "page_not_found": "the board serves no page at {path!r}: open / (the board) or /events (its "
+    "stream of changes)",
     "work_uncommitted": "the passing evidence of task {id!r} was recorded while files it owns "
     "were not committed{why_text}",
     # audit: authority, authorship and agent keys (contract section 11)

@@ -66,6 +66,7 @@ from taskfs.cli import (  # noqa: E402,F401
     a2a,
     agents,
     amending,
+    board,
     bridge,
     commands,
     evidence,

@@ -33,9 +33,10 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from typing import Any
 
+from taskfs.core import progress
 from taskfs.core.layout import ARCHIVE_DIR
 from taskfs.core.shown import offered_to
 from taskfs.errors import TaskfsError
@@ -217,9 +218,11 @@ def _read_at(
     files = repo.git.head_files([repo.task_rel(t) for t in wanted], rev=rev)
     view = CommitView(repo, files)
     out: dict[str, readmodel_rows.Row | None] = {}
-    for task_id in wanted:
-        held = any(p.startswith(repo.task_rel(task_id) + "/") for p in files)
-        out[task_id] = (project(view, task_id), digest(view, task_id)) if held else None
+    with progress.step(_reading_label(len(wanted)), len(wanted)) as advance:
+        for task_id in wanted:
+            held = any(p.startswith(repo.task_rel(task_id) + "/") for p in files)
+            out[task_id] = (project(view, task_id), digest(view, task_id)) if held else None
+            advance(1)
     return out
 
 
@@ -235,9 +238,11 @@ def _rebuild(repo: Repository, head: str | None) -> sqlite3.Connection:
     if head is not None:  # no commit: HEAD holds no task
         present = stamps.task_ids(str(repo.tasks_dir))
         loose = set(head_ledger.loose(repo, None))
-        for task_id in present:
-            if task_id not in loose:
-                rows[task_id] = (project(repo, task_id), digest(repo, task_id))
+        with progress.step(_reading_label(len(present)), len(present)) as advance:
+            for task_id in present:
+                if task_id not in loose:
+                    rows[task_id] = (project(repo, task_id), digest(repo, task_id))
+                advance(1)
         for task_id, summary in head_ledger.at_head(repo, loose).items():
             if summary is not None:
                 rows[task_id] = (summary, None)
@@ -261,6 +266,15 @@ def _rebuild(repo: Repository, head: str | None) -> sqlite3.Connection:
             },
         )
     return conn
+
+
+def _reading_label(count: int) -> Callable[[], str]:
+    def label() -> str:
+        from taskfs import i18n
+
+        return i18n.say("reading {count} tasks into the read model", count=count)
+
+    return label
 
 
 def _version() -> str:

@@ -17,7 +17,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from taskfs.core import layout
+from taskfs import i18n
+from taskfs.core import layout, progress
 from taskfs.core.layout import ENVELOPE
 from taskfs.errors import TaskfsError, fail
 from taskfs.store import fs
@@ -160,8 +161,13 @@ def _take_out(repo: Repository, folders: Sequence[str]) -> None:
     """Remove the folders a commit took out of the tree from the working tree too."""
     import shutil
 
-    for rel in folders:
-        shutil.rmtree(repo.root / rel, ignore_errors=True)
+    def label() -> str:
+        return i18n.say("removing {count} task folders", count=len(folders))
+
+    with progress.step(label, len(folders)) as advance:
+        for rel in folders:
+            shutil.rmtree(repo.root / rel, ignore_errors=True)
+            advance(1)
 
 
 def _quietly(work: Callable[[], object]) -> None:

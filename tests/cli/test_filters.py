@@ -80,7 +80,9 @@ def test_sent_and_the_board_filter_by_label(repo: Path) -> None:
     shown = [t for column in board["columns"].values() for t in column]
     assert "t-doc" in shown
     assert "t-ui" not in shown
-    assert 'data-labels="docs"' in (repo / "b.html").read_text()
+    page = (repo / "b.html").read_text()
+    assert "&quot;label&quot;: [&quot;docs&quot;]" in page  # its cards' filter values
+    assert '<span class="label">docs</span>' in page
 
 
 def test_the_mcp_tools_filter_by_label(repo: Path, tmp_path: Path) -> None:

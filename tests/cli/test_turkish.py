@@ -20,7 +20,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from taskfs.cli.app import cli
 from taskfs.cli.localize import walk
 from taskfs.core import yamlio
-from tests.helpers import configure, git, send, submit, taskfs, taskfs_process
+from tests.helpers import configure, git, send, submit, taskfs, taskfs_process, write_envelope
 from tests.mcp.test_server import server_env
 
 # Common English words no Turkish sentence uses (Turkish words that are also English ones,
@@ -411,6 +411,7 @@ def test_prime_inbox_review_markdown_and_the_board_are_turkish(repo: Path, tmp_p
     html = tmp_path / "board.html"
     assert taskfs("--lang", "tr", "board", "--html", str(html)).code == 0
     said["board"] = board_text(html.read_text(encoding="utf-8"))
+    said["board in a terminal"] = tr("board")
     # It reads what matters: each piece is there, in Turkish.
     assert "Önce sürdür" in said["prime builder"]
     assert "Sonraki adımlar" in said["prime planner --mcp"]
@@ -418,6 +419,12 @@ def test_prime_inbox_review_markdown_and_the_board_are_turkish(repo: Path, tmp_p
     assert "öneriyi kabul edin" in said["inbox planner"]
     assert "Kanıt" in said["show done"]
     assert "Sonuç" in said["review"]
+    # The board says what waits for whose decision, what is next, and the day's count.
+    for where in ("board", "board in a terminal"):
+        assert "karar bekliyor" in said[where]
+        assert "sizi bekliyor" in said[where]
+        assert "sıradaki" in said[where]
+        assert "bugün" in said[where]
     found = [f"{name}: {w}" for name, text in said.items() for w in english_words(text)]
     assert found == [], "\n".join(found)
     # English stays English.
@@ -532,3 +539,31 @@ def test_what_issue_38_added_is_turkish(repo: Path, tmp_path: Path) -> None:
     assert "değişiklik" in said["show"].lower()
     found_english = [f"{name}: {w}" for name, text in said.items() for w in english_words(text)]
     assert found_english == [], "\n".join(found_english)
+
+
+def test_the_progress_of_long_work_is_turkish(repo: Path, tmp_path: Path) -> None:
+    from taskfs.core import progress
+    from tests.terminal import plain, spawn
+
+    count = progress.SHOWN_FROM + 1
+    files = [
+        str(
+            write_envelope(
+                tmp_path / f"e{n}.yaml",
+                id=f"g-{n:03d}",
+                filesAndInterfaces=[f"g/{n}/**"],
+                acceptanceCheck={
+                    "passFailCommand": f"test -d g/{n}",
+                    "endToEndVerification": "Klasöre bak.",
+                },
+            )
+        )
+        for n in range(count)
+    ]
+    with spawn(["--lang", "tr", "new", *files], repo, stdout_tty=False) as terminal:
+        assert terminal.finish() == 0
+        shown = plain(terminal.text)
+    assert f"{count} zarf okunuyor" in shown
+    assert f"{count} görev yazılıyor" in shown
+    found = english_words(shown)
+    assert found == [], "\n".join(found)

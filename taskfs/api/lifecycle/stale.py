@@ -8,7 +8,7 @@ its sender can hand the work on (`taskfs reassign`) instead of the files staying
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
@@ -66,8 +66,10 @@ def stale_holders(
     now: datetime | None = None,
     hours: float | None = None,
     tasks: Iterable[Task] | None = None,
+    last: Callable[[Task], datetime | None] | None = None,
 ) -> list[Stale]:
-    """The held tasks quiet for longer than `hours` (default: the repository's setting)."""
+    """The held tasks quiet for longer than `hours` (default: the repository's setting).
+    `last`: `last_activity` as already read for the same moment."""
     now = now or datetime.now(timezone.utc)
     limit = repo.config.nudge.stale_hours if hours is None else hours
     found = []
@@ -76,18 +78,25 @@ def stale_holders(
         for task in (tasks if tasks is not None else load_all(repo).values())
         if task.state in HELD_STATES and task.chain.holder is not None
     ]
-    commits = last_commits(repo, held)
+    if last is None:
+        commits = last_commits(repo, held)  # one walk of history for every holder's files
+
+        def last(task: Task) -> datetime | None:
+            return last_activity(repo, task, commits)
+
     for task in held:
         holder = task.chain.holder
         assert holder is not None
-        last = last_activity(repo, task, commits)
-        if last is None:
+        moved = last(task)
+        if moved is None:
             continue
-        quiet = (now - last).total_seconds() / 3600
+        quiet = (now - moved).total_seconds() / 3600
         if quiet >= limit:
-            found.append(Stale(task.id, holder, task.envelope.sender, task.state, last, quiet, now))
+            found.append(
+                Stale(task.id, holder, task.envelope.sender, task.state, moved, quiet, now)
+            )
         else:
-            clock.changes_at(last + timedelta(hours=limit))  # it turns stale then
+            clock.changes_at(moved + timedelta(hours=limit))  # it turns stale then
     return sorted(found, key=lambda s: (-s.hours, s.id))
 
 
@@ -143,12 +152,13 @@ def reports(
     limit: int = 5,
     mcp: bool = False,
     tasks: Iterable[Task] | None = None,
+    last: Callable[[Task], datetime | None] | None = None,
 ) -> list[tuple[Stale, str]]:
     """Short lines for `prime`, each with the task it is about: the stale tasks `agent` sent
     (which it may hand on) or holds (which it should report on or give up); the steps are
     spelled as MCP tools with `mcp`, else as commands."""
     out: list[tuple[Stale, str]] = []
-    for found in stale_holders(repo, tasks=tasks):
+    for found in stale_holders(repo, tasks=tasks, last=last):
         if found.sender == agent:
             how = f"agent_reassign({found.id}, to)" if mcp else f"taskfs reassign {found.id} --to B"
             line = i18n.say("- stale: {line}; hand it on: {how}", line=found.line(), how=how)

@@ -9,17 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from taskfs import i18n
 from taskfs.api.intake.requests import intakes
 from taskfs.api.lifecycle.forks import Lost, lost_in
 from taskfs.api.lifecycle.sent import SentTask, needing, sent
+from taskfs.api.lifecycle.stale import HELD_STATES, last_activity, last_commits
 from taskfs.api.messages.openings import stored_opening
 from taskfs.api.messages.threads import CheckedMessage, Thread, for_session, read_thread, trust
 from taskfs.api.tasks import listing
 from taskfs.core.intake import Intake
 from taskfs.core.layout import EVIDENCE, STAMPED_NAME_RE, parse_time, parse_time_or_none
 from taskfs.core.lifecycle import TERMINAL
+from taskfs.core.messages import SenderTrust
 from taskfs.core.records import StatusRecord
 from taskfs.store.all_tasks import load_all
 from taskfs.store.messages import pending_paths
@@ -125,20 +128,53 @@ class Inbox:
         return line
 
 
+class Reading:
+    """The ledger as the inboxes of one moment read it: every task, and each task's thread
+    read once, however many agents' inboxes are asked (the board asks every agent's); the
+    last commits to every holder's files from one walk of history."""
+
+    def __init__(self, repo: Repository, tasks: dict[str, Task] | None = None) -> None:
+        self.repo = repo
+        self.tasks = load_all(repo) if tasks is None else tasks  # `load_all`'s, as it ordered them
+        self._threads: dict[str, Thread] = {}
+        self._read: tuple[SenderTrust, set[str]] | None = None
+        self._last: dict[str, datetime | None] = {}
+        self._commits: dict[str, datetime] | None = None
+
+    def thread(self, task_id: str) -> Thread:
+        found = self._threads.get(task_id)
+        if found is None:
+            if self._read is None:
+                self._read = trust(self.repo), pending_paths(self.repo)
+            trusted, pending = self._read
+            found = read_thread(self.repo, task_id, trusted=trusted, pending=pending)
+            self._threads[task_id] = found
+        return found
+
+    def last(self, task: Task) -> datetime | None:
+        """When the task last moved: a transition, a message, a commit to its files."""
+        if task.id not in self._last:
+            if self._commits is None:
+                held = [t for t in self.tasks.values() if t.state in HELD_STATES]
+                self._commits = last_commits(self.repo, held)
+            self._last[task.id] = last_activity(self.repo, task, self._commits)
+        return self._last[task.id]
+
+
 def inbox(
     repo: Repository,
     agent: str,
     *,
     session: str | None = None,
-    tasks: Mapping[str, Task] | None = None,
+    reading: Reading | None = None,
     labels: Sequence[str] = (),
 ) -> Inbox:
     """What waits for `agent`; with `session`, leaving out messages routed to its other
-    sessions (`threads.for_session`). `tasks`: every task, when the caller read them.
-    `labels`: the tasks to claim and those it sent that need it, only those carrying every
-    one."""
-    tasks = load_all(repo) if tasks is None else tasks
-    trusted, pending = trust(repo), pending_paths(repo)
+    sessions (`threads.for_session`). `reading`: the ledger as already read for another
+    agent's inbox of the same moment. `labels`: the tasks to claim and those it sent that
+    need it, only those carrying every one."""
+    reading = reading or Reading(repo)
+    tasks = reading.tasks
     questions: list[CheckedMessage] = []
     results: list[CheckedMessage] = []
     unread: list[CheckedMessage] = []
@@ -147,7 +183,7 @@ def inbox(
     as_owner: set[str] = set()
     for task in tasks.values():
         superseded += lost_in(task.id, task.chain, agent)
-        thread = read_thread(repo, task.id, trusted=trusted, pending=pending)
+        thread = reading.thread(task.id)
         opened = stored_opening(task)  # the task itself, waiting to be claimed: not unread
         # A message this agent has answered is read, whether or not it marked it so.
         answered = {
@@ -192,7 +228,9 @@ def inbox(
     )
     ready = frozenset(t.id for t in listing.ready(repo, agent))
     open_requests = [i for i in intakes(repo, agent) if i.is_open]
-    ended, quiet = needing(sent(repo, agent, tasks=tasks, labels=labels))
+    ended, quiet = needing(
+        sent(repo, agent, tasks=tasks, labels=labels, thread=reading.thread, last=reading.last)
+    )
     return Inbox(
         agent,
         to_claim,

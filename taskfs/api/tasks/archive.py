@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from typing import NamedTuple
 
 from taskfs import i18n
+from taskfs.core import progress
 from taskfs.core.ages import parse_age
 from taskfs.core.layout import ARCHIVE_DIR, format_time, stamped_name
 from taskfs.errors import fail
@@ -75,7 +76,12 @@ def archive(
             writer.retire(repo.task_rel(summary.id))
             writer.project(records.as_archived(summary))
         ids = tuple(s.id for s in chosen)
-        commit = writer.commit(_message(ids, actor, age_text), actor, when=now)
+
+        def committing() -> str:
+            return i18n.say("archiving {count} tasks", count=len(ids))
+
+        with progress.step(committing, len(ids), counted=False):
+            commit = writer.commit(_message(ids, actor, age_text), actor, when=now)
     return Archived(ids, commit, files, tuple(sorted(loose)), age_text)
 
 

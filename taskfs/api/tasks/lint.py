@@ -11,8 +11,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from taskfs import i18n
 from taskfs.api.tasks.submit import Source, parse_source
-from taskfs.core import layout
+from taskfs.core import layout, progress
 from taskfs.core import lint as rules
 from taskfs.core.envelope import Envelope
 from taskfs.core.facts import TaskFacts
@@ -104,20 +105,26 @@ def _lint_all(
         named = {dep for _, e in subjects for dep in e.depends_on}
         batch = {e.id: (e.id, "submitted") for _, e in subjects if e.id and e.id not in tasks}
         states = {**standing(tasks, named), **batch}
-    warnings = [
-        w
-        for subject, envelope in subjects
-        for w in rules.lint_envelope(
-            envelope, subject=subject, contexts=known, settings=settings, dependencies=states
-        )
-    ]
+    warnings: list[Problem] = []
+
+    def label() -> str:
+        return i18n.say("checking {count} envelopes", count=len(subjects))
+
+    with progress.step(label, len(subjects)) as advance:
+        for subject, envelope in subjects:
+            warnings += rules.lint_envelope(
+                envelope, subject=subject, contexts=known, settings=settings, dependencies=states
+            )
+            advance(1)
     return Linted(tuple(warnings), tuple(errors), len(subjects))
 
 
-def standing(tasks: Mapping[str, TaskFacts], ids: Iterable[str]) -> dict[str, tuple[str, str]]:
+def standing(
+    tasks: Mapping[str, TaskFacts], ids: Iterable[str], lineage: Lineage | None = None
+) -> dict[str, tuple[str, str]]:
     """For each of `ids` that is a task: the task standing for it now (itself, or the
     successor that completed or carries it on: `core.lineage`) and that one's state."""
-    lineage = Lineage(tasks)
+    lineage = lineage or Lineage(tasks)
     out: dict[str, tuple[str, str]] = {}
     for task_id in ids:
         if task_id not in tasks:

@@ -18,7 +18,7 @@ from taskfs import i18n
 from taskfs.api.lifecycle import signing as transition_keys
 from taskfs.api.tasks import rules
 from taskfs.api.tasks.filing import record_bytes
-from taskfs.core import layout, yamlio
+from taskfs.core import layout, progress, yamlio
 from taskfs.core.config import Config
 from taskfs.core.envelope import Envelope, envelope_json_schema, validate_envelope
 from taskfs.core.layout import (
@@ -156,11 +156,17 @@ def submit(repo: Repository, sources: Sequence[Source], agent: str | None) -> li
         raise fail("usage", reason="name at least one envelope file (or - for stdin)")
     parsed: list[tuple[Source, Envelope]] = []
     problems: list[Problem] = []
-    for source in sources:
-        envelope, found = parse_source(source)
-        problems += found
-        if envelope is not None:
-            parsed.append((source, envelope))
+
+    def reading() -> str:
+        return i18n.say("reading {count} envelopes", count=len(sources))
+
+    with progress.step(reading, len(sources)) as advance:
+        for source in sources:
+            envelope, found = parse_source(source)
+            problems += found
+            if envelope is not None:
+                parsed.append((source, envelope))
+            advance(1)
     if problems:
         raise TaskfsError(problems)
     actor = _actor(agent, [env for _, env in parsed], sources)
@@ -223,20 +229,30 @@ def write_new_tasks(
     the `submitted` (audit) and is exported as stored, from any clone, never re-signed."""
     now = datetime.now(timezone.utc)
     signer = _opening_signer(repo, actor) if opened is None else None
-    for envelope in batch:
-        stage_new_task(
-            repo,
-            writer,
-            envelope,
-            actor,
-            now=now,
-            signer=signer,
-            in_place=envelope.id in in_place,
-            opened=opened,
-            discovered_from=discovered_from,
-        )
+
+    def writing() -> str:
+        return i18n.say("writing {count} tasks", count=len(batch))
+
+    def committing() -> str:
+        return i18n.say("committing {count} tasks", count=len(batch))
+
+    with progress.step(writing, len(batch)) as advance:
+        for envelope in batch:
+            stage_new_task(
+                repo,
+                writer,
+                envelope,
+                actor,
+                now=now,
+                signer=signer,
+                in_place=envelope.id in in_place,
+                opened=opened,
+                discovered_from=discovered_from,
+            )
+            advance(1)
     subject = _new_message([e.id or "" for e in batch], actor, trailers)
-    return writer.commit(subject, actor, when=now)
+    with progress.step(committing, len(batch), counted=False):
+        return writer.commit(subject, actor, when=now)
 
 
 def new_task_row(
