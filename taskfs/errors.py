@@ -264,6 +264,22 @@ MESSAGES: dict[str, str] = {
     "who changed it",
     "agent_key_revoked": "agent key {name!r} ({key_id}) was revoked in {commit} by {by}{why_text}: "
     "what it signed before then still verifies, nothing it signs after is taken",
+    # the authority table (docs/trust.md; taskfs.core.ledger_kinds, issue 35)
+    "signature_required": "{agent!r} has a key ({path}) whose private part is not on this "
+    "machine, and taskfs writes nothing unsigned in its name (rule {rule}: {action_text}); act "
+    "where its key is, or put its key in this machine's key folder (TASKFS_KEY_DIR)",
+    "archive_row_false": "{path}: its row of {id!r} says {field} {said!r}, but {commit}, the "
+    "commit it archived the task from, held {held!r}; the rules read the task from that commit, "
+    "never from the row: find out who wrote it (git log -- {path})",
+    "read_unauthorized": "{path}: {by!r} could not mark {msg_id!r} read: {reason}; find out who "
+    "wrote it (git log -- {path})",
+    "config_changed": "{path} was changed in {commit} by {author}{keys_text}: every rule reads the "
+    "settings HEAD holds",
+    "proposal_superseded": "intake {id!r}: {proposal} is the proposal waiting now{why_text}; read "
+    "it (`taskfs show {id}`) and accept it by name (`taskfs intake accept {id} --proposal "
+    "{proposal}`)",
+    "request_empty": "the request says nothing: give the words of what is asked, or the "
+    "envelope's fields",
 }
 
 

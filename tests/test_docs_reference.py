@@ -159,7 +159,7 @@ def error_rows(text: str) -> list[tuple[str, str]]:
 
 
 # Codes that are never a refusal: a note leaves `audit` clean (taskfs/api/review/audit.py).
-NOTES = {"runner_key_added": "0", "agent_key_revoked": "0"}
+NOTES = {"runner_key_added": "0", "agent_key_revoked": "0", "config_changed": "0"}
 
 
 def refusal_exit(code: str, capsys: pytest.CaptureFixture[str]) -> int:

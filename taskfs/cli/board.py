@@ -226,12 +226,13 @@ def _serve(host: str, port: int, repo_url: str | None) -> int:
 
 
 def _write(path: Path, data: bytes) -> None:
-    from taskfs.api.context import replace_file
+    from taskfs.api.context import write_output
 
     if not os.path.isdir(path.parent):  # False, not an error, for a name too long to look at
         # A folder that is not there is a typo more often than a wish: say so, make nothing.
         raise fail("file_unwritable", path=str(path), reason=os.strerror(errno.ENOENT))
     try:
-        replace_file(path, data, mode=0o644)
+        # A FIFO, /dev/null or a link to either is written through, never replaced.
+        write_output(path, data, mode=0o644)
     except OSError as exc:
         raise fail("file_unwritable", path=str(path), reason=exc.strerror or str(exc)) from None

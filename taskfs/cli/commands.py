@@ -229,4 +229,8 @@ def archive(older_than: str | None, agent: str | None, as_json: bool) -> int:
             )
         return doc, text
 
-    return act(as_json, lambda: archiving.archive(open_repo(), agent or None, older_than), show)
+    return act(
+        as_json,
+        lambda: archiving.archive(open_repo(), acting_agent(agent, required=False), older_than),
+        show,
+    )

@@ -45,7 +45,10 @@ def run(args: Sequence[str]) -> int | None:
         return None
     if command == "show":
         return _show(arguments[0], values.get("fmt", "text"), as_json)
-    agent = values.pop("agent", os.environ.get("TASKFS_AGENT")) or None
+    # An empty --agent is a name given (`invalid_agent`); an empty TASKFS_AGENT is none.
+    agent = values.pop("agent", None)
+    if agent is None:
+        agent = os.environ.get("TASKFS_AGENT") or None
     if command in ("ls", "ready"):
         answer = _prepared(command, values, agent)
         if answer is not None:

@@ -62,8 +62,21 @@ def intake(answer: Any) -> tuple[dict[str, Any], str]:
     """An intake (`taskfs.api.intake.requests.Answer`) as `show` and `taskfs intake` print it."""
     from taskfs.api.views import intake as views
 
-    doc = views.answer_document(answer.intake, answer.problems, submitted=answer.submitted)
+    accepted = getattr(answer, "accepted", None)
+    envelope = getattr(answer, "envelope", None)
+    doc = views.answer_document(
+        answer.intake,
+        answer.problems,
+        submitted=answer.submitted,
+        accepted=accepted,
+        envelope=envelope,
+    )
     text = views.text(answer.intake, answer.problems, "cli", submitted=answer.submitted, words=True)
+    if envelope is not None:
+        from taskfs.core import yamlio
+
+        # What was submitted, whole: the requester sees the words it made its own.
+        text += "\n" + yamlio.dump(envelope).rstrip("\n")
     return doc, text
 
 

@@ -48,6 +48,9 @@ KEYS_DIR = f"{TASKFS_DIR}/keys"
 SCHEMA_DIR = f"{TASKFS_DIR}/schema"
 CONVERSATIONS = f"{TASKFS_DIR}/conversations"
 ARCHIVE_DIR = f"{TASKFS_DIR}/archive"  # the archive's files (`taskfs archive`)
+AGENT_KEYS_DIR = f"{KEYS_DIR}/agent"
+RUNNER_KEYS_DIR = f"{KEYS_DIR}/runner"
+REVOKED_DIR = f"{KEYS_DIR}/revoked/agent"  # `keys remove`'s records: one per key, never edited
 DEFAULT_TASKS_DIR = "tasks"
 # Folders that are the ledger whatever the settings say: every agent writes them, none owns them.
 FIXED_LEDGER_FOLDERS = (".git", TASKFS_DIR)

@@ -74,6 +74,10 @@ class Parties(NamedTuple):
         return agent in (self.sender, self.recipient, self.holder)
 
 
+# The authority table's rule these refusals cite (`taskfs.core.ledger_kinds`: status files).
+RULE = "status"
+
+
 def check_transition(
     task_id: str,
     current: State,
@@ -98,6 +102,7 @@ def check_transition(
                 to_state=target,
                 why_text=why,
                 next_states=next_states(current),
+                rule=RULE,
             )
         ]
     problems: list[Problem] = []
@@ -111,11 +116,12 @@ def check_transition(
                 action=target,
                 action_text=_describe(task_id, current, target),
                 **refusal,
+                rule=RULE,
             )
         )
     if target in REASON_REQUIRED and not (reason and reason.strip()):
         problems.append(
-            problem("reason_required", id=task_id, to_state=target, how='--reason "why"')
+            problem("reason_required", id=task_id, to_state=target, how='--reason "why"', rule=RULE)
         )
     return problems
 

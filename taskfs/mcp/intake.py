@@ -26,6 +26,10 @@ def document(result: requests.Answer | Any, agent: str | None = None) -> dict[st
         doc = views.document(result.intake, result.problems, submitted=result.submitted)
         if doc["state"] == "intake":
             doc["next"] = views.next_step(result.intake, "mcp", agent)
+        if result.accepted is not None:
+            doc["accepted"] = result.accepted
+        if result.envelope is not None:
+            doc["envelope"] = result.envelope
         return doc
     return {"id": result.id, "state": result.state}
 
@@ -38,8 +42,21 @@ def register_intake_tools(tools: Tools) -> None:
             lambda: document(requests.propose(s.repo(), task_id, s.agent(), envelope), s.agent())
         )
 
-    def agent_accept(task_id: TaskId) -> CallToolResult:
-        return answer(lambda: document(requests.accept(s.repo(), task_id, s.agent()), s.agent()))
+    def agent_accept(
+        task_id: TaskId,
+        proposal: Annotated[
+            str | None,
+            Field(description="The proposalId or proposalDigest you read."),
+        ] = None,
+    ) -> CallToolResult:
+        # Who the task is for is the requester's own word: a proposal naming a recipient the
+        # request did not is refused here; the requester says it with agent_send on the id.
+        def call() -> dict[str, Any]:
+            return document(
+                requests.accept(s.repo(), task_id, s.agent(), proposal=proposal), s.agent()
+            )
+
+        return answer(call)
 
     tools.add(
         agent_propose,
@@ -50,7 +67,7 @@ def register_intake_tools(tools: Tools) -> None:
     )
     tools.add(
         agent_accept,
-        "Accept the envelope proposed for your request: it becomes a task.",
+        "Accept the proposal you read for your request: it becomes a task.",
         writes(idempotent=True),
         TASK,
     )

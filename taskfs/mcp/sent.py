@@ -49,7 +49,7 @@ def register_sent_tools(tools: Tools) -> None:
         to: Annotated[str | None, Field(description="Who tries it (default: the same).")] = None,
     ) -> CallToolResult:
         def call() -> dict[str, Any]:
-            target = acting_agent(to, required=False) if to else None
+            target = acting_agent(to, required=False)
             return views.handed_on(handing.retry(s.repo(), task_id, s.agent(), to=target))
 
         return answer(call)

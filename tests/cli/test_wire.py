@@ -41,7 +41,18 @@ def setup_peer_and_builder() -> str:
 
 
 def working_task(repo: Path, owns: str = "src/auth/login.py") -> str:
-    task = submit(repo, filesAndInterfaces=[owns])
+    """A task planner (the peer) opened as an interlink agent does, with its signed opening
+    (taskfs writes nothing unsigned in the name of an agent with a key), claimed by builder."""
+    known = {k["name"]: k for k in ok("keys", "ls")["keys"]}
+    if known["planner"]["private"]:  # planner works here: it submits, signed
+        task = submit(repo, filesAndInterfaces=[owns])
+        assert taskfs("claim", task, "--agent", "builder").code == 0
+        return task
+    builder = known["builder"]["interlinkId"]
+    task = f"w{os.urandom(4).hex()}"
+    text = envelope(**{"from": None, "to": None, "filesAndInterfaces": [owns]})
+    code, doc = import_lines(peer_says(builder, text=text, task_id=task))
+    assert code == 0, doc
     assert taskfs("claim", task, "--agent", "builder").code == 0
     return task
 
@@ -99,7 +110,11 @@ def test_a_message_signed_by_interlink_is_accepted_and_moves_the_task(repo: Path
     assert line["transition"] == {"from": "input_required", "to": "working"}
     assert state(task) == "working"
     shown = ok("messages", task)["messages"]
-    assert [(m["from"], m["verified"]) for m in shown] == [("builder", True), ("planner", True)]
+    assert [(m["from"], m["verified"]) for m in shown] == [
+        ("planner", True),  # its opening
+        ("builder", True),
+        ("planner", True),
+    ]
     # Stored as signed: exporting it gives back the very line interlink signed.
     assert exported(raw["msg_id"]) == [raw]
     assert git(repo, "log", "-1", "--format=%an") == "planner"
@@ -152,8 +167,8 @@ def test_the_inbound_gate_names_each_refusal_and_takes_the_rest_in_one_commit(
     assert (code, doc["lines"][0]["code"]) == (1, "message_replayed")
     # The conversation without a task is recorded and shown, not refused.
     talk = ok("conversation", "planner", "--agent", "builder")["messages"]
-    assert [m["text"] for m in talk] == ["Progress?", "just chatting"]
-    assert talk[1].get("task_id") is None
+    assert [m["text"] for m in talk][1:] == ["Progress?", "just chatting"]  # after the opening
+    assert talk[2].get("task_id") is None
     assert state(task) == "working"
 
 
@@ -260,7 +275,7 @@ def test_an_agent_key_in_the_older_spelling_keeps_being_read(repo: Path) -> None
     assert listed == {"builder": builder, "planner": PEER}
     task = working_task(repo)
     sent = ok("send", task, "Still me.", "--agent", "builder", "--status", "update")
-    assert [m["verified"] for m in ok("messages", task)["messages"]] == [True]
+    assert [m["verified"] for m in ok("messages", task)["messages"]] == [True, True]  # + opening
     assert ref.verify(exported(sent["msg_id"])[0])
 
 

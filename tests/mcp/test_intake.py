@@ -41,11 +41,29 @@ def test_prose_becomes_a_task_through_a_proposal_the_planner_accepts(
             assert proposed["proposal"]
             assert (await builder.ok("agent_status", task_id=task))["state"] == "intake"
             mine = await planner.ok("agent_inbox")
-            # The requester is told to accept (no list of what the proposal already has).
-            assert mine["requested"][0]["next"] == f"agent_accept(task_id={task!r})"
+            # The requester is told to accept what it read, by its id (no list of what the
+            # proposal already has).
+            assert mine["requested"][0]["next"] == (
+                f"agent_accept(task_id={task!r}, proposal={proposed['proposalId']!r})"
+            )
             assert "missing" not in mine["requested"][0]
-            accepted = await planner.ok("agent_accept", task_id=task)
+            assert mine["requested"][0]["proposal"]
+            read = mine["requested"][0]["proposalId"]
+            assert read == proposed["proposalId"]
+            # The worker swaps the words after the planner read them: the words read are not
+            # the ones waiting, so naming them accepts nothing (issue 35).
+            wider = yamlio.dump({**yamlio.load(proposal.encode()), "filesAndInterfaces": ["**"]})
+            swapped = await builder.ok("agent_propose", task_id=task, envelope=wider)
+            assert await planner.refused("agent_accept", task_id=task, proposal=read) == [
+                "proposal_superseded"
+            ]
+            assert await planner.refused("agent_accept", task_id=task) == ["proposal_superseded"]
+            accepted = await planner.ok(
+                "agent_accept", task_id=task, proposal=swapped["proposalDigest"]
+            )
             assert accepted["state"] == "submitted"
+            assert accepted["accepted"] == swapped["proposalId"]
+            assert accepted["envelope"]["filesAndInterfaces"] == ["**"]
             claimed = await builder.ok("agent_claim", task_id=task)
             assert claimed["state"] == "working"
 
@@ -67,7 +85,8 @@ def test_each_side_of_a_proposal_is_told_its_own_next_tool(repo: Path, tmp_path:
             task = (await planner.ok("agent_send", envelope="to: builder\nobjective: fix it"))["id"]
             proposed = await builder.ok("agent_propose", task_id=task, envelope=proposal)
             assert "agent_send" not in proposed["next"]
-            assert f"agent_accept(task_id={task!r})" in proposed["next"]
+            accept = f"agent_accept(task_id={task!r}, proposal={proposed['proposalId']!r})"
+            assert accept in proposed["next"]
             # agent_send on someone else's request: refused, and the way out is a tool.
             refused = await builder.call("agent_send", task_id=task, envelope=proposal)
             (error,) = refused["errors"]
@@ -76,10 +95,11 @@ def test_each_side_of_a_proposal_is_told_its_own_next_tool(repo: Path, tmp_path:
             assert "taskfs " not in error["message"]
             # The requester is told to accept, and nothing is listed as missing.
             (mine,) = (await planner.ok("agent_inbox"))["requested"]
-            assert mine["next"] == f"agent_accept(task_id={task!r})"
+            assert mine["next"] == accept
+            assert mine["proposal"] == proposal  # the words the acceptance makes its own
             assert "missing" not in mine
             status = await planner.ok("agent_status", task_id=task)
-            assert f"agent_accept(task_id={task!r})" in status["next"]
+            assert accept in status["next"]
             assert (await planner.ok("agent_accept", task_id=task))["state"] == "submitted"
 
     anyio.run(work)

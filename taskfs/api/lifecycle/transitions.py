@@ -243,10 +243,13 @@ def _committed(
     task: Summary | None,
     tasks: Ledger,
 ) -> Ledger:
-    """Refuse to build on a task folder holding a file no commit holds, and read the other
-    tasks a claim's gates consult (its dependencies and rivals) as HEAD holds them: the
-    working tree may say anything (taskfs.store.head_ledger)."""
+    """Refuse to build on a task folder holding a file no commit holds, or on an envelope
+    changed since its submission recorded it (`envelope_seal`), and read the other tasks a
+    claim's gates consult (its dependencies and rivals) as HEAD holds them: the working tree
+    may say anything (taskfs.store.head_ledger); the rows' word on archived tasks, links and
+    completions is checked against the files (`standing.dependency_view`)."""
     from taskfs.store import head_ledger
+    from taskfs.store.envelope_seal import unsealed
 
     others: list[str] = []
     if task is not None and task.state == "submitted" and state == "working":
@@ -257,9 +260,17 @@ def _committed(
     found = head_ledger.loose(repo, [task_id, *others])
     if task_id in found:
         raise TaskfsError(head_ledger.refusals(repo, {task_id: found[task_id]}))
-    if not found:
-        return tasks
-    return head_ledger.committed_view(repo, tasks, found)
+    edited = unsealed(repo, task_id)
+    if edited is not None:  # a contract changed after its submission: nothing builds on it
+        raise TaskfsError(edited)
+    if found:
+        tasks = head_ledger.committed_view(repo, tasks, found)
+    if others:
+        from taskfs.api.lifecycle.standing import dependency_view
+
+        assert task is not None
+        tasks = dependency_view(repo, task, tasks)
+    return tasks
 
 
 def _describe_action(task_id: str, state: State) -> str:
@@ -284,7 +295,15 @@ def _dependencies_gate(
     if not pending:
         return []
     described = ", ".join(readiness.waiting_on(dep, tasks) for dep in pending)
-    return [problem("dependencies_unresolved", id=task.id, pending=pending, pending_text=described)]
+    return [
+        problem(
+            "dependencies_unresolved",
+            id=task.id,
+            pending=pending,
+            pending_text=described,
+            rule="status",  # the dependencies' status files, read as `standing` checks them
+        )
+    ]
 
 
 def _ownership_gate(repo: Repository, task: Summary, tasks: Mapping[str, Summary]) -> list[Problem]:

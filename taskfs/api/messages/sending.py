@@ -27,8 +27,8 @@ from taskfs.api.messages.threads import (
     trust,
 )
 from taskfs.api.tasks.filing import record_bytes
+from taskfs.core import ledger_kinds, signing, wire
 from taskfs.core import messages as rules
-from taskfs.core import signing, wire
 from taskfs.core.interlink import opened_task
 from taskfs.core.layout import (
     MESSAGES,
@@ -359,7 +359,7 @@ def _answering_owner(
 
 
 # The agent name the watcher answers check requests under (taskfs.api.evidence.requests).
-WATCHER = "watcher"
+WATCHER = ledger_kinds.WATCHER
 
 
 def _sender_problems(

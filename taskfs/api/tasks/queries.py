@@ -60,11 +60,9 @@ def home(repo: Repository, task_id: str) -> Repository:
     """Where a task's files are read: the working tree, or, for a task `taskfs archive` took
     out of it, the commit whose tree still holds them (`task_not_found` when neither has it,
     as the reader says)."""
-    if repo.has_task(task_id):
-        return repo
-    from taskfs.store.archive_records import archived_view
+    from taskfs.store.archive_records import home as found_at
 
-    return archived_view(repo, task_id) or repo
+    return found_at(repo, task_id)
 
 
 def is_archived(repo: Repository, task_id: str) -> bool:
@@ -139,7 +137,9 @@ def validate_ledger(repo: Repository) -> Validation:
         sorted(os.scandir(repo.tasks_dir), key=lambda e: e.name) if repo.tasks_dir.is_dir() else []
     ):
         rel = f"{repo.tasks_rel}/{entry.name}"
-        if entry.is_dir():
+        if entry.is_dir() and not repo.has_task(entry.name) and late_folder(repo, entry.name):
+            reports += _late_reports(repo, entry.name)
+        elif entry.is_dir():
             reports += _validate_task_dir(repo, entry.name)
         elif entry.name == ".gitkeep" or layout.is_report([entry.name]):
             continue
@@ -261,6 +261,30 @@ def _intake_reports(repo: Repository, name: str) -> list[FileReport]:
         for n in names
     ]
     return reports + [FileReport(path, tuple(found)) for path, found in by_path.items()]
+
+
+def late_folder(repo: Repository, name: str) -> bool:
+    """Whether the folder `name` is an archived task's, holding what arrived after the archive
+    (a message written on a clone that did not know of it yet: `archive_records.LATE`)."""
+    from taskfs.store.archive_records import archived
+
+    if not layout.is_task_id(name) or repo.list_dir(name, INTAKE):
+        return False
+    return name in archived(repo)
+
+
+def _late_reports(repo: Repository, name: str) -> list[FileReport]:
+    """An archived task's late files: its messages and read marks are checked as a task's are;
+    anything else arrived where nothing may (`file_invalid`)."""
+    from taskfs.store.archive_records import LATE
+
+    out = threads.file_reports(repo, name)
+    for entry in sorted(os.listdir(repo.task_dir(name))):
+        if entry not in LATE:
+            rel = repo.task_rel(name, entry)
+            why = "it arrived in the folder of an archived task, where only messages may"
+            out.append(FileReport(rel, (problem("file_invalid", path=rel, reason=why),)))
+    return out
 
 
 def _stray_files(repo: Repository, name: str) -> list[FileReport]:

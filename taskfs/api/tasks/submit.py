@@ -305,12 +305,15 @@ def stage_new_task(
     if message is not None:
         rel = repo.task_rel(task_id, MESSAGES, stamped_name(now))
         writer.add(rel, record_bytes(message.to_document()))
+    from taskfs.core.transition_signing import envelope_digest
+
     record = StatusRecord(
         task=task_id,
         state="submitted",
         by=actor,
         at=at,
         message=message.msg_id if message is not None else opened,
+        envelope=envelope_digest(text),
     )
     document = transition_keys.signed(repo, actor, record.to_document(), f"submit task {task_id!r}")
     name = status_name(1, "submitted")
@@ -383,6 +386,14 @@ def _assign_ids(
             problems.append(_at(problem("task_exists", field="id", id=task_id), source.label))
         seen[task_id] = source.label
         batch.append(envelope if envelope.id else envelope.with_id(task_id))
+    chosen = [envelope.id for _source, envelope in parsed if envelope.id]
+    if chosen and not problems:
+        from taskfs.store.archive_records import once_named
+
+        # An id an archive once named stays taken, though its record was edited or removed
+        # since (audit names that); a generated id is new to history anyway.
+        for task_id in sorted(once_named(repo, chosen)):
+            problems.append(_at(problem("task_exists", field="id", id=task_id), seen[task_id]))
     if problems:
         raise TaskfsError(problems)
     return batch

@@ -146,14 +146,17 @@ def _asked_of(intake: Any) -> dict[str, Any]:
 
 
 def _asked_by(intake: Any, door: str) -> dict[str, Any]:
-    """The reader's own request: a proposal to accept, or what it still lacks."""
+    """The reader's own request: a proposal to accept (its words: what the acceptance makes
+    the reader's own, named by the id it accepts), or what it still lacks."""
     from taskfs.api.views.intake import accept_hint
-    from taskfs.core.intake import missing_fields
+    from taskfs.core.intake import missing_fields, proposal_id
 
     out: dict[str, Any] = {"id": intake.id, "to": intake.recipient}
     proposal = intake.pending_proposal()
     if proposal is not None:
         out["proposedBy"] = proposal.record.by
+        out["proposal"] = proposal.record.text
+        out["proposalId"] = proposal_id(proposal)
         out["next"] = accept_hint(intake, "mcp" if door == "mcp" else "cli")
     else:
         out["missing"] = missing_fields(intake.missing())

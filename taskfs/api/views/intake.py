@@ -42,6 +42,13 @@ def document(
         out["schema"] = SCHEMA
         proposal = intake.pending_proposal()
         out["proposal"] = None if proposal is None else proposal.record.text
+        if proposal is not None:
+            # What the requester names to accept exactly these words (`intake accept`).
+            from taskfs.core.intake import proposal_digest, proposal_id
+
+            out["proposalId"] = proposal_id(proposal)
+            out["proposalDigest"] = proposal_digest(proposal)
+            out["proposedBy"] = proposal.record.by
     if intake.words():
         out["words"] = intake.words()
     if intake.discovered_from is not None:
@@ -54,10 +61,21 @@ def document(
 
 
 def answer_document(
-    intake: Intake, problems: Sequence[Problem], *, submitted: bool = False
+    intake: Intake,
+    problems: Sequence[Problem],
+    *,
+    submitted: bool = False,
+    accepted: str | None = None,
+    envelope: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A whole JSON document: the request was kept (`ok`), whatever it still lacks."""
-    return shapes.document(True, **document(intake, problems, submitted=submitted))
+    """A whole JSON document: the request was kept (`ok`), whatever it still lacks; for an
+    acceptance, the proposal it accepted and the envelope it submitted."""
+    doc = document(intake, problems, submitted=submitted)
+    if accepted is not None:
+        doc["accepted"] = accepted
+    if envelope is not None:
+        doc["envelope"] = envelope
+    return shapes.document(True, **doc)
 
 
 def text(
@@ -206,11 +224,15 @@ def how(intake: Intake, door: Door) -> str:
 
 
 def accept_hint(intake: Intake, door: Door) -> str:
+    from taskfs.core.intake import proposal_id
+
+    waiting = intake.pending_proposal()
+    named = proposal_id(waiting) if waiting is not None else ""
     if door == "mcp":
-        return f"agent_accept(task_id={intake.id!r})"
+        return f"agent_accept(task_id={intake.id!r}, proposal={named!r})"
     if door in ("a2a", "interlink"):
         return i18n.say("send the proposed envelope back on {id}", id=intake.id)
-    return f"taskfs intake accept {intake.id} --agent {intake.requester}"
+    return f"taskfs intake accept {intake.id} --proposal {named} --agent {intake.requester}"
 
 
 def origin(intake: Intake) -> dict[str, Any]:

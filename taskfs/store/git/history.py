@@ -106,15 +106,16 @@ class History(Process):
             for change in entry.changes:
                 yield entry, change
 
-    def changes_after_creation(self, folder: str) -> list[tuple[str, str, str]]:
-        """(commit, M or D, path) for every commit in HEAD's history that modified or deleted
-        a file under `folder`; merges are diffed against all their parents (`--cc`), so a
-        merge that edits a file on its own is caught too. `--full-history` keeps side branches
-        that a merge made invisible (one that took the other side wholesale, `-s ours`)."""
+    def changes_after_creation(self, *folders: str) -> list[tuple[Author, str, str]]:
+        """(commit and its author, M or D, path) for every commit in HEAD's history that
+        modified or deleted a file under `folders`; merges are diffed against all their parents
+        (`--cc`), so a merge that edits a file on its own is caught too. `--full-history` keeps
+        side branches that a merge made invisible (one that took the other side wholesale,
+        `-s ours`)."""
         if self.head() is None:
             return []
-        found = self._changes("--full-history", "--cc", "--diff-filter=MD", "HEAD", "--", folder)
-        return [(entry.commit, change.status, change.path) for entry, change in found]
+        found = self._changes("--full-history", "--cc", "--diff-filter=MD", "HEAD", "--", *folders)
+        return [(entry.by, change.status, change.path) for entry, change in found]
 
     def path_history(self, folder: str) -> list[tuple[str, str, str, str]]:
         """(commit, author name, A/M/D, path) for every commit in HEAD's history that added,
