@@ -196,7 +196,7 @@ def show(task_id: str, as_json: bool) -> int:
     def call() -> Any:
         nonlocal repo, before, signed_before
         repo = open_repo()
-        from taskfs.api.intake import requests
+        from taskfs.api.intake import linked, requests
         from taskfs.api.views.intake import origin
 
         if requests.is_request(repo, task_id):  # a request, not a task yet
@@ -206,7 +206,7 @@ def show(task_id: str, as_json: bool) -> int:
         signed_before = answers.identity(*where, True)
         task = queries.show(repo, task_id)
         home = queries.home(repo, task_id)
-        intake = requests.origin(home, task_id)
+        intake = linked.origin(home, task_id)
         born.extend([origin(intake)] if intake is not None else [])
         amended.extend(queries.amendments(home, task))
         found.extend(queries.follow_ups(repo, task_id))

@@ -167,11 +167,11 @@ def discover(  # noqa: PLR0917 - the command's arguments, as click reads them
     as_json: bool,
 ) -> int:
     """File a follow-up found while working on task ID: a request linked to it."""
-    from taskfs.api.intake import requests
+    from taskfs.api.intake import linked
 
     return act(
         as_json,
-        lambda: requests.discover(
+        lambda: linked.discover(
             open_repo(),
             task_id,
             acting_agent(agent) or "",

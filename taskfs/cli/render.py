@@ -133,9 +133,10 @@ def show(
 def amendment_line(row: dict[str, Any], task_id: str) -> str:
     """One amendment (or acceptance) as `show` lists it."""
     if row["kind"] == "accepted":
-        return i18n.say(
+        line = i18n.say(
             "{at}  {agent} accepted {file}", at=row["at"], agent=row["by"], file=row["accepts"]
         )
+        return line + (": " + _status_word("void") if row.get("status") == "void" else "")
     changed = ", ".join(row.get("changed", ())) or "-"
     line = i18n.say(
         "{at}  amended by {agent} ({keys}): {status}",
@@ -157,6 +158,7 @@ def _status_word(status: str) -> str:
         "pending": i18n.say("pending"),
         "accepted": i18n.say("accepted"),
         "superseded": i18n.say("superseded"),
+        "void": i18n.say("void (counts for nothing)"),
     }
     return words.get(status, status)
 

@@ -14,15 +14,19 @@ which the readers and `audit` share:
   after it, or in another clone at the same time) is **pending** until the holder accepts it:
   an **acceptance** (`accepts`: the amendment's file), written by the holder while it holds the
   task. The contract in force is the latest accepted amendment, else the claimed version;
+- each is signed by its writer where the writer has a key (`taskfs.core.act_signing`,
+  `taskfs-amendment-v1`), as every act of such an agent is;
 - anything else (an amendment by someone else, an acceptance by someone else or of no
-  amendment) counts for nothing, and `audit` names it (`amendment_unauthorized`).
+  amendment, a file unsigned or badly signed where its `by` has a key) counts for nothing, and
+  `audit` names it (`amendment_unauthorized`). The authority table has its row
+  (`taskfs.core.ledger_kinds.AMENDMENT`).
 
 Pure: values in, values out; reading the files is `taskfs.store.task_reader`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import Field, Strict
@@ -50,6 +54,11 @@ class AmendmentRecord(_Record):
     accepts: Annotated[str, Strict()] | None = Field(
         default=None, description="accepted: the amendment (its file name) the holder accepts."
     )
+    sig: Annotated[str, Strict()] | None = Field(
+        default=None,
+        description="The Ed25519 signature of `by` over the other fields "
+        "(taskfs.core.act_signing, taskfs-amendment-v1), where `by` has a key.",
+    )
 
 
 class Entry(NamedTuple):
@@ -66,6 +75,7 @@ class Version(NamedTuple):
     in_force: Entry | None
     pending: tuple[Entry, ...] = ()
     accepted: frozenset[str] = frozenset()
+    void: frozenset[str] = frozenset()  # the files that count for nothing
 
 
 def standing(
@@ -75,29 +85,38 @@ def standing(
     claimed: bool,
     claimed_version: str | None,
     holder: str | None,
+    unsigned: Collection[str] = (),
 ) -> Version:
     """The version in force of a task whose amendment files are `entries` (in name order):
     see the module's account. `claimed`: whether its chain holds a claim; `claimed_version`:
-    the amendment that claim names (None: the original); `holder`: who claimed it."""
-    amendments = [e for e in entries if e.record.kind == "amendment" and by_sender(e, sender)]
-    if not claimed:
-        return Version(amendments[-1] if amendments else None)
+    the amendment that claim names (None: the original); `holder`: who claimed it;
+    `unsigned`: the files not signed as their writer's acts are (they count for nothing)."""
+    void = {e.name for e in entries if e.name in unsigned}
+    void |= {e.name for e in entries if e.record.kind == "amendment" and not by_sender(e, sender)}
+    amendments = [e for e in entries if e.record.kind == "amendment" and e.name not in void]
+    if not claimed:  # nothing to accept yet: an acceptance counts for nothing
+        void |= {e.name for e in entries if e.record.kind == "accepted"}
+        return Version(amendments[-1] if amendments else None, void=frozenset(void))
     names = {e.name: e for e in amendments}
     in_force = names.get(claimed_version or "")
     accepted: set[str] = set()
     for entry in entries:
         record = entry.record
         taken = names.get(record.accepts or "")
-        if record.kind == "accepted" and record.by == holder and taken is not None:
+        if record.kind != "accepted" or entry.name in void:
+            continue
+        if record.by == holder and taken is not None:
             accepted.add(taken.name)
             in_force = taken
+        else:
+            void.add(entry.name)
     seen = in_force.name if in_force is not None else None
     pending = tuple(
         e
         for e in amendments
         if e.name not in accepted and e.name != claimed_version and (seen is None or e.name > seen)
     )
-    return Version(in_force, pending, frozenset(accepted))
+    return Version(in_force, pending, frozenset(accepted), frozenset(void))
 
 
 def by_sender(entry: Entry, sender: str | None) -> bool:

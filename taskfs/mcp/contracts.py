@@ -10,7 +10,7 @@ from typing import Annotated, Any
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from taskfs.api.intake import requests
+from taskfs.api.intake import linked
 from taskfs.api.tasks import amend as amending
 from taskfs.api.views.amendments import amended
 from taskfs.errors import fail
@@ -30,7 +30,7 @@ def register_contract_tools(tools: Tools) -> None:
         to: Annotated[str | None, Field(description="Who for; default: its sender.")] = None,
     ) -> CallToolResult:
         def call() -> dict[str, Any]:
-            found = requests.discover(s.repo(), task_id, s.agent(), text, to=to or None, door="mcp")
+            found = linked.discover(s.repo(), task_id, s.agent(), text, to=to or None, door="mcp")
             return document(found, s.agent())
 
         return answer(call)

@@ -37,7 +37,7 @@ from collections.abc import Callable, Collection, Iterator
 from typing import Any
 
 from taskfs.core import progress
-from taskfs.core.layout import ARCHIVE_DIR
+from taskfs.core.layout import AGENT_KEYS_DIR, AMENDMENTS, ARCHIVE_DIR, REVOKED_DIR
 from taskfs.core.shown import offered_to
 from taskfs.errors import TaskfsError
 from taskfs.readmodel import db, stamps
@@ -183,9 +183,12 @@ def _changed(
     if old is None or new is None:
         return None
     try:
-        paths = repo.git.changed_paths(old, new, repo.tasks_rel, ARCHIVE_DIR)
+        paths = repo.git.changed_paths(
+            old, new, repo.tasks_rel, ARCHIVE_DIR, AGENT_KEYS_DIR, REVOKED_DIR
+        )
     except TaskfsError:
         return None  # the old commit is gone (a rewrite)
+    rekeyed = [p for p in paths if p.startswith((AGENT_KEYS_DIR + "/", REVOKED_DIR + "/"))]
     files = [p for p in paths if archive_records.is_archive_file(p)]
     if files and not set(repo.git.head_files(files, rev=new)) >= set(files):
         return None  # an archive file went away (a reset): which tasks came back, all say
@@ -193,14 +196,45 @@ def _changed(
     # A task archived and still (or again) in the tree, by a merge or by hand, is read.
     back = archived.keys() & repo.git.folder_names(new, repo.tasks_rel) if archived else set()
     task_ids = (row_tasks(repo, paths) - archived.keys()) | back
+    if rekeyed:  # an amendment counts where it is signed as a standing key's owner's acts are
+        task_ids |= _amended(repo, new)
     if len(task_ids) > REBUILD_AT:
         return None
     out = _read_at(repo, new, task_ids)
+    for task_id in _said_only(repo, paths) & out.keys():
+        row = out[task_id]
+        if row is None or row[0] is None:  # a message to an archived task: its row stays
+            del out[task_id]
     for task_id, (summary, _commit) in archived.items():
         row = out.get(task_id)
         if row is None or row[0] is None:  # the archive's row, unless the tree says more
             out[task_id] = (summary, None)
     return out
+
+
+def _said_only(repo: Repository, paths: Collection[str]) -> set[str]:
+    """The tasks whose changed files are all messages (read for `ls --grep`'s texts alone)."""
+    from taskfs.core.layout import MESSAGES
+
+    said: set[str] = set()
+    other: set[str] = set()
+    prefix = repo.tasks_rel + "/"
+    for path in paths:
+        parts = path[len(prefix) :].split("/") if path.startswith(prefix) else []
+        if len(parts) >= 2:
+            (said if parts[1] == MESSAGES else other).add(parts[0])
+    return said - other
+
+
+def _amended(repo: Repository, rev: str) -> set[str]:
+    """The tasks with amendments at commit `rev` (whose contract in force a key decides)."""
+    from taskfs.store.git.process import nul_list
+
+    listed = repo.git.run_checked(
+        "ls-tree", "-r", "-z", "--name-only", rev, "--", repo.tasks_rel + "/"
+    )
+    parts = (path.split("/") for path in nul_list(listed))
+    return {p[-3] for p in parts if len(p) >= 3 and p[-2] == AMENDMENTS}
 
 
 def _read_at(

@@ -11,6 +11,7 @@ whose ledger has such a file (it has to be repaired first, e.g. with `git checko
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -224,6 +225,7 @@ def amended(
         claimed=claim is not None,
         claimed_version=claim.record.amendment if claim is not None else None,
         holder=chain.holder,
+        unsigned=unsigned_amendments(repo, entries),
     )
     if version.in_force is None:
         return submitted, version, tuple(entries), problems
@@ -231,6 +233,29 @@ def amended(
     envelope, _found = validate_envelope(document)
     assert envelope is not None  # load_amendments keeps only valid envelopes
     return envelope.with_id(task_id), version, tuple(entries), problems
+
+
+def unsigned_amendments(repo: Repository, entries: Sequence[Amendment]) -> set[str]:
+    """The amendment files not signed as their writer's acts are: by an agent with a key
+    standing, without its signature over them (`taskfs.core.act_signing`). They count for
+    nothing. An agent without a key costs a `stat` and a folder listing, and no signature
+    library is loaded."""
+    from taskfs.store import keys
+
+    out: set[str] = set()
+    standing: dict[str, bytes | None] = {}
+    for entry in entries:
+        by = entry.record.by
+        if by not in standing:
+            standing[by] = keys.standing_key(repo.root, by)
+        key = standing[by]
+        if key is None:
+            continue
+        from taskfs.core import act_signing
+
+        if not act_signing.verifies("amendment", entry.record.to_document(), key):
+            out.add(entry.name)
+    return out
 
 
 def _claim(chain: Chain) -> Link | None:

@@ -201,3 +201,56 @@ def test_audit_names_an_acceptance_by_someone_else(repo: Path) -> None:
     commit_as(repo, "planner", "an acceptance", str(path.relative_to(repo)))
     assert taskfs("show", task, "--json").json["envelope"]["objective"] == ENVELOPE["objective"]
     assert "amendment_unauthorized" in audit_codes()
+
+
+# -- the authority row: signed where the writer has a key (issue 35's table) ----------------
+
+
+def test_a_keyed_sender_signs_its_amendment_and_an_unsigned_one_counts_for_nothing(
+    repo: Path, monkeypatch: Any
+) -> None:
+    for agent in ("planner", "builder"):
+        assert taskfs("keys", "new", "--agent", agent, "--json").code == 0
+    task = submit(repo, id="t1")
+    assert amend(task, envelope_file(repo, "a.yaml", objective=NEW_OBJECTIVE)).code == 0
+    (signed,) = (repo / "tasks" / task / "amendments").glob("*.yaml")
+    assert "sig" in yamlio.load(signed.read_bytes())
+    assert audit_codes() == set()
+    # One in planner's name written by hand, unsigned: void for every reader; audit names it.
+    other = "Accept any password at all, as the forger wishes."
+    forged = forged_amendment(repo, task, "planner", "planner", objective=other)
+    shown = taskfs("show", task, "--json").json
+    assert shown["envelope"]["objective"] == NEW_OBJECTIVE
+    assert [a["status"] for a in shown["amendments"]] == ["in force", "void"]
+    assert "void" in taskfs("show", task).stdout
+    assert taskfs("ls", "--grep", "forger", "--json").json["tasks"] == []
+    found = taskfs("audit", "--json").json["findings"]
+    assert [(f["code"], f["rule"]) for f in found if f["path"].endswith(forged.name)] == [
+        ("amendment_unauthorized", "amendment")
+    ]
+    # The claim takes the signed version, and names it.
+    assert taskfs("claim", task, "--agent", "builder").code == 0
+    claim = sorted((repo / "tasks" / task / "status").glob("*-working-*.yaml"))[-1]
+    assert yamlio.load(claim.read_bytes())["amendment"] == signed.name
+    # Where planner's key is not, nothing is written in its name.
+    away = repo.parent / "elsewhere"
+    away.mkdir(mode=0o700)
+    monkeypatch.setenv("TASKFS_KEY_DIR", str(away))
+    refused = amend(task, envelope_file(repo, "b.yaml", boundaries="Nothing else at all."))
+    assert refused.codes == ["signature_required"]
+    assert len(list((repo / "tasks" / task / "amendments").glob("*.yaml"))) == 2
+
+
+def test_the_read_model_and_the_full_reader_agree_when_a_key_decides_an_amendment(
+    repo: Path,
+) -> None:
+    """Whether an amendment counts depends on its writer's key: when a key comes (a commit
+    outside the task's folder), the rows of amended tasks are read again."""
+    task = submit(repo, id="t1")
+    assert amend(task, envelope_file(repo, "a.yaml", objective=NEW_OBJECTIVE)).code == 0
+    assert [t["id"] for t in taskfs("ls", "--grep", "whitespace", "--json").json["tasks"]] == [task]
+    assert taskfs("keys", "new", "--agent", "planner", "--json").code == 0
+    shown = taskfs("show", task, "--json").json
+    counted = shown["envelope"]["objective"] == NEW_OBJECTIVE
+    listed = taskfs("ls", "--grep", "whitespace", "--json").json["tasks"]
+    assert [t["id"] for t in listed] == ([task] if counted else [])

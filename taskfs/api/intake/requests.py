@@ -111,8 +111,7 @@ def request(
     if fields and not found:
         if task_id is not None or to is not None:
             fields = {**fields, "id": task_id or named_id, "to": to or named_to}
-        # None: an id or a recipient nobody named (a priority of 0 is a value).
-        kept = {k: v for k, v in fields.items() if v is not None}
+        kept = {k: v for k, v in fields.items() if v is not None}  # a priority 0 is a value
         source = submit.Source(door, yamlio.dump(kept).encode())
         return submit.submit(repo, [source], agent)[0]
     return open_request(
@@ -160,47 +159,6 @@ def open_request(
             now=now,
             discovered_from=discovered_from,
         )
-
-
-def discover(
-    repo: Repository,
-    source: str,
-    agent: str,
-    text: str,
-    *,
-    to: str | None = None,
-    task_id: str | None = None,
-    door: Door = "cli",
-    now: datetime | None = None,
-) -> Answer:
-    """A follow-up `agent` found while working on task `source`, in its words: an intake
-    linked to `source` (`discoveredFrom`), addressed to `source`'s sender unless `to` names
-    another. Only a party to `source` (its sender, recipient or holder) files one; the contract
-    is still reached through the intake (a proposal, the requester's acceptance)."""
-    from taskfs.store.task_reader import load_task
-
-    task = load_task(repo, source)  # task_not_found, intake_open: by name
-    env = task.envelope
-    if agent not in (env.sender, env.recipient, task.holder):
-        raise fail(
-            "agent_not_allowed",
-            agent=agent,
-            action="discover",
-            action_text=i18n.say("file a follow-up of task {id!r}", id=source),
-            reason=i18n.said("only a party to it (its sender, recipient or holder) files one"),
-        )
-    addressed = to if to is not None else (env.sender if env.sender != agent else None)
-    return open_request(
-        repo,
-        agent,
-        text,
-        to=addressed,
-        task_id=task_id,
-        door=door,
-        context=env.context_id,
-        now=now,
-        discovered_from=source,
-    )
 
 
 def open_within(
@@ -513,18 +471,6 @@ def read(repo: Repository, task_id: str) -> Answer:
     intake, _problems = load_intake(repo, task_id)
     problems = () if not intake.is_open else tuple(intake.missing())
     return Answer(intake, problems, intake.submitted, None)
-
-
-def origin(repo: Repository, task_id: str) -> Intake | None:
-    """The request task `task_id` was born from (its intake, submitted), or None when its
-    envelope came whole, or its intake files cannot be read (`validate` names them)."""
-    if not layout.is_task_id(task_id) or not repo.list_dir(task_id, INTAKE):
-        return None
-    try:
-        intake, _problems = load_intake(repo, task_id)
-    except TaskfsError:
-        return None
-    return intake if intake.entries else None
 
 
 def intakes(repo: Repository, agent: str | None = None) -> list[Intake]:

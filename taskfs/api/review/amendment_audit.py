@@ -5,14 +5,17 @@ An amendment is its task's sender's (the `from` of `envelope.yaml`), written whi
 not in a terminal state; an acceptance is its holder's, of an amendment of the task, written
 while it held the task open; a claim that names an amendment (the version it took) names one
 its own commit held. A file committed with plain git can claim any `by`: each is compared with
-the author of the commit that added it, as transitions are. The readers already count such a
-file for nothing; audit names it (`amendment_unauthorized`, `author_mismatch`). An amendment
-edited or deleted after its commit is named with every other ledger file's (`audit._history`).
+the author of the commit that added it, as transitions are, and one unsigned where its `by`
+had a key when it was committed is named too (`taskfs.core.ledger_kinds.AMENDMENT`). The
+readers already count such a file for nothing; audit names it (`amendment_unauthorized`,
+`author_mismatch`). An amendment edited or deleted after its commit is named with every other
+ledger file's (`audit._history`).
 """
 
 from __future__ import annotations
 
-from taskfs.api.review.authority import Context, _state_at
+from taskfs.api.review.authority import Context, _state_at, standing_key
+from taskfs.core import act_signing
 from taskfs.core.amendments import Entry
 from taskfs.core.layout import AMENDMENTS, STATUS
 from taskfs.core.lifecycle import TERMINAL
@@ -40,6 +43,12 @@ def amendment_problems(context: Context, task: Task) -> list[Problem]:
             context, task, entry, sender, names=names, commit=author.commit if author else None
         )
         if why is not None:
+            out.append(_unauthorized(task.id, rel, entry.record.by, entry.record.kind, why))
+        key = standing_key(context, rel, entry.record.by)
+        if key is not None and not act_signing.verifies(
+            "amendment", entry.record.to_document(), key
+        ):
+            why = f"{entry.record.by!r} had a key when it was committed, and did not sign it"
             out.append(_unauthorized(task.id, rel, entry.record.by, entry.record.kind, why))
         expected = Identity.agent(entry.record.by)
         if author is not None and (author.name, author.email) != (expected.name, expected.email):
@@ -104,4 +113,12 @@ def _claimed_version(context: Context, task: Task) -> list[Problem]:
 
 
 def _unauthorized(task_id: str, rel: str, by: str, kind: str, why: str) -> Problem:
-    return problem("amendment_unauthorized", id=task_id, path=rel, by=by, kind=kind, reason=why)
+    return problem(
+        "amendment_unauthorized",
+        id=task_id,
+        path=rel,
+        by=by,
+        kind=kind,
+        reason=why,
+        rule="amendment",
+    )

@@ -106,7 +106,7 @@ def amend(
             envelope=after,
             reason=reason.strip() if reason and reason.strip() else None,
         )
-        rel = _add(repo, writer, record, now)
+        rel = _add(repo, writer, record, now, i18n.say("amend task {id!r}", id=task_id))
         verb = "amended" if not claimed else "amendment proposed"
         commit = writer.commit(_subject(task_id, agent, verb), agent, when=now)
     return Amended(task_id, rel, task.state, not claimed, changed, commit)
@@ -149,7 +149,8 @@ def accept(
         record = AmendmentRecord(
             task=task_id, kind="accepted", by=agent, at=format_time(now), accepts=chosen.name
         )
-        rel = _add(repo, writer, record, now)
+        action = i18n.say("accept an amendment of task {id!r}", id=task_id)
+        rel = _add(repo, writer, record, now, action)
         commit = writer.commit(_subject(task_id, agent, "amendment accepted"), agent, when=now)
     changed = tuple(changed_keys(task.envelope.to_document(), envelope.to_document()))
     return Amended(task_id, rel, task.state, True, changed, commit)
@@ -193,9 +194,16 @@ def _admitted(repo: Repository, envelope: Envelope) -> None:
         raise TaskfsError(problems)
 
 
-def _add(repo: Repository, writer: Writer, record: AmendmentRecord, now: datetime) -> str:
+def _add(
+    repo: Repository, writer: Writer, record: AmendmentRecord, now: datetime, action: str
+) -> str:
+    """Add the file, signed by its writer where it has a key: taskfs writes nothing unsigned in
+    the name of an agent whose key stands (`signature_required`)."""
+    from taskfs.api.lifecycle.signing import sign_act
+
     rel = repo.task_rel(record.task, AMENDMENTS, stamped_name(now))
-    writer.add(rel, record_bytes(record.to_document()))
+    document = sign_act(repo, record.by, "amendment", record.to_document(), action)
+    writer.add(rel, record_bytes(document))
     return rel
 
 

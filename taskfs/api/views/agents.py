@@ -149,7 +149,7 @@ def _asked_by(intake: Any, door: str) -> dict[str, Any]:
     """The reader's own request: a proposal to accept (its words: what the acceptance makes
     the reader's own, named by the id it accepts), or what it still lacks."""
     from taskfs.api.views.intake import accept_hint
-    from taskfs.core.intake import missing_fields, proposal_id
+    from taskfs.core.intake import missing_fields, proposal_digest, proposal_id
 
     out: dict[str, Any] = {"id": intake.id, "to": intake.recipient}
     proposal = intake.pending_proposal()
@@ -157,6 +157,7 @@ def _asked_by(intake: Any, door: str) -> dict[str, Any]:
         out["proposedBy"] = proposal.record.by
         out["proposal"] = proposal.record.text
         out["proposalId"] = proposal_id(proposal)
+        out["proposalDigest"] = proposal_digest(proposal)
         out["next"] = accept_hint(intake, "mcp" if door == "mcp" else "cli")
     else:
         out["missing"] = missing_fields(intake.missing())

@@ -25,7 +25,9 @@ def rows(task: Any, submitted: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Each amendment of `task` (a `Task` read whole; `submitted`: its envelope as submitted),
     oldest first: who wrote it, when, why, what it changed against the version before it, and
     where it stands (`status`: `in force`, `pending`, `accepted` (in force before a later
-    one), `superseded`); and each acceptance."""
+    one), `superseded`, or `void`: not its writer's to write, or unsigned where its writer has
+    a key, so it counts for nothing); and each acceptance (`void` too, where it counts for
+    nothing)."""
     version = task.version
     if version is None:
         return []
@@ -39,12 +41,17 @@ def rows(task: Any, submitted: Mapping[str, Any]) -> list[dict[str, Any]]:
         row["at"] = record.at
         if record.kind == "accepted":
             row["accepts"] = record.accepts
+            if entry.name in version.void:
+                row["status"] = "void"
         else:
             document = record.envelope or {}
             row["changed"] = changed_keys(before, document)
-            before = document
+            if entry.name not in version.void:
+                before = document
             row["status"] = (
-                "in force"
+                "void"
+                if entry.name in version.void
+                else "in force"
                 if entry.name == in_force
                 else "pending"
                 if entry.name in pending

@@ -231,7 +231,7 @@ def amended_of(repo: Repository, task: Task) -> tuple[Mapping[str, Any], ...]:
 
 def origin_of(repo: Repository, task_id: str) -> dict[str, Any] | None:
     """The request `task_id` was born from, as `show` says it (None: it came whole)."""
-    from taskfs.api.intake.requests import origin
+    from taskfs.api.intake.linked import origin
     from taskfs.api.views.intake import origin as said
 
     intake = origin(repo, task_id)
