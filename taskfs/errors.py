@@ -65,6 +65,11 @@ MESSAGES: dict[str, str] = {
     "intake_closed": "intake {id!r} takes no more requests: {state_text}",
     "proposal_not_found": "intake {id!r} has no proposal waiting: the recipient proposes one "
     "with `taskfs intake propose {id} FILE`",
+    # amendments: a contract's new versions (issue 38)
+    "amendment_not_allowed": "task {id!r} cannot be amended so: {reason}; `taskfs show {id}` "
+    "shows the contract in force",
+    "amendment_not_found": "task {id!r} has no amendment {name!r} waiting for its holder: "
+    "`taskfs show {id}` lists its amendments",
     # ownership: owners, guard and the hook (contract sections 4, 5)
     "ownership_guard": "{path} is owned by open task {id!r} of {owner_text} (entry "
     "{entry!r}){more_text}; {agent_text} may not change it while that task is open"
@@ -252,6 +257,8 @@ MESSAGES: dict[str, str] = {
     "it: find out who",
     "intake_unauthorized": "{path}: {by!r} could not write this {kind} of intake {id!r}: "
     "{reason}; find out who wrote it (git log -- {path})",
+    "amendment_unauthorized": "{path}: {by!r} could not write this {kind} of task {id!r}: "
+    "{reason}; it counts for nothing (find out who wrote it: git log -- {path})",
     "agent_key_changed": "agent key {path} was {change} in {commit} after it was first committed; "
     "signatures are checked against the key that stood when each file was committed: find out "
     "who changed it",
@@ -315,8 +322,11 @@ def problem(code: str, *, field: str | None = None, **data: Any) -> Problem:
     template = MESSAGES[code]
     values = _Defaulting({"field": field or "", **data})
     english = template.format_map(values)
+    # A value said through `i18n.said` reads in the user's language in the message; the data
+    # keeps its English.
+    local = _Defaulting({k: getattr(v, "local", v) for k, v in values.items()})
     try:
-        message = i18n.translate(code, template).format_map(values)
+        message = i18n.translate(code, template).format_map(local)
     except (ValueError, IndexError, AttributeError, TypeError):
         message = english
     public = {k: v for k, v in data.items() if not k.endswith("_text")}

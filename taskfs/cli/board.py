@@ -55,6 +55,13 @@ PORT = 9472
     help="The repository's web address (https://github.com/OWNER/NAME): commits and evidence "
     "files link to it.",
 )
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    metavar="LABEL",
+    help="Only tasks carrying this label (repeated: every one of them).",
+)
 @json_option
 def board(  # noqa: PLR0917 (click passes the options as arguments)
     target: str | None,
@@ -63,6 +70,7 @@ def board(  # noqa: PLR0917 (click passes the options as arguments)
     port: int,
     once: bool,
     repo_url: str | None,
+    labels: tuple[str, ...],
     as_json: bool,
 ) -> int:
     """What is stuck, what waits for whose decision, who is idle, what is next: a live board."""
@@ -87,11 +95,23 @@ def board(  # noqa: PLR0917 (click passes the options as arguments)
     except TaskfsError as exc:
         refuse(as_json, exc.problems)
         return 2
+    global _labels  # noqa: PLW0603 - one command line at a time: every drawing filters alike
+    _labels = labels
     if serve:
         return _serve(host, port, repo_url)
     if target is not None:
         return _html(target, repo_url, as_json)
     return _terminal(once, as_json)
+
+
+_labels: tuple[str, ...] = ()  # `--label`: the tasks every drawing of this board shows
+
+
+def _board(repo: Repository) -> Board:
+    """The board of `repo`, filtered as the command line asks (`--label`)."""
+    from taskfs.api.views import board as board_view
+
+    return board_view.board(repo, labels=_labels)
 
 
 def _base(repo_url: str | None) -> str | None:
@@ -111,7 +131,7 @@ def _html(target: str, repo_url: str | None, as_json: bool) -> int:
     def call() -> dict[str, Any]:
         base = _base(repo_url)
         repo = open_repo()
-        view = board_view.board(repo)
+        view = _board(repo)
         page = board_html.page(
             view, title=repo.root.name, generated=_generated(view), repo_url=base
         )
@@ -142,7 +162,7 @@ def _terminal(once: bool, as_json: bool) -> int:
 
         def call() -> tuple[Repository, Board]:
             repo = open_repo()
-            return repo, board_view.board(repo)
+            return repo, _board(repo)
 
         def show(found: tuple[Repository, Board]) -> Shown:
             repo, view = found
@@ -154,14 +174,14 @@ def _terminal(once: bool, as_json: bool) -> int:
     try:
         repo = open_repo()
         # A ledger that cannot be read is refused before the screen is taken over.
-        first = [board_view.board(repo)]
+        first = [_board(repo)]
     except TaskfsError as exc:
         return refuse(False, exc.problems)
     root = repo.root
 
     def draw() -> Any:
         try:
-            view = first.pop() if first else board_view.board(_open(root))
+            view = first.pop() if first else _board(_open(root))
         except TaskfsError as exc:
             return board_terminal.trouble(exc.problems)
         return board_terminal.render(view, title=root.name, generated=_generated(view), live=True)
@@ -191,7 +211,7 @@ def _serve(host: str, port: int, repo_url: str | None) -> int:
     root = repo.root
 
     def build() -> dict[str, Any]:
-        view = board_view.board(_open(root))
+        view = _board(_open(root))
         return board_html.parts(view, generated=_generated(view), repo_url=base)
 
     def page(parts: dict[str, Any] | None) -> str:

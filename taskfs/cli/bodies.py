@@ -17,19 +17,17 @@ from taskfs.core import shapes
 from taskfs.core.display import safe
 
 
-def ls(
-    state: str | None, to: str | None, context: str | None, as_json: bool, archived: bool = False
-) -> int:
+def ls(as_json: bool, archived: bool = False, **filters: Any) -> int:
+    """`ls`: `filters` are the table's (`taskfs.cli.options`), as either path read them."""
     from taskfs.api.tasks import listing
 
+    given = {k: (list(v) if isinstance(v, tuple) else v) for k, v in filters.items() if v}
     return act(
-        as_json,
-        lambda: listing.ls(open_repo(), state=state, to=to, context=context, archived=archived),
-        render.task_list,
+        as_json, lambda: listing.ls(open_repo(), archived=archived, **given), render.task_list
     )
 
 
-def ready(agent: str | None, as_json: bool) -> int:
+def ready(agent: str | None, as_json: bool, **filters: Any) -> int:
     from taskfs.api.tasks import listing
 
     blocked: list[Any] = []
@@ -37,7 +35,8 @@ def ready(agent: str | None, as_json: bool) -> int:
     def call() -> list[Any]:
         repo = open_repo()
         who = acting_agent(agent, required=False)
-        found = listing.ready(repo, who)
+        given = {k: (list(v) if isinstance(v, tuple) else v) for k, v in filters.items() if v}
+        found = listing.ready(repo, who, **given)
         if not found and not as_json:  # nothing to claim: say what the rest waits for
             from taskfs.api.lifecycle.resume import blocked as waiting
 
@@ -190,18 +189,28 @@ def show(task_id: str, as_json: bool) -> int:
     before: tuple[Any, ...] = ()
     signed_before: tuple[Any, ...] = ()
     stamp = time.time_ns()
+    born: list[dict[str, Any]] = []  # the request it came from, if any
+    amended: list[dict[str, Any]] = []  # its amendments, if any
+    found: list[dict[str, Any]] = []  # the follow-ups found while working on it
 
     def call() -> Any:
         nonlocal repo, before, signed_before
         repo = open_repo()
-        from taskfs.api.intake import requests
+        from taskfs.api.intake import linked, requests
+        from taskfs.api.views.intake import origin
 
         if requests.is_request(repo, task_id):  # a request, not a task yet
             return requests.read(repo, task_id)
         where = (str(repo.root), str(repo.git_dir), repo.tasks_rel, task_id)
         before = answers.identity(*where, False)
         signed_before = answers.identity(*where, True)
-        return queries.show(repo, task_id)
+        task = queries.show(repo, task_id)
+        home = queries.home(repo, task_id)
+        intake = linked.origin(home, task_id)
+        born.extend([origin(intake)] if intake is not None else [])
+        amended.extend(queries.amendments(home, task))
+        found.extend(queries.follow_ups(repo, task_id))
+        return task
 
     def shown(task: Any) -> tuple[dict[str, Any], str]:
         import json
@@ -210,7 +219,7 @@ def show(task_id: str, as_json: bool) -> int:
 
         if isinstance(task, Answer):
             return render.intake(task)
-        doc, text = render.show(task)
+        doc, text = render.show(task, born[0] if born else None, amended, found)
         if repo is not None and not repo.has_task(task_id):  # read from the archive's commit
             doc["archived"] = True
             return doc, text.replace(f"# {task_id}: ", f"# {task_id} (archived): ", 1)

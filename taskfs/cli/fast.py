@@ -98,15 +98,10 @@ def _body(
     from taskfs.cli import bodies
 
     if command == "ls":
-        return bodies.ls(
-            values.get("state"),
-            values.get("to"),
-            values.get("context"),
-            True,
-            archived=bool(values.get("archived")),
-        )
+        archived = bool(values.pop("archived", False))
+        return bodies.ls(True, archived=archived, **values)
     if command == "ready":
-        return bodies.ready(agent, True)
+        return bodies.ready(agent, True, **values)
     if command == "claim":
         return bodies.claim(arguments[0], agent, as_json)  # a task already held is said so
     if command == "new":

@@ -77,6 +77,13 @@ AGENT = Option(
     "--agent", "agent", "The acting agent (default: $TASKFS_AGENT).", envvar="TASKFS_AGENT"
 )
 REASON_MOVE = Option("--reason", "reason", "Why (required for failed and rejected).")
+LABEL = Option(
+    "--label",
+    "labels",
+    "Only tasks carrying this label (repeated: every one of them).",
+    multiple=True,
+    metavar="LABEL",
+)
 
 COMMANDS: dict[str, Command] = {
     "ls": Command(
@@ -90,9 +97,16 @@ COMMANDS: dict[str, Command] = {
             "The archived tasks instead (taskfs archive took them out of the working tree).",
             value=False,
         ),
+        LABEL,
+        Option(
+            "--grep",
+            "grep",
+            "Only tasks whose objective, request's words or messages hold TEXT (any case).",
+            metavar="TEXT",
+        ),
         JSON,
     ),
-    "ready": Command((), AGENT, JSON),
+    "ready": Command((), AGENT, LABEL, JSON),
     "claim": Command(
         (("task_id", 1),),
         AGENT,

@@ -32,11 +32,11 @@ def show_markdown(task_id: str, as_json: bool) -> int:
 
 
 @cli.command()
-@click.argument("targets", nargs=-1, metavar="[FILE|ID]...")
+@click.argument("targets", nargs=-1, metavar="[FILE|ID|RANGE]...")
 @click.option("--strict", is_flag=True, help="Warnings fail too (exit status 1).")
 @json_option
 def lint(targets: tuple[str, ...], strict: bool, as_json: bool) -> int:
-    """Warnings for contracts that are valid but weak (the open tasks when none is named)."""
+    """Weak contracts' warnings: files, task ids, those a range added (A..B), else open tasks."""
     from taskfs.api.tasks import lint as lint_api
 
     def call() -> lint_api.Linted:

@@ -8,6 +8,7 @@ of its fields but `sig` under a domain of its own:
 
     read mark      taskfs-read-v1
     intake file    taskfs-intake-v1
+    amendment      taskfs-amendment-v1
     archive file   taskfs-archive-v1
     revocation     taskfs-revocation-v1
 
@@ -31,6 +32,7 @@ DOMAINS = {
     "status": TRANSITION_DOMAIN,
     "read": "taskfs-read-v1",
     "intake": "taskfs-intake-v1",
+    "amendment": "taskfs-amendment-v1",
     "archive": "taskfs-archive-v1",
     "revocation": "taskfs-revocation-v1",
 }

@@ -81,6 +81,12 @@ class IntakeRecord(_Record):
         default=None, description="request: the proposal (its file name) the requester accepts."
     )
     reason: Annotated[str, Strict()] | None = Field(default=None, description="canceled: why.")
+    discovered_from: TaskIdText | None = Field(
+        default=None,
+        alias="discoveredFrom",
+        description="request (the first): the task its requester found this work in while "
+        "working on it (`taskfs discover`); the requester is a party to that task.",
+    )
     sig: Annotated[str, Strict()] | None = Field(
         default=None,
         description="The Ed25519 signature of `by` over the other fields "
@@ -117,6 +123,11 @@ class Intake(NamedTuple):
     @property
     def door(self) -> Door | None:
         return self.opening.door
+
+    @property
+    def discovered_from(self) -> str | None:
+        """The task its requester found this work in (a follow-up), if it was."""
+        return self.opening.discovered_from
 
     @property
     def canceled(self) -> Entry | None:
@@ -179,6 +190,10 @@ class Intake(NamedTuple):
         if self.recipient is not None:
             merged.setdefault("to", self.recipient)
         return merged
+
+    def draft_given(self) -> bool:
+        """Whether any request carries envelope fields (not only words)."""
+        return any(fields_of(e.record.text or "") is not None for e in self.requests())
 
     def missing(self) -> list[Problem]:
         """What keeps the draft from being an envelope: every problem, each named."""

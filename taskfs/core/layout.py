@@ -63,6 +63,7 @@ EVIDENCE = "evidence"
 MESSAGES = "messages"
 READS = "reads"
 INTAKE = "intake"  # a request not yet a contract (taskfs.core.intake)
+AMENDMENTS = "amendments"  # new versions of the envelope (taskfs.core.amendments)
 SUFFIX = ".yaml"
 
 # -- the git dir -------------------------------------------------------------------------------
@@ -86,6 +87,14 @@ AGENT_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
 # Crockford's alphabet without i, l, o, u: nothing to misread when an id is typed by hand.
 _ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
 GENERATED_LENGTH = 10
+
+
+# A label (`labels` of an envelope): a word, in any script, with no blank and no comma.
+LABEL_RE = re.compile(r"[^\W_][\w.:/+-]{0,63}")
+
+
+def is_label(value: object) -> bool:
+    return isinstance(value, str) and LABEL_RE.fullmatch(value) is not None
 
 
 def is_task_id(value: object) -> bool:

@@ -150,6 +150,24 @@ INTAKE = Kind(
     "recipient, signed where it has a key",
     removed_by="archive",
 )
+AMENDMENT = Kind(
+    "amendment",
+    "tasks/<id>/amendments/<stamp>-<nonce>.yaml",
+    "an amendment: the task's sender (the submitted envelope's `from`), before the task ends, "
+    "keeping its `id`, `from`, `parent`, lineage links (and, once claimed, `to`); an "
+    "acceptance: the holder, of an amendment of the sender, while it works on the task; "
+    "authored as `by`",
+    _TASK_FILE,
+    "a new version of the contract (in force at once before a claim), and the holder's "
+    "consent to one after it; the versions before stay as they were",
+    "by",
+    "`sig`, Ed25519 under taskfs-amendment-v1",
+    (*_HISTORY, "amendment_unauthorized", "author_mismatch"),
+    ("claim", "complete", "ownership", "ready", "show"),
+    live="the contract in force counts only an amendment by the sender and an acceptance by "
+    "the holder, each signed where its writer has a key; a claim names the version it took",
+    removed_by="archive",
+)
 ARCHIVE = Kind(
     "archive",
     f"{layout.ARCHIVE_DIR}/<stamp>-<nonce>.yaml",
@@ -285,6 +303,7 @@ KINDS: tuple[Kind, ...] = (
     MESSAGE,
     READ,
     INTAKE,
+    AMENDMENT,
     ARCHIVE,
     AGENT_KEY,
     REVOCATION,
@@ -303,6 +322,7 @@ _TASK_FOLDERS = {
     layout.MESSAGES: MESSAGE,
     layout.READS: READ,
     layout.INTAKE: INTAKE,
+    layout.AMENDMENTS: AMENDMENT,
 }
 _STAMPED = layout.STAMPED_NAME_RE
 

@@ -134,6 +134,11 @@ class StatusRecord(_Record):
     message: MsgIdText | None = Field(
         default=None, description="The message that made this transition (contract section 6)."
     )
+    amendment: Annotated[str, Strict()] | None = Field(
+        default=None,
+        description="A claim: the amendment of the envelope in force when the task was claimed "
+        "(its file in the task's amendments folder; none: the envelope as submitted).",
+    )
     envelope: EnvelopeDigest | None = Field(
         default=None,
         description="A `submitted`: the SHA-256 of the envelope file it submitted "

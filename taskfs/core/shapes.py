@@ -41,9 +41,11 @@ def task_row(
     context_id: str | None,
     holder: str | None,
     superseded: int,
+    priority: int | None = None,
+    labels: Iterable[str] = (),
 ) -> dict[str, Any]:
-    """A task's row in `ls` and `ready`."""
-    return {
+    """A task's row in `ls` and `ready`; `priority` and `labels` where the envelope has them."""
+    row: dict[str, Any] = {
         "id": task_id,
         "state": state,
         "from": sender,
@@ -52,6 +54,11 @@ def task_row(
         "holder": holder,
         "superseded": superseded,
     }
+    if priority is not None:
+        row["priority"] = priority
+    if labels:
+        row["labels"] = list(labels)
+    return row
 
 
 def listing_head(schema_version: int = SCHEMA_VERSION) -> str:

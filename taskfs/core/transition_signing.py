@@ -14,7 +14,9 @@ the byte layout) over these nine fields, in this order:
 each the exact text stored in the status file, None (the encoding's None marker) when absent;
 `artifacts` is the compact JSON of its `[name, location]` pairs in file order
 (`[["report","https://x"]]`); then, where the file has it (a `submitted` since issue 35),
-`envelope`: the SHA-256 of the envelope submitted, so that the signature covers the contract.
+`envelope`: the SHA-256 of the envelope submitted, so that the signature covers the contract;
+and, where the file has it (a claim of an amended task, since issue 38), `amendment`: the
+version of the contract the claim took.
 `sig` itself is not signed. `prev` is signed, so a signed transition cannot be moved to another
 place in a task's chain.
 """
@@ -42,6 +44,8 @@ def signed_fields(document: Mapping[str, Any]) -> list[tuple[str, str | None]]:
         out.append((name, None if value is None else str(value)))
     if document.get("envelope") is not None:  # absent from files signed before it existed
         out.append(("envelope", str(document["envelope"])))
+    if document.get("amendment") is not None:  # a claim of an amended task (issue 38)
+        out.append(("amendment", str(document["amendment"])))
     return out
 
 

@@ -39,20 +39,21 @@ from taskfs.api.capabilities import bind as capabilities
 from taskfs.api.context import acting_agent
 from taskfs.api.intake import requests
 from taskfs.api.lifecycle import transitions
-from taskfs.api.messages import delivery, threads
-from taskfs.api.messages import inbox as inbox_api
 from taskfs.api.messages import sending as messages
+from taskfs.api.messages import threads
 from taskfs.api.tasks import lint, queries
 from taskfs.api.tasks.submit import Source
 from taskfs.api.views import agents as views
-from taskfs.api.views import checks
+from taskfs.api.views.documents import evidence as evidence_rows
 from taskfs.core import shapes
 from taskfs.core.display import safe
 from taskfs.errors import Problem, TaskfsError
 from taskfs.mcp import intake as intake_tools
 from taskfs.mcp.checking import CHECK, check_tool
+from taskfs.mcp.contracts import register_contract_tools
 from taskfs.mcp.declared import MESSAGE, TASK, reads, shape, writes
 from taskfs.mcp.gate import Gate
+from taskfs.mcp.inbox import register_inbox_tool
 from taskfs.mcp.interlink import register_interlink_tools
 from taskfs.mcp.sent import register_sent_tools
 from taskfs.mcp.tools import Session, Tools, answer
@@ -76,7 +77,8 @@ SEND = (
     "toolAndSourceGuidance, boundaries, filesAndInterfaces, acceptanceCheck.passFailCommand, "
     "acceptanceCheck.endToEndVerification, contextID. filesAndInterfaces: path globs (or "
     "interface:NAME) the recipient owns; passFailCommand: shell, exit 0 = pass. Optional: to, "
-    "id, dependsOn, parent. Incomplete: kept as a request; send the rest with its task_id."
+    "id, dependsOn, parent, priority (0-4), labels. Incomplete: kept as a request; send "
+    "the rest with its task_id."
 )
 COMPLETE = (
     "Complete your working task (-> completed). Needs passing evidence from agent_check on "
@@ -112,26 +114,12 @@ def register_agent_tools(tools: Tools) -> None:
             result = requests.request(
                 repo, s.agent(), envelope, task_id=task_id or None, door="mcp"
             )
-            doc = intake_tools.document(result)
+            doc = intake_tools.document(result, s.agent())
             if doc.get("state") != "intake":
                 doc["warnings"] = [w.to_json() for w in warnings]
             return doc
 
         return answer(call, tool="agent_send")
-
-    def agent_inbox(
-        mark_read: Annotated[
-            bool, Field(description="Mark the unread messages shown as read.")
-        ] = False,
-    ) -> CallToolResult:
-        def call() -> dict[str, Any]:
-            repo, agent = s.repo(), s.agent()
-            box = inbox_api.inbox(repo, agent, session=s.session_name)
-            if mark_read and box.markable:
-                delivery.mark_read(repo, agent, box.markable)
-            return views.inbox(box)
-
-        return answer(call)
 
     def agent_claim(task_id: TaskId) -> CallToolResult:
         def call() -> dict[str, Any]:
@@ -205,7 +193,7 @@ def register_agent_tools(tools: Tools) -> None:
         def call() -> dict[str, Any]:
             repo = s.repo()
             if requests.is_request(repo, task_id):
-                return intake_tools.document(requests.read(repo, task_id))
+                return intake_tools.document(requests.read(repo, task_id), s.agent())
             task = queries.show(repo, task_id)
             return {**views.summary(task), "envelope": task.envelope.to_document()}
 
@@ -220,7 +208,7 @@ def register_agent_tools(tools: Tools) -> None:
                 "id": task.id,
                 "state": task.state,
                 "history": _history(task),
-                "evidence": checks.evidence_rows(task),
+                "evidence": evidence_rows(task),
                 "messages": [views.message(c) for c in thread.messages],
             }
 
@@ -231,12 +219,6 @@ def register_agent_tools(tools: Tools) -> None:
 
     for fn, description, hints, output in (
         (agent_send, SEND, writes(), TASK),
-        (
-            agent_inbox,
-            "Start here: tasks you hold, questions to answer, results, unread.",
-            writes(idempotent=True),  # mark_read marks what it shows as read
-            INBOX,
-        ),
         (
             agent_claim,
             "Claim a task addressed to you (submitted -> working).",
@@ -300,7 +282,6 @@ def register_agent_tools(tools: Tools) -> None:
         tools.add(fn, description, hints, output)
 
 
-INBOX = shape("counts", "toClaim", "questions", "results", "unread")
 CHECKED = shape("msg_id", "evidence", verdict={"enum": ["pass", "fail"]})
 HISTORY = shape("id", "state", "history", "messages")
 BOUND = shape("id", "toolsGranted", "envelope")
@@ -335,7 +316,9 @@ def build(session: Session) -> Tools:
     tools = gate.tools = Tools(server, session)
     _utilities(server)
     register_agent_tools(tools)
+    register_inbox_tool(tools)
     intake_tools.register_intake_tools(tools)
+    register_contract_tools(tools)
     register_sent_tools(tools)
     register_interlink_tools(tools)
     return tools

@@ -52,7 +52,9 @@ if TYPE_CHECKING:
     # HEAD moved since the rows were settled.
     CatchUp = Callable[[str, str], bool]
 
-FORMAT = 3  # 3: the lineage (`follows`, issue 29); 2: when the last transition was made
+# 4: priority and labels, and each task's place in `ready` (issue 38); 3: the lineage
+# (`follows`, issue 29); 2: when the last transition was made
+FORMAT = 4
 NAME = f"readmodel-v{FORMAT}.sqlite"
 
 SCHEMA = """
@@ -72,9 +74,10 @@ CREATE TABLE listing (
     intake INTEGER NOT NULL,
     ready INTEGER NOT NULL,
     shown TEXT NOT NULL,
+    rank TEXT NOT NULL,
     PRIMARY KEY (archived, id)
 ) WITHOUT ROWID;
-CREATE INDEX listing_ready ON listing (id) WHERE ready = 1;
+CREATE INDEX listing_ready ON listing (rank) WHERE ready = 1;
 CREATE INDEX listing_state ON listing (state, archived);
 CREATE TABLE deps (dep TEXT NOT NULL, task TEXT NOT NULL, PRIMARY KEY (dep, task)) WITHOUT ROWID;
 CREATE INDEX deps_task ON deps (task);
@@ -86,6 +89,10 @@ CREATE TABLE follows (
     before TEXT NOT NULL, task TEXT NOT NULL, PRIMARY KEY (before, task)
 ) WITHOUT ROWID;
 CREATE INDEX follows_task ON follows (task);
+CREATE TABLE discovered (
+    source TEXT NOT NULL, task TEXT NOT NULL, PRIMARY KEY (source, task)
+) WITHOUT ROWID;
+CREATE INDEX discovered_task ON discovered (task);
 CREATE TABLE entries (
     file TEXT NOT NULL,
     raw TEXT NOT NULL,
@@ -95,6 +102,10 @@ CREATE TABLE entries (
 ) WITHOUT ROWID;
 CREATE INDEX entries_task ON entries (task);
 CREATE TABLE overlaps (a TEXT NOT NULL, b TEXT NOT NULL, PRIMARY KEY (a, b)) WITHOUT ROWID;
+CREATE TABLE labels (label TEXT NOT NULL, task TEXT NOT NULL, PRIMARY KEY (label, task))
+    WITHOUT ROWID;
+CREATE INDEX labels_task ON labels (task);
+CREATE TABLE texts (task TEXT PRIMARY KEY, text TEXT NOT NULL) WITHOUT ROWID;
 CREATE INDEX overlaps_b ON overlaps (b);
 """
 
@@ -188,7 +199,7 @@ def dump_summary(summary: Summary | None) -> bytes | None:
         return None
     from taskfs.readmodel import projection
 
-    return marshal.dumps(projection.encode(summary._replace(overlaps=())))
+    return marshal.dumps(projection.encode(summary._replace(overlaps=(), text=None)))
 
 
 def load_summary(data: bytes | None, overlaps: tuple[str, ...] = ()) -> Summary | None:
@@ -204,26 +215,37 @@ def load_summary(data: bytes | None, overlaps: tuple[str, ...] = ()) -> Summary 
 # -- reading: the listings (the hot path) --------------------------------------------------------
 
 
+# The filters of `ls` (and `ready`), by option: each one is a condition on a task's listing row
+# with one `?` for its value; a repeated option (`--label a --label b`) adds its condition once
+# per value (all must hold). Both paths filter here: the fast path's stored rows and the full
+# path's (`taskfs.store.index.listing`).
+FILTERS: dict[str, str] = {
+    "state": "state = ?",
+    "to": "recipient = ?",
+    "context": "context = ?",
+    "labels": "id IN (SELECT task FROM labels WHERE label = ?)",
+    "grep": "id IN (SELECT task FROM texts WHERE instr(text, ?) > 0)",
+}
+
+
+def searched(text: str) -> str:
+    """Text as `ls --grep` compares it: case folded (`texts` holds it so)."""
+    return text.casefold()
+
+
 def listing_rows(
-    conn: sqlite3.Connection,
-    *,
-    state: str | None = None,
-    to: str | None = None,
-    context: str | None = None,
-    archived: bool = False,
+    conn: sqlite3.Connection, *, archived: bool = False, **filters: Any
 ) -> list[tuple[str, str]]:
     """(id, row text) of every task `ls` shows (with `archived`: every archived one instead),
-    in the order of the ids, filtered as `ls --state --to --context` filters: an option not
-    given shows every task."""
-    where, args = _filters(state, to, context, archived)
+    in the order of the ids, filtered as `ls` filters (`FILTERS`): an option not given shows
+    every task."""
+    where, args = filtered(archived, filters)
     return conn.execute(f"SELECT id, shown FROM listing WHERE {where} ORDER BY id", args).fetchall()
 
 
 def listing_text(conn: sqlite3.Connection, **filters: Any) -> str:
     """The rows of `listing_rows` as the listing's JSON text, joined inside SQLite."""
-    where, args = _filters(
-        filters.get("state"), filters.get("to"), filters.get("context"), filters.get("archived")
-    )
+    where, args = filtered(bool(filters.pop("archived", False)), filters)
     found = conn.execute(
         "SELECT group_concat(shown, ', ') FROM "
         f"(SELECT shown FROM listing WHERE {where} ORDER BY id)",
@@ -232,23 +254,26 @@ def listing_text(conn: sqlite3.Connection, **filters: Any) -> str:
     return found[0] or ""
 
 
-def _filters(
-    state: str | None, to: str | None, context: str | None, archived: bool | None
-) -> tuple[str, list[Any]]:
+def filtered(archived: bool, filters: dict[str, Any]) -> tuple[str, list[Any]]:
     where = ["archived = ?"]
     args: list[Any] = [1 if archived else 0]
-    for column, value in (("state", state), ("recipient", to), ("context", context)):
-        if value is not None:
-            where.append(f"{column} = ?")
-            args.append(value)
+    for option, value in filters.items():
+        if value is None or option not in FILTERS:
+            continue
+        for one in value if isinstance(value, list | tuple) else [value]:
+            where.append(FILTERS[option])
+            args.append(searched(one) if option == "grep" else one)
     return " AND ".join(where), args
 
 
-def ready_rows(conn: sqlite3.Connection) -> list[tuple[str, str | None, str]]:
+def ready_rows(conn: sqlite3.Connection, **filters: Any) -> list[tuple[str, str | None, str]]:
     """(id, recipient, row text) of every task a claim would succeed on now, by anyone the
-    recipient rule allows (`taskfs.core.shown.offered_to`), in the order of the ids."""
+    recipient rule allows (`taskfs.core.shown.offered_to`), the most urgent first, then the
+    oldest (`taskfs.core.shown.rank`, stored with each row); filtered as `ls` filters."""
+    where, args = filtered(False, filters)
     return conn.execute(
-        "SELECT id, recipient, shown FROM listing WHERE ready = 1 ORDER BY id"
+        f"SELECT id, recipient, shown FROM listing WHERE ready = 1 AND {where} ORDER BY rank",
+        args,
     ).fetchall()
 
 
@@ -302,7 +327,7 @@ def _answer(  # noqa: PLR0917 - the question and where it is asked
     if command == "ready":
         from taskfs.core.shown import offered_to
 
-        rows = [text for _id, to, text in ready_rows(conn) if offered_to(to, agent)]
+        rows = [text for _id, to, text in ready_rows(conn, **options) if offered_to(to, agent)]
         return f"{opening}{', '.join(rows)}{shapes.LISTING_TAIL}"
     return f"{opening}{listing_text(conn, **options)}{shapes.LISTING_TAIL}"
 

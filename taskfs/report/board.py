@@ -67,9 +67,7 @@ def _parties(found: Card) -> list[str]:
 
 
 def _labels(found: Card) -> list[str]:
-    # Issue 38 gives envelopes labels; until then no card has any, and the filter stays hidden.
-    labels = getattr(found.report.task.envelope, "labels", None) or ()
-    return [str(label) for label in labels]
+    return list(found.report.task.envelope.labels)
 
 
 FILTERS: tuple[Filter, ...] = (
@@ -326,6 +324,10 @@ def _requests(view: Board) -> str:
             i18n.say("{agent} proposed an envelope", agent=proposal.record.by) if proposal else ""
         )
         waiting = f'<p class="stale">{e(proposed)}</p>' if proposed else ""
+        if intake.discovered_from is not None:
+            found = e(i18n.say("found while working on"))
+            link = task_links([intake.discovered_from])
+            waiting += f'<p class="found">{found} {link}</p>'
         values = _data({f.name: f.of_request(intake) for f in FILTERS})
         cards.append(
             f'<article class="card request" id="{e(anchor(intake.id))}" '

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from taskfs.api.views.entries import EvidenceRow, MessageRow
     from taskfs.api.views.lineage import Link
     from taskfs.api.views.reports import TaskReport, TimelineRow
+    from taskfs.core.envelope import Envelope
 
 LABELS: dict[str, str] = {state: state.replace("_", " ") for state in STATES}
 # The states that end a task badly: their card says why, from the last transition's reason.
@@ -120,6 +121,8 @@ def card(card: Card, now: datetime, links: Links, attributes: str = "") -> str:
         facts.append((e(i18n.say("delegated from")), task_links([env.parent])))
     if report.children:
         facts.append((e(i18n.say("delegated to")), task_links(report.children)))
+    if card.follow_ups:
+        facts.append((e(i18n.say("follow-ups")), task_links(card.follow_ups)))
     envelope = links.file(f"tasks/{task.id}/envelope.yaml", i18n.say("envelope"))
     if envelope:
         facts.append((e(i18n.say("contract")), envelope))
@@ -128,8 +131,8 @@ def card(card: Card, now: datetime, links: Links, attributes: str = "") -> str:
     timeline = report.timeline()
     return f"""<article class="{classes}" id="{e(anchor(task.id))}" data-task="{e(task.id)}" \
 data-state="{e(task.state)}"{attributes}>
-<header><span class="id">{e(task.id)}</span><span class="context">{e(env.context_id)}</span>\
-</header>
+<header><span class="id">{e(task.id)}</span>{_marks(env)}\
+<span class="context">{e(env.context_id)}</span></header>
 {_markers(card)}{_times(card, now)}{_ending(report)}{_settled(card)}\
 {needs(card.needs)}<p class="objective">{e(env.objective)}</p>
 {flags}<dl class="facts">{facts_html}</dl>
@@ -141,6 +144,17 @@ data-state="{e(task.state)}"{attributes}>
 {_timeline(task.id, timeline)}
 {problems}
 </article>"""
+
+
+def _marks(env: Envelope) -> str:
+    """The card's priority (`P0`, as beads writes it) and labels, where its envelope has them."""
+    out = ""
+    if env.priority is not None:
+        title = e(i18n.say("priority {level} (0 is the most urgent)", level=env.priority))
+        level = env.priority
+        out += f'<span class="priority priority-{level}" title="{title}">P{level}</span>'
+    out += "".join(f'<span class="label">{e(label)}</span>' for label in env.labels)
+    return out
 
 
 def _nav(task_id: str, report: TaskReport, history: int) -> str:

@@ -85,6 +85,11 @@ details.fold:not([open]) > summary h2::after { content: ""; }
 .card .id { font-family: ui-monospace, Menlo, monospace; font-weight: 600; }
 .card .context { font-size: 11px; background: #f1f5f9; border-radius: 4px; padding: 0 6px;
   white-space: nowrap; align-self: flex-start; }
+.card .priority, .card .label { font-size: 11px; border-radius: 4px; padding: 0 5px;
+  white-space: nowrap; align-self: flex-start; margin-right: 4px; }
+.card .priority { background: #fee2e2; color: #991b1b; font-weight: 600; }
+.card .priority-2, .card .priority-3, .card .priority-4 { background: #e2e8f0; color: #334155; }
+.card .label { background: #e0e7ff; color: #3730a3; }
 .card .objective { margin: 4px 0; }
 .card dl { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 2px 6px;
   margin: 4px 0; font-size: 12px; }

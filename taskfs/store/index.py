@@ -34,9 +34,10 @@ import contextlib
 import os
 import sqlite3
 from collections.abc import Callable, Collection, Iterator
+from typing import Any
 
 from taskfs.core import progress
-from taskfs.core.layout import ARCHIVE_DIR
+from taskfs.core.layout import AGENT_KEYS_DIR, AMENDMENTS, ARCHIVE_DIR, REVOKED_DIR
 from taskfs.core.shown import offered_to
 from taskfs.errors import TaskfsError
 from taskfs.readmodel import db, stamps
@@ -47,8 +48,6 @@ from taskfs.store.readmodel_store import connect, digest, meta, recreate, row_ta
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from taskfs.store.repository import Repository
 
 # Past this many changed tasks, every task is read again (from the working tree, which is
@@ -68,29 +67,26 @@ def summaries(repo: Repository, *, verify: Collection[str] = ()) -> Ledger:
     return Ledger(conn)
 
 
-def listing(
-    repo: Repository,
-    *,
-    state: str | None = None,
-    to: str | None = None,
-    context: str | None = None,
-    archived: bool = False,
-) -> list[Summary]:
-    """What `ls` shows, in the order of the ids (`ls --archived`: the archived tasks)."""
+def listing(repo: Repository, *, archived: bool = False, **filters: Any) -> list[Summary]:
+    """What `ls` shows, in the order of the ids (`ls --archived`: the archived tasks),
+    filtered by `filters` (`taskfs.readmodel.db.FILTERS`)."""
     conn = _fresh(repo)
     hidden = _hidden(repo, conn)
-    found = db.listing_rows(conn, state=state, to=to, context=context, archived=archived)
+    found = db.listing_rows(conn, archived=archived, **filters)
     return Ledger(conn).many([task_id for task_id, _shown in found if task_id not in hidden])
 
 
-def ready(repo: Repository, agent: str | None = None) -> list[Summary]:
-    """The tasks a claim would succeed on now (by `agent`, when named), in the order of the
-    ids: the claim's own rules, kept in the store as rows change (`readmodel_rows`)."""
+def ready(repo: Repository, agent: str | None = None, **filters: Any) -> list[Summary]:
+    """The tasks a claim would succeed on now (by `agent`, when named), the most urgent first,
+    then the oldest (`Summary.rank`): the claim's own rules, kept in the store as rows change
+    (`readmodel_rows`)."""
     from taskfs.core.readiness import claimable
 
     conn = _fresh(repo)
     ledger = Ledger(conn)
-    offered = [task_id for task_id, to, _shown in db.ready_rows(conn) if offered_to(to, agent)]
+    offered = [
+        task_id for task_id, to, _shown in db.ready_rows(conn, **filters) if offered_to(to, agent)
+    ]
     hidden = _hidden(repo, conn)
     if not hidden:
         return ledger.many(offered)
@@ -102,7 +98,16 @@ def ready(repo: Repository, agent: str | None = None) -> list[Summary]:
         | readmodel_rows.affected_by(conn, hidden)
     )
     candidates = view.many(sorted(asked - hidden))
-    return sorted(claimable(view, agent, among=candidates), key=lambda s: s.id)
+    if filters:  # the same filters, on the rows asked again
+        candidates = [c for c in candidates if _matches(conn, c.id, filters)]
+    return sorted(claimable(view, agent, among=candidates), key=lambda s: s.rank)
+
+
+def _matches(conn: sqlite3.Connection, task_id: str, filters: dict[str, Any]) -> bool:
+    """Whether task `task_id`'s listing row passes `filters`, whatever its readiness."""
+    where, args = db.filtered(False, filters)
+    found = conn.execute(f"SELECT 1 FROM listing WHERE id = ? AND {where}", [task_id, *args])
+    return found.fetchone() is not None
 
 
 def catch_up(root: str) -> bool:
@@ -178,9 +183,12 @@ def _changed(
     if old is None or new is None:
         return None
     try:
-        paths = repo.git.changed_paths(old, new, repo.tasks_rel, ARCHIVE_DIR)
+        paths = repo.git.changed_paths(
+            old, new, repo.tasks_rel, ARCHIVE_DIR, AGENT_KEYS_DIR, REVOKED_DIR
+        )
     except TaskfsError:
         return None  # the old commit is gone (a rewrite)
+    rekeyed = [p for p in paths if p.startswith((AGENT_KEYS_DIR + "/", REVOKED_DIR + "/"))]
     files = [p for p in paths if archive_records.is_archive_file(p)]
     if files and not set(repo.git.head_files(files, rev=new)) >= set(files):
         return None  # an archive file went away (a reset): which tasks came back, all say
@@ -188,14 +196,45 @@ def _changed(
     # A task archived and still (or again) in the tree, by a merge or by hand, is read.
     back = archived.keys() & repo.git.folder_names(new, repo.tasks_rel) if archived else set()
     task_ids = (row_tasks(repo, paths) - archived.keys()) | back
+    if rekeyed:  # an amendment counts where it is signed as a standing key's owner's acts are
+        task_ids |= _amended(repo, new)
     if len(task_ids) > REBUILD_AT:
         return None
     out = _read_at(repo, new, task_ids)
+    for task_id in _said_only(repo, paths) & out.keys():
+        row = out[task_id]
+        if row is None or row[0] is None:  # a message to an archived task: its row stays
+            del out[task_id]
     for task_id, (summary, _commit) in archived.items():
         row = out.get(task_id)
         if row is None or row[0] is None:  # the archive's row, unless the tree says more
             out[task_id] = (summary, None)
     return out
+
+
+def _said_only(repo: Repository, paths: Collection[str]) -> set[str]:
+    """The tasks whose changed files are all messages (read for `ls --grep`'s texts alone)."""
+    from taskfs.core.layout import MESSAGES
+
+    said: set[str] = set()
+    other: set[str] = set()
+    prefix = repo.tasks_rel + "/"
+    for path in paths:
+        parts = path[len(prefix) :].split("/") if path.startswith(prefix) else []
+        if len(parts) >= 2:
+            (said if parts[1] == MESSAGES else other).add(parts[0])
+    return said - other
+
+
+def _amended(repo: Repository, rev: str) -> set[str]:
+    """The tasks with amendments at commit `rev` (whose contract in force a key decides)."""
+    from taskfs.store.git.process import nul_list
+
+    listed = repo.git.run_checked(
+        "ls-tree", "-r", "-z", "--name-only", rev, "--", repo.tasks_rel + "/"
+    )
+    parts = (path.split("/") for path in nul_list(listed))
+    return {p[-3] for p in parts if len(p) >= 3 and p[-2] == AMENDMENTS}
 
 
 def _read_at(

@@ -145,6 +145,26 @@ class Ledger(Mapping[str, Summary]):
         )
         return sorted(kept)
 
+    def discovered(self, task_id: str) -> list[str]:
+        """The follow-ups found while working on `task_id` (`taskfs discover`): requests, and
+        the tasks they became, in the order of their ids."""
+        query = "SELECT task FROM discovered WHERE source = ? ORDER BY task"
+        return db.ids(self.conn, query, (task_id,))
+
+    def text(self, task_id: str) -> str | None:
+        """What `ls --grep` searches of `task_id` (`texts`), or None when it is not known."""
+        found = self.conn.execute("SELECT text FROM texts WHERE task = ?", (task_id,)).fetchone()
+        return None if found is None else str(found[0])
+
+    def all_discovered(self) -> dict[str, list[str]]:
+        """Every task's follow-ups (`discovered`), by the task they were found in."""
+        found: dict[str, list[str]] = {}
+        for source, task in self.conn.execute(
+            "SELECT source, task FROM discovered ORDER BY source, task"
+        ):
+            found.setdefault(source, []).append(task)
+        return found
+
     def in_state(self, state: str) -> list[str]:
         """The ids of the listed, unarchived tasks in `state`, in order."""
         query = "SELECT id FROM listing WHERE state = ? AND archived = 0 ORDER BY id"

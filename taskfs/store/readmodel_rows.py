@@ -35,6 +35,9 @@ def replace(conn: sqlite3.Connection, changed: Mapping[str, Row | None]) -> None
     touched = _overlapping(conn, ids)
     edges = {t for t in ids if _edges(before.get(t)) != _edges(_summary(changed[t]))}
     _delete(conn, ids)
+    gone = [t for t, row in changed.items() if row is None]
+    for chunk in _chunks(gone):
+        conn.execute(f"DELETE FROM texts WHERE task IN ({','.join('?' * len(chunk))})", chunk)
     for task_id, row in changed.items():
         if row is not None:
             _insert(conn, task_id, *row)
@@ -47,7 +50,18 @@ def replace(conn: sqlite3.Connection, changed: Mapping[str, Row | None]) -> None
 
 def rebuild(conn: sqlite3.Connection, rows: Mapping[str, Row]) -> None:
     """Every row anew (the store emptied first)."""
-    for table in ("rows", "listing", "deps", "children", "follows", "entries", "overlaps"):
+    for table in (
+        "rows",
+        "listing",
+        "deps",
+        "children",
+        "follows",
+        "discovered",
+        "entries",
+        "overlaps",
+        "labels",
+        "texts",
+    ):
         conn.execute(f"DELETE FROM {table}")
     for task_id, (summary, digest) in sorted(rows.items()):
         _insert(conn, task_id, summary, digest)
@@ -77,6 +91,8 @@ def _delete(conn: sqlite3.Connection, ids: list[str]) -> None:
         conn.execute(f"DELETE FROM deps WHERE task IN ({marks})", chunk)
         conn.execute(f"DELETE FROM children WHERE task IN ({marks})", chunk)
         conn.execute(f"DELETE FROM follows WHERE task IN ({marks})", chunk)
+        conn.execute(f"DELETE FROM discovered WHERE task IN ({marks})", chunk)
+        conn.execute(f"DELETE FROM labels WHERE task IN ({marks})", chunk)
         conn.execute(f"DELETE FROM entries WHERE task IN ({marks})", chunk)
         conn.execute(f"DELETE FROM overlaps WHERE a IN ({marks})", chunk)
         conn.execute(f"DELETE FROM overlaps WHERE b IN ({marks})", chunk)
@@ -95,7 +111,7 @@ def _insert(
     env = summary.envelope
     if summary.listed:
         conn.execute(
-            "INSERT INTO listing VALUES (?, ?, ?, ?, ?, ?, 0, ?)",
+            "INSERT INTO listing VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)",
             (
                 archived,
                 task_id,
@@ -104,6 +120,7 @@ def _insert(
                 env.context_id,
                 int(summary.intake),
                 db.shown_row(summary),
+                summary.rank,
             ),
         )
     conn.executemany(
@@ -113,6 +130,15 @@ def _insert(
         conn.execute("INSERT OR IGNORE INTO children VALUES (?, ?)", (env.parent, task_id))
     if env.follows is not None:
         conn.execute("INSERT OR IGNORE INTO follows VALUES (?, ?)", (env.follows, task_id))
+    conn.executemany(
+        "INSERT OR IGNORE INTO labels VALUES (?, ?)", [(label, task_id) for label in env.labels]
+    )
+    if summary.text is not None:
+        conn.execute("INSERT OR REPLACE INTO texts VALUES (?, ?)", (task_id, summary.text))
+    if summary.discovered_from is not None:
+        conn.execute(
+            "INSERT OR IGNORE INTO discovered VALUES (?, ?)", (summary.discovered_from, task_id)
+        )
     if archived:
         return  # an archived task is terminal: it is never a rival, and owns nothing
     conn.executemany(

@@ -14,7 +14,7 @@ import os
 import sqlite3
 from collections.abc import Collection, Mapping
 
-from taskfs.core.layout import ENVELOPE, INTAKE, STATUS
+from taskfs.core.layout import AMENDMENTS, ENVELOPE, INTAKE, MESSAGES, STATUS
 from taskfs.readmodel import db, stamps
 from taskfs.readmodel.projection import Summary
 from taskfs.store import readmodel_rows
@@ -25,7 +25,9 @@ if TYPE_CHECKING:
 
     from taskfs.store.repository import Repository
 
-ROW_SOURCES = frozenset({ENVELOPE, STATUS, INTAKE})
+# Messages too: their texts are what `ls --grep` searches (`texts`). They decide nothing, so
+# a row's digest (what a writer checks before appending) leaves them out.
+ROW_SOURCES = frozenset({ENVELOPE, STATUS, INTAKE, AMENDMENTS, MESSAGES})
 _conns: dict[str, tuple[sqlite3.Connection, int]] = {}  # by path, with its file's inode
 
 
@@ -119,6 +121,8 @@ def committed(repo: Repository, paths: Collection[str], rows: Mapping[str, Summa
         changed = row_tasks(repo, paths)
         if not changed <= rows.keys():
             return
+        if any(rows[t].text is None for t in _messaged(repo, paths)):
+            return  # a message's text the writer did not say: the next reader reads it
         known = _stored(conn, sorted(changed))  # a new folder: listed before it is trusted
         with db.writing(conn):
             readmodel_rows.replace(conn, {t: (rows[t], digest(repo, t)) for t in sorted(changed)})
@@ -126,6 +130,18 @@ def committed(repo: Repository, paths: Collection[str], rows: Mapping[str, Summa
             if not changed <= known:
                 values[db.FOLDER] = (stamps.NO_FILE, 0)  # listed before it is trusted again
             db.write_meta(conn, **values)
+
+
+def _messaged(repo: Repository, paths: Collection[str]) -> set[str]:
+    """The tasks whose messages `paths` (repository-relative) add to."""
+    prefix = repo.tasks_rel + "/"
+    return {
+        parts[0]
+        for path in paths
+        if path.startswith(prefix)
+        and len(parts := path[len(prefix) :].split("/")) >= 2
+        and parts[1] == MESSAGES
+    }
 
 
 def _stored(conn: sqlite3.Connection, task_ids: list[str]) -> set[str]:
@@ -140,12 +156,13 @@ def _stored(conn: sqlite3.Connection, task_ids: list[str]) -> set[str]:
 
 def digest(repo: Repository, task_id: str) -> bytes:
     """A digest of what a task folder holds that its row is read from, to the byte: its
-    envelope and its status files, or (without an envelope) its intake files, by name.
-    `repo` is the working tree, or a commit's tree (`CommitView`)."""
+    envelope, its status files and its amendments, or (without an envelope) its intake files,
+    by name. `repo` is the working tree, or a commit's tree (`CommitView`)."""
     into = hashlib.sha1(usedforsecurity=False)
     if repo.has_task(task_id):
         files = [repo.task_rel(task_id, ENVELOPE)]
         files += [repo.task_rel(task_id, STATUS, n) for n in repo.list_dir(task_id, STATUS)]
+        files += [repo.task_rel(task_id, AMENDMENTS, n) for n in repo.list_dir(task_id, AMENDMENTS)]
     else:
         files = [repo.task_rel(task_id, INTAKE, n) for n in repo.list_dir(task_id, INTAKE)]
     for rel in files:

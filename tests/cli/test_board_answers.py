@@ -74,7 +74,7 @@ def test_what_needs_a_decision_is_what_each_agents_inbox_holds(repo: Path) -> No
         needs.setdefault(decision["agent"], []).append((decision["kind"], decision["task"]))
     for row in doc["agents"]:
         agent = row["name"]
-        box = taskfs("inbox", "--agent", agent, "--json").json
+        box = taskfs("inbox", "--agent", agent, "--json", "--full").json  # whole records
         wanted = [("answer", q["task_id"]) for q in box["questions"]]
         wanted += [("review", r["task_id"]) for r in box["results"]]
         wanted += [("retry", t["id"]) for t in box["ended"]]

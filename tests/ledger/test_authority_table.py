@@ -45,6 +45,7 @@ def test_every_code_the_table_cites_is_a_code_and_every_rule_is_named_once() -> 
         (".taskfs/conversations/20260101T000000.000000Z-abcdefgh.yaml", "message"),
         ("tasks/a1/reads/20260101T000000.000000Z-abcdefgh.yaml", "read"),
         ("tasks/a1/intake/20260101T000000.000000Z-abcdefgh.yaml", "intake"),
+        ("tasks/a1/amendments/20260101T000000.000000Z-abcdefgh.yaml", "amendment"),
         (".taskfs/archive/20260101T000000.000000Z-abcdefgh.yaml", "archive"),
         (".taskfs/keys/agent/bob.pub", "agent-key"),
         (".taskfs/keys/revoked/agent/bob-0123456789abcdef.yaml", "revocation"),

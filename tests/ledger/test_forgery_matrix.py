@@ -116,6 +116,11 @@ def _build(base: Path) -> Ledger:
     new("waits-dep", dependsOn=["dep"], filesAndInterfaces=["src/waits-dep/**"])
     # open1: for builder, submitted.
     new("open1", filesAndInterfaces=["src/open1/**"])
+    # amended: for builder, its contract amended by planner before anyone claimed it.
+    new("amended", filesAndInterfaces=["src/amended/**"])
+    clearer = write_envelope(base / "amended.yaml", id="amended", objective="Fix it, clearly.",
+                             filesAndInterfaces=["src/amended/**"])  # fmt: skip
+    ledger.ok("amend", "amended", str(clearer), "--agent", "planner", "--reason", "clearer")
     # asked: planner's request to builder, with builder's proposal.
     ledger.ok("intake", "open", "fix the login bug", "--agent", "planner", "--to", "builder",
               "--id", "asked")  # fmt: skip
@@ -234,6 +239,13 @@ def _mallory_cannot_claim_open1(ledger: Ledger) -> None:
     assert result.code == 1, result.stdout
 
 
+def _mallory_cannot_claim_amended(ledger: Ledger) -> None:
+    """The contract in force is still planner's own amendment, for builder."""
+    assert ledger.ok("show", "amended")["to"] == "builder"
+    result = ledger.run("claim", "amended", "--agent", MALLORY, "--json")
+    assert result.code == 1, result.stdout
+
+
 def _signature_required(ledger: Ledger) -> None:
     result = ledger.run("move", "open1", "canceled", "--agent", "planner", "--json")
     assert (result.code, result.codes) == (1, ["signature_required"]), result.stdout
@@ -340,6 +352,20 @@ def _proposal(ledger: Ledger, author: str, _patch: pytest.MonkeyPatch) -> Forged
     return Forged(rel, codes, "intake", decision=_accept_refused)
 
 
+def _amendment(ledger: Ledger, author: str, _patch: pytest.MonkeyPatch) -> Forged:
+    """An amendment in planner's name, unsigned, giving the task to mallory."""
+    [real] = ledger.files(ledger_kinds.AMENDMENT)
+    data = yamlio.load((ledger.root / real).read_bytes())
+    assert isinstance(data, dict)
+    data = {k: v for k, v in data.items() if k != "sig"}
+    data.update(at="2030-01-01T00:00:00.000000Z", envelope={**data["envelope"], "to": MALLORY})
+    rel = "tasks/amended/amendments/20300101T000000.000000Z-aaaaaaaa.yaml"
+    (ledger.root / rel).write_text(yamlio.dump(data))
+    _commit(ledger, author, [rel])
+    codes = ("amendment_unauthorized", "author_mismatch")
+    return Forged(rel, codes, "amendment", decision=_mallory_cannot_claim_amended)
+
+
 def _archive_again(ledger: Ledger, author: str, _patch: pytest.MonkeyPatch) -> Forged:
     """The archived canceled task said completed, in an archive of its own."""
     [first] = ledger.files(ledger_kinds.ARCHIVE)
@@ -424,6 +450,7 @@ FORGERS: dict[str, Forger] = {
     "message": _cancel_message,
     "read": _read_mark,
     "intake": _proposal,
+    "amendment": _amendment,
     "archive": _archive_again,
     "agent-key": _key_in_place,
     "revocation": _revocation,
@@ -460,6 +487,10 @@ def _edit(kind: Kind, ledger: Ledger) -> tuple[str, Callable[[Ledger], None] | N
         proposal = sorted((root / "tasks/asked/intake").iterdir())[-1]
         proposal.write_text(proposal.read_text().replace("src/asked/**", "'**'"))
         return f"tasks/asked/intake/{proposal.name}", _accept_refused
+    if kind is ledger_kinds.AMENDMENT:
+        [rel] = ledger.files(kind)
+        (root / rel).write_text((root / rel).read_text().replace("to: builder", f"to: {MALLORY}"))
+        return rel, _mallory_cannot_claim_amended
     if kind is ledger_kinds.ARCHIVE:
         [rel] = ledger.files(kind)
         (root / rel).write_text((root / rel).read_text().replace('"canceled"', '"completed"'))

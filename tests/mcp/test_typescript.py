@@ -200,6 +200,14 @@ def test_every_tool_succeeds_and_is_refused_without_the_typescript_client_throwi
         builder.ok("agent_propose", task_id=request["id"], envelope=proposal)
         assert planner.ok("agent_accept", task_id=request["id"])["state"] == "submitted"
         assert planner.refused("agent_accept", task_id="nope") == ["task_not_found"]
+        # issue 38's two: a contract amended before a claim, a follow-up filed from a task
+        planner.ok("agent_send", envelope=task("t6"))
+        sharper = task("t6", objective="Refuse empty and blank passwords, with a test of both.")
+        assert planner.ok("agent_amend", task_id="t6", envelope=sharper)["inForce"] is True
+        assert builder.refused("agent_amend", task_id="t6", accept=True) == ["agent_not_allowed"]
+        found = builder.ok("agent_discover", task_id="t1", text="The docs need a section too.")
+        assert found["discoveredFrom"] == "t1"
+        assert builder.refused("agent_discover", task_id="nope", text="x") == ["task_not_found"]
         assert planner.ok("agent_tasks")["tasks"]
         assert planner.refused("agent_tasks", mine=True) == ["unknown_argument"]
 
@@ -220,7 +228,7 @@ def test_every_tool_succeeds_and_is_refused_without_the_typescript_client_throwi
         assert planner.refused("cancel_task", to="builder", task_id="nope") == ["task_not_found"]
 
         tools = set(planner.tools)
-        assert len(tools) >= 24
+        assert len(tools) >= 26
         assert set().union(*(a.succeeded for a in everyone)) == tools
         assert set().union(*(a.refusals for a in everyone)) == tools
     assert git(repo, "status", "--porcelain", "--", "tasks") == ""

@@ -15,10 +15,9 @@ from collections.abc import Mapping
 
 from taskfs import i18n
 from taskfs.api.lifecycle import resume, stale
-from taskfs.api.messages.inbox import Inbox, inbox
+from taskfs.api.messages.inbox import Inbox, Reading, inbox
 from taskfs.api.views import sent as sent_views
 from taskfs.core.lifecycle import TERMINAL
-from taskfs.store.all_tasks import load_all
 from taskfs.store.index import summaries
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task
@@ -149,8 +148,9 @@ def prime(repo: Repository, agent: str | None, *, mcp: bool = False) -> str:
         lines.append(i18n.say("You have no agent name here: set TASKFS_AGENT (or pass --agent)."))
         lines += ["", *_steps(["send", "claim", "look"], mcp)]
         return "\n".join(lines).rstrip("\n") + "\n"
-    tasks = load_all(repo)
-    box = inbox(repo, agent)
+    reading = Reading(repo)  # the tasks read once, for the inbox and the stale marks alike
+    tasks = reading.tasks
+    box = inbox(repo, agent, reading=reading)
     held = resume.held(repo, tasks, box)
     lines.append(
         i18n.say("You are agent {agent!r}. Inbox: {badge}.", agent=agent, badge=box.badge_text())
@@ -161,7 +161,9 @@ def prime(repo: Repository, agent: str | None, *, mcp: bool = False) -> str:
     quiet = {t.id for t in box.quiet}
     lines += [
         line
-        for found, line in stale.reports(repo, agent, mcp=mcp)
+        for found, line in stale.reports(
+            repo, agent, mcp=mcp, tasks=tasks.values(), last=reading.last
+        )
         if not (found.sender == agent and found.id in quiet)  # said above already
     ]
     where = (

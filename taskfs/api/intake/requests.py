@@ -111,7 +111,8 @@ def request(
     if fields and not found:
         if task_id is not None or to is not None:
             fields = {**fields, "id": task_id or named_id, "to": to or named_to}
-        source = submit.Source(door, yamlio.dump({k: v for k, v in fields.items() if v}).encode())
+        kept = {k: v for k, v in fields.items() if v is not None}  # a priority 0 is a value
+        source = submit.Source(door, yamlio.dump(kept).encode())
         return submit.submit(repo, [source], agent)[0]
     return open_request(
         repo,
@@ -139,6 +140,7 @@ def open_request(
     context: str | None = None,
     extra: Sequence[Extra] = (),
     now: datetime | None = None,
+    discovered_from: str | None = None,
 ) -> Answer:
     """Keep `requester`'s words as a new intake under `task_id` (or a new id); a text that is
     a whole envelope submits the task at once."""
@@ -155,6 +157,7 @@ def open_request(
             context=context,
             extra=extra,
             now=now,
+            discovered_from=discovered_from,
         )
 
 
@@ -172,6 +175,7 @@ def open_within(
     extra: Sequence[Extra] = (),
     reply: Reply | None = None,
     now: datetime | None = None,
+    discovered_from: str | None = None,
 ) -> Answer:
     """`open_request` under a writer the caller holds (a door that imports messages in
     batches); `reply` makes the door's answer, committed with the request."""
@@ -196,6 +200,7 @@ def open_within(
         text=text,
         message=message,
         context=context or None,
+        discovered_from=discovered_from,
     )
     return _record(repo, writer, None, record, now=now, extra=extra, reply=reply)
 
@@ -522,6 +527,7 @@ def _record(
                 after.requester,
                 trailers=[trailer],
                 opened=record.message,
+                discovered_from=after.discovered_from,
             )
         except TaskfsError as exc:
             problems = list(exc.problems)  # kept, and answered with the rules' refusals

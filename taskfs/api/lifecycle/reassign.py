@@ -105,7 +105,10 @@ def _hand_on(
                     if kind == "reassign"
                     else i18n.say("retry task {id!r}", id=task_id)
                 ),
-                reason=f"only its sender ({sender or 'none named'}) may hand it to someone else",
+                reason=i18n.said(
+                    "only its sender ({sender}) may hand it to someone else",
+                    sender=sender or i18n.said("none named"),
+                ),
             )
         existing = summaries(repo)
         _refuse_unless_ready(repo, existing, task.id, task.state, kind)

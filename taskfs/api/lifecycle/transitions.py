@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
+from taskfs import i18n
 from taskfs.api.lifecycle import signing as transition_keys
 from taskfs.api.tasks import rules
 from taskfs.core import readiness
@@ -243,6 +244,9 @@ def stage_transition(
         evidence=evidence,
         artifacts=[{"name": a.name, "location": a.location} for a in artifacts],
         message=message,
+        # A claim names the version of the contract it takes (`core.amendments`): one written
+        # after it waits for this holder's acceptance.
+        amendment=task.amended if current == "submitted" and state == "working" else None,
     )
     document = transition_keys.signed(repo, agent, document, _describe_action(task_id, state))
     name = status_name(task.length + 1, state)
@@ -304,14 +308,15 @@ def _committed(
 
 
 def _describe_action(task_id: str, state: State) -> str:
-    verb = {"working": "claim", "completed": "complete", "rejected": "refuse"}.get(state)
-    return f"{verb} task {task_id!r}" if verb else f"move task {task_id!r} to {state}"
+    from taskfs.core.lifecycle import describe_action
+
+    return describe_action(task_id, state)
 
 
 def _name_current(found: Problem, by: str | None, current: State) -> Problem:
-    why = f" ({current} since {by!r}'s transition)"
+    why = i18n.say(" ({state} since {agent!r}'s transition)", state=current, agent=by)
     if current == "working":
-        why = f" (it was already claimed by {by!r})"
+        why = i18n.say(" (it was already claimed by {agent!r})", agent=by)
     return problem("transition_not_allowed", **{**found.data, "by": by, "why_text": why})
 
 

@@ -222,8 +222,24 @@ def act(
     else:
         writer.include(item.rel)
     moved = (staged.before, target) if staged is not None and target is not None else None
+    _project_text(repo, writer, task.id, staged, record.text)
     commit = writer.commit(_commit_message(record, moved), record.sender, when=now)
     return Sent(record, item.rel, commit, target or task.state, moved)
+
+
+def _project_text(
+    repo: Repository, writer: Writer, task_id: str, staged: Staged | None, text: str
+) -> None:
+    """The task's row with the message's text added to what `ls --grep` searches, for the
+    commit to store (`Writer.project`): a reader after a message needs no catching up."""
+    from taskfs.readmodel.projection import text_of
+    from taskfs.store.index import summaries
+
+    ledger = summaries(repo)
+    before = ledger.text(task_id)
+    row = staged.after if staged is not None else ledger.get(task_id)
+    if before is not None and row is not None:
+        writer.project(row._replace(text=f"{before}\n{text_of(text)}" if before else text_of(text)))
 
 
 def stage_message(

@@ -24,6 +24,7 @@ from typing import Any
 from taskfs import i18n
 from taskfs.api.evidence import gate as evidence_gate
 from taskfs.api.review import (
+    amendment_audit,
     archive_audit,
     authority,
     history_audit,
@@ -146,6 +147,8 @@ def _authority(
     )
     for task in tasks.values():
         found += authority.transition_problems(context, task)
+        if task.amendments:
+            found += amendment_audit.amendment_problems(context, task)
         if repo.list_dir(task.id, MESSAGES):
             found += authority.message_problems(context, task.id)
         found += read_audit.read_problems(context, task.id)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from taskfs.api.review.authority import Context, message_problems, standing_key
 from taskfs.core import act_signing
+from taskfs.core.intake import Entry
 from taskfs.core.layout import INTAKE, MESSAGES
 from taskfs.errors import Problem, TaskfsError, problem
 from taskfs.store.git.objects import Identity
@@ -34,7 +35,7 @@ def intake_problems(context: Context, task_ids: list[str]) -> list[Problem]:
             continue
         for entry in intake.entries:
             rel = repo.task_rel(task_id, INTAKE, entry.name)
-            why = intake.refusal(entry)
+            why = intake.refusal(entry) or _found_in(context, entry)
             if why is not None:
                 out.append(
                     problem(
@@ -81,3 +82,25 @@ def intake_problems(context: Context, task_ids: list[str]) -> list[Problem]:
                     )
                 )
     return out
+
+
+def _found_in(context: Context, entry: Entry) -> str | None:
+    """Why a request's `discoveredFrom` link could not have been written by its `by`: only a
+    party to the task it names (its sender, recipient or holder) files a follow-up of it."""
+    source = entry.record.discovered_from
+    if source is None:
+        return None
+    task = context.tasks.get(source)
+    if task is None:
+        return None  # archived, or not (yet) in this clone: nothing to hold it to
+    from taskfs.store.task_reader import submitted_envelope
+
+    parties = {task.envelope.sender, task.envelope.recipient, task.holder}
+    try:
+        first = submitted_envelope(context.repo, source)
+        parties |= {first.sender, first.recipient}
+    except TaskfsError:
+        pass
+    if entry.record.by not in parties:
+        return f"it says it was found in {source!r}, to which {entry.record.by!r} is no party"
+    return None

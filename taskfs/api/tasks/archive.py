@@ -53,7 +53,9 @@ def archive(
             agent=actor,
             action="archive",
             action_text=i18n.say("archive tasks"),
-            reason=f"the settings allow only {allowed} to archive (archive.by)",
+            reason=i18n.said(
+                "the settings allow only {agents} to archive (archive.by)", agents=allowed
+            ),
             rule="archive",
         )
     age_text = settings.older_than if older_than is None else older_than

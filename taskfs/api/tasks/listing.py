@@ -6,28 +6,24 @@ no YAML. What they answer is what the full reader would (store/index.py says why
 
 from __future__ import annotations
 
+from typing import Any
+
 from taskfs.readmodel.projection import Summary
 from taskfs.store import index
 from taskfs.store.repository import Repository
 
 
-def ls(
-    repo: Repository,
-    *,
-    state: str | None = None,
-    to: str | None = None,
-    context: str | None = None,
-    archived: bool = False,
-) -> list[Summary]:
+def ls(repo: Repository, *, archived: bool = False, **filters: Any) -> list[Summary]:
     """The tasks `ls` shows (an envelope the watcher has not taken in yet is not a task),
-    filtered; with `archived`, the tasks `taskfs archive` took out of the working tree."""
-    return index.listing(repo, state=state, to=to, context=context, archived=archived)
+    filtered (`--state`, `--to`, `--context`, `--label`, `--grep`: `readmodel.db.FILTERS`);
+    with `archived`, the tasks `taskfs archive` took out of the working tree."""
+    return index.listing(repo, archived=archived, **filters)
 
 
-def ready(repo: Repository, agent: str | None = None) -> list[Summary]:
+def ready(repo: Repository, agent: str | None = None, **filters: Any) -> list[Summary]:
     """The tasks a claim would succeed on now (by `agent`, when one is named): the same rules
-    as the claim's gates (`taskfs.core.readiness`), kept in the store."""
-    return index.ready(repo, agent)
+    as the claim's gates (`taskfs.core.readiness`), kept in the store; filtered as `ls`."""
+    return index.ready(repo, agent, **filters)
 
 
 def catch_up(root: str) -> bool:

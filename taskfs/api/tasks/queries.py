@@ -6,6 +6,7 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from taskfs.api.messages import threads
 from taskfs.api.tasks import collisions, envelope_rules, rules
@@ -14,7 +15,7 @@ from taskfs.api.tasks.submit import Source, parse_source
 from taskfs.core import layout, readiness
 from taskfs.core.envelope import Envelope
 from taskfs.core.evidence import NO_TRUST
-from taskfs.core.layout import ENVELOPE, EVIDENCE, INTAKE, MESSAGES, READS, STATUS
+from taskfs.core.layout import AMENDMENTS, ENVELOPE, EVIDENCE, INTAKE, MESSAGES, READS, STATUS
 from taskfs.core.lifecycle import TERMINAL
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import task_reader
@@ -30,6 +31,29 @@ def show(repo: Repository, task_id: str) -> Task:
 
     where = home(repo, task_id)
     return evidence.with_evidence(where, load_task(where, task_id))
+
+
+def amendments(repo: Repository, task: Task) -> list[dict[str, Any]]:
+    """The task's amendments as `show` lists them (`views.amendments.rows`)."""
+    if task.version is None:
+        return []
+    from taskfs.api.views.amendments import rows
+    from taskfs.store.task_reader import submitted_envelope
+
+    found = rows(task, submitted_envelope(repo, task.id).to_document())
+    return [{**row, "path": repo.task_rel(task.id, AMENDMENTS, row["file"])} for row in found]
+
+
+def follow_ups(repo: Repository, task_id: str) -> list[dict[str, Any]]:
+    """The follow-ups found while working on `task_id` (`taskfs discover`), requests and the
+    tasks they became, each with its state and who asked whom."""
+    from taskfs.store.index import summaries
+
+    ledger = summaries(repo)
+    return [
+        {"id": s.id, "state": s.state, "from": s.envelope.sender, "to": s.envelope.recipient}
+        for s in ledger.many(ledger.discovered(task_id))
+    ]
 
 
 def home(repo: Repository, task_id: str) -> Repository:
@@ -182,6 +206,7 @@ def _validate_task_dir(repo: Repository, name: str) -> list[FileReport]:
         )
     reports += [FileReport(path, tuple(found)) for path, found in by_path.items()]
     reports += _evidence_reports(repo, name)
+    reports += _amendment_reports(repo, name)
     reports += threads.file_reports(repo, name)
     reports += _stray_files(repo, name)
     return reports
@@ -193,6 +218,26 @@ def _evidence_reports(repo: Repository, name: str) -> list[FileReport]:
     reports = [FileReport(item.rel) for item in found]
     reports += [FileReport(str(p.data.get("path", "")), (p,)) for p in problems]
     return sorted(reports, key=lambda r: r.path)
+
+
+def _amendment_reports(repo: Repository, name: str) -> list[FileReport]:
+    """Every amendment file, each checked against its model and its envelope's rules."""
+    names = repo.list_dir(name, AMENDMENTS)
+    if not names:
+        return []
+    try:
+        _found, problems = task_reader.load_amendments(
+            repo, name, task_reader.submitted_envelope(repo, name)
+        )
+    except TaskfsError:
+        return [FileReport(repo.task_rel(name, AMENDMENTS, n)) for n in names]
+    by_path: dict[str, list[Problem]] = {}
+    for found in problems:
+        by_path.setdefault(str(found.data.get("path", "")), []).append(found)
+    return [
+        FileReport(rel, tuple(by_path.get(rel, ())))
+        for rel in (repo.task_rel(name, AMENDMENTS, n) for n in names)
+    ]
 
 
 def _intake_reports(repo: Repository, name: str) -> list[FileReport]:
@@ -243,7 +288,7 @@ def _late_reports(repo: Repository, name: str) -> list[FileReport]:
 
 
 def _stray_files(repo: Repository, name: str) -> list[FileReport]:
-    known = {ENVELOPE, STATUS, EVIDENCE, MESSAGES, READS, INTAKE}
+    known = {ENVELOPE, STATUS, EVIDENCE, MESSAGES, READS, INTAKE, AMENDMENTS}
     out = []
     for entry in sorted(os.listdir(repo.task_dir(name))):
         if entry not in known:

@@ -24,6 +24,7 @@ from taskfs.core.envelope import Envelope, envelope_json_schema, validate_envelo
 from taskfs.core.layout import (
     CONFIG_PATH,
     ENVELOPE,
+    INTAKE,
     MESSAGES,
     SCHEMA_DIR,
     STATUS,
@@ -34,7 +35,7 @@ from taskfs.core.layout import (
 )
 from taskfs.core.records import StatusRecord
 from taskfs.errors import Problem, TaskfsError, fail, problem
-from taskfs.readmodel.projection import Facts, Summary
+from taskfs.readmodel.projection import Facts, Summary, text_of
 from taskfs.store import fs, keys
 from taskfs.store.git import Git
 from taskfs.store.repository import Repository
@@ -65,10 +66,17 @@ class Initialised(NamedTuple):
     root: Path
     created: tuple[str, ...]
     commit: str | None
+    # The usual build outputs `.gitignore` does not name (`core.ignores`): added with
+    # `gitignore`, else offered.
+    unignored: tuple[str, ...] = ()
+    ignored: tuple[str, ...] = ()  # those it added
 
 
-def init(start: Path, agent: str) -> Initialised:
-    """Make `start` a taskfs repository (and a git repository if it is none); idempotent."""
+def init(start: Path, agent: str, *, gitignore: bool = False) -> Initialised:
+    """Make `start` a taskfs repository (and a git repository if it is none); idempotent.
+    With `gitignore`, add the usual build outputs `.gitignore` lacks (bytecode and caches
+    under an owned folder otherwise keep a check's tree from being clean), in the same commit."""
+    from taskfs.core import ignores
     from taskfs.schemas import schema_text  # every model's schema: only `init` needs them
 
     root = find_worktree(start)
@@ -92,8 +100,18 @@ def init(start: Path, agent: str) -> Initialised:
                 continue
             fs.replace(path, text.encode())
             created.append(rel)
+        ignore = root / ".gitignore"
+        before = ignore.read_text(encoding="utf-8", errors="replace") if ignore.exists() else ""
+        lacking = tuple(ignores.missing(before))
+        added: tuple[str, ...] = ()
+        if gitignore and lacking:
+            lead = before if not before or before.endswith("\n") else before + "\n"
+            text = lead + "# build outputs (taskfs init --gitignore)\n" + "\n".join(lacking) + "\n"
+            fs.replace(ignore, text.encode())
+            created.append(".gitignore")
+            added, lacking = lacking, ()
         commit = writer.commit_existing(created, "taskfs: init", agent) if created else None
-    return Initialised(root, tuple(created), commit)
+    return Initialised(root, tuple(created), commit, lacking, added)
 
 
 def _config_text(config: Config) -> str:
@@ -168,13 +186,23 @@ def submit_within(
     *,
     trailers: Sequence[str] = (),
     opened: str | None = None,
+    discovered_from: str | None = None,
 ) -> list[Submitted]:
     """`submit`'s checks and writes, under a writer the caller holds: the commit holds
     whatever the caller added to `writer` too (an intake's last request). `opened`: the
-    message that made the (single) task, as `write_new_tasks` takes it."""
+    message that made the (single) task, as `write_new_tasks` takes it; `discovered_from`:
+    the task its request was found in (a follow-up), for the read model's row."""
     batch = _assign_ids(repo, parsed, actor)
     rules.check_new_tasks(repo, batch)
-    write_new_tasks(repo, writer, batch, actor, trailers=trailers, opened=opened)
+    write_new_tasks(
+        repo,
+        writer,
+        batch,
+        actor,
+        trailers=trailers,
+        opened=opened,
+        discovered_from=discovered_from,
+    )
     return [Submitted(e.id or "") for e in batch]
 
 
@@ -187,6 +215,7 @@ def write_new_tasks(
     in_place: Collection[str] = (),
     trailers: Sequence[str] = (),
     opened: str | None = None,
+    discovered_from: str | None = None,
 ) -> str:
     """Write each envelope of `batch` (already checked, ids assigned) and its `submitted`
     status, in one commit by `actor`. A task named in `in_place` already has its envelope
@@ -218,6 +247,7 @@ def write_new_tasks(
                 signer=signer,
                 in_place=envelope.id in in_place,
                 opened=opened,
+                discovered_from=discovered_from,
             )
             advance(1)
     subject = _new_message([e.id or "" for e in batch], actor, trailers)
@@ -225,11 +255,25 @@ def write_new_tasks(
         return writer.commit(subject, actor, when=now)
 
 
-def new_task_row(envelope: Envelope, status: str, actor: str, at: str) -> Summary:
+def new_task_row(
+    envelope: Envelope, status: str, actor: str, at: str, discovered_from: str | None = None
+) -> Summary:
     """The projection of a task just submitted: its envelope, one `submitted` status."""
     assert envelope.id is not None
     facts = Facts.of(envelope)
-    return Summary(envelope.id, facts, "submitted", None, 0, (), status, actor, 1, head_at=at)
+    return Summary(
+        envelope.id,
+        facts,
+        "submitted",
+        None,
+        0,
+        (),
+        status,
+        actor,
+        1,
+        head_at=at,
+        discovered_from=discovered_from,
+    )
 
 
 def stage_new_task(
@@ -242,6 +286,7 @@ def stage_new_task(
     signer: OpeningSigner | None,
     in_place: bool = False,
     opened: str | None = None,
+    discovered_from: str | None = None,
 ) -> None:
     """Add one new task to `writer`: its envelope file (already in place, or written now), its
     opening signed by `signer` when it can sign it, and its `submitted` status naming that
@@ -275,7 +320,24 @@ def stage_new_task(
     writer.add(repo.task_rel(task_id, STATUS, name), record_bytes(document))
     # The read model's row, as the full reader will read these files (their commit stores it:
     # `Writer.project`).
-    writer.project(new_task_row(envelope, name, actor, at))
+    words: list[str] = []
+    if repo.list_dir(task_id, INTAKE):
+        found, words = _request_of(repo, task_id)
+        discovered_from = discovered_from or found
+    row = new_task_row(envelope, name, actor, at, discovered_from)
+    writer.project(row._replace(text=text_of(envelope.objective, *words)))
+
+
+def _request_of(repo: Repository, task_id: str) -> tuple[str | None, list[str]]:
+    """The task the request of `task_id`'s folder was found in (a follow-up), if any, and its
+    requests' words (what `ls --grep` searches)."""
+    from taskfs.store.intake_reader import load_intake
+
+    try:
+        intake = load_intake(repo, task_id)[0]
+    except TaskfsError:
+        return None, []
+    return intake.discovered_from, [e.record.text or "" for e in intake.requests()]
 
 
 def _opening_signer(repo: Repository, actor: str) -> OpeningSigner | None:

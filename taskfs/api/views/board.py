@@ -17,7 +17,7 @@ ended without completing is **settled** when a task that took its work over comp
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -28,6 +28,7 @@ from taskfs.core.lifecycle import TERMINAL
 from taskfs.core.lineage import Lineage
 from taskfs.errors import Problem, fail
 from taskfs.readmodel import stamps
+from taskfs.store import index
 from taskfs.store.repository import Repository
 
 if TYPE_CHECKING:
@@ -73,6 +74,7 @@ class Card:
     dependencies: tuple[Dependency, ...] = ()
     settled_by: str | None = None  # ended without completing; this successor completed
     needs: tuple[Decision, ...] = ()  # the decisions waiting on it, by whom
+    follow_ups: tuple[str, ...] = ()  # work found while working on it (`taskfs discover`)
 
     @property
     def id(self) -> str:
@@ -107,7 +109,9 @@ def mark(repo: Repository) -> tuple[object, ...]:
     )
 
 
-def board(repo: Repository, *, now: datetime | None = None) -> Board:
+def board(repo: Repository, *, now: datetime | None = None, labels: Sequence[str] = ()) -> Board:
+    """The board of the ledger; with `labels`, its cards those of the tasks carrying every
+    one of them (the agents' rows still read every task, as their inboxes do)."""
     from taskfs.api.intake import requests as intake
     from taskfs.api.lifecycle import stale
     from taskfs.api.messages.inbox import Reading
@@ -116,7 +120,8 @@ def board(repo: Repository, *, now: datetime | None = None) -> Board:
     now = now or datetime.now(timezone.utc)
     read = all_reports(repo)
     tasks = {r.id: r.task for r in read}  # in the order the ledger was read, as `inbox` reads it
-    reports = sorted(read, key=lambda r: r.id)
+    wanted = set(labels)
+    reports = sorted((r for r in read if wanted <= set(r.task.envelope.labels)), key=lambda r: r.id)
     lineage = Lineage(tasks)
     named = {dep for task in tasks.values() for dep in task.envelope.depends_on}
     standing = lint.standing(tasks, named, lineage)
@@ -133,6 +138,7 @@ def board(repo: Repository, *, now: datetime | None = None) -> Board:
     open_requests = tuple(i for i in intake.intakes(repo) if i.is_open)
     counted = periods(repo, reports, now)
     rows, needs = agent_rows(repo, reports, open_requests, counted, reading)
+    discovered = index.summaries(repo).all_discovered()
     cards = []
     for report in reports:
         activity = held.get(report.id)
@@ -151,6 +157,7 @@ def board(repo: Repository, *, now: datetime | None = None) -> Board:
                 needs=tuple(needs.get(report.id, ())),
             )
         )
+        cards[-1] = replace(cards[-1], follow_ups=tuple(discovered.get(report.id, ())))
     return Board(
         tuple(cards),
         tuple(rows),

@@ -165,6 +165,19 @@ class History(Process):
         found = parse_log(proc.stdout) if proc.returncode == 0 else []
         return found[0].committed if found and found[0].committed else None
 
+    def commit_times(self, pathspecs: Sequence[str]) -> Iterator[tuple[int, list[str]]]:
+        """(commit time, paths it touched) of every commit in HEAD's history that touched
+        `pathspecs`, newest first, from one `git log`: a caller matching many owners' files
+        reads history once instead of once per owner."""
+        if not pathspecs or self.head() is None:
+            return
+        proc = self.run_raw(*log_args("HEAD", "--", *pathspecs))
+        if proc.returncode != 0:
+            return
+        for entry in parse_log(proc.stdout):
+            if entry.committed:
+                yield entry.committed, [change.path for change in entry.changes]
+
     def touching(self, revisions: str, pathspecs: Sequence[str], *, limit: int) -> list[LogEntry]:
         """The latest `limit` commits of `revisions` that touched `pathspecs` (with their
         messages), newest first; none when git cannot say (a range it does not know)."""
