@@ -119,8 +119,8 @@ def inbox(
             from taskfs.api.lifecycle.resume import held_lines
 
             held.extend(held_lines(repo, box))
-        if mark_read and box.unread:
-            delivery.mark_read(repo, me, [c.record.msg_id for c in box.unread])
+        if mark_read and box.markable:
+            delivery.mark_read(repo, me, box.markable)
         return box
 
     def show(box: Any) -> tuple[dict[str, Any], str]:

@@ -34,8 +34,8 @@ def register_inbox_tool(tools: Tools) -> None:
             if not mark_read:  # what it answered the last time, while that still holds
                 return stored_inbox(repo, agent, s.session_name, full, labels)
             box = inbox_api.inbox(repo, agent, session=s.session_name, labels=labels)
-            if box.unread:
-                delivery.mark_read(repo, agent, [c.record.msg_id for c in box.unread])
+            if box.markable:
+                delivery.mark_read(repo, agent, box.markable)
             return views.inbox(box, door="mcp", full=full)
 
         return answer(call)

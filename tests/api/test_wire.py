@@ -82,7 +82,10 @@ def test_outgoing_lists_what_the_agent_signed_ready_to_post(repo: Path) -> None:
         taskfs("send", task, text, "--agent", "builder", "--json").json["msg_id"]
         for text in ("one", "two")
     ]
-    out = wire.outgoing(store, "builder")
+    everything = wire.outgoing(store, "builder")
+    # First the claim, which told planner (a peer: its key admitted, its private key elsewhere).
+    claimed, *out = everything
+    assert json.loads(claimed.line)["status"] == "update"
     assert [o.msg_id for o in out] == sent
     for msg_id, to, text, _session, _alias in out:
         message = json.loads(text)
@@ -91,7 +94,7 @@ def test_outgoing_lists_what_the_agent_signed_ready_to_post(repo: Path) -> None:
         assert ref.verify(message)
     # Each signer's own: planner's is the opening it signed on its side.
     assert [o.msg_id for o in wire.outgoing(store, "planner")] == [json.loads(opening)["msg_id"]]
-    assert wire.export_lines(store, task) == [opening, *(o.line for o in out)]
+    assert wire.export_lines(store, task) == [opening, *(o.line for o in everything)]
 
 
 def test_a_conversation_turn_without_a_task_is_signed_and_shown(repo: Path) -> None:

@@ -63,6 +63,16 @@ def _step(name: str, mcp: bool) -> str:
 
 
 def _later_step(name: str, mcp: bool) -> str:
+    if name == "reply":
+        if mcp:
+            return i18n.say(
+                "Reply: send_message(to, text, in_reply_to) (an envelope for text opens a task "
+                "for them instead)"
+            )
+        return i18n.say(
+            "Reply: taskfs conversation AGENT shows the talk; answer with the MCP tool "
+            "send_message, or open a task for it with taskfs new"
+        )
     if name == "review":
         if mcp:
             return i18n.say(
@@ -264,6 +274,19 @@ def _waiting(repo: Repository, box: Inbox, mcp: bool) -> list[str]:
                 relayed=relayed,
             )
         )
+    said = [c for c in box.unread if c.record.task_id is None]
+    if said:
+        lines += ["", i18n.say("Messages to you about no task, not answered yet:")]
+    for checked in said[:SHOWN]:
+        record = checked.record
+        lines.append(
+            i18n.say(
+                "- {agent} said ({msg_id}): {text}",
+                agent=record.sender,
+                msg_id=record.msg_id,
+                text=_short(record.text),
+            )
+        )
     if box.results:
         lines += ["", i18n.say("Results waiting for your review:")]
     for checked in box.results[:SHOWN]:
@@ -351,6 +374,8 @@ def _needed(box: Inbox, held: list[resume.Held]) -> list[str]:
         steps.append("answer")
     if box.results:
         steps.append("review")
+    if any(c.record.task_id is None for c in box.unread):
+        steps.append("reply")
     if working:
         steps += ["progress", "ask", "done", "give_up", "delegate"]
     if box.requests:

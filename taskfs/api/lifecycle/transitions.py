@@ -52,7 +52,11 @@ def transition(
     reason: str | None = None,
     artifacts: Sequence[Artifact] = (),
     now: datetime | None = None,
+    notify: bool = True,
 ) -> Moved:
+    """Move the task, in one commit; with `notify`, the task's other party, when it is a peer,
+    hears of it in the same commit (`tell_peer`). `claim --sync` tells it only once its claim
+    is published (`tell_claim`): a claim it withdraws must have told no one."""
     if not is_state(target):
         from taskfs.core.synonyms import meant
 
@@ -78,7 +82,7 @@ def transition(
             artifacts=artifacts,
             now=now,
         )
-        if state in NOTIFIED:
+        if notify and (state in NOTIFIED or claims(staged.before, state)):
             tell_peer(repo, writer, staged, agent, reason=reason, now=now)
         commit = writer.commit(
             transition_message(task_id, staged.before, state, agent, reason), agent, when=now
@@ -86,8 +90,37 @@ def transition(
     return Moved(task_id, state, staged.rel, commit)
 
 
-# The acts that end or refuse a task: the other party hears of each when it is a peer.
+# The acts that end or refuse a task, and its claim: the other party hears of each when it is
+# a peer (an interlink agent that sent the task sees it taken, as from an interlink executor's
+# first `update`, rather than open until the next act).
 NOTIFIED: frozenset[State] = frozenset({"rejected", "failed", "canceled", "completed"})
+
+
+def claims(before: State, after: State) -> bool:
+    return before == "submitted" and after == "working"
+
+
+def tell_claim(repo: Repository, task_id: str, agent: str, *, now: datetime | None = None) -> None:
+    """After `claim --sync` published `agent`'s claim: tell the task's sender, when it is a
+    peer, in a commit of its own (the next sync publishes it; the bridge carries it now)."""
+    from taskfs.store import keypaths
+
+    if not keypaths.has_private("agent", agent):
+        return
+    with repo.writing() as writer:
+        now = now or datetime.now(timezone.utc)
+        task = summaries(repo).get(task_id)
+        if task is None or task.holder != agent or task.state != "working":
+            return
+        staged = Staged("submitted", "", task)
+        if tell_peer(repo, writer, staged, agent, reason=None, now=now) is None:
+            return
+        writer.commit(
+            f"taskfs: {agent} tells {task.envelope.sender} of its claim of {task_id}\n\n"
+            f"Taskfs-Task: {task_id}\nTaskfs-Agent: {agent}\n",
+            agent,
+            when=now,
+        )
 
 
 def tell_peer(
@@ -116,6 +149,7 @@ def tell_peer(
         reason,
         by_holder=agent == holder,
         evidence=staged.evidence,
+        by=agent,
     )
     record = notices.stage(repo, writer, task.id, agent, to, found, now)
     return record.msg_id if record is not None else None

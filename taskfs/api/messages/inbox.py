@@ -17,7 +17,14 @@ from taskfs.api.lifecycle.forks import Lost, lost_in
 from taskfs.api.lifecycle.sent import SentTask, needing, sent
 from taskfs.api.lifecycle.stale import HELD_STATES, last_activity, last_commits
 from taskfs.api.messages.openings import stored_opening
-from taskfs.api.messages.threads import CheckedMessage, Thread, for_session, read_thread, trust
+from taskfs.api.messages.threads import (
+    CheckedMessage,
+    Thread,
+    for_session,
+    read_conversations,
+    read_thread,
+    trust,
+)
 from taskfs.api.tasks import listing
 from taskfs.core.intake import Intake
 from taskfs.core.layout import EVIDENCE, STAMPED_NAME_RE, parse_time, parse_time_or_none
@@ -85,6 +92,12 @@ class Inbox:
     tasks: Mapping[str, Task] = field(default_factory=dict, compare=False, repr=False)
 
     @property
+    def markable(self) -> list[str]:
+        """The unread messages a read mark can mark: those about a task (a plain message waits
+        until it is answered)."""
+        return [c.record.msg_id for c in self.unread if c.record.task_id]
+
+    @property
     def badge(self) -> str:
         """The count line a status bar shows a person, in their language (the document's
         `counts` are the data)."""
@@ -139,6 +152,7 @@ class Reading:
         self._threads: dict[str, Thread] = {}
         self._read: tuple[SenderTrust, set[str]] | None = None
         self._last: dict[str, datetime | None] = {}
+        self._said: Thread | None = None
         self._commits: dict[str, datetime] | None = None
 
     def thread(self, task_id: str) -> Thread:
@@ -150,6 +164,14 @@ class Reading:
             found = read_thread(self.repo, task_id, trusted=trusted, pending=pending)
             self._threads[task_id] = found
         return found
+
+    def conversations(self) -> Thread:
+        """The messages about no task, read once."""
+        if self._said is None:
+            if self._read is None:
+                self._read = trust(self.repo), pending_paths(self.repo)
+            self._said = read_conversations(self.repo, trusted=self._read[0])
+        return self._said
 
     def last(self, task: Task) -> datetime | None:
         """When the task last moved: a transition, a message, a commit to its files."""
@@ -213,6 +235,7 @@ def inbox(
                 questions.append(checked)
             elif waits_for_review(repo, task, thread, checked):
                 results.append(checked)
+    unread += _said_to(reading.conversations(), agent, session)
     wanted = set(labels)
     to_claim = tuple(
         sorted(
@@ -249,6 +272,36 @@ def inbox(
         tuple(pending_amendments(tasks, agent)),
         tasks,
     )
+
+
+def _said_to(conversations: Thread, agent: str, session: str | None) -> list[CheckedMessage]:
+    """Plain messages to `agent` about no task (interlink's untagged chat: "can you look at
+    this?") that it has not answered: not replied to, and nothing said to their sender since.
+    Without this an interlink peer's delegation by plain message went unseen."""
+    said = conversations.messages
+    last: dict[str, datetime] = {}  # peer -> when `agent` last wrote to it
+    replied: set[str] = set()
+    for checked in said:
+        record = checked.record
+        if record.sender == agent and record.recipient is not None:
+            at = parse_time(record.at)
+            last[record.recipient] = max(last.get(record.recipient, at), at)
+            if record.in_reply_to:
+                replied.add(record.in_reply_to)
+    return [
+        checked
+        for checked in said
+        if checked.ok
+        and checked.delivery == "sent"
+        and checked.record.recipient == agent
+        and checked.record.sender != agent
+        and checked.record.msg_id not in replied
+        and (
+            checked.record.sender not in last
+            or last[checked.record.sender] < parse_time(checked.record.at)
+        )
+        and for_session(checked.record, agent, session)
+    ]
 
 
 def pending_amendments(tasks: Mapping[str, Task], agent: str) -> list[PendingAmendment]:

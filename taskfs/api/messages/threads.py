@@ -29,7 +29,9 @@ from taskfs.store.messages import (
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task, load_task
 
-Delivery = Literal["pending", "sent", "read"]
+# `received`: what interlink calls a message that reached its addressee, as its addressee's
+# interlink tools see it (`taskfs.api.messages.interlink`); elsewhere a message is `sent`.
+Delivery = Literal["pending", "sent", "read", "received"]
 # Acting on a message needs its neighbours' checks, not whether git holds them yet: this spares
 # a `git status` on every send.
 NOT_ASKED: frozenset[str] = frozenset()

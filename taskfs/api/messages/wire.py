@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, NamedTuple
 
+from taskfs.api.messages import refusals
 from taskfs.api.messages import sending as messages
 from taskfs.api.messages.opened import envelope_in as _envelope_in
 from taskfs.api.messages.openings import record_of, unstored_openings, wire_ms
@@ -247,6 +248,7 @@ def import_lines(
         seen = _seen(repo)
         state = _Importer(repo, writer, agent, now)
         reports: list[LineReport] = []
+        refused: list[refusals.Refused] = []
         for number, text in enumerate(lines, start=1):
             if not text.strip():
                 continue
@@ -260,7 +262,12 @@ def import_lines(
             reports.append(state.record(number, message, sender))
             if reports[-1].accepted:
                 seen.add((message.sender, message.msg_id))
+            else:  # past the gate, refused by taskfs's rules: its sender hears why
+                refused.append(refusals.Refused(message, sender, reports[-1].problems))
         state.flush()
+        answered = refusals.answer(repo, writer, agent, refused, now)
+        if answered is not None:
+            state.commits.append(answered)
     done = {r.line: r for r in state.committed}
     final = tuple(done.get(r.line, r) for r in reports)
     return Imported(agent, final, tuple(state.commits))

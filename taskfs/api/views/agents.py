@@ -306,7 +306,7 @@ def entry(found: Any) -> dict[str, Any]:
 
 
 def sent_or_opened(result: Any) -> dict[str, Any]:
-    from taskfs.api.messages.interlink import Opening
+    from taskfs.api.messages.interlink import Opening, Requested
     from taskfs.api.messages.wire import Said
 
     if isinstance(result, Said):  # a message about no task: conversation
@@ -330,6 +330,26 @@ def sent_or_opened(result: Any) -> dict[str, Any]:
     if isinstance(result, Opening):
         row = opening(result)
         return {**row, "id": row["task_id"], "state": result.task.state, "transition": None}
+    if isinstance(result, Requested):  # a request on a new task id: not a task yet
+        record = result.record
+        return {
+            "msg_id": record.msg_id,
+            "id": record.task_id,
+            "task_id": record.task_id,
+            "from": record.sender,
+            "to": record.recipient,
+            "status": None,
+            "session": record.session,
+            "delivery": "sent",
+            "signed": record.sig is not None,
+            "state": result.answer.state,
+            "request": True,
+            "missing": [p.to_json() for p in result.answer.problems],
+            "transition": None,
+            "checkRequested": False,
+            "file": result.file,
+            "commit": result.answer.commit,
+        }
     return sent(result)
 
 
