@@ -15,6 +15,7 @@ counts as still worked on. All of it is asked only of the tasks a claim's depend
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from taskfs.core.lineage import Lineage
@@ -44,16 +45,22 @@ def dependency_view(repo: Repository, task: Summary, tasks: Ledger) -> Ledger:
         changes[task_id] = summary._replace(envelope=summary.envelope._replace(follows=None))
     view = tasks.overlay(changes) if changes else tasks
     done = [t for t in {*depends, *successors} if (s := view.get(t)) and s.state == "completed"]
-    for task_id in sorted(done):
-        if not completion_holds(repo, view[task_id]):
-            changes[task_id] = view[task_id]._replace(state="working")
+    if done:
+        from taskfs.api.review.authority import act_keys
+
+        with act_keys(repo, done) as key_of:
+            for task_id in sorted(done):
+                if not completion_holds(repo, view[task_id], key_of):
+                    changes[task_id] = view[task_id]._replace(state="working")
     return tasks.overlay(changes) if changes else tasks
 
 
-def completion_holds(repo: Repository, summary: Summary) -> bool:
+def completion_holds(
+    repo: Repository, summary: Summary, key_of: Callable[[str, str], bytes | None]
+) -> bool:
     """Whether the task's completion is what only its holder (or its sender, on the holder's
-    result) could have written: by one of them, signed where that agent has a key standing (or
-    resting on a message of it that verifies), on a passing run of the task's own command (by
+    result) could have written: by one of them, signed where that agent had a key when it was
+    committed (`key_of`: audit's rule; or resting on a message of it that verifies), on a passing run of the task's own command (by
     a trusted runner where runner keys are trusted). Read from the files themselves, with YAML
     alone: a claim pays no model for a dependency's completion."""
     from taskfs.core.layout import EVIDENCE, STATUS
@@ -63,11 +70,12 @@ def completion_holds(repo: Repository, summary: Summary) -> bool:
     names = [n for n in where.list_dir(summary.id, STATUS) if "-completed-" in n]
     if not names:
         return False
-    document = _fields(where.read_bytes(where.task_rel(summary.id, STATUS, max(names))))
+    rel = where.task_rel(summary.id, STATUS, max(names))
+    document = _fields(where.read_bytes(rel))
     by, evidence = document.get("by"), document.get("evidence")
     if by not in (summary.holder, summary.envelope.sender) or not isinstance(evidence, str):
         return False
-    if not _signed_by(where, summary.id, document):
+    if not _signed_by(where, summary.id, document, key_of(rel, str(by))):
         return False
     try:
         run = _fields(where.read_bytes(where.task_rel(summary.id, EVIDENCE, evidence)))
@@ -110,20 +118,17 @@ def _trusted_run(repo: Repository, where: Repository, task_id: str, name: str) -
     return item.signature == "valid"
 
 
-def _signed_by(repo: Repository, task_id: str, document: dict[str, Any]) -> bool:
-    """Whether a status file is signed as its `by`'s acts are: under the key that stands for
-    it (or one revoked since, which signed before), or resting on a message of its `by` that
-    verifies; True for an agent that has no key."""
+def _signed_by(repo: Repository, task_id: str, document: dict[str, Any], key: bytes | None) -> bool:
+    """Whether a status file is signed as its `by`'s acts are: under `key`, the key that stood
+    for its `by` when the file was committed (`authority.standing_key`, audit's rule), or
+    resting on a message of its `by` that verifies; True when no key stood."""
     from taskfs.core import act_signing
-    from taskfs.store import keys
 
     by = str(document.get("by"))
-    key = keys.standing_key(repo.root, by)
     if key is None:
         return True
     if document.get("sig") is not None:
-        older = keys.revoked_keys(repo.root).get(by)
-        return any(act_signing.verifies("status", document, k) for k in (key, older) if k)
+        return act_signing.verifies("status", document, key)
     message = document.get("message")
     if not isinstance(message, str):
         return False

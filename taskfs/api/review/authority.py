@@ -53,15 +53,18 @@ class Context:
 
 
 @contextmanager
-def opened(repo: Repository, tasks: Mapping[str, Task]) -> Iterator[Context]:
-    """The checks' context for `tasks` alone, read from git's objects through one `git
-    cat-file` (what a decision asks of a few tasks: a claim's successors): the commits that
-    added their files, and the agent keys as they stood (a key removed by anything but a
-    revocation that holds stands still: `key_audit`)."""
+def opened(
+    repo: Repository, tasks: Mapping[str, Task], also: Iterable[str] = ()
+) -> Iterator[Context]:
+    """The checks' context for `tasks` alone (and the files of the tasks `also` names), read
+    from git's objects through one `git cat-file` (what a decision asks of a few tasks: a
+    claim's successors and dependencies): the commits that added their files, and the agent
+    keys as they stood (a key removed by anything but a revocation that holds stands still:
+    `key_audit`)."""
     from taskfs.api.review import key_audit
     from taskfs.core.layout import KEYS_DIR
 
-    folders = [repo.task_rel(task_id) for task_id in tasks]
+    folders = [repo.task_rel(task_id) for task_id in sorted({*tasks, *also})]
     with repo.git.reader() as reader:
         history = repo.git.path_history(f"{KEYS_DIR}/agent")
         ghosts = key_audit.agent_keys(repo, history, reader, repo.git.is_ancestor).ghosts
@@ -505,6 +508,17 @@ def standing_key(context: Context, rel: str, name: str) -> bytes | None:
     agent key as the commit that added `rel` held it (HEAD's for a file not committed yet)."""
     author = context.added.get(rel)
     return context.keys.key(author.commit if author else "HEAD", name)
+
+
+@contextmanager
+def act_keys(
+    repo: Repository, task_ids: Iterable[str]
+) -> Iterator[Callable[[str, str], bytes | None]]:
+    """`standing_key` for a decision about the files of `task_ids` (a claim asking whether its
+    dependencies' completions are their holders' acts): the rule audit applies, so that a key
+    made after an act does not void it, nor a key revoked after a forgery make it genuine."""
+    with opened(repo, {}, task_ids) as context:
+        yield lambda rel, name: standing_key(context, rel, name)
 
 
 def message_problems(context: Context, task_id: str) -> list[Problem]:
