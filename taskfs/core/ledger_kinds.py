@@ -200,8 +200,9 @@ AGENT_KEY = Kind(
     "none: it is the key",
     ("agent_key_changed",),
     ("every signed act", "message", "status", "revocation"),
-    live="signatures are checked against the key in the tree; one edited or removed by "
-    "hand is named by audit, which replays history",
+    live="a signature is checked against the key that stood when its file was committed, by "
+    "decisions and audit alike (a key made later voids no earlier act); one edited or removed "
+    "by hand is named by audit, which replays history",
     removed_by="revocation",
     edited="agent_key_changed",
     deleted="agent_key_changed",

@@ -225,7 +225,7 @@ def amended(
         claimed=claim is not None,
         claimed_version=claim.record.amendment if claim is not None else None,
         holder=chain.holder,
-        unsigned=unsigned_amendments(repo, entries),
+        unsigned=unsigned_amendments(repo, task_id, entries),
     )
     if version.in_force is None:
         return submitted, version, tuple(entries), problems
@@ -235,26 +235,22 @@ def amended(
     return envelope.with_id(task_id), version, tuple(entries), problems
 
 
-def unsigned_amendments(repo: Repository, entries: Sequence[Amendment]) -> set[str]:
-    """The amendment files not signed as their writer's acts are: by an agent with a key
-    standing, without its signature over them (`taskfs.core.act_signing`). They count for
-    nothing. An agent without a key costs a `stat` and a folder listing, and no signature
-    library is loaded."""
-    from taskfs.store import keys
+def unsigned_amendments(repo: Repository, task_id: str, entries: Sequence[Amendment]) -> set[str]:
+    """The amendment files not signed as their writer's acts are: by an agent that had a key
+    when the file was committed (`key_history.act_keys`, audit's rule), without its signature
+    over them (`taskfs.core.act_signing`). They count for nothing."""
+    from taskfs.store.key_history import act_keys
 
     out: set[str] = set()
-    standing: dict[str, bytes | None] = {}
-    for entry in entries:
-        by = entry.record.by
-        if by not in standing:
-            standing[by] = keys.standing_key(repo.root, by)
-        key = standing[by]
-        if key is None:
-            continue
-        from taskfs.core import act_signing
+    with act_keys(repo, [task_id]) as key_of:
+        for entry in entries:
+            key = key_of(repo.task_rel(task_id, AMENDMENTS, entry.name), entry.record.by)
+            if key is None:
+                continue
+            from taskfs.core import act_signing
 
-        if not act_signing.verifies("amendment", entry.record.to_document(), key):
-            out.add(entry.name)
+            if not act_signing.verifies("amendment", entry.record.to_document(), key):
+                out.add(entry.name)
     return out
 
 

@@ -60,3 +60,17 @@ def test_a_key_revoked_after_a_forged_completion_does_not_make_it_genuine(repo: 
     assert taskfs("claim", second, "--agent", "builder", "--json").codes == [
         "dependencies_unresolved"
     ]
+
+
+def test_a_key_made_after_an_unsigned_amendment_leaves_it_in_force(repo: Path) -> None:
+    from tests.cli.test_amend import NEW_OBJECTIVE, amend, envelope_file
+
+    task = submit(repo, id="t1")
+    assert amend(task, envelope_file(repo, "a.yaml", objective=NEW_OBJECTIVE)).code == 0
+    make_keys("planner")  # planner had no key when it amended the task
+    shown = taskfs("show", task, "--json").json
+    assert shown["envelope"]["objective"] == NEW_OBJECTIVE
+    assert [a["status"] for a in shown["amendments"]] == ["in force"]
+    listed = taskfs("ls", "--grep", "whitespace", "--json").json["tasks"]
+    assert [t["id"] for t in listed] == [task]
+    assert findings() == []

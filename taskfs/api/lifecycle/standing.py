@@ -46,7 +46,7 @@ def dependency_view(repo: Repository, task: Summary, tasks: Ledger) -> Ledger:
     view = tasks.overlay(changes) if changes else tasks
     done = [t for t in {*depends, *successors} if (s := view.get(t)) and s.state == "completed"]
     if done:
-        from taskfs.api.review.authority import act_keys
+        from taskfs.store.key_history import act_keys
 
         with act_keys(repo, done) as key_of:
             for task_id in sorted(done):
@@ -60,9 +60,10 @@ def completion_holds(
 ) -> bool:
     """Whether the task's completion is what only its holder (or its sender, on the holder's
     result) could have written: by one of them, signed where that agent had a key when it was
-    committed (`key_of`: audit's rule; or resting on a message of it that verifies), on a passing run of the task's own command (by
-    a trusted runner where runner keys are trusted). Read from the files themselves, with YAML
-    alone: a claim pays no model for a dependency's completion."""
+    committed (`key_of`: audit's rule; or resting on a message of it that verifies), on a
+    passing run of the task's own command (by a trusted runner where runner keys are trusted).
+    Read from the files themselves, with YAML alone: a claim pays no model for a dependency's
+    completion."""
     from taskfs.core.layout import EVIDENCE, STATUS
     from taskfs.store.archive_records import home
 

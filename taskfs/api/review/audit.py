@@ -29,7 +29,6 @@ from taskfs.api.review import (
     authority,
     history_audit,
     intake_audit,
-    key_audit,
     read_audit,
 )
 from taskfs.api.tasks import queries
@@ -38,10 +37,9 @@ from taskfs.core.evidence import EvidenceFile, RunnerTrust
 from taskfs.core.evidence_records import CheckEvidence
 from taskfs.core.layout import KEYS_DIR, MESSAGES, READS, STATUS, TASKFS_DIR
 from taskfs.errors import Problem, problem
-from taskfs.store import archive_records, keys
+from taskfs.store import archive_records, key_history
 from taskfs.store.all_tasks import load_all
 from taskfs.store.git.session import Session, open_session
-from taskfs.store.keys import KeysAt
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task, load_evidence
 
@@ -97,8 +95,8 @@ def audit(repo: Repository, session: Session | None = None) -> Audit:
     findings += evidence_findings
     notes += evidence_notes
     notes += _runner_keys(repo, trust)
-    agent_history = repo.git.path_history(f"{KEYS_DIR}/agent")
-    standing = key_audit.agent_keys(repo, agent_history, session, session.is_ancestor)
+    agent_history = repo.git.path_history(key_history.AGENT_KEYS)
+    standing = key_history.agent_keys(repo, agent_history, session, session.is_ancestor)
     findings += [_finding(p, str(p.data["path"])) for p in standing.findings]
     notes += [_finding(p, str(p.data["path"])) for p in standing.notes]
     findings += _authority(repo, session, agent_history, standing.ghosts, tasks)
@@ -133,13 +131,11 @@ def _authority(
     """Transitions their `by` could not make or did not write, and messages or transitions
     whose signatures do not hold under the keys that stood when they were committed (read
     through the session's one `git cat-file`)."""
-    names = {path.rsplit("/", 1)[-1].removesuffix(".pub") for *_rest, path in agent_history}
-    names |= set(keys.public_keys(repo.root, "agent"))
     found: list[Problem] = []
     context = authority.Context(
         repo,
         repo.git.file_additions([repo.tasks_rel]),
-        KeysAt(session, "agent", names, ghosts=ghosts, is_ancestor=session.is_ancestor),
+        key_history.keys_at(repo, session, session.is_ancestor, agent_history, ghosts),
         repo.config.require_signed_transitions,
         session.is_ancestor,
         tasks,

@@ -53,26 +53,20 @@ class Context:
 
 
 @contextmanager
-def opened(
-    repo: Repository, tasks: Mapping[str, Task], also: Iterable[str] = ()
-) -> Iterator[Context]:
-    """The checks' context for `tasks` alone (and the files of the tasks `also` names), read
-    from git's objects through one `git cat-file` (what a decision asks of a few tasks: a
-    claim's successors and dependencies): the commits that added their files, and the agent
-    keys as they stood (a key removed by anything but a revocation that holds stands still:
-    `key_audit`)."""
-    from taskfs.api.review import key_audit
-    from taskfs.core.layout import KEYS_DIR
+def opened(repo: Repository, tasks: Mapping[str, Task]) -> Iterator[Context]:
+    """The checks' context for `tasks` alone, read from git's objects through one `git
+    cat-file` (what a decision asks of a few tasks: a claim's successors): the commits that
+    added their files, and the agent keys as they stood (`key_history`)."""
+    from taskfs.store import key_history
 
-    folders = [repo.task_rel(task_id) for task_id in sorted({*tasks, *also})]
+    folders = [repo.task_rel(task_id) for task_id in tasks]
     with repo.git.reader() as reader:
-        history = repo.git.path_history(f"{KEYS_DIR}/agent")
-        ghosts = key_audit.agent_keys(repo, history, reader, repo.git.is_ancestor).ghosts
-        names = {path.rsplit("/", 1)[-1].removesuffix(".pub") for *_rest, path in history}
+        history = repo.git.path_history(key_history.AGENT_KEYS)
+        ghosts = key_history.agent_keys(repo, history, reader, repo.git.is_ancestor).ghosts
         yield Context(
             repo,
             repo.git.file_additions(folders) if folders else {},
-            KeysAt(reader, "agent", names, ghosts=ghosts, is_ancestor=repo.git.is_ancestor),
+            key_history.keys_at(repo, reader, repo.git.is_ancestor, history, ghosts),
             repo.config.require_signed_transitions,
             repo.git.is_ancestor,
             tasks,
@@ -504,21 +498,11 @@ def late_problem(repo: Repository, task_id: str, loss: forks.Loss, before: str |
 
 
 def standing_key(context: Context, rel: str, name: str) -> bytes | None:
-    """The key bytes a signature in ledger file `rel` by agent `name` is verified against: the
-    agent key as the commit that added `rel` held it (HEAD's for a file not committed yet)."""
-    author = context.added.get(rel)
-    return context.keys.key(author.commit if author else "HEAD", name)
+    """The key bytes a signature in ledger file `rel` by agent `name` is verified against
+    (`key_history.key_of`, the rule the decisions ask too)."""
+    from taskfs.store.key_history import key_of
 
-
-@contextmanager
-def act_keys(
-    repo: Repository, task_ids: Iterable[str]
-) -> Iterator[Callable[[str, str], bytes | None]]:
-    """`standing_key` for a decision about the files of `task_ids` (a claim asking whether its
-    dependencies' completions are their holders' acts): the rule audit applies, so that a key
-    made after an act does not void it, nor a key revoked after a forgery make it genuine."""
-    with opened(repo, {}, task_ids) as context:
-        yield lambda rel, name: standing_key(context, rel, name)
+    return key_of(context.added, context.keys, rel, name)
 
 
 def message_problems(context: Context, task_id: str) -> list[Problem]:

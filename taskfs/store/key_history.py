@@ -1,5 +1,9 @@
-"""`audit`'s checks of agent keys and their revocations (rows `agent-key` and `revocation` of
-`taskfs.core.ledger_kinds`).
+"""The history of agent keys and their revocations (rows `agent-key` and `revocation` of
+`taskfs.core.ledger_kinds`), and the one rule a signature in a ledger file is checked by: the
+agent key as the commit that added the file held it (`act_keys`, `key_of`). `audit` and every
+decision that asks whether an act is its writer's (a claim's dependencies, an amendment in
+force) read keys through here, so a key made after an act does not void it and a key revoked
+after a forgery does not make it genuine.
 
 An agent key is never edited; it leaves the tree only by its revocation: a record naming that
 very key, added by the commit that removes it, written by the key's owner (signed with the key
@@ -13,7 +17,9 @@ added for a name whose key stands so is a finding too.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Collection, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from taskfs.core import act_signing, signing, yamlio
@@ -24,6 +30,7 @@ from taskfs.store import keys
 from taskfs.store.git.history import Author
 from taskfs.store.git.objects import Identity, ObjectSource
 from taskfs.store.keypaths import REVOKED_DIR
+from taskfs.store.keys import KeysAt
 from taskfs.store.repository import Repository
 
 AGENT_KEYS = f"{KEYS_DIR}/agent"
@@ -152,3 +159,57 @@ def _key_at(reader: ObjectSource, rev: str, name: str) -> bytes | None:
         return keys.parse_public(found[1].decode("utf-8").strip())
     except (UnicodeDecodeError, signing.SigningError):
         return None
+
+
+KeyOf = Callable[[str, str], "bytes | None"]
+
+
+def keys_at(
+    repo: Repository,
+    reader: ObjectSource,
+    is_ancestor: Callable[[str, str], bool],
+    history: list[tuple[str, str, str, str]],
+    ghosts: Mapping[str, list[tuple[str, bytes]]],
+) -> KeysAt:
+    """Agent keys as each commit held them (`history`: `path_history` of the keys' folder;
+    `ghosts`: `agent_keys(...).ghosts`, the keys removed by no revocation, which stand still)."""
+    names = {path.rsplit("/", 1)[-1].removesuffix(".pub") for *_rest, path in history}
+    names |= set(keys.public_keys(repo.root, "agent"))
+    return KeysAt(reader, "agent", names, ghosts=ghosts, is_ancestor=is_ancestor)
+
+
+def key_of(added: Mapping[str, Author], at: KeysAt, rel: str, name: str) -> bytes | None:
+    """The key bytes a signature in ledger file `rel` by agent `name` is verified against: the
+    agent key as the commit that added `rel` (`added`) held it; HEAD's for a file not committed
+    yet."""
+    author = added.get(rel)
+    return at.key(author.commit if author else "HEAD", name)
+
+
+_HISTORY: dict[tuple[str, str | None], list[tuple[str, str, str, str]]] = {}
+
+
+def _history(repo: Repository) -> list[tuple[str, str, str, str]]:
+    """`path_history` of the agent keys' folder, asked once per HEAD in a process (loading a
+    ledger of many amended tasks asks it of each)."""
+    where = (os.fspath(repo.root), repo.git.head_guess())
+    if where not in _HISTORY:
+        _HISTORY.clear()
+        _HISTORY[where] = repo.git.path_history(AGENT_KEYS)
+    return _HISTORY[where]
+
+
+@contextmanager
+def act_keys(repo: Repository, task_ids: Collection[str]) -> Iterator[KeyOf]:
+    """`key_of` for a decision about the files of the tasks `task_ids`. A repository where no
+    agent ever had a key answers None for every file after one `git log` of the keys' folder."""
+    history = _history(repo)
+    if not history and not keys.public_keys(repo.root, "agent"):
+        yield lambda _rel, _name: None
+        return
+    with repo.git.reader() as reader:
+        ghosts = agent_keys(repo, history, reader, repo.git.is_ancestor).ghosts
+        at = keys_at(repo, reader, repo.git.is_ancestor, history, ghosts)
+        folders = [repo.task_rel(task_id) for task_id in sorted(task_ids)]
+        added = repo.git.file_additions(folders) if folders else {}
+        yield lambda rel, name: key_of(added, at, rel, name)
