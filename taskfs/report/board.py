@@ -34,6 +34,7 @@ from taskfs.report.board_cards import (
     Links,
     anchor,
     card,
+    count_words,
     decision_word,
     e,
     needs,
@@ -205,16 +206,7 @@ def summary_line(view: Board) -> str:
         )
     )
     parts = [f'<span class="{"bad" if open_failures else "done"}">{head}</span>']
-    words = {
-        "settled": i18n.say("{count} settled", count=counts.get("settled", 0)),
-        "ready": i18n.say("{count} ready", count=counts.get("ready", 0)),
-        "blocked": i18n.say("{count} blocked", count=counts.get("blocked", 0)),
-        "dead": i18n.say("{count} dead", count=counts.get("dead", 0)),
-        "stale": i18n.say("{count} stale", count=counts.get("stale", 0)),
-        "requests": i18n.say("{count} requests", count=counts.get("requests", 0)),
-        "needs": i18n.say("{count} waiting for a decision", count=counts.get("needs", 0)),
-    }
-    for key, text in words.items():
+    for key, text in count_words(counts).items():
         if counts.get(key):
             bad = " bad" if key in ("dead", "stale") else ""
             parts.append(f'<span class="count-{key}{bad}">{e(text)}</span>')

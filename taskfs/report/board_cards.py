@@ -11,7 +11,7 @@ escapes, never obeyed) and HTML-escaped, so that no title can carry markup or re
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 from urllib.parse import quote
@@ -68,6 +68,20 @@ def anchor(task_id: str, section: str = "") -> str:
 
 def task_links(ids: Sequence[str]) -> str:
     return " ".join(f'<a href="#{e(anchor(i))}">{e(i)}</a>' for i in ids)
+
+
+def count_words(counts: Mapping[str, int]) -> dict[str, str]:
+    """The board's counts beside its head line, in the reader's language, in the order shown
+    (the page and the terminal board show those that are not zero)."""
+    return {
+        "settled": i18n.say("{count} settled", count=counts.get("settled", 0)),
+        "ready": i18n.say("{count} ready", count=counts.get("ready", 0)),
+        "blocked": i18n.say("{count} blocked", count=counts.get("blocked", 0)),
+        "dead": i18n.say("{count} dead", count=counts.get("dead", 0)),
+        "stale": i18n.say("{count} stale", count=counts.get("stale", 0)),
+        "requests": i18n.say("{count} requests", count=counts.get("requests", 0)),
+        "needs": i18n.say("{count} waiting for a decision", count=counts.get("needs", 0)),
+    }
 
 
 def decision_word(kind: str) -> str:

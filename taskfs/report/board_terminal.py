@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from taskfs import i18n
 from taskfs.core.display import Styled, safe
 from taskfs.core.lifecycle import STATES
-from taskfs.report.board_cards import LABELS, decision_word
+from taskfs.report.board_cards import LABELS, count_words, decision_word
 from taskfs.report.style import TERMINAL_STYLES, age
 
 if TYPE_CHECKING:
@@ -78,16 +78,7 @@ def _summary(view: Board) -> Any:
         ),
         style="bold red" if failed else "bold green",
     )
-    words = {
-        "settled": i18n.say("{count} settled", count=counts.get("settled", 0)),
-        "ready": i18n.say("{count} ready", count=counts.get("ready", 0)),
-        "blocked": i18n.say("{count} blocked", count=counts.get("blocked", 0)),
-        "dead": i18n.say("{count} dead", count=counts.get("dead", 0)),
-        "stale": i18n.say("{count} stale", count=counts.get("stale", 0)),
-        "requests": i18n.say("{count} requests", count=counts.get("requests", 0)),
-        "needs": i18n.say("{count} waiting for a decision", count=counts.get("needs", 0)),
-    }
-    for key, said in words.items():
+    for key, said in count_words(counts).items():
         if counts.get(key):
             style = "red" if key in ("dead", "stale") else "yellow" if key == "needs" else ""
             line.append(" · ")

@@ -92,7 +92,12 @@ def _rule(path: str) -> str:
 
 
 def _key_before(reader: ObjectSource, commit: str, path: str) -> bytes | None:
-    found = reader.read(f"{commit}^:{path}")
+    return _key_in(reader, f"{commit}^:{path}")
+
+
+def _key_in(reader: ObjectSource, spec: str) -> bytes | None:
+    """The public key in the object `spec` (`REV:PATH`); None when there is none to read."""
+    found = reader.read(spec)
     if found is None:
         return None
     try:
@@ -152,13 +157,7 @@ def _revocation(
 
 
 def _key_at(reader: ObjectSource, rev: str, name: str) -> bytes | None:
-    found = reader.read(f"{rev}:{keys.public_rel('agent', name)}")
-    if found is None:
-        return None
-    try:
-        return keys.parse_public(found[1].decode("utf-8").strip())
-    except (UnicodeDecodeError, signing.SigningError):
-        return None
+    return _key_in(reader, f"{rev}:{keys.public_rel('agent', name)}")
 
 
 KeyOf = Callable[[str, str], "bytes | None"]

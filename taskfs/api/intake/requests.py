@@ -355,22 +355,16 @@ def _chosen(repo: Repository, intake: Intake, named: str | None) -> Entry:
     refused = _unauthorized(repo, intake, waiting)
     if refused is not None:
         raise TaskfsError(refused)
+    why = None
     if named is not None:
         found = [e for e in intake.proposals() if named in (proposal_id(e), proposal_digest(e))]
         if not found:
             raise fail("proposal_not_found", id=intake.id, proposal=named, rule="intake")
         if found[-1].name != waiting.name:
             why = f" (not {named}, which came before it)"
-            raise fail(
-                "proposal_superseded",
-                id=intake.id,
-                proposal=proposal_id(waiting),
-                why_text=why,
-                rule="intake",
-            )
-        return waiting
-    if len(intake.proposals_since_request()) > 1:
+    elif len(intake.proposals_since_request()) > 1:
         why = " (more than one came since you last spoke: name the one you read)"
+    if why is not None:
         raise fail(
             "proposal_superseded",
             id=intake.id,
