@@ -54,7 +54,7 @@ from taskfs.core.records import MessageRecord, StatusRecord
 from taskfs.store.repository import Repository
 
 # Bump when the plan or the files written change: cached repositories are keyed by it.
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3  # 3: a completion names its evidence by file name, as `complete` writes it
 BATCH = 1000
 POOL = 60  # submitted, ready tasks for builder: one per `claim` run
 API_SAMPLE = 4  # tasks whose transitions go through transitions.transition()
@@ -346,8 +346,8 @@ def _step_files(
         name, data = evidence_file(task, False, commit, at - timedelta(minutes=3))
         yield repo.task_rel(task.id, EVIDENCE, name), data
         name, data = evidence_file(task, True, commit, at - timedelta(seconds=30))
-        evidence = repo.task_rel(task.id, EVIDENCE, name)
-        yield evidence, data
+        evidence = name  # a completion names its evidence file as `complete` does: by name
+        yield repo.task_rel(task.id, EVIDENCE, name), data
     if state == "working" and task.messages and task.holder is None:
         for k in range(task.messages):
             status = "update" if k else None

@@ -101,10 +101,10 @@ def click_messages() -> list[str]:
 
 
 def said() -> list[str]:
-    """The English of every `i18n.say("...")` in taskfs's sources."""
+    """The English of every `i18n.say("...")` (and `i18n.said`) in taskfs's sources."""
     found: list[str] = []
     for path in sorted(Path(__file__).parent.rglob("*.py")):
-        found += _literal_calls(path.read_text(encoding="utf-8"), ("i18n.say",))
+        found += _literal_calls(path.read_text(encoding="utf-8"), ("i18n.say", "i18n.said"))
     return list(dict.fromkeys(found))
 
 

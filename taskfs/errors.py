@@ -40,6 +40,7 @@ MESSAGES: dict[str, str] = {
     "unknown_field": "unknown key {key!r}{hint_text}: only the contract's keys and x- prefixed "
     "keys are allowed",
     "invalid_value": "{field} has the wrong type or value: {reason}",
+    "unknown_argument": "{tool} takes no argument {field!r}: it takes {known_text}",
     "yaml_invalid": "not a valid envelope file: {reason}",
     "task_exists": "a task with id {id!r} already exists",
     "ownership_conflict": "{entry!r} overlaps {other_entry!r} of open task {other!r} (both "
@@ -64,6 +65,11 @@ MESSAGES: dict[str, str] = {
     "intake_closed": "intake {id!r} takes no more requests: {state_text}",
     "proposal_not_found": "intake {id!r} has no proposal waiting: the recipient proposes one "
     "with `taskfs intake propose {id} FILE`",
+    # amendments: a contract's new versions (issue 38)
+    "amendment_not_allowed": "task {id!r} cannot be amended so: {reason}; `taskfs show {id}` "
+    "shows the contract in force",
+    "amendment_not_found": "task {id!r} has no amendment {name!r} waiting for its holder: "
+    "`taskfs show {id}` lists its amendments",
     # ownership: owners, guard and the hook (contract sections 4, 5)
     "ownership_guard": "{path} is owned by open task {id!r} of {owner_text} (entry "
     "{entry!r}){more_text}; {agent_text} may not change it while that task is open"
@@ -131,6 +137,8 @@ MESSAGES: dict[str, str] = {
     "policy_invalid": "{path} is not a valid runner policy: {reason}",
     "check_not_allowed": "the watcher did not run the acceptance check of task {id!r}: "
     "{reason}; a person can run it with `taskfs check {id}`",
+    "check_stopped": "the acceptance check {command!r} was stopped before it ended ({reason}): "
+    "its processes were killed and no evidence was recorded; run the check again",
     # keys
     "key_exists": "a {kind} key for {name!r} already exists at {path}",
     "key_invalid": "{path} is not a usable key: {reason}",
@@ -230,11 +238,17 @@ MESSAGES: dict[str, str] = {
     "a2a_version_unsupported": "A2A-Version {version!r} is not spoken here: send the header "
     "`A2A-Version: 1.0` with the A2A 1.0 methods ({method} is one); no header means 0.3, whose "
     "method names (message/send, tasks/get, ...) are answered too",
+    "a2a_method_not_found": "{method!r} is not a method of A2A {version}: its name there is "
+    "{named}; without the A2A-Version header the 0.3 names are answered, as 0.3",
     "media_type_unsupported": "a message part of type {media_type!r} cannot be read here: send "
     "the envelope as a data part, or YAML or prose as a text part ({accepted})",
     "task_finished": "task {id!r} is {state}: over A2A a finished task takes no more messages "
     "and no new subscription; read it with GetTask (a stream that was cut resumes with its "
     "Last-Event-ID)",
+    "page_read_only": "the board's page is read-only: {method} is not answered here; every act "
+    "goes through an agent's command or MCP tool (taskfs claim, agent_claim, ...)",
+    "page_not_found": "the board serves no page at {path!r}: open / (the board) or /events (its "
+    "stream of changes)",
     "work_uncommitted": "the passing evidence of task {id!r} was recorded while files it owns "
     "were not committed{why_text}",
     # audit: authority, authorship and agent keys (contract section 11)
@@ -245,11 +259,29 @@ MESSAGES: dict[str, str] = {
     "it: find out who",
     "intake_unauthorized": "{path}: {by!r} could not write this {kind} of intake {id!r}: "
     "{reason}; find out who wrote it (git log -- {path})",
+    "amendment_unauthorized": "{path}: {by!r} could not write this {kind} of task {id!r}: "
+    "{reason}; it counts for nothing (find out who wrote it: git log -- {path})",
     "agent_key_changed": "agent key {path} was {change} in {commit} after it was first committed; "
     "signatures are checked against the key that stood when each file was committed: find out "
     "who changed it",
     "agent_key_revoked": "agent key {name!r} ({key_id}) was revoked in {commit} by {by}{why_text}: "
     "what it signed before then still verifies, nothing it signs after is taken",
+    # the authority table (docs/trust.md; taskfs.core.ledger_kinds, issue 35)
+    "signature_required": "{agent!r} has a key ({path}) whose private part is not on this "
+    "machine, and taskfs writes nothing unsigned in its name (rule {rule}: {action_text}); act "
+    "where its key is, or put its key in this machine's key folder (TASKFS_KEY_DIR)",
+    "archive_row_false": "{path}: its row of {id!r} says {field} {said!r}, but {commit}, the "
+    "commit it archived the task from, held {held!r}; the rules read the task from that commit, "
+    "never from the row: find out who wrote it (git log -- {path})",
+    "read_unauthorized": "{path}: {by!r} could not mark {msg_id!r} read: {reason}; find out who "
+    "wrote it (git log -- {path})",
+    "config_changed": "{path} was changed in {commit} by {author}{keys_text}: every rule reads the "
+    "settings HEAD holds",
+    "proposal_superseded": "intake {id!r}: {proposal} is the proposal waiting now{why_text}; read "
+    "it (`taskfs show {id}`) and accept it by name (`taskfs intake accept {id} --proposal "
+    "{proposal}`)",
+    "request_empty": "the request says nothing: give the words of what is asked, or the "
+    "envelope's fields",
 }
 
 
@@ -292,8 +324,11 @@ def problem(code: str, *, field: str | None = None, **data: Any) -> Problem:
     template = MESSAGES[code]
     values = _Defaulting({"field": field or "", **data})
     english = template.format_map(values)
+    # A value said through `i18n.said` reads in the user's language in the message; the data
+    # keeps its English.
+    local = _Defaulting({k: getattr(v, "local", v) for k, v in values.items()})
     try:
-        message = i18n.translate(code, template).format_map(values)
+        message = i18n.translate(code, template).format_map(local)
     except (ValueError, IndexError, AttributeError, TypeError):
         message = english
     public = {k: v for k, v in data.items() if not k.endswith("_text")}

@@ -111,10 +111,27 @@ def say(english: str, /, **values: object) -> str:
     """A line for people (a summary, a hint) in the chosen language, its `{names}` filled from
     `values`; a translation that cannot be filled gives way to the English. `python -m
     taskfs.catalogs` finds the calls of `say` in the sources: pass the English as a literal."""
+    local = {k: getattr(v, "local", v) for k, v in values.items()}  # a `Said`, as it reads
     try:
-        return text(TEXT, english).format(**values)
+        return text(TEXT, english).format(**local)
     except (KeyError, IndexError, ValueError, AttributeError):
         return english.format(**values)
+
+
+class Said(str):
+    """A line in English (what data keeps: a problem's `reason`) that also knows how it reads
+    in the chosen language (`local`), for the message a person reads (`errors.problem`)."""
+
+    local: str
+
+
+def said(english: str, /, **values: object) -> Said:
+    """`say`, keeping the English: the value is the English line, its `local` the line in the
+    chosen language. For text passed into a named error's message as data (a reason), which
+    stays English in the document while the message reads in the user's language."""
+    found = Said(english.format(**values))
+    found.local = say(english, **values)
+    return found
 
 
 def _load(wanted: tuple[str, ...]) -> NullTranslations:

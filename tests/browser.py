@@ -16,10 +16,14 @@ import tempfile
 from pathlib import Path
 
 NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
+# Read when the tests are collected: each test's environment is emptied of TASKFS_ variables
+# (tests/conftest.py) before it runs, so a test cannot read it then.
+REQUIRED = os.environ.get("TASKFS_REQUIRE_CHROMIUM") == "1"
+CONFIGURED = os.environ.get("TASKFS_CHROMIUM")
 
 
 def find_chromium() -> str | None:
-    configured = os.environ.get("TASKFS_CHROMIUM")
+    configured = os.environ.get("TASKFS_CHROMIUM") or CONFIGURED
     if configured:
         return shutil.which(configured)
     return next((found for name in NAMES if (found := shutil.which(name))), None)
@@ -77,3 +81,16 @@ def screenshot(page: Path, out: Path, *, width: int, height: int) -> None:
     chromium(
         f"--screenshot={out.resolve()}", f"--window-size={width},{height}", page.resolve().as_uri()
     )
+
+
+def need_chromium() -> None:
+    """Skip the calling test, saying why, when no Chromium can be found; fail instead when
+    CI asked for Chromium (`TASKFS_REQUIRE_CHROMIUM=1`, as `.ci/run` sets it)."""
+    import pytest
+
+    if find_chromium() is not None:
+        return
+    why = "no chromium found (apt-get install chromium, or set TASKFS_CHROMIUM)"
+    if REQUIRED:
+        pytest.fail(f"TASKFS_REQUIRE_CHROMIUM=1 but {why}")
+    pytest.skip(f"{why}; .ci/run installs it and runs this test")

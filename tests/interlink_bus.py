@@ -16,6 +16,11 @@
 - `GET /roster` -> `{"roster": [ANNOUNCEMENT + "age_ms", ...]}`: every entry younger than
   three days, each stamped with the milliseconds since its last refresh (unsigned).
 
+A bus can be killed and started again on the same port (`Bus.kill`, `Bus.restart`), as
+`interlink-bus --db FILE` is: its open connections are cut, nothing answers until it restarts,
+and then the queues are as they were (interlink keeps them in its store) while the roster, which
+interlink keeps in memory only, starts empty.
+
 Like interlink's, the bus verifies nothing: signatures are the recipients' business. For tests
 it can also age the roster (`Queues.age_roster`, as if time had passed since the entries' last
 refresh), lose acks (`lose_acks`: answer 200 to the next N acks and keep the messages, as when
@@ -25,7 +30,9 @@ its ack waits), and it records what was sent, acked, announced and unregistered.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import threading
 import time
 from collections import deque
@@ -151,6 +158,8 @@ class _Handler(BaseHTTPRequestHandler):
         return
 
     def _reply(self, code: int, body: Any = None) -> None:
+        if self.server.dead:
+            return  # killed while this request waited: it never answers
         data = b"" if body is None else json.dumps(body).encode()
         self.send_response(code)
         self.send_header("Content-Type", "application/json")
@@ -229,13 +238,32 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, queues: Queues) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+    def __init__(self, queues: Queues, port: int = 0) -> None:
+        super().__init__(("127.0.0.1", port), _Handler)
         self.queues = queues
+        self.open: set[socket.socket] = set()
+        self.dead = False
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        self.open.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        self.open.discard(request)
+        super().shutdown_request(request)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A client killed or stopped while it long-polls leaves a closed socket: not news.
         return
+
+    def cut(self) -> None:
+        """Every open connection dropped, as a killed process's are."""
+        self.dead = True
+        for request in list(self.open):
+            with contextlib.suppress(OSError):
+                request.shutdown(socket.SHUT_RDWR)
+            with contextlib.suppress(OSError):
+                request.close()
 
 
 class Bus:
@@ -245,17 +273,36 @@ class Bus:
         self.queues = Queues(cap=cap)
         self._server = _Server(self.queues)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self.port = int(self._server.server_address[1])
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return f"http://127.0.0.1:{self.port}"
 
     def __enter__(self) -> Bus:
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._stop()
+
+    def _stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+        self._server.cut()
         self._thread.join(timeout=10)
+
+    def kill(self) -> None:
+        """Down at once: the port refuses connections and open ones are cut, a long poll
+        included. The queues stay (interlink's `--db`)."""
+        self._stop()
+        with self.queues.changed:
+            self.queues.changed.notify_all()  # waiting polls give up, unanswered
+
+    def restart(self) -> None:
+        """Up again on the same port, with the queues as they were and an empty roster."""
+        with self.queues.changed:
+            self.queues.roster.clear()
+        self._server = _Server(self.queues, self.port)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()

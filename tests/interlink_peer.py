@@ -12,6 +12,10 @@ interlink agent would see.
   one; several live ones, or none, is an error, as interlink refuses them.
 - Every message it sends carries `reply_to: key#session`; every message it takes goes through
   `decide` (signature, addressee, allowlist, freshness, replay) and is acked.
+- Pairing (`request_pair`, the `PairAccept` branch of `inbound_loop`): it knocks on a live
+  session of a key with a `pair_request` carrying its name, remembers the petname its operator
+  typed, and adds the key under that petname when a `pair_accept` comes from it; an accept it
+  did not ask for is ignored, and a pairing kind from an admitted peer is `Unexpected`.
 """
 
 from __future__ import annotations
@@ -61,6 +65,8 @@ class Peer:
     seen: set[str] = field(default_factory=set)
     inbox: list[dict[str, Any]] = field(default_factory=list)
     dropped: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    pending_out: dict[str, str] = field(default_factory=dict)  # key knocked -> petname
+    paired: list[str] = field(default_factory=list)  # the petnames pairing added
 
     @property
     def key(self) -> str:
@@ -132,6 +138,32 @@ class Peer:
     def cancel_task(self, to: str, task_id: str, reason: str | None = None) -> dict[str, Any]:
         return self.send_message(to, reason or "canceled", task_id=task_id, status="canceled")
 
+    def request_pair(self, key: str, petname: str) -> dict[str, Any]:
+        """A knock on one of `key`'s sessions (a live one first), carrying this node's name; the
+        operator's petname for it is kept for the accept."""
+        sessions = [
+            (e["session"]["session_id"], e.get("age_ms", 0))
+            for e in self.roster()
+            if e["pubkey"] == key and e["session"]["session_id"]
+        ]
+        live = [s for s, age in sessions if age < LIVE_MS]
+        if not sessions:
+            raise Refused(f"'{petname}' has no session to knock — they may be offline")
+        session = (live or [s for s, _ in sessions])[0]
+        self.pending_out[key] = petname
+        body = {
+            "to": key,
+            "text": self.name,
+            "ts": now_ms(),
+            "msg_id": os.urandom(16).hex(),
+            "kind": "pair_request",
+        }
+        message = ref.sign(self.seed, body)
+        message["reply_to"] = self.route
+        for url in self.urls:
+            _call(url, "/send", {"to": f"{key}#{session}", "payload": message})
+        return message
+
     # -- in ----------------------------------------------------------------------------------
 
     def receive(self, wait_ms: int = 200) -> list[dict[str, Any]]:
@@ -161,7 +193,9 @@ class Peer:
             return "BadSignature"
         if message.get("to") != self.key:
             return "WrongRecipient"
-        if message.get("from") not in self.peers.values():
+        kind = message.get("kind", "message")
+        peer = message.get("from") in self.peers.values()
+        if not peer and kind == "message":
             return "NotAllowlisted"
         ts, now = message["ts"], now_ms()
         if ts > now + MAX_FUTURE_MS or now > ts + MAX_PAST_MS:
@@ -169,6 +203,16 @@ class Peer:
         if message["msg_id"] in self.seen:
             return "Replay"
         self.seen.add(message["msg_id"])
+        if kind == "message":
+            return None
+        if peer:
+            return "Unexpected"
+        if kind == "pair_accept":
+            petname = self.pending_out.pop(message["from"], None)
+            if petname is None:
+                return "UnsolicitedAccept"
+            self.peers[petname] = message["from"]
+            self.paired.append(petname)
         return None
 
 

@@ -57,7 +57,8 @@ def test_the_example_workflow_gates_a_pull_request(tmp_path: Path) -> None:
         for s in steps
         if "taskfs " in s.get("run", "") and "pip install" not in s["run"]
     ]
-    assert [name for name, _run, _env in scripts] == ["Validate", "Audit", "Review"]
+    lint_step = "Lint the contracts the pull request adds"
+    assert [name for name, _run, _env in scripts] == ["Validate", "Audit", lint_step, "Review"]
 
     origin = tmp_path / "origin"
     origin.mkdir()
@@ -91,6 +92,11 @@ def test_the_example_workflow_gates_a_pull_request(tmp_path: Path) -> None:
 
     summary = tmp_path / "summary.md"
     results = {name: run(script, env, summary) for name, script, env in scripts}
+    # The pull request's contract is weak (boundaries "n/a"): the lint of what it adds fails
+    # the job and says why (issue 38); the others pass.
+    linted = results.pop(lint_step)
+    assert linted.returncode == 1, linted.stdout + linted.stderr
+    assert "warning[boundaries_vague]" in linted.stdout
     assert all(r.returncode == 0 for r in results.values()), results
     review = summary.read_text()
     assert "#### `from-the-pr` (now submitted)" in review
@@ -100,7 +106,7 @@ def test_the_example_workflow_gates_a_pull_request(tmp_path: Path) -> None:
     target = next((clone / "tasks" / "from-the-pr" / "status").iterdir())
     target.write_text(target.read_text().replace("planner", "someone-else"))
     git(clone, "commit", "-q", "-am", "rewrite history")
-    _name, script, env = scripts[2]
+    _name, script, env = next(step for step in scripts if step[0] == "Review")
     failed = run(script, env, tmp_path / "summary-2.md")
     assert failed.returncode == 1, failed.stdout + failed.stderr
     assert "ledger_file_edited" in (tmp_path / "summary-2.md").read_text()

@@ -159,7 +159,7 @@ def error_rows(text: str) -> list[tuple[str, str]]:
 
 
 # Codes that are never a refusal: a note leaves `audit` clean (taskfs/api/review/audit.py).
-NOTES = {"runner_key_added": "0", "agent_key_revoked": "0"}
+NOTES = {"runner_key_added": "0", "agent_key_revoked": "0", "config_changed": "0"}
 
 
 def refusal_exit(code: str, capsys: pytest.CaptureFixture[str]) -> int:
@@ -274,7 +274,11 @@ def test_the_readme_opens_with_the_two_commands() -> None:
     readme = read(ROOT / "README.md")
     before = readme.split("\n## ", 1)[0]
     blocks = re.findall(r"^```sh\n(.*?)```", before, re.M | re.S)
-    assert blocks == [
+    # First how to install without a clone (issue 38): from the repository's address, or a
+    # wheel; then the checkout's two commands.
+    assert "git+https://" in blocks[0]
+    assert "pip install dist/taskfs-" in blocks[1]
+    assert blocks[2:] == [
         "python3 -m venv .venv && .venv/bin/pip install . && .venv/bin/taskfs demo\n",
         "python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && .venv/bin/pytest -n auto\n",
     ]

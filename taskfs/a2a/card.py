@@ -22,7 +22,15 @@ def agent_card(agent: str, url: str, tokens: Tokens) -> pb.AgentCard:
     from taskfs.core.envelope import envelope_json_schema
 
     schema = struct_pb2.Struct()
-    schema.update({"schema": json.loads(json.dumps(envelope_json_schema()))})
+    schema.update(
+        {
+            "schema": json.loads(json.dumps(envelope_json_schema())),
+            # SendMessage without returnImmediately waits until the task is finished or
+            # interrupted (A2A 1.0 section 3.2.2), as a task is worked by agents in the
+            # repository, maybe for hours.
+            "sendMessageWaits": True,
+        }
+    )
     card = pb.AgentCard(
         name=agent,
         description=(
@@ -30,7 +38,10 @@ def agent_card(agent: str, url: str, tokens: Tokens) -> pb.AgentCard:
             "toolAndSourceGuidance, boundaries, filesAndInterfaces, acceptanceCheck, "
             "contextID) as a data part; a text message, or an envelope that lacks a field, "
             "is kept as a request waiting for input, naming what is missing. The task "
-            "completes only with passing evidence of its acceptance check, kept in git."
+            "completes only with passing evidence of its acceptance check, kept in git. "
+            "SendMessage waits, as A2A 1.0 asks by default, until the task is finished or "
+            "interrupted (input-required); set configuration.returnImmediately for the task "
+            "at once, or stream it."
         ),
         version=__version__,
         supported_interfaces=[

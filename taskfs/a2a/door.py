@@ -9,6 +9,10 @@ dispatcher reads it, and how a refusal travels back.
   1.0 only (the SDK compares the major alone, and would take a 1.9 it cannot speak); anything
   else is `VersionNotSupported` (-32009) naming `a2a_version_unsupported`. The 0.3 method
   names are the SDK's 0.3 layer's, which checks its own version.
+- **A 0.3 method name under `A2A-Version: 1.0`** (`message/send` where 1.0 says
+  `SendMessage`) is JSON-RPC's `MethodNotFound` (-32601) naming `a2a_method_not_found` and the
+  1.0 name; under a version that is neither 0.3 nor 1.0 it is `VersionNotSupported`. (The
+  SDK's 0.3 layer would answer either with `-32603 Internal error`.)
 - **ListTasks' `status`** must name a task state: protobuf reads an unknown enum name as 0,
   which would be no filter at all, so it is checked on the JSON as it was sent.
 - **A streaming method's refusal** before its first event is the stream's one `error` event,
@@ -43,6 +47,20 @@ STREAMING = frozenset(
     {"SendStreamingMessage", "SubscribeToTask", "message/stream", "tasks/resubscribe"}
 )
 _V1_METHODS = frozenset(JsonRpcDispatcher.METHOD_TO_MODEL)
+# The 0.3 method names the SDK's 0.3 layer answers, and their names in 1.0.
+V03_METHODS = {
+    "message/send": "SendMessage",
+    "message/stream": "SendStreamingMessage",
+    "tasks/get": "GetTask",
+    "tasks/cancel": "CancelTask",
+    "tasks/resubscribe": "SubscribeToTask",
+    "tasks/pushNotificationConfig/set": "CreateTaskPushNotificationConfig",
+    "tasks/pushNotificationConfig/get": "GetTaskPushNotificationConfig",
+    "tasks/pushNotificationConfig/list": "ListTaskPushNotificationConfigs",
+    "tasks/pushNotificationConfig/delete": "DeleteTaskPushNotificationConfig",
+    "agent/getAuthenticatedExtendedCard": "GetExtendedAgentCard",
+}
+V03 = (0, 3)
 
 
 def requested_version(request: Request) -> str:
@@ -66,6 +84,8 @@ class CallContext(DefaultServerCallContextBuilder):
 
     def build(self, request: Request) -> ServerCallContext:
         context = super().build(request)
+        # A blocking SendMessage stops waiting for a caller that went away.
+        context.state["disconnected"] = request.is_disconnected
         headers = context.state.setdefault("headers", {})
         version = requested_version(request)
         if version and not headers.get(VERSION_HEADER.lower()):
@@ -113,9 +133,14 @@ class Door:
 
 
 def _refusal(request: Request, method: str | None, params: Any) -> list[Problem] | None:
-    if method not in _V1_METHODS:
-        return None  # unknown (the SDK says so) or 0.3 (the SDK's 0.3 layer checks it)
     version = requested_version(request)
+    if method in V03_METHODS and version and major_minor(version) != V03:
+        if major_minor(version) == SPOKEN:
+            named = V03_METHODS[method]
+            return [problem("a2a_method_not_found", method=method, version=version, named=named)]
+        return [problem("a2a_version_unsupported", version=version, method=method)]
+    if method not in _V1_METHODS:
+        return None  # unknown (the SDK says so) or 0.3 (the SDK's 0.3 layer answers it)
     if major_minor(version or "0.3") != SPOKEN:
         return [problem("a2a_version_unsupported", version=version or "0.3", method=method)]
     status = params.get("status") if method == "ListTasks" and isinstance(params, dict) else None

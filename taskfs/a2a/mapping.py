@@ -270,14 +270,19 @@ def open_question(tasks: TaskEvents) -> str | None:
 
 
 def to_task(
-    tasks: TaskEvents, contents: Mapping[str, bytes | None], history_length: int | None = None
+    tasks: TaskEvents,
+    contents: Mapping[str, bytes | None],
+    history_length: int | None = None,
+    *,
+    opening: Sequence[pb.Message] = (),
 ) -> pb.Task:
-    """The task as A2A shows it: its state (with the open question), its messages as history,
-    its evidence and, once completed, its declared artifacts."""
+    """The task as A2A shows it: its state (with the open question), its messages as history
+    (after `opening`, the request it was opened from), its evidence and, once completed, its
+    declared artifacts."""
     task = tasks.task
     question = open_question(tasks)
     messages = [e for e in tasks.events if e.kind == "message"]
-    history = [a2a_message(tasks, e) for e in messages]
+    history = [*opening, *(a2a_message(tasks, e) for e in messages)]
     if history_length is not None and history_length >= 0:
         history = history[len(history) - history_length :] if history_length else []
     status = pb.TaskStatus(state=STATES[task.state])  # type: ignore[arg-type]
@@ -359,6 +364,7 @@ _INTERNAL = {
 }
 _KINDS: dict[str, type[a2a_errors.A2AError]] = {
     "a2a_version_unsupported": a2a_errors.VersionNotSupportedError,
+    "a2a_method_not_found": a2a_errors.MethodNotFoundError,
     "media_type_unsupported": a2a_errors.ContentTypeNotSupportedError,
     **dict.fromkeys(_NOT_FOUND, a2a_errors.TaskNotFoundError),
     **dict.fromkeys(_AUTH, a2a_errors.InvalidRequestError),
@@ -403,6 +409,7 @@ _SAID: dict[type[a2a_errors.A2AError], str] = {
     a2a_errors.InvalidRequestError: "Invalid request",
     a2a_errors.InvalidParamsError: "Invalid params",
     a2a_errors.InternalError: "Internal error",
+    a2a_errors.MethodNotFoundError: "Method not found",
 }
 
 
@@ -437,7 +444,7 @@ def intake_task(
         state=state,
         message=pb.Message(
             message_id=f"{intake.id}/answer/{len(intake.entries)}",
-            context_id=_intake_context(intake),
+            context_id=intake_context_of(intake),
             task_id=intake.id,
             role=pb.ROLE_AGENT,
             parts=[pb.Part(text=answer), _data_part(document)],
@@ -446,29 +453,36 @@ def intake_task(
     latest = _timestamp(intake.entries[-1].record.at)
     if latest is not None:
         status.timestamp.CopyFrom(latest)
-    history = [
-        pb.Message(
-            message_id=f"{intake.id}/{entry.name.removesuffix('.yaml')}",
-            context_id=_intake_context(intake),
-            task_id=intake.id,
-            role=pb.ROLE_USER if entry.record.by == intake.requester else pb.ROLE_AGENT,
-            parts=[pb.Part(text=entry.record.text or entry.record.reason or entry.record.kind)],
-        )
-        for entry in intake.entries
-    ]
+    history = intake_history(intake)
     if history_length is not None and history_length >= 0:
         history = history[len(history) - history_length :] if history_length else []
     meta = {"taskfs": {"state": intake.state, "intake": document}}
     return pb.Task(
         id=intake.id,
-        context_id=_intake_context(intake),
+        context_id=intake_context_of(intake),
         status=status,
         history=history,
         metadata=_struct(meta),
     )
 
 
-def _intake_context(intake: Intake) -> str:
+def intake_history(intake: Intake) -> list[pb.Message]:
+    """An intake's entries as A2A messages: the requester's words (role user), the answers
+    and proposals made to it (role agent)."""
+    return [
+        pb.Message(
+            message_id=f"{intake.id}/{entry.name.removesuffix('.yaml')}",
+            context_id=intake_context_of(intake),
+            task_id=intake.id,
+            role=pb.ROLE_USER if entry.record.by == intake.requester else pb.ROLE_AGENT,
+            parts=[pb.Part(text=entry.record.text or entry.record.reason or entry.record.kind)],
+        )
+        for entry in intake.entries
+    ]
+
+
+def intake_context_of(intake: Intake) -> str:
+    """The context an intake is shown in (its draft's contextID, else one made from its id)."""
     return intake_context(intake.draft().get("contextID"), intake.id)
 
 

@@ -6,7 +6,13 @@ as the authenticated caller:
 
 - `SendMessage` without a task id opens a task from the envelope its data part carries
   (`taskfs new`, `from` the caller, `to` this agent); with a task id it is a message in that
-  task (`taskfs send`), the answer to the open question when the task waits for input.
+  task (`taskfs send`), the answer to the open question when the task waits for input. A
+  `contextId` other than the task's is refused (A2A 1.0 section 3.4.3). It waits, as A2A 1.0
+  asks unless `configuration.returnImmediately` (section 3.2.2), until the task is finished or
+  interrupted (input or auth required), then answers the task as it is then; a caller that
+  hangs up is not waited for.
+- A task opened from a request (an intake) keeps the request's words at the head of its
+  `history`.
 - `GetTask` shows the task; `CancelTask` sends a `canceled` message.
 - `SendStreamingMessage` and `SubscribeToTask` stream the task's committed ledger events in
   ledger order, each with the ledger's id as `metadata.eventId`. A client resumes by sending
@@ -110,7 +116,8 @@ class LedgerHandler(RequestHandler):
         contents = mapping.completion_contents(
             found, lambda commit, location: events.artifact_content(repo, commit, location)
         )
-        return mapping.to_task(found, contents, history)
+        opening = _opening(repo, found.task.id)
+        return mapping.to_task(found, contents, history, opening=opening)
 
     # -- opening a task, or writing in one ----------------------------------------------
 
@@ -143,8 +150,9 @@ class LedgerHandler(RequestHandler):
         )
         return result.id
 
-    def _request(self, message: pb.Message, caller: str) -> None:
+    def _request(self, message: pb.Message, caller: str, intake: requests.Answer) -> None:
         """More of the caller's request on its open intake (the envelope, or what it lacks)."""
+        _same_context(message, mapping.intake_context_of(intake.intake))
         text = mapping.request_text(message)
         if not text.strip():
             raise fail("invalid_value", field="parts", reason="send the envelope or a text part")
@@ -164,6 +172,7 @@ class LedgerHandler(RequestHandler):
         """A message in an existing task: the answer to its open question when it waits for
         one, plain conversation otherwise. Returns the message's id."""
         found = self.events_for(message.task_id, caller)
+        _same_context(message, found.task.envelope.context_id)
         if found.task.state in mapping.TERMINAL:
             raise fail("task_finished", id=message.task_id, state=found.task.state)
         text = mapping.message_text(message)
@@ -183,7 +192,7 @@ class LedgerHandler(RequestHandler):
         if message.task_id:
             intake = await self._run(lambda: self._intake(message.task_id, caller))
         if intake is not None:
-            await self._run(lambda: self._request(message, caller), write=True)
+            await self._run(lambda: self._request(message, caller, intake), write=True)
             return message.task_id, None
         if message.task_id:
             sent = await self._run(lambda: self._write(message, caller), write=True)
@@ -197,7 +206,33 @@ class LedgerHandler(RequestHandler):
         self, params: pb.SendMessageRequest, context: ServerCallContext
     ) -> pb.Task | pb.Message:
         task_id, _sent = await self._send(params, context)
-        return await self._task(task_id, self._caller(context), params_of.sent_history(params))
+        caller = self._caller(context)
+        if not params.configuration.return_immediately:
+            await self._until_turn(task_id, caller, context)
+        return await self._task(task_id, caller, params_of.sent_history(params))
+
+    async def _until_turn(self, task_id: str, caller: str, context: ServerCallContext) -> None:
+        """A blocking SendMessage's wait (A2A 1.0 section 3.2.2): until the task is finished
+        or interrupted (input or auth required; an open request waits for input), or the
+        caller hung up. The ledger is read again only when its head moved."""
+        disconnected = context.state.get("disconnected")
+        repo = self._repo()
+        seen: str | None = None
+        while True:
+            head = events.head(repo)
+            if head != seen:
+                state = await self._run(lambda: self._state(task_id, caller))
+                if state in mapping.TERMINAL or state in mapping.INTERRUPTED:
+                    return
+                seen = head
+            if disconnected is not None and await disconnected():
+                return
+            await asyncio.sleep(self.poll)
+
+    def _state(self, task_id: str, caller: str) -> str:
+        if self._intake(task_id, caller) is not None:
+            return "input_required"  # a request waits for its requester's envelope
+        return self.events_for(task_id, caller).task.state
 
     async def _task(self, task_id: str, caller: str, history: int | None = None) -> pb.Task:
         return await self._run(lambda: self.shown(task_id, caller, history))
@@ -382,6 +417,25 @@ class _Read:
         contents = self.handler.contents(fresh)
         items = [item for event in fresh for item in mapping.stream_events(found, event, contents)]
         return _Batch(found, snapshot, items, fresh[-1].id if fresh else None)
+
+
+def _same_context(message: pb.Message, context: str) -> None:
+    """A message names its task's context or none (A2A 1.0 section 3.4.3: an agent MUST
+    reject a `contextId` that is not its task's)."""
+    if message.context_id and message.context_id != context:
+        reason = (
+            f"task {message.task_id!r} is in context {context!r}, not {message.context_id!r}: "
+            "send its contextId, or none"
+        )
+        raise fail("invalid_value", field="contextId", reason=reason)
+
+
+def _opening(repo: Repository, task_id: str) -> list[pb.Message]:
+    """The words of the request a task was opened from, when it was (an intake), as A2A
+    history: the requester's opening text stays the head of the task's history."""
+    if not requests.has_request(repo, task_id):
+        return []
+    return mapping.intake_history(requests.read(repo, task_id).intake)
 
 
 def _check_sent(params: pb.SendMessageRequest) -> None:

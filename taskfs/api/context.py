@@ -42,6 +42,7 @@ __all__ = [
     "read_seed_file",
     "replace_file",
     "transitions_of",
+    "write_output",
 ]
 
 
@@ -54,8 +55,10 @@ class LockHeld(Exception):
 
 
 def acting_agent(agent: str | None, *, required: bool = True) -> str | None:
-    """The --agent value (or TASKFS_AGENT), checked to be a valid agent name."""
-    if agent is None or agent == "":
+    """The --agent value (or TASKFS_AGENT), checked to be a valid agent name. An empty name
+    given is `invalid_agent`, as any other that is no name: it never means "anyone" (an empty
+    TASKFS_AGENT is no name given, as click reads it)."""
+    if agent is None:
         if required:
             raise fail("agent_required")
         return None
@@ -165,6 +168,15 @@ def replace_file(target: Path, data: bytes, mode: int | None = None) -> None:
     from taskfs.store import fs
 
     fs.replace(target, data, mode)
+
+
+def write_output(target: Path, data: bytes, mode: int | None = None) -> None:
+    """Write a path the user named for output (`taskfs.store.fs.write_output`): a regular
+    file is replaced atomically, anything else (a FIFO, a device, a link to one) written
+    through."""
+    from taskfs.store import fs
+
+    fs.write_output(target, data, mode)
 
 
 def leftover_temporaries(target: Path) -> list[Path]:

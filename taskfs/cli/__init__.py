@@ -44,6 +44,21 @@ def run(args: list[str]) -> int:
 
         sys.stdout.write(f"taskfs {__version__}\n")
         return 0
+    if args[:1] == ["prime"] and "--hook" in args:
+        # Run as every session starts: kept off the command-line framework, as the nudge.
+        from taskfs.cli import hook
+
+        code = hook.main(args[1:], "prime")
+        if code is not None:
+            return code
+    if args[:1] in (["inbox"], ["prime"]) and "--hook" not in args:
+        # An agent's view, asked on every turn: the answer stored the last time, when it holds.
+        from taskfs.cli import answered
+
+        code = answered.fast(args)
+        if code is not None:
+            _answered_fast = True
+            return code
     if args[:1] == ["nudge"] and "--hook" in args:
         # Run after every tool call of an agent: kept off the command-line framework.
         from taskfs.cli import hook

@@ -88,8 +88,13 @@ def conversation(peer: str, agent: str | None, session: str | None, as_json: boo
 @agent_option
 @session_option
 @click.option("--mark-read", is_flag=True, help="Then mark every unread message to you read.")
+@click.option(
+    "--full", is_flag=True, help="Every record whole (the default is compact: id, task, text)."
+)
 @json_option
-def inbox(agent: str | None, session: str | None, mark_read: bool, as_json: bool) -> int:
+def inbox(
+    agent: str | None, session: str | None, mark_read: bool, full: bool, as_json: bool
+) -> int:
     """What waits for you, with counts: tasks to claim, questions, results, unread messages."""
     from taskfs.api.messages import delivery
     from taskfs.api.messages import inbox as api
@@ -104,15 +109,16 @@ def inbox(agent: str | None, session: str | None, mark_read: bool, as_json: bool
             from taskfs.api.lifecycle.resume import held_lines
 
             held.extend(held_lines(repo, box))
-        if mark_read and box.unread:
-            delivery.mark_read(repo, me, [c.record.msg_id for c in box.unread])
+        if mark_read and box.markable:
+            delivery.mark_read(repo, me, box.markable)
         return box
 
     def show(box: Any) -> tuple[dict[str, Any], str]:
         from taskfs.api.lifecycle.resume import row, unread_lines
         from taskfs.api.views import sent as sent_views
+        from taskfs.api.views.checks import said_lines
 
-        doc = shapes.document(True, **views.inbox(box))
+        doc = shapes.document(True, **views.inbox(box, full=full))
         lines = [box.badge_text(), *held]
         claim, answer, review = i18n.say("claim"), i18n.say("answer"), i18n.say("review")
         lines += [
@@ -132,6 +138,23 @@ def inbox(agent: str | None, session: str | None, mark_read: bool, as_json: bool
             for c in box.refused
         ]
         lines += [row(i18n.say("lost"), lost.text()) for lost in box.superseded]
+        for pending in box.amendments:
+            what = i18n.say(
+                "{id}: {agent} amended the contract ({keys}); accept: taskfs amend {id} --accept",
+                id=pending.task_id,
+                agent=pending.by,
+                keys=", ".join(pending.changed),
+            )
+            lines.append(row(i18n.say("amended"), what))
+        for check in box.checks:
+            ran = i18n.say(
+                "{id}: the check {agent} ran failed (exit {code})",
+                id=check.task_id,
+                agent=check.by,
+                code=check.exit_code,
+            )
+            lines.append(row(i18n.say("check"), ran))
+            lines += [f"    {line}" for line in said_lines(check.output)]
         lines += [
             row(
                 i18n.say("ended"),
@@ -158,7 +181,12 @@ def inbox(agent: str | None, session: str | None, mark_read: bool, as_json: bool
         lines += unread_lines(box)
         return doc, "\n".join(lines)
 
-    return act(as_json, call, show)
+    if mark_read:  # it writes: answered afresh, never from what was stored
+        return act(as_json, call, show)
+    from taskfs.cli import answered
+
+    asked = answered.request("inbox", agent=agent, session=session, full=full, json=as_json)
+    return answered.storing(asked, lambda: act(as_json, call, show), _tasks_rel())
 
 
 def _requested(intake: Any) -> str:
@@ -294,9 +322,27 @@ def prime(agent: str | None, hook: str | None, mcp: bool, as_json: bool) -> int:
     def show(text: str) -> tuple[dict[str, Any], str]:
         return shapes.document(True, text=text), text.rstrip("\n")
 
-    return act(
-        as_json, lambda: api.prime(open_repo(), acting_agent(agent, required=False), mcp=mcp), show
+    from taskfs.cli import answered
+
+    asked = answered.request("prime", agent=agent, mcp=mcp, json=as_json)
+    return answered.storing(
+        asked,
+        lambda: act(
+            as_json,
+            lambda: api.prime(open_repo(), acting_agent(agent, required=False), mcp=mcp),
+            show,
+        ),
+        _tasks_rel(),
     )
+
+
+def _tasks_rel() -> str | None:
+    """Where the tasks folder is, when the command runs in a checkout taskfs opens (its
+    answer is stored then: `taskfs.cli.answered`)."""
+    from taskfs.cli.output import repo_if_any
+
+    repo = repo_if_any()
+    return repo.tasks_rel if repo is not None else None
 
 
 @cli.command()

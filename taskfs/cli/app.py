@@ -65,6 +65,8 @@ def _usage_error(exc: click.ClickException, wants_json: bool) -> None:
 from taskfs.cli import (  # noqa: E402,F401
     a2a,
     agents,
+    amending,
+    board,
     bridge,
     commands,
     evidence,

@@ -240,11 +240,15 @@ def show(task_id: str, as_json: bool) -> int:
     key: bytes | None = None
     archived = False
     stamp = time.time_ns()
+    born: list[dict[str, Any]] = []  # the request it came from, if any
+    amended: list[dict[str, Any]] = []  # its amendments, if any
+    found: list[dict[str, Any]] = []  # the follow-ups found while working on it
 
     def call() -> Any:
         nonlocal repo, before, signed_before, key, archived
         repo = open_repo()
-        from taskfs.api.intake import requests
+        from taskfs.api.intake import linked, requests
+        from taskfs.api.views.intake import origin
 
         if requests.is_request(repo, task_id):  # a request, not a task yet
             return requests.read(repo, task_id)
@@ -253,7 +257,13 @@ def show(task_id: str, as_json: bool) -> int:
         signed_before = answers.identity(*where, True)
         key = queries.stored_key(repo, task_id)
         archived = queries.is_archived(repo, task_id)
-        return queries.show(repo, task_id)
+        task = queries.show(repo, task_id)
+        home = queries.home(repo, task_id)
+        intake = linked.origin(home, task_id)
+        born.extend([origin(intake)] if intake is not None else [])
+        amended.extend(queries.amendments(home, task))
+        found.extend(queries.follow_ups(repo, task_id))
+        return task
 
     def shown(task: Any) -> tuple[dict[str, Any], str]:
         import json
@@ -262,7 +272,7 @@ def show(task_id: str, as_json: bool) -> int:
 
         if isinstance(task, Answer):
             return render.intake(task)
-        doc, text = render.show(task)
+        doc, text = render.show(task, born[0] if born else None, amended, found)
         if archived:  # read from the archive's commit
             doc["archived"] = True
             text = text.replace(f"# {task_id}: ", f"# {task_id} (archived): ", 1)

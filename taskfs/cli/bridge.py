@@ -58,6 +58,8 @@ def interlink_bridge(
     """Carry your signed messages over interlink-bus, and record what arrives for you."""
     from taskfs.api.messages import bridge as api
 
+    buses: list[api.Bridge] = []
+
     def log(line: str) -> None:
         sys.stderr.write(safe(f"bridge: {line}") + "\n")
         sys.stderr.flush()
@@ -66,7 +68,8 @@ def interlink_bridge(
         if not session or "#" in session or not session.isprintable():
             raise fail("usage", reason="--session: a name without '#'")
         name = acting_agent(agent) or ""
-        carrier = api.Bridge(open_repo(), name, api.bus_urls(urls), log, session)
+        carrier = api.Bridge(open_repo(), name, api.bus_urls(urls), log, session, patient=not once)
+        buses.append(carrier)
         where = ", ".join(carrier.buses.urls)
         log(f"{carrier.agent} on {where}: polling {carrier.route} and {carrier.me}")
         return _until_stopped(carrier, api.ONCE_POLL_MS if once else api.POLL_MS, once=once)
@@ -78,16 +81,23 @@ def interlink_bridge(
             {**line_view(a.report), "acked": a.acked, "already": a.already} for a in done.arrivals
         ]
         held = [{"msg_id": m, "reason": why} for m, why in done.held.items()]
+        where = buses[0].health.report(buses[0].buses.urls) if buses else []
         doc = shapes.document(
             not done.refused,
             posted=done.posted,
             held=held,
             received=rows,
             refused=len(done.refused),
+            buses=where,
+            pairing=[{**row, "answered": row.get("key") in done.accepted} for row in done.pairing],
+            accepted=done.accepted,
         )
         text = f"posted {len(done.posted)}, received {len(rows)}, refused {len(done.refused)}"
         if held:
             text += f", held {len(held)}"
+        down = [b for b in where if not b["reachable"]]
+        if down:
+            text += f", {len(down)} bus(es) unreachable"
         return doc, text
 
     return act(as_json, call, show)

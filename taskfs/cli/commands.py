@@ -21,15 +21,23 @@ from taskfs.core import shapes
 @cli.command()
 @agent_option
 @click.option("--hooks", is_flag=True, help="Also install the git pre-commit hook (taskfs guard).")
+@click.option(
+    "--gitignore",
+    is_flag=True,
+    help="Also add the usual build outputs (__pycache__/, *.pyc, node_modules/, ...) to "
+    ".gitignore.",
+)
 @json_option
-def init(agent: str | None, hooks: bool, as_json: bool) -> int:
+def init(agent: str | None, hooks: bool, gitignore: bool, as_json: bool) -> int:
     """Make tasks/ and .taskfs/config.yaml (and a git repository if there is none)."""
     from taskfs.api import context
     from taskfs.api.ownership import owners as ownership
     from taskfs.api.tasks import submit
 
     def call() -> tuple[submit.Initialised, ownership.HookInstalled | None]:
-        done = submit.init(Path.cwd(), acting_agent(agent, required=False) or "taskfs")
+        done = submit.init(
+            Path.cwd(), acting_agent(agent, required=False) or "taskfs", gitignore=gitignore
+        )
         hook = (
             ownership.install_hook(context.open(done.root).repo, sys.executable) if hooks else None
         )
@@ -39,9 +47,21 @@ def init(agent: str | None, hooks: bool, as_json: bool) -> int:
         results: tuple[submit.Initialised, ownership.HookInstalled | None],
     ) -> tuple[dict[str, object], str]:
         result, hook = results
-        doc = shapes.document(True, root=str(result.root), created=list(result.created))
+        doc = shapes.document(
+            True,
+            root=str(result.root),
+            created=list(result.created),
+            gitignore={"added": list(result.ignored), "missing": list(result.unignored)},
+        )
         text = "\n".join(i18n.say("created {path}", path=p) for p in result.created)
         text = text or i18n.say("already initialised")
+        if result.unignored:
+            text += "\n" + i18n.say(
+                "tip: .gitignore does not name the usual build outputs {patterns}; `taskfs init "
+                "--gitignore` adds them (bytecode or a cache under a task's files keeps its "
+                "check from counting)",
+                patterns=" ".join(result.unignored),
+            )
         if hook is not None:
             doc["hook"] = {"path": str(hook.path), "chained": hook.chained and str(hook.chained)}
             text += f"\n{'installed' if hook.changed else 'kept'} the pre-commit hook {hook.path}"
@@ -201,4 +221,8 @@ def archive(older_than: str | None, agent: str | None, as_json: bool) -> int:
             )
         return doc, text
 
-    return act(as_json, lambda: archiving.archive(open_repo(), agent or None, older_than), show)
+    return act(
+        as_json,
+        lambda: archiving.archive(open_repo(), acting_agent(agent, required=False), older_than),
+        show,
+    )

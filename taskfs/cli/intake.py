@@ -109,17 +109,28 @@ def propose(task_id: str, file: str, agent: str | None, as_json: bool) -> int:
 
 @intake.command()
 @click.argument("task_id", metavar="ID")
+@click.option(
+    "--proposal",
+    metavar="ID|DIGEST",
+    help="The proposal you read (its proposalId or proposalDigest, as show prints them).",
+)
+@click.option(
+    "--to", "to", metavar="AGENT", help="Who the task is for, when the request named nobody."
+)
 @agent_option
 @json_option
-def accept(task_id: str, agent: str | None, as_json: bool) -> int:
-    """The requester takes the pending proposal as its envelope (submitting the task)."""
+def accept(
+    task_id: str, proposal: str | None, to: str | None, agent: str | None, as_json: bool
+) -> int:
+    """The requester takes the proposal it read as its envelope (submitting the task)."""
     from taskfs.api.intake import requests
 
-    return act(
-        as_json,
-        lambda: requests.accept(open_repo(), task_id, acting_agent(agent) or ""),
-        render.intake,
-    )
+    def call() -> requests.Answer:
+        acting = acting_agent(agent) or ""
+        target = acting_agent(to, required=False)
+        return requests.accept(open_repo(), task_id, acting, proposal=proposal, to=target)
+
+    return act(as_json, call, render.intake)
 
 
 @intake.command()
@@ -134,5 +145,39 @@ def cancel(task_id: str, reason: str | None, agent: str | None, as_json: bool) -
     return act(
         as_json,
         lambda: requests.cancel(open_repo(), task_id, acting_agent(agent) or "", reason=reason),
+        render.intake,
+    )
+
+
+@cli.command()
+@click.argument("task_id", metavar="ID")
+@click.argument("text", required=False)
+@click.option("--file", "file", metavar="FILE", help="Read the words from FILE.")
+@click.option("--to", "to", metavar="AGENT", help="Who it is for (default: the task's sender).")
+@click.option("--id", "new_id", metavar="ID", help="The id to keep it under (default: a new one).")
+@agent_option
+@json_option
+def discover(  # noqa: PLR0917 - the command's arguments, as click reads them
+    task_id: str,
+    text: str | None,
+    file: str | None,
+    to: str | None,
+    new_id: str | None,
+    agent: str | None,
+    as_json: bool,
+) -> int:
+    """File a follow-up found while working on task ID: a request linked to it."""
+    from taskfs.api.intake import linked
+
+    return act(
+        as_json,
+        lambda: linked.discover(
+            open_repo(),
+            task_id,
+            acting_agent(agent) or "",
+            _words(text, file),
+            to=acting_agent(to, required=False),
+            task_id=new_id,
+        ),
         render.intake,
     )

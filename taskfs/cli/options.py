@@ -2,15 +2,16 @@
 click commands are built from too (`clicked`), so that a command line means the same whichever
 of the two reads it (issues 31 and 36).
 
-The table carries meaning, not only parsing. Each option either filters a listing (`field`:
-the task row's field, contract section 4, that it must equal) or is one the command's body
-reads (the command's `reads`); an option that is neither is refused here, when the table is
-built. Both paths read a command line into one value, `Given` (every option's value as click
-gives it: the one on the command line, else its environment variable's, else its default), and
-hand it to the same body (`taskfs.cli.bodies.answer`); a listing's filters travel in it
-(`Given.filters`) to the one function that applies them (`taskfs.readmodel.filters`), on the
-store and off it. So a filter added to the table alone is honoured by both paths, and an
-option the table gives no meaning is refused by both.
+The table carries meaning, not only parsing. Each option either filters a listing (`field`: the
+task row's field, contract section 4, that it must hold, as `taskfs.readmodel.filters` says: equal
+it, be one of its list, or be found in what `ls --grep` searches) or is one the command's body
+reads (the command's `reads`); an option that is neither is refused here, when the table is built.
+Both paths read a command line into one value, `Given` (every option's value as click gives it: the
+one on the command line, else its environment variable's, else its default), and hand it to the
+same body (`taskfs.cli.bodies.answer`); a listing's filters travel in it (`Given.filters`) to the
+one function that applies them (`taskfs.readmodel.filters`), on the store and off it. So a filter
+added to the table alone is honoured by both paths, and an option the table gives no meaning is
+refused by both.
 
 Imports nothing: the fast path reads it before anything else. The lists of allowed values are
 named here and looked up where they are checked (`allowed`), since the lifecycle's module costs
@@ -72,7 +73,8 @@ class Option:
         self.default = default  # the value when neither the option nor its envvar is given
         self.negative = negative  # a flag's other name, which sets it False (`--no-network`)
         # A listing filter: the field of a task's row (contract section 4) the option's value
-        # must equal; a filter flag given asks for True, not given for False (or absent).
+        # must hold (`taskfs.readmodel.filters`); a filter flag given asks for True, not given
+        # for False (or absent); an option given more than once asks for every value.
         self.field = field
 
     def unset(self) -> Any:
@@ -123,6 +125,14 @@ AGENT = Option(
     "--agent", "agent", "The acting agent (default: $TASKFS_AGENT).", envvar="TASKFS_AGENT"
 )
 REASON_MOVE = Option("--reason", "reason", "Why (required for failed and rejected).")
+LABEL = Option(
+    "--label",
+    "labels",
+    "Only tasks carrying this label (repeated: every one of them).",
+    multiple=True,
+    metavar="LABEL",
+    field="labels",
+)
 
 COMMANDS: dict[str, Command] = {
     "ls": Command(
@@ -139,9 +149,17 @@ COMMANDS: dict[str, Command] = {
             value=False,
             field="archived",
         ),
+        LABEL,
+        Option(
+            "--grep",
+            "grep",
+            "Only tasks whose objective, request's words or messages hold TEXT (any case).",
+            metavar="TEXT",
+            field="text",
+        ),
         JSON,
     ),
-    "ready": Command((), AGENT, JSON, reads=("agent", "as_json")),
+    "ready": Command((), AGENT, LABEL, JSON, reads=("agent", "as_json")),
     "claim": Command(
         (("task_id", 1),),
         AGENT,
@@ -271,12 +289,16 @@ class Given:
         return f"Given({self.name!r}, {self.values!r})"
 
     def filters(self) -> Filters:
-        """The listing filters this command line asks for (`Option.field`)."""
-        return tuple(
-            (option.field, self.values.get(option.dest))
-            for option in COMMANDS[self.name].options.values()
-            if option.field is not None and self.values.get(option.dest) is not None
-        )
+        """The listing filters this command line asks for (`Option.field`): one for each value
+        of an option given more than once (every one must hold)."""
+        out: list[tuple[str, Any]] = []
+        for option in COMMANDS[self.name].options.values():
+            value = self.values.get(option.dest)
+            if option.field is None or value is None:
+                continue
+            for one in value if option.multiple else (value,):
+                out.append((option.field, one))
+        return tuple(out)
 
 
 def allowed(choices: str) -> tuple[str, ...]:

@@ -32,9 +32,14 @@ def emit_json(doc: dict[str, Any]) -> None:
 
 
 def act(as_json: bool, call: Callable[[], T], show: Renderer[T]) -> int:
-    """Call the library; print its answer or its refusal; return the exit status."""
+    """Call the library; print its answer or its refusal; return the exit status. Long work
+    shows its progress on stderr while a person watches (`taskfs.cli.progress`)."""
+    from taskfs.cli.progress import reporter
+    from taskfs.core.progress import reporting
+
     try:
-        result = call()
+        with reporting(reporter(as_json)):
+            result = call()
     except TaskfsError as exc:
         refuse(as_json, exc.problems)
         return 2 if "usage" in exc.codes else 1

@@ -7,6 +7,7 @@ from typing import Any
 
 from taskfs import i18n
 from taskfs.api.views import documents as views
+from taskfs.api.views.checks import said_lines
 from taskfs.core import shapes
 from taskfs.core.shapes import document
 from taskfs.errors import Problem
@@ -32,7 +33,10 @@ def task_list(tasks: Iterable[Any]) -> tuple[dict[str, Any], str | Callable[[], 
         return document(True, tasks=rows), lambda: terminal.task_table(rows)
     lines = [
         f"{r['id']:<20} {r['state']:<15} {r['from'] or '-':<12} {r['to'] or '-':<12} "
-        f"{r['contextID']}" + (f"  ({r['superseded']} superseded)" if r.get("superseded") else "")
+        f"{r['contextID']}"
+        + (f"  {terminal.priority_mark(r)}" if r.get("priority") is not None else "")
+        + (f"  {','.join(r['labels'])}" if r.get("labels") else "")
+        + (f"  ({r['superseded']} superseded)" if r.get("superseded") else "")
         for r in rows
     ]
     return document(True, tasks=rows), "\n".join(lines)
@@ -58,23 +62,105 @@ def intake(answer: Any) -> tuple[dict[str, Any], str]:
     """An intake (`taskfs.api.intake.requests.Answer`) as `show` and `taskfs intake` print it."""
     from taskfs.api.views import intake as views
 
-    doc = views.answer_document(answer.intake, answer.problems, submitted=answer.submitted)
-    text = views.text(answer.intake, answer.problems, "cli", submitted=answer.submitted)
+    accepted = getattr(answer, "accepted", None)
+    envelope = getattr(answer, "envelope", None)
+    doc = views.answer_document(
+        answer.intake,
+        answer.problems,
+        submitted=answer.submitted,
+        accepted=accepted,
+        envelope=envelope,
+    )
+    text = views.text(answer.intake, answer.problems, "cli", submitted=answer.submitted, words=True)
+    if envelope is not None:
+        from taskfs.core import yamlio
+
+        # What was submitted, whole: the requester sees the words it made its own.
+        text += "\n" + yamlio.dump(envelope).rstrip("\n")
     return doc, text
 
 
-def show(task: Any) -> tuple[dict[str, Any], str]:
+def show(
+    task: Any,
+    origin: dict[str, Any] | None = None,
+    amended: Sequence[dict[str, Any]] = (),
+    follow_ups: Sequence[dict[str, Any]] = (),
+) -> tuple[dict[str, Any], str]:
+    """`show ID`; `origin`: the request it was born from (`views.intake.origin`), if any;
+    `amended`: its amendments (`views.amendments.rows`); `follow_ups`: the work found while
+    working on it (`queries.follow_ups`)."""
+    from taskfs.api.views.intake import origin_lines
     from taskfs.core import yamlio
 
     doc = document(True, **views.detail(task))
     text = f"# {task.id}: {task.state}\n" + yamlio.dump(task.envelope.to_document())
+    if amended:
+        doc["amendments"] = list(amended)
+        text += "\n# " + i18n.say("amendments") + "\n"
+        text += "".join(f"  {amendment_line(row, task.id)}\n" for row in amended)
+    if follow_ups:
+        doc["followUps"] = list(follow_ups)
+        text += "\n# " + i18n.say("follow-ups") + "\n"
+        text += "".join(
+            "  "
+            + i18n.say(
+                "{id} ({state}): {requester} asked {to}",
+                id=f["id"],
+                state=f["state"],
+                requester=f["from"] or "-",
+                to=f["to"] or i18n.say("anyone"),
+            )
+            + "\n"
+            for f in follow_ups
+        )
+    if origin is not None:
+        doc["request"] = origin
+        head = "\n# " + i18n.say("request") + "\n"
+        text += head + "".join(
+            f"  {line}\n" for said in origin_lines(origin) for line in said.splitlines()
+        )
     rows = views.evidence(task)
     if rows:
         head = "\n# " + i18n.say("evidence") + "\n"
         text += head + "\n".join(_evidence_line(row) for row in rows) + "\n"
+        # Why the latest run failed, in the command's own words (whoever ran it).
+        text += "".join(f"  {line}\n" for line in said_lines(rows[-1].get("output", {})))
     for found in task.problems:
         text += f"\nproblem[{found.code}]: {found.message}"
     return doc, text.rstrip("\n")
+
+
+def amendment_line(row: dict[str, Any], task_id: str) -> str:
+    """One amendment (or acceptance) as `show` lists it."""
+    if row["kind"] == "accepted":
+        line = i18n.say(
+            "{at}  {agent} accepted {file}", at=row["at"], agent=row["by"], file=row["accepts"]
+        )
+        return line + (": " + _status_word("void") if row.get("status") == "void" else "")
+    changed = ", ".join(row.get("changed", ())) or "-"
+    line = i18n.say(
+        "{at}  amended by {agent} ({keys}): {status}",
+        at=row["at"],
+        agent=row["by"],
+        keys=changed,
+        status=_status_word(row["status"]),
+    )
+    if row.get("reason"):
+        line += f"  ({row['reason']})"
+    if row["status"] == "pending":
+        line += "; " + i18n.say("its holder accepts it: taskfs amend {id} --accept", id=task_id)
+    return f"{line}  {row['file']}"
+
+
+def _status_word(status: str) -> str:
+    words = {
+        "in force": i18n.say("in force"),
+        "pending": i18n.say("pending"),
+        "accepted": i18n.say("accepted"),
+        "superseded": i18n.say("superseded"),
+        "void": i18n.say("void (counts for nothing)"),
+    }
+    return words.get(status, status)
 
 
 def _evidence_line(row: dict[str, Any]) -> str:
@@ -160,6 +246,7 @@ def log(report: Any) -> tuple[dict[str, Any], str | Callable[[], str]]:
         detail = f": {row.detail}" if row.detail else ""
         by = i18n.say("by {agent}", agent=row.actor)
         lines.append(f"{row.at}  {what:<15} {by}{detail}{mark}")
+        lines += [f"  {line}" for line in terminal.row_output_lines(row)]
     return doc, "\n".join(lines)
 
 

@@ -1,13 +1,9 @@
-"""Commands for people who review and watch the work: lint, review, graph, board, and
-`show --format markdown`. Each parses, calls the library, and renders."""
+"""Commands for people who review and watch the work: lint, review, graph, and `show --format
+markdown` (the board is `taskfs.cli.board`). Each parses, calls the library, and renders."""
 
 from __future__ import annotations
 
-import errno
-import os
-import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import click
@@ -17,8 +13,7 @@ from taskfs.cli import render
 from taskfs.cli.group import cli, json_option
 from taskfs.cli.output import act, open_repo
 from taskfs.core import shapes
-from taskfs.core.display import safe
-from taskfs.errors import TaskfsError, fail
+from taskfs.errors import TaskfsError
 
 Shown = tuple[dict[str, Any], "str | Callable[[], str]"]
 
@@ -37,11 +32,11 @@ def show_markdown(task_id: str, as_json: bool) -> int:
 
 
 @cli.command()
-@click.argument("targets", nargs=-1, metavar="[FILE|ID]...")
+@click.argument("targets", nargs=-1, metavar="[FILE|ID|RANGE]...")
 @click.option("--strict", is_flag=True, help="Warnings fail too (exit status 1).")
 @json_option
 def lint(targets: tuple[str, ...], strict: bool, as_json: bool) -> int:
-    """Warnings for contracts that are valid but weak (the open tasks when none is named)."""
+    """Weak contracts' warnings: files, task ids, those a range added (A..B), else open tasks."""
     from taskfs.api.tasks import lint as lint_api
 
     def call() -> lint_api.Linted:
@@ -179,79 +174,3 @@ def graph(fmt: str, as_json: bool) -> int:
         return doc, lambda: draw(result).rstrip("\n")
 
     return act(as_json, lambda: reports.task_graph(open_repo()), show)
-
-
-@cli.command()
-@click.option("--html", "target", required=True, metavar="FILE", help="Where to write (- stdout).")
-@click.option(
-    "--repo-url",
-    metavar="URL",
-    help="The repository's web address (https://github.com/OWNER/NAME): commits and evidence "
-    "files link to it.",
-)
-@json_option
-def board(target: str, repo_url: str | None, as_json: bool) -> int:
-    """One self-contained HTML page: what is stuck, who is idle, what is next."""
-    from taskfs.api.views import board as board_view
-    from taskfs.report import board as board_html
-
-    if as_json and target == "-":
-        raise click.UsageError("--json needs --html FILE: with --html - the page is the output")
-
-    def call() -> dict[str, Any]:
-        base = board_view.repository_url(repo_url) if repo_url is not None else None
-        repo = open_repo()
-        view = board_view.board(repo)
-        generated = view.now.strftime("%Y-%m-%d %H:%M UTC")
-        page = board_html.page(view, title=repo.root.name, generated=generated, repo_url=base)
-        if target == "-":
-            sys.stdout.write(safe(page))
-        else:
-            _write(Path(target), page.encode())
-        columns: dict[str, list[str]] = {}
-        if view.requests:
-            columns["intake"] = [i.id for i in view.requests]
-        for card in view.cards:
-            columns.setdefault(card.state, []).append(card.id)
-        markers: dict[str, list[str]] = {}
-        for card in view.cards:
-            for marker in card.markers:
-                markers.setdefault(marker, []).append(card.id)
-        return {
-            "path": target,
-            "tasks": len(view.cards),
-            "columns": columns,
-            "markers": markers,
-            "agents": [
-                {
-                    "name": a.name,
-                    "held": list(a.held),
-                    "done": list(a.done),
-                    "failed": list(a.failed),
-                    "lastActivity": a.last.isoformat() if a.last else None,
-                }
-                for a in view.agents
-            ],
-        }
-
-    def show(result: dict[str, Any]) -> Shown:
-        text = (
-            ""
-            if target == "-"
-            else i18n.say("wrote {path}: {count} tasks", path=target, count=result["tasks"])
-        )
-        return shapes.document(True, **result), text
-
-    return act(as_json, call, show)
-
-
-def _write(path: Path, data: bytes) -> None:
-    from taskfs.api.context import replace_file
-
-    if not os.path.isdir(path.parent):  # False, not an error, for a name too long to look at
-        # A folder that is not there is a typo more often than a wish: say so, make nothing.
-        raise fail("file_unwritable", path=str(path), reason=os.strerror(errno.ENOENT))
-    try:
-        replace_file(path, data, mode=0o644)
-    except OSError as exc:
-        raise fail("file_unwritable", path=str(path), reason=exc.strerror or str(exc)) from None

@@ -77,14 +77,21 @@ def retry(task_id: str, to: str | None, agent: str | None, as_json: bool) -> int
 
 @cli.command()
 @agent_option
+@click.option(
+    "--label",
+    "labels",
+    multiple=True,
+    metavar="LABEL",
+    help="Only tasks carrying this label (repeated: every one of them).",
+)
 @json_option
-def sent(agent: str | None, as_json: bool) -> int:
+def sent(agent: str | None, labels: tuple[str, ...], as_json: bool) -> int:
     """The tasks you sent: state, age, how long the holder has been quiet, refusals."""
     from taskfs.api.lifecycle import sent as api
     from taskfs.api.views import sent as views
 
     def call() -> list[Any]:
-        return api.sent(open_repo(), acting_agent(agent) or "")
+        return api.sent(open_repo(), acting_agent(agent) or "", labels=labels)
 
     def show(rows: list[Any]) -> tuple[dict[str, Any], str]:
         doc = shapes.document(True, tasks=[views.row(r) for r in rows])
@@ -95,6 +102,10 @@ def sent(agent: str | None, as_json: bool) -> int:
                 flag = "  " + views.line(r)
             elif r.successor:
                 flag = "  " + i18n.say("-> {id}", id=r.successor)
+            marks = " ".join(
+                ([f"P{r.priority}"] if r.priority is not None else []) + list(r.labels)
+            )
+            flag = f"  {marks}{flag}" if marks else flag
             lines.append(
                 f"{r.id:<20} {r.state:<15} {r.to or '-':<12} {r.holder or '-':<12} "
                 f"{views.duration(r.age_minutes):>7} {views.duration(r.quiet_minutes):>7}{flag}"

@@ -4,6 +4,7 @@ prints nothing on stdout."""
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Iterator
 from typing import TextIO
 
@@ -16,7 +17,9 @@ from taskfs.errors import TaskfsError, fail
 
 @cli.command()
 @click.option("--once", is_flag=True, help="One pass over everything pending, then exit.")
-@click.option("--log", "log_file", metavar="FILE", help="Append the log to FILE, not stderr.")
+@click.option(
+    "--log", "log_file", metavar="FILE", help="Append the log to FILE (- stdout), not stderr."
+)
 @click.option("-v", "--verbose", is_flag=True, help="Also log each pass and what woke it.")
 @click.option(
     "--settle",
@@ -84,9 +87,13 @@ def _log_stream(path: str | None) -> Iterator[TextIO | None]:
     if path is None:
         yield None
         return
+    if path == "-":
+        yield sys.stdout  # the log is the output (`watch` prints nothing else there)
+        return
     try:
+        # Appending writes through a FIFO or a device as it is, and never replaces a file.
         handle = open(path, "a", encoding="utf-8")  # noqa: SIM115 (closed below)
     except OSError as exc:
-        raise fail("file_unreadable", path=path, reason=exc.strerror or str(exc)) from None
+        raise fail("file_unwritable", path=path, reason=exc.strerror or str(exc)) from None
     with handle:
         yield handle

@@ -138,6 +138,14 @@ class Config(BaseModel):
         description="The most delegation hops allowed above a task: a task without parent is "
         "at depth 0, its child at 1, and a task deeper than this is refused.",
     )
+    sync_timeout_seconds: Annotated[int, Strict()] = Field(
+        default=600,
+        alias="syncTimeoutSeconds",
+        ge=1,
+        le=60 * 60,
+        description="How long `sync` and `claim --sync` keep trying a push that lost a race "
+        "or found the remote's branch locked by another push, before sync_push_rejected.",
+    )
     require_signed_messages: Annotated[bool, Strict()] = Field(
         default=False,
         alias="requireSignedMessages",

@@ -22,6 +22,7 @@ from pydantic import (
 from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import PydanticCustomError
 
+from taskfs import i18n
 from taskfs.core import globs, layout
 from taskfs.errors import Problem, problem
 
@@ -66,6 +67,27 @@ def _entry(value: str) -> str:
     return value
 
 
+def _label(value: str) -> str:
+    if not layout.is_label(value):
+        raise PydanticCustomError(
+            "label",
+            "not a label: use 1-64 letters, digits and . _ : / + - with no blank, starting "
+            "with a letter or digit",
+        )
+    return value
+
+
+def _unique_labels(values: tuple[str, ...]) -> tuple[str, ...]:
+    seen: set[str] = set()
+    for value in values:
+        if value in seen:
+            raise PydanticCustomError(
+                "label_duplicate", "{value!r} is listed more than once", {"value": value}
+            )
+        seen.add(value)
+    return values
+
+
 def _unique_entries(values: tuple[str, ...]) -> tuple[str, ...]:
     seen: dict[tuple[str, str], str] = {}
     for raw in values:
@@ -88,6 +110,10 @@ Command = Annotated[Text, AfterValidator(_no_nul)]
 TaskId = Annotated[str, Strict(), AfterValidator(_task_id)]
 AgentName = Annotated[str, Strict(), AfterValidator(_agent)]
 EntryText = Annotated[str, Strict(), AfterValidator(_entry)]
+Label = Annotated[str, Strict(), AfterValidator(_label)]
+# How urgent a task is, as beads counts it: 0 the most, 4 the least; a task that says nothing
+# is in the middle (`taskfs.core.shown.rank`, which `ready` orders by).
+MOST_URGENT, LEAST_URGENT = 0, 4
 
 
 class _Model(BaseModel):
@@ -159,13 +185,25 @@ class Envelope(_Model):
         description="Ids of tasks that must complete before this one can be claimed.",
     )
     parent: TaskId | None = Field(default=None, description="The task this one was delegated from.")
+    priority: Annotated[int, Strict()] | None = Field(
+        default=None,
+        ge=MOST_URGENT,
+        le=LEAST_URGENT,
+        description="How urgent: 0 (the most) to 4 (the least); 2 when absent. `ready` offers "
+        "the most urgent first, then the oldest.",
+    )
+    labels: Annotated[tuple[Label, ...], AfterValidator(_unique_labels)] = Field(
+        default=(),
+        description="Free labels to find and filter tasks by (`ls --label`).",
+    )
     extensions: SkipJsonSchema[dict[str, Any]] = Field(default_factory=dict, exclude=True)
 
     def to_document(self) -> dict[str, Any]:
         """The envelope as its YAML keys, in the contract's order, extensions last."""
         doc = self.model_dump(by_alias=True, exclude_none=True, mode="json")
-        if not doc.get("dependsOn"):
-            doc.pop("dependsOn", None)
+        for key in ("dependsOn", "labels"):
+            if not doc.get(key):
+                doc.pop(key, None)
         doc.update(self.extensions)
         return doc
 
@@ -312,7 +350,11 @@ def _problem_for(kind: str, loc: tuple[Any, ...], error: Any) -> Problem:
         return problem(FIELD_CODES[field_name], field=name)
     if loc[0] == "filesAndInterfaces" and (len(loc) > 1 or kind == "entry_duplicate"):
         value = error.get("input")
-        reason = error["msg"] if kind != "string_type" else "entries must be strings"
+        reason = (
+            _custom_reason(kind, error.get("ctx") or {}) or error["msg"]
+            if kind != "string_type"
+            else i18n.said("entries must be strings")
+        )
         return problem(
             "files_and_interfaces_invalid", field=name, value=_shown(value), reason=reason
         )
@@ -337,27 +379,75 @@ def _shown(value: Any) -> Any:
     return f"<{type(value).__name__}>"
 
 
-_EXPECTED = {
-    "string_type": "expected text",
-    "tuple_type": "expected a list",
-    "list_type": "expected a list",
-    "int_type": "expected a whole number",
-    "model_type": "expected a mapping",
-    "model_attributes_type": "expected a mapping",
-    "dict_type": "expected a mapping",
-    "bool_type": "expected true or false",
-    "bool_parsing": "expected true or false",
-    "int_parsing": "expected a whole number",
-}
-
-
 def value_reason(kind: str, error: Any) -> str:
-    """Why a value was refused, from a pydantic error of type `kind`, without echoing it."""
+    """Why a value was refused, from a pydantic error of type `kind`, without echoing it: in
+    English as data, in the user's language in the message (`i18n.said`), never in pydantic's
+    own words, which are English only."""
+    ctx = error.get("ctx") or {}
     if kind == "missing":
-        return "it is required"
-    if kind in _EXPECTED:
-        return f"{_EXPECTED[kind]}, got {type(error.get('input')).__name__}"
-    return str(error["msg"])
+        return i18n.said("it is required")
+    return (
+        _type_reason(kind, type(error.get("input")).__name__)
+        or _limit_reason(kind, ctx)
+        or _custom_reason(kind, ctx)
+        or str(error["msg"])
+    )
+
+
+def _type_reason(kind: str, got: str) -> str | None:
+    if kind == "string_type":
+        return i18n.said("expected text, got {kind}", kind=got)
+    if kind in ("tuple_type", "list_type"):
+        return i18n.said("expected a list, got {kind}", kind=got)
+    if kind in ("int_type", "int_parsing", "int_from_float"):
+        return i18n.said("expected a whole number, got {kind}", kind=got)
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        return i18n.said("expected a mapping, got {kind}", kind=got)
+    if kind in ("bool_type", "bool_parsing"):
+        return i18n.said("expected true or false, got {kind}", kind=got)
+    return None
+
+
+def _limit_reason(kind: str, ctx: Mapping[str, Any]) -> str | None:
+    if kind == "greater_than_equal":
+        return i18n.said("must be at least {limit}", limit=ctx.get("ge"))
+    if kind == "less_than_equal":
+        return i18n.said("must be at most {limit}", limit=ctx.get("le"))
+    if kind == "greater_than":
+        return i18n.said("must be more than {limit}", limit=ctx.get("gt"))
+    if kind == "less_than":
+        return i18n.said("must be less than {limit}", limit=ctx.get("lt"))
+    if kind in ("too_short", "string_too_short"):
+        return i18n.said("must have at least {count} items", count=ctx.get("min_length"))
+    if kind in ("too_long", "string_too_long"):
+        return i18n.said("must have at most {count} items", count=ctx.get("max_length"))
+    if kind == "literal_error":
+        return i18n.said("must be one of {values}", values=ctx.get("expected"))
+    return None
+
+
+def _custom_reason(kind: str, ctx: Mapping[str, Any]) -> str | None:
+    """The reasons this module's own validators give (their `PydanticCustomError` types)."""
+    if kind == "blank":
+        return i18n.said("must not be empty or only white space")
+    if kind == "nul":
+        return i18n.said("contains a NUL character, which no shell command can hold: remove it")
+    if kind == "agent_name":
+        return i18n.said("not an agent name: use 1-64 characters of letters, digits, . _ @ -")
+    if kind == "label":
+        return i18n.said(
+            "not a label: use 1-64 letters, digits and . _ : / + - with no blank, starting "
+            "with a letter or digit"
+        )
+    if kind == "label_duplicate":
+        return i18n.said("{value!r} is listed more than once", value=ctx.get("value"))
+    if kind == "entry_duplicate":
+        return i18n.said(
+            "{value!r} is listed more than once (as {first!r})",
+            value=ctx.get("value"),
+            first=ctx.get("first"),
+        )
+    return None
 
 
 def envelope_json_schema() -> dict[str, Any]:

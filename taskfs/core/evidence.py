@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from taskfs import i18n
 from taskfs.core import signing
+from taskfs.core.ignores import is_build_output
 from taskfs.core.layout import KEYS_DIR
 
 EVIDENCE_OUTPUT_CAP = 32 * 1024
@@ -251,8 +252,26 @@ def _uncommitted(rel: str, facts: GateFacts) -> str:
     listed = facts.uncommitted
     count = facts.uncommitted_count or len(listed)
     more = i18n.say(" and {count} more", count=count - len(listed)) if count > len(listed) else ""
+    outputs = [path for path in listed if is_build_output(path)]
+    work = [path for path in listed if not is_build_output(path)]
+    if outputs:
+        # Bytecode, caches, builds: ignored, never committed.
+        ignore = ignore_advice(outputs)
+        if not work and not more:
+            return i18n.say(" ({rel}): {ignore}", rel=rel, ignore=ignore)
+        files = ", ".join(work) + more if work else i18n.say("the other files it owns")
+        return i18n.say(" ({rel}): commit {files}; {ignore}", rel=rel, files=files, ignore=ignore)
     files = ", ".join(listed) + more if listed else i18n.say("the files it owns")
     return i18n.say(" ({rel}): commit {files}, then run `taskfs check` again", rel=rel, files=files)
+
+
+def ignore_advice(outputs: Sequence[str]) -> str:
+    """What to do with build outputs found among the uncommitted files: ignore them."""
+    return i18n.say(
+        "{files} are build outputs: list them in .gitignore (`taskfs init --gitignore` adds the "
+        "usual ones), commit it, then run `taskfs check` again",
+        files=", ".join(outputs),
+    )
 
 
 def _why_none(evidence: Sequence[Gate], command: str, trust: RunnerTrust) -> str:

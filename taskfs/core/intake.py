@@ -81,6 +81,17 @@ class IntakeRecord(_Record):
         default=None, description="request: the proposal (its file name) the requester accepts."
     )
     reason: Annotated[str, Strict()] | None = Field(default=None, description="canceled: why.")
+    discovered_from: TaskIdText | None = Field(
+        default=None,
+        alias="discoveredFrom",
+        description="request (the first): the task its requester found this work in while "
+        "working on it (`taskfs discover`); the requester is a party to that task.",
+    )
+    sig: Annotated[str, Strict()] | None = Field(
+        default=None,
+        description="The Ed25519 signature of `by` over the other fields "
+        "(taskfs.core.act_signing, taskfs-intake-v1), where `by` has a key.",
+    )
 
 
 class Entry(NamedTuple):
@@ -114,6 +125,11 @@ class Intake(NamedTuple):
         return self.opening.door
 
     @property
+    def discovered_from(self) -> str | None:
+        """The task its requester found this work in (a follow-up), if it was."""
+        return self.opening.discovered_from
+
+    @property
     def canceled(self) -> Entry | None:
         return next((e for e in self.entries if e.record.kind == "canceled"), None)
 
@@ -136,13 +152,18 @@ class Intake(NamedTuple):
 
     def pending_proposal(self) -> Entry | None:
         """The latest proposal no request of the requester came after."""
-        latest: Entry | None = None
+        waiting = self.proposals_since_request()
+        return waiting[-1] if waiting else None
+
+    def proposals_since_request(self) -> list[Entry]:
+        """The proposals made since the requester last spoke, oldest first."""
+        found: list[Entry] = []
         for entry in self.entries:
             if entry.record.kind == "proposal":
-                latest = entry
+                found.append(entry)
             elif entry.record.kind == "request" and self._by_requester(entry):
-                latest = None
-        return latest
+                found = []
+        return found
 
     def words(self) -> list[str]:
         """The requester's texts that carry no envelope fields: what it said in prose."""
@@ -170,9 +191,32 @@ class Intake(NamedTuple):
             merged.setdefault("to", self.recipient)
         return merged
 
+    def draft_given(self) -> bool:
+        """Whether any request carries envelope fields (not only words)."""
+        return any(fields_of(e.record.text or "") is not None for e in self.requests())
+
     def missing(self) -> list[Problem]:
         """What keeps the draft from being an envelope: every problem, each named."""
         return draft_problems(self.id, self.requester, self.recipient, self.draft())
+
+    def refusal(self, entry: Entry) -> str | None:
+        """Why `entry` could not have been written by its `by` (None: it could): a request is
+        its requester's, a proposal its recipient's (anyone but the requester when it names
+        none), a cancellation a party's, and nothing follows a cancellation. The rule the
+        acceptance and `audit` share (`taskfs.api.review.intake_audit`)."""
+        record, requester, recipient = entry.record, self.requester, self.recipient
+        if record.kind == "request" and record.by != requester:
+            return f"it is {requester!r}'s request"
+        if record.kind == "proposal" and (
+            record.by == requester or recipient not in (None, record.by)
+        ):
+            return f"only its recipient ({recipient or 'anyone but the requester'}) proposes"
+        if record.kind == "canceled" and record.by not in (requester, recipient):
+            return "only a party to it cancels it"
+        closed = self.canceled
+        if closed is not None and entry.name > closed.name:
+            return "it was written after the intake was canceled"
+        return None
 
     def _by_requester(self, entry: Entry) -> bool:
         return entry.record.by == self.requester
@@ -231,3 +275,19 @@ def draft_problems(
 def missing_fields(problems: Sequence[Problem]) -> list[str]:
     """The envelope keys the problems name, in the contract's order, once each."""
     return list(dict.fromkeys(p.field for p in problems if p.field))
+
+
+def proposal_id(entry: Entry) -> str:
+    """How a proposal is named: its file's stem (`<stamp>-<nonce>`)."""
+    from taskfs.core.layout import SUFFIX
+
+    return entry.name.removesuffix(SUFFIX)
+
+
+def proposal_digest(entry: Entry) -> str:
+    """What a proposal says, in 16 hex digits of its text's SHA-256: naming it by this accepts
+    exactly the words that were read."""
+    import hashlib
+
+    said = (entry.record.text or "").encode("utf-8", "surrogatepass")
+    return hashlib.sha256(said).hexdigest()[:16]

@@ -48,6 +48,9 @@ KEYS_DIR = f"{TASKFS_DIR}/keys"
 SCHEMA_DIR = f"{TASKFS_DIR}/schema"
 CONVERSATIONS = f"{TASKFS_DIR}/conversations"
 ARCHIVE_DIR = f"{TASKFS_DIR}/archive"  # the archive's files (`taskfs archive`)
+AGENT_KEYS_DIR = f"{KEYS_DIR}/agent"
+RUNNER_KEYS_DIR = f"{KEYS_DIR}/runner"
+REVOKED_DIR = f"{KEYS_DIR}/revoked/agent"  # `keys remove`'s records: one per key, never edited
 DEFAULT_TASKS_DIR = "tasks"
 # Folders that are the ledger whatever the settings say: every agent writes them, none owns them.
 FIXED_LEDGER_FOLDERS = (".git", TASKFS_DIR)
@@ -60,6 +63,7 @@ EVIDENCE = "evidence"
 MESSAGES = "messages"
 READS = "reads"
 INTAKE = "intake"  # a request not yet a contract (taskfs.core.intake)
+AMENDMENTS = "amendments"  # new versions of the envelope (taskfs.core.amendments)
 SUFFIX = ".yaml"
 
 # -- the git dir -------------------------------------------------------------------------------
@@ -83,6 +87,14 @@ AGENT_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
 # Crockford's alphabet without i, l, o, u: nothing to misread when an id is typed by hand.
 _ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
 GENERATED_LENGTH = 10
+
+
+# A label (`labels` of an envelope): a word, in any script, with no blank and no comma.
+LABEL_RE = re.compile(r"[^\W_][\w.:/+-]{0,63}")
+
+
+def is_label(value: object) -> bool:
+    return isinstance(value, str) and LABEL_RE.fullmatch(value) is not None
 
 
 def is_task_id(value: object) -> bool:

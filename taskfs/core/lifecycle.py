@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal, NamedTuple
 
+from taskfs import i18n
 from taskfs.core.shown import offered_to
 from taskfs.errors import Problem, problem
 
@@ -74,6 +75,10 @@ class Parties(NamedTuple):
         return agent in (self.sender, self.recipient, self.holder)
 
 
+# The authority table's rule these refusals cite (`taskfs.core.ledger_kinds`: status files).
+RULE = "status"
+
+
 def check_transition(
     task_id: str,
     current: State,
@@ -89,7 +94,7 @@ def check_transition(
     caller learns first that no change of input could make this move possible.
     """
     if target not in TRANSITIONS[current]:
-        why = " (it is a terminal state)" if current in TERMINAL else ""
+        why = i18n.say(" (it is a terminal state)") if current in TERMINAL else ""
         return [
             problem(
                 "transition_not_allowed",
@@ -98,6 +103,7 @@ def check_transition(
                 to_state=target,
                 why_text=why,
                 next_states=next_states(current),
+                rule=RULE,
             )
         ]
     problems: list[Problem] = []
@@ -111,11 +117,12 @@ def check_transition(
                 action=target,
                 action_text=_describe(task_id, current, target),
                 **refusal,
+                rule=RULE,
             )
         )
     if target in REASON_REQUIRED and not (reason and reason.strip()):
         problems.append(
-            problem("reason_required", id=task_id, to_state=target, how='--reason "why"')
+            problem("reason_required", id=task_id, to_state=target, how='--reason "why"', rule=RULE)
         )
     return problems
 
@@ -126,20 +133,24 @@ def _agent_refusal(
     if current == "submitted" and target == "working":
         if offered_to(parties.recipient, agent):  # the rule `ready` offers by
             return None
-        return {"reason": f"the task is addressed to {parties.recipient!r}"}
+        return {"reason": i18n.said("the task is addressed to {agent!r}", agent=parties.recipient)}
     if target == "completed":
         if agent == parties.holder or (parties.accepted and agent == parties.sender):
             return None
         return {
-            "reason": f"only the agent holding it ({parties.holder!r}) may complete it, or its "
-            f"sender ({parties.sender!r}) on passing evidence recorded after the holder's result"
+            "reason": i18n.said(
+                "only the agent holding it ({holder!r}) may complete it, or its sender "
+                "({sender!r}) on passing evidence recorded after the holder's result",
+                holder=parties.holder,
+                sender=parties.sender,
+            )
         }
     if parties.includes(agent):
         return None
     if current == "input_required" and target == "working" and agent == parties.owner:
         return None
     named = ", ".join(repr(p) for p in _named(parties))
-    return {"reason": f"only a party to the task may move it ({named})"}
+    return {"reason": i18n.said("only a party to the task may move it ({names})", names=named)}
 
 
 def _named(parties: Parties) -> Iterable[str]:
@@ -154,9 +165,21 @@ def _describe(task_id: str, current: State, target: State) -> str:
     """What an agent attempted, as a refusal names it: going back to work on a task that
     waited for an answer is answering it, not claiming it."""
     if target == "working" and current != "submitted":
-        return f"answer task {task_id!r} (move it from {current} back to working)"
-    verb = {"working": "claim", "completed": "complete", "rejected": "refuse"}.get(target)
-    return f"{verb} task {task_id!r}" if verb else f"move task {task_id!r} to {target}"
+        return i18n.say(
+            "answer task {id!r} (move it from {state} back to working)", id=task_id, state=current
+        )
+    return describe_action(task_id, target)
+
+
+def describe_action(task_id: str, target: str) -> str:
+    """`claim task 't1'`, `move task 't1' to failed`: an attempt, as a refusal names it."""
+    if target == "working":
+        return i18n.say("claim task {id!r}", id=task_id)
+    if target == "completed":
+        return i18n.say("complete task {id!r}", id=task_id)
+    if target == "rejected":
+        return i18n.say("refuse task {id!r}", id=task_id)
+    return i18n.say("move task {id!r} to {state}", id=task_id, state=target)
 
 
 # The `status` a task message may carry (contract section 6); none is plain conversation.
@@ -168,4 +191,4 @@ SEND_STATUSES = (*MESSAGE_STATUSES, "none")
 def next_states(current: str) -> str:
     """The states `current` may go to, as a refusal names them ("none" from a terminal one)."""
     out = TRANSITIONS.get(current, frozenset())  # type: ignore[call-overload]
-    return ", ".join(s for s in STATES if s in out) or "none"
+    return ", ".join(s for s in STATES if s in out) or i18n.said("none")

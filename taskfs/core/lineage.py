@@ -7,8 +7,10 @@ ownership the successor stands where A stood (what was ordered after A is ordere
 
 A link counts only when it is genuine: the successor has the same sender and the same
 acceptance command as the task it follows (an `x-` key is free for anyone to write, but
-only A's sender could have made a task of A's contract in A's name), and A ended without
-completing (canceled, failed or rejected).
+only A's sender could have made a task of A's contract in A's name), A ended without
+completing (canceled, failed or rejected), and, where a decision asks (`vouched`), the
+successor's submission verifies as that sender's act (`taskfs.api.review.authority.
+submission_problems`: written by it, and signed where it has a key).
 
 Pure: tasks are passed in as facts (`taskfs.core.facts`). A mapping of tasks that keeps who
 follows whom by key (the read model's `taskfs.readmodel.ledger.Ledger`, through a `following`
@@ -52,8 +54,11 @@ class Lineage:
     """The successors of the tasks in `tasks`, found when first asked for (one pass over
     the tasks, shared by every question of one listing or claim)."""
 
-    def __init__(self, tasks: Mapping[str, TaskFacts]) -> None:
+    def __init__(
+        self, tasks: Mapping[str, TaskFacts], vouched: Callable[[str], bool] | None = None
+    ) -> None:
         self._tasks = tasks
+        self._vouched = vouched  # whether a successor's submission is its sender's own act
         self._next: dict[str, list[str]] | None = None
         asked = getattr(tasks, "following", None)
         self._asked: Callable[[str], list[str]] | None = asked if callable(asked) else None
@@ -80,7 +85,9 @@ class Lineage:
         return [
             t
             for t in self._following(task_id)
-            if t in self._tasks and same_contract(self._tasks[t].envelope, before.envelope)
+            if t in self._tasks
+            and same_contract(self._tasks[t].envelope, before.envelope)
+            and (self._vouched is None or self._vouched(t))
         ]
 
     def successors(self, task_id: str) -> list[str]:

@@ -223,10 +223,26 @@ class Routed(NamedTuple):
 
 class Unroutable(NamedTuple):
     """Why no session can be chosen, with the sessions to pick from (interlink refuses these
-    with `invalid_params`)."""
+    with `invalid_params`). `kind`: `ambiguous` (a session prefix matching several), `live`
+    (several live), `away` (several, all away) or `none` (none on the roster), which
+    `refusal_line` says in interlink's words."""
 
     reason: str
     sessions: tuple[Seen, ...] = ()
+    kind: str = "none"
+    hint: str | None = None
+
+
+def refusal_line(kind: str, peer: str, sessions: str, hint: str | None = None) -> str:
+    """interlink's `invalid_params` text for a message it cannot route (`route_session`,
+    `resolve_session`), `sessions` being `session_list`'s pick-list."""
+    if kind == "ambiguous":
+        return f"session '{hint}' matches several sessions — use the full id:\n{sessions}"
+    if kind == "live":
+        return f"'{peer}' has several live sessions — pass session=<id>:\n{sessions}"
+    if kind == "away":
+        return f"'{peer}' has several sessions (all away) — pass session=<id>:\n{sessions}"
+    return f"no live session for '{peer}' on the roster — they may be offline (run discover)"
 
 
 def _presence_of(chosen: Seen, sessions: Sequence[Seen]) -> Routed:
@@ -258,7 +274,10 @@ def choose_session(
         if not matches:
             return Routed(hint, "gone")
         return Unroutable(
-            f"session {hint!r} matches several sessions: use the full id", tuple(sessions)
+            f"session {hint!r} matches several sessions: use the full id",
+            tuple(sessions),
+            "ambiguous",
+            hint,
         )
     if sticky is not None:
         held = next((s for s in sessions if s.session_id == sticky), None)
@@ -268,14 +287,18 @@ def choose_session(
     if len(live) == 1:
         return Routed(live[0].session_id, "live", live[0].age_ms)
     if len(live) > 1:
-        return Unroutable("it has several live sessions: pass session=<id>", tuple(sessions))
+        return Unroutable(
+            "it has several live sessions: pass session=<id>", tuple(sessions), "live"
+        )
     if len(sessions) == 1:
         return _presence_of(sessions[0], sessions)
     if not sessions:
         if sticky is not None:
             return Routed(sticky, "gone")
         return Unroutable("no live session on the roster: it may be offline")
-    return Unroutable("it has several sessions (all away): pass session=<id>", tuple(sessions))
+    return Unroutable(
+        "it has several sessions (all away): pass session=<id>", tuple(sessions), "away"
+    )
 
 
 def ago(age_ms: int) -> str:

@@ -169,7 +169,15 @@ def dependencies_refused(
         f"{dep} ({states[dep]})" if dep in states else i18n.say("{id} (does not exist yet)", id=dep)
         for dep in pending
     )
-    return [problem("dependencies_unresolved", id=task_id, pending=pending, pending_text=described)]
+    return [
+        problem(
+            "dependencies_unresolved",
+            id=task_id,
+            pending=pending,
+            pending_text=described,
+            rule="status",
+        )
+    ]
 
 
 def rivals(

@@ -112,6 +112,11 @@ class Artifact(_Record):
     location: Annotated[str, Strict()] = Field(min_length=1)
 
 
+EnvelopeDigest = Annotated[
+    str, Strict(), matching(re.compile(r"sha256:[0-9a-f]{64}"), "not sha256:<64 hex digits>")
+]
+
+
 class StatusRecord(_Record):
     """One lifecycle transition of one task."""
 
@@ -128,6 +133,16 @@ class StatusRecord(_Record):
     artifacts: tuple[Artifact, ...] | None = None
     message: MsgIdText | None = Field(
         default=None, description="The message that made this transition (contract section 6)."
+    )
+    amendment: Annotated[str, Strict()] | None = Field(
+        default=None,
+        description="A claim: the amendment of the envelope in force when the task was claimed "
+        "(its file in the task's amendments folder; none: the envelope as submitted).",
+    )
+    envelope: EnvelopeDigest | None = Field(
+        default=None,
+        description="A `submitted`: the SHA-256 of the envelope file it submitted "
+        "(`sha256:<hex>`), so that its signature covers the contract too.",
     )
     sig: Annotated[str, Strict()] | None = Field(
         default=None,
@@ -207,3 +222,8 @@ class ReadRecord(_Record):
     by: AgentText
     at: UtcTime
     msg_ids: tuple[MsgIdText, ...] = Field(min_length=1)
+    sig: Annotated[str, Strict()] | None = Field(
+        default=None,
+        description="The Ed25519 signature of `by` over the other fields "
+        "(taskfs.core.act_signing, taskfs-read-v1), where `by` has a key.",
+    )

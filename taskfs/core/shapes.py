@@ -41,9 +41,11 @@ def task_row(
     context_id: str | None,
     holder: str | None,
     superseded: int,
+    priority: int | None = None,
+    labels: Iterable[str] = (),
 ) -> dict[str, Any]:
-    """A task's row in `ls` and `ready`."""
-    return {
+    """A task's row in `ls` and `ready`; `priority` and `labels` where the envelope has them."""
+    row: dict[str, Any] = {
         "id": task_id,
         "state": state,
         "from": sender,
@@ -52,15 +54,22 @@ def task_row(
         "holder": holder,
         "superseded": superseded,
     }
+    if priority is not None:
+        row["priority"] = priority
+    if labels:
+        row["labels"] = list(labels)
+    return row
 
 
-# The fields a task's row may hold, in order: `task_row`'s, and `archived` for a task `taskfs
-# archive` took out of the working tree. The read model's store keeps each row's values in this
-# order, for the listings' filters (`taskfs.readmodel.filters`).
-ROW_FIELDS: tuple[str, ...] = (
-    *task_row("", "", sender=None, recipient=None, context_id=None, holder=None, superseded=0),
-    "archived",
-)
+# The fields a task's row may hold, in order: `task_row`'s (`priority` and `labels` where the
+# envelope names them), and `archived` for a task `taskfs archive` took out of the working
+# tree. The read model's store keeps each row's values in this order, for the listings'
+# filters (`taskfs.readmodel.filters`).
+_EVERY_FIELD = task_row(
+    "", "", sender=None, recipient=None, context_id=None, holder=None, superseded=0,
+    priority=0, labels=("",),
+)  # fmt: skip
+ROW_FIELDS: tuple[str, ...] = (*_EVERY_FIELD, "archived")
 
 
 def listing_head(schema_version: int = SCHEMA_VERSION) -> str:

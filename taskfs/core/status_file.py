@@ -23,6 +23,7 @@ def status_document(
     evidence: str | None = None,
     artifacts: Sequence[Mapping[str, str]] = (),
     message: str | None = None,
+    amendment: str | None = None,
 ) -> dict[str, Any]:
     """The fields in `StatusRecord`'s order, absent ones left out."""
     fields: dict[str, Any] = {
@@ -35,6 +36,7 @@ def status_document(
         "evidence": evidence,
         "artifacts": [dict(a) for a in artifacts] or None,
         "message": message,
+        "amendment": amendment,
     }
     return {key: value for key, value in fields.items() if value is not None}
 

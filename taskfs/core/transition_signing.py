@@ -13,8 +13,12 @@ the byte layout) over these nine fields, in this order:
 
 each the exact text stored in the status file, None (the encoding's None marker) when absent;
 `artifacts` is the compact JSON of its `[name, location]` pairs in file order
-(`[["report","https://x"]]`). `sig` itself is not signed. `prev` is signed, so a signed
-transition cannot be moved to another place in a task's chain.
+(`[["report","https://x"]]`); then, where the file has it (a `submitted` since issue 35),
+`envelope`: the SHA-256 of the envelope submitted, so that the signature covers the contract;
+and, where the file has it (a claim of an amended task, since issue 38), `amendment`: the
+version of the contract the claim took.
+`sig` itself is not signed. `prev` is signed, so a signed transition cannot be moved to another
+place in a task's chain.
 """
 
 from __future__ import annotations
@@ -38,7 +42,18 @@ def signed_fields(document: Mapping[str, Any]) -> list[tuple[str, str | None]]:
             pairs = [[str(a.get("name")), str(a.get("location"))] for a in value]
             value = json.dumps(pairs, ensure_ascii=False, separators=(",", ":"))
         out.append((name, None if value is None else str(value)))
+    if document.get("envelope") is not None:  # absent from files signed before it existed
+        out.append(("envelope", str(document["envelope"])))
+    if document.get("amendment") is not None:  # a claim of an amended task (issue 38)
+        out.append(("amendment", str(document["amendment"])))
     return out
+
+
+def envelope_digest(data: bytes) -> str:
+    """What a `submitted` records of the envelope file it submitted (`envelope`)."""
+    import hashlib
+
+    return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 def sign_document(document: Mapping[str, Any], private: bytes) -> dict[str, Any]:

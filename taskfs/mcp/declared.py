@@ -11,8 +11,10 @@ only where they are true, since false is their default.
 **Answers** (`outputSchema`): every tool answers a JSON document (`structuredContent`), the
 same as the command line's `--json`; its schema requires the keys a caller acts on (and
 gives a type only where the name does not say it). A refusal is a tool error (`isError`), whose
-document is `ok: false` and `errors` instead. The schemas are small on purpose: a model reads
-`tools/list` on every turn.
+document is `ok: false` and `errors` instead, and the schema says so too (`anyOf` the answer's
+keys or `errors`): the specification asks structured content to conform to the declared schema,
+and clients that check it (the TypeScript SDK's, for error results too) would otherwise throw
+the refusal away. The schemas are small on purpose: a model reads `tools/list` on every turn.
 """
 
 from __future__ import annotations
@@ -38,12 +40,19 @@ def writes(
 
 
 def shape(*keys: str, **typed: dict[str, Any]) -> dict[str, Any]:
-    """The schema of a successful answer: `ok` (beside `schemaVersion`), the keys `keys`, and
-    the keys `typed` with their types."""
-    schema: dict[str, Any] = {"type": "object", "required": ["ok", *keys, *typed]}
+    """The schema of a tool's answer: `ok` (beside `schemaVersion`), then either the keys `keys`
+    and `typed` (with their types) of a success, or a refusal's `errors`."""
+    schema: dict[str, Any] = {
+        "type": "object",
+        "required": ["ok"],
+        "anyOf": [{"required": [*keys, *typed]}, REFUSED],
+    }
     if typed:
         schema["properties"] = typed
     return schema
+
+
+REFUSED: dict[str, Any] = {"required": ["errors"]}
 
 
 TASK = shape("id", "state")

@@ -11,6 +11,13 @@ Blank lines are skipped.
 
 As the SDK does for its own reader, file descriptor 0 points at the null device while the server
 runs, so that a child process reads end of file rather than the protocol stream.
+
+When the client closes its end (end of input, the host's way of shutting a server down), every
+request already read is answered before the server stops: a running acceptance check is
+stopped (`taskfs.mcp.running`, answered `check_stopped`), the other calls finish, and only then
+does the SDK see the end of input, which would cancel what is still in flight. A request the
+client cancelled is not waited for (it gets no answer), nor one the server drops, once no
+handler has run for a while.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import io
 import json
 import os
 import sys
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from typing import IO, Any, cast
@@ -28,8 +36,14 @@ import mcp_types as types
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
+from taskfs.mcp.running import Running
+
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+# At end of input: with requests unanswered but no handler running, how long to wait for one to
+# start before giving up on them; how often to look.
+_IDLE_GIVE_UP = 2.0
+_POLL = 0.02
 
 
 def triage(line: str) -> types.JSONRPCError | None:
@@ -65,10 +79,12 @@ def _error(ident: str | int | None, code: int, message: str) -> types.JSONRPCErr
 class _Lines:
     """The client's lines that are JSON-RPC messages; the others are answered on the way."""
 
-    def __init__(self, source: IO[bytes]) -> None:
+    def __init__(self, source: IO[bytes], running: Running | None = None) -> None:
         self._source = anyio.wrap_file(io.TextIOWrapper(source, encoding="utf-8", errors="replace"))
         self._ready = anyio.Event()
         self._answer: Callable[[SessionMessage], Any] | None = None
+        self._running = running
+        self.unanswered: set[str] = set()  # ids of requests read and not yet answered
 
     def connect(self, send: Callable[[SessionMessage], Any]) -> None:
         self._answer = send
@@ -83,11 +99,66 @@ class _Lines:
                 continue
             error = triage(line)
             if error is None:
+                self._note(json.loads(line))
                 yield line
                 continue
             await self._ready.wait()
             assert self._answer is not None
             await self._answer(SessionMessage(error))
+        await self._drain()
+
+    def _note(self, message: Any) -> None:
+        """Keep track of the requests read, and of those the client gave up on."""
+        if not isinstance(message, dict):
+            return
+        if "method" in message and message.get("id") is not None:
+            self.unanswered.add(json.dumps(message["id"]))
+        elif message.get("method") == "notifications/cancelled":
+            params = message.get("params")
+            if isinstance(params, dict):
+                self.unanswered.discard(json.dumps(params.get("requestId")))
+
+    def answered(self, message: SessionMessage) -> None:
+        root = message.message
+        ident = getattr(root, "id", None)
+        if ident is not None and not hasattr(root, "method"):
+            self.unanswered.discard(json.dumps(ident))
+
+    async def _drain(self) -> None:
+        """At end of input: stop what runs long, and wait until every request read is
+        answered (or, with none running, has had time to start)."""
+        if self._running is None:
+            return
+        self._running.close()
+        idle_since = time.monotonic()
+        while self.unanswered:
+            if self._running.busy:
+                idle_since = time.monotonic()
+            elif time.monotonic() - idle_since > _IDLE_GIVE_UP:
+                return
+            await anyio.sleep(_POLL)
+
+
+class _Answers:
+    """The server's write stream, telling `_Lines` which requests were answered."""
+
+    def __init__(self, stream: Any, lines: _Lines) -> None:
+        self._stream = stream
+        self._lines = lines
+
+    async def send(self, message: SessionMessage) -> None:
+        await self._stream.send(message)
+        self._lines.answered(message)
+
+    async def __aenter__(self) -> _Answers:
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._stream.__aexit__(*exc)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 @contextmanager
@@ -112,17 +183,19 @@ def _claimed_stdin() -> Iterator[IO[bytes]]:
         os.close(private)
 
 
-def run(server: Any) -> None:
-    """Serve `server` (an `MCPServer`) on stdio until the client closes stdin."""
+def run(server: Any, running: Running | None = None) -> None:
+    """Serve `server` (an `MCPServer`) on stdio until the client closes stdin; `running`, the
+    calls in flight, are answered first."""
     lowlevel = server._lowlevel_server
 
     async def main() -> None:
         with _claimed_stdin() as source:
-            lines = _Lines(source)
+            lines = _Lines(source, running)
             async with stdio_server(stdin=cast(Any, lines)) as (read_stream, write_stream):
                 lines.connect(write_stream.send)
+                answers = _Answers(write_stream, lines)
                 await lowlevel.run(
-                    read_stream, write_stream, lowlevel.create_initialization_options()
+                    read_stream, cast(Any, answers), lowlevel.create_initialization_options()
                 )
 
     anyio.run(main)

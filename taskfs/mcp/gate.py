@@ -9,7 +9,12 @@
   where the SDK would answer error code 0.
 - Arguments that do not fit the tool's schema are a tool error (`isError`) whose document
   names taskfs's codes, one `invalid_value` per argument (`field`: the argument), as every
-  other refusal does; the SDK would answer pydantic's text.
+  other refusal does; the SDK would answer pydantic's text. An argument the tool does not take
+  is `unknown_argument` (the SDK would drop it without a word: a misspelt optional argument
+  would silently do nothing).
+- A list request (`tools/list`, ...) with a cursor is a protocol error, JSON-RPC `-32602`, as
+  the specification's pagination page asks for an invalid cursor: taskfs lists everything on
+  one page and never hands out a cursor, so no cursor is one it gave.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from taskfs.errors import Problem, TaskfsError, problem
 from taskfs.mcp.tools import Tools, answer, refused_text
 
 UNGATED = frozenset({"initialize", "ping"})
+LISTS = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list"})
 
 
 class Gate:
@@ -39,6 +45,17 @@ class Gate:
     ) -> HandlerResult:
         if ctx.request_id is None:  # a notification: nothing to answer
             return await call_next(ctx)
+        if self.tools is None:
+            return await self._request(ctx, call_next)
+        self.tools.running.enter()
+        try:
+            return await self._request(ctx, call_next)
+        finally:
+            self.tools.running.leave()
+
+    async def _request(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
         if ctx.method not in UNGATED and not _initialized(ctx):
             raise MCPError(
                 code=INVALID_REQUEST,
@@ -50,6 +67,14 @@ class Gate:
                 return refused
         if ctx.method == "prompts/get" and isinstance(ctx.params, Mapping):
             self._prompt(ctx.params)
+        if ctx.method in LISTS and isinstance(ctx.params, Mapping):
+            cursor = ctx.params.get("cursor")
+            if cursor is not None:
+                raise MCPError(
+                    code=INVALID_PARAMS,
+                    message=f"Invalid cursor: {cursor!r} is not one this server gave "
+                    "(it lists everything on one page)",
+                )
         return await call_next(ctx)
 
     def _prompt(self, params: Mapping[str, Any]) -> None:
@@ -70,7 +95,8 @@ class Gate:
             arguments = {}  # absent arguments are none, as the SDK reads them
         if not isinstance(arguments, Mapping):
             return None
-        found = argument_problems(tool.fn_metadata, dict(arguments))
+        found = unknown_arguments(name, tool.fn_metadata, arguments)
+        found += argument_problems(tool.fn_metadata, dict(arguments))
         if not found:
             return None
 
@@ -79,6 +105,18 @@ class Gate:
 
         say = refused_text if name in self.tools.lines else None
         return answer(refuse, say, tool=name)
+
+
+def unknown_arguments(tool: str, metadata: Any, arguments: Mapping[str, Any]) -> list[Problem]:
+    """Each argument the tool does not take, as `unknown_argument`."""
+    known = metadata.arg_model.model_fields
+    names = {f.alias or n for n, f in known.items()}
+    taken = ", ".join(sorted(names)) or "none"
+    return [
+        problem("unknown_argument", field=str(name), tool=tool, known_text=taken)
+        for name in arguments
+        if name not in names
+    ]
 
 
 def argument_problems(metadata: Any, arguments: dict[str, Any]) -> list[Problem]:

@@ -18,12 +18,13 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS, CallToolResult
+from mcp.types import INVALID_PARAMS, CallToolResult, TextContent
 from pydantic import Field
 
 from taskfs.api.context import acting_agent
 from taskfs.api.messages import interlink
 from taskfs.api.views import agents as views
+from taskfs.core.display import safe
 from taskfs.errors import TaskfsError
 from taskfs.mcp import interlink_text as say
 from taskfs.mcp.declared import MESSAGE, reads, shape, writes
@@ -72,8 +73,8 @@ CANCEL_TASK = (
     "'canceled' status; cooperative, it stops nothing by force."
 )
 MESSAGE_STATUS = (
-    "interlink: a message's delivery (pending: not yet accepted by the bus, or not committed; "
-    "sent: accepted, or committed for an agent of this ledger; read: its addressee marked it) "
+    "interlink: a message's delivery (pending: no bus took it yet, or not committed; sent: a "
+    "bus took it, or committed for an agent here; read: marked read; received: one to you) "
     "and its task's state."
 )
 CONVERSATION_HISTORY = (
@@ -100,14 +101,20 @@ def _params_error(exc: TaskfsError) -> MCPError | None:
     )
     if not (codes <= PARAMS_ERRORS or (status and codes == {"invalid_value"})):
         return None
-    message = "; ".join(f"{p.code}: {p.message}" for p in exc.problems)
+    # interlink's own words (its `invalid_params` message); the codes travel in `data`.
+    message = "\n".join(say.params_line(p.code, p.data) for p in exc.problems)
     return MCPError(INVALID_PARAMS, message, {"errors": [p.to_json() for p in exc.problems]})
 
 
 def _answer(
-    call: Callable[[], dict[str, Any]], text: Callable[[dict[str, Any]], str], tool: str = ""
+    call: Callable[[], dict[str, Any]],
+    text: Callable[[dict[str, Any]], str],
+    tool: str = "",
+    *,
+    refused: Callable[[dict[str, Any]], str | None] | None = None,
 ) -> CallToolResult:
-    """`tools.answer`, except that what interlink refuses with a JSON-RPC error is one."""
+    """`tools.answer`, except that what interlink refuses with a JSON-RPC error is one, and a
+    refusal interlink has a line for (`refused`) reads as that line."""
     params: list[MCPError] = []
 
     def guarded() -> dict[str, Any]:
@@ -122,6 +129,9 @@ def _answer(
     result = answer(guarded, text, tool=tool)
     if params:
         raise params[0]
+    line = refused(result.structured_content or {}) if refused and result.is_error else None
+    if line is not None:
+        result.content = [TextContent(type="text", text=safe(line))]
     return result
 
 
@@ -191,7 +201,11 @@ def register_interlink_tools(tools: Tools) -> None:
             found = interlink.message_status(s.repo(), msg_id, s.agent())
             return views.message_state(found)
 
-        return _answer(call, lambda doc: say.status(doc, s.agent()))
+        def unknown(doc: dict[str, Any]) -> str | None:
+            codes = [e.get("code") for e in doc.get("errors", [])]
+            return say.not_found(msg_id) if codes == ["message_not_found"] else None
+
+        return _answer(call, lambda doc: say.status(doc, s.agent()), refused=unknown)
 
     def conversation_history(
         peer: Annotated[str, Field(description="The peer, by its agent name here.")],

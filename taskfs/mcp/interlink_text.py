@@ -1,19 +1,34 @@
 """The one-line text answers of interlink's five tools, made from taskfs's JSON documents.
 
-The wording follows interlink's `src/bin/interlink-mcp.rs` (`queued for ... (msg_id ...)`,
-`sent cancel for task ...`, its log line `→ peer [state] (msg_id ...): text`), so a model
-used to interlink reads taskfs's answers the same way. Where taskfs knows more (a commit, a
-transition), the line says it after the dash, where interlink puts its delivery note.
+The wording is interlink's `src/bin/interlink-mcp.rs`, word for word wherever interlink has a
+line for the case (`queued for ... (msg_id ...) — <its presence note>`, `sent cancel for task
+...`, its log line `→ peer [state] (msg_id ...): text`, `nothing pending; ...`, `N pending:`,
+`no message with msg_id ...`, and its `invalid_params` messages), so a model used to interlink
+reads taskfs's answers the same way; what taskfs knows more (a commit, a transition, why a
+message waits) is in the structured content. Where interlink has no line (a message to an agent
+of this ledger, which a commit delivers), the line says what happened after the dash.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from taskfs.core.presence import Routed, delivery_note
 
 LIMIT = 20
 NO_BUS = "no bus answered: the bridge chooses the session when it posts it"
+
+
+def params_line(code: str, data: Mapping[str, Any]) -> str:
+    """The `invalid_params` message interlink answers with, for what taskfs refuses as it
+    does: a peer not admitted (`Policy::resolve`), a peer with no session to choose
+    (`route_session`, `resolve_session`), a status it does not know."""
+    if code == "recipient_unknown":
+        return f"unknown peer '{data.get('agent')}'"
+    if code == "session_unroutable" and data.get("interlink"):
+        return str(data["interlink"])
+    return str(data.get("reason") or code)
 
 
 def route_note(routed: Routed | None) -> str:
@@ -30,8 +45,14 @@ def sent(doc: dict[str, Any]) -> str:
     peer, interlink's note on that session's presence."""
     task, status = doc.get("task_id"), doc.get("status")
     tag = f" [task {task} · {status}]" if task and status else f" [task {task}]" if task else ""
-    if doc.get("opening"):
+    if doc.get("peer"):
+        # interlink's line, word for word: what taskfs knows more (the commit, a transition)
+        # is in the structured content.
+        note = doc["routeNote"]
+    elif doc.get("opening"):
         note = f"task opened ({doc['state']}), recorded in git"
+    elif doc.get("request"):
+        note = f"request opened ({doc['state']}), recorded in git"
     else:
         note = f"committed to git ({str(doc.get('commit') or '')[:12]})"
         moved = doc.get("transition")
@@ -39,17 +60,12 @@ def sent(doc: dict[str, Any]) -> str:
             note += f"; the task moved {moved['from']} -> {moved['to']}"
         if doc.get("checkRequested"):
             note += "; asks for the acceptance check (the task is not completed by it)"
-    if doc.get("peer"):
-        note = f"{doc['routeNote']}; {note}"
     return f"queued for {_dest(doc)} (msg_id {doc['msg_id']}){tag} — {note}"
 
 
 def canceled(doc: dict[str, Any]) -> str:
     """`cancel_task`: interlink's line, with the session the cancel goes to."""
-    return (
-        f"sent cancel for task '{doc['task_id']}' to {_dest(doc)} (msg_id {doc['msg_id']}) — "
-        "cooperative: nothing was stopped by force"
-    )
+    return f"sent cancel for task '{doc['task_id']}' to {_dest(doc)} (msg_id {doc['msg_id']})"
 
 
 def record(row: dict[str, Any], me: str) -> str:
@@ -78,10 +94,12 @@ def pending(doc: dict[str, Any], me: str) -> str:
     pushed."""
     rows = doc.get("messages") or []
     if not rows:
-        where = "committed and pushed" if doc.get("upstream") else "committed"
-        return f"nothing pending; all sent messages were accepted by the bus or {where}"
-    lines = []
-    for row in rows:
-        why = f": {row['held']}" if row.get("held") else ""
-        lines.append(f"→ {row.get('to')} (msg_id {row['msg_id']}) {row.get('pending')}{why}")
+        return "nothing pending; all sent messages were accepted by the bus"
+    # Why each waits (not committed, not pushed, held by the bridge) is in the structure.
+    lines = [f"→ {row.get('to')} (msg_id {row['msg_id']})" for row in rows]
     return f"{len(rows)} pending:\n" + "\n".join(lines)
+
+
+def not_found(msg_id: str) -> str:
+    """`message_status` of an id nobody wrote: interlink's line."""
+    return f"no message with msg_id '{msg_id}' in the log"

@@ -23,9 +23,12 @@ HANDED_ON = shape("id", "newId", "newState")
 def register_sent_tools(tools: Tools) -> None:
     s = tools.session
 
-    def agent_tasks() -> CallToolResult:
+    def agent_tasks(
+        label: Annotated[str | None, Field(description="Only tasks with this label.")] = None,
+    ) -> CallToolResult:
         def call() -> dict[str, Any]:
-            return {"tasks": [views.row(r) for r in api.sent(s.repo(), s.agent())]}
+            labels = [label] if label else []
+            return {"tasks": [views.row(r) for r in api.sent(s.repo(), s.agent(), labels=labels)]}
 
         return answer(call)
 
@@ -46,7 +49,7 @@ def register_sent_tools(tools: Tools) -> None:
         to: Annotated[str | None, Field(description="Who tries it (default: the same).")] = None,
     ) -> CallToolResult:
         def call() -> dict[str, Any]:
-            target = acting_agent(to, required=False) if to else None
+            target = acting_agent(to, required=False)
             return views.handed_on(handing.retry(s.repo(), task_id, s.agent(), to=target))
 
         return answer(call)

@@ -37,22 +37,23 @@ from pydantic import Field
 from taskfs import __version__, i18n
 from taskfs.api.capabilities import bind as capabilities
 from taskfs.api.context import acting_agent
-from taskfs.api.evidence import checks as evidence
 from taskfs.api.intake import requests
 from taskfs.api.lifecycle import transitions
-from taskfs.api.messages import delivery, threads
-from taskfs.api.messages import inbox as inbox_api
 from taskfs.api.messages import sending as messages
+from taskfs.api.messages import threads
 from taskfs.api.tasks import lint, queries
 from taskfs.api.tasks.submit import Source
 from taskfs.api.views import agents as views
-from taskfs.api.views import checks
+from taskfs.api.views.documents import evidence as evidence_rows
 from taskfs.core import shapes
 from taskfs.core.display import safe
 from taskfs.errors import Problem, TaskfsError
 from taskfs.mcp import intake as intake_tools
+from taskfs.mcp.checking import CHECK, check_tool
+from taskfs.mcp.contracts import register_contract_tools
 from taskfs.mcp.declared import MESSAGE, TASK, reads, shape, writes
 from taskfs.mcp.gate import Gate
+from taskfs.mcp.inbox import register_inbox_tool
 from taskfs.mcp.interlink import register_interlink_tools
 from taskfs.mcp.sent import register_sent_tools
 from taskfs.mcp.tools import Session, Tools, answer
@@ -76,13 +77,8 @@ SEND = (
     "toolAndSourceGuidance, boundaries, filesAndInterfaces, acceptanceCheck.passFailCommand, "
     "acceptanceCheck.endToEndVerification, contextID. filesAndInterfaces: path globs (or "
     "interface:NAME) the recipient owns; passFailCommand: shell, exit 0 = pass. Optional: to, "
-    "id, dependsOn, parent. Incomplete: kept as a request; send the rest with its task_id."
-)
-CHECK = (
-    "Report your result and check it: commit your work first (evidence from uncommitted files "
-    "completes nothing; workTree says). Sends `text` as the task's `result` message, runs the "
-    "acceptance command here, records the evidence. verdict: pass or fail; output: the "
-    "command's last lines. Completes nothing: on pass, call agent_complete."
+    "id, dependsOn, parent, priority (0-4), labels. Incomplete: kept as a request; send "
+    "the rest with its task_id."
 )
 COMPLETE = (
     "Complete your working task (-> completed). Needs passing evidence from agent_check on "
@@ -118,26 +114,12 @@ def register_agent_tools(tools: Tools) -> None:
             result = requests.request(
                 repo, s.agent(), envelope, task_id=task_id or None, door="mcp"
             )
-            doc = intake_tools.document(result)
+            doc = intake_tools.document(result, s.agent())
             if doc.get("state") != "intake":
                 doc["warnings"] = [w.to_json() for w in warnings]
             return doc
 
         return answer(call, tool="agent_send")
-
-    def agent_inbox(
-        mark_read: Annotated[
-            bool, Field(description="Mark the unread messages shown as read.")
-        ] = False,
-    ) -> CallToolResult:
-        def call() -> dict[str, Any]:
-            repo, agent = s.repo(), s.agent()
-            box = inbox_api.inbox(repo, agent, session=s.session_name)
-            if mark_read and box.unread:
-                delivery.mark_read(repo, agent, [c.record.msg_id for c in box.unread])
-            return views.inbox(box)
-
-        return answer(call)
 
     def agent_claim(task_id: TaskId) -> CallToolResult:
         def call() -> dict[str, Any]:
@@ -178,18 +160,7 @@ def register_agent_tools(tools: Tools) -> None:
             )
         )
 
-    def agent_check(
-        task_id: TaskId,
-        text: Annotated[str, Field(description="Your result: what you did, where it is.")],
-    ) -> CallToolResult:
-        # The `result` message records the claim of a result (and asks a watcher for the check);
-        # the check then runs here, so the agent learns the verdict in the same call.
-        def call() -> dict[str, Any]:
-            sent = views.sent(messages.request_check(s.repo(), task_id, s.agent(), text))
-            checked = evidence.check(s.repo(), task_id, agent=s.agent())
-            return {**sent, **checks.document(checked)}
-
-        return answer(call)
+    agent_check = check_tool(tools)
 
     def agent_complete(
         task_id: TaskId,
@@ -222,7 +193,7 @@ def register_agent_tools(tools: Tools) -> None:
         def call() -> dict[str, Any]:
             repo = s.repo()
             if requests.is_request(repo, task_id):
-                return intake_tools.document(requests.read(repo, task_id))
+                return intake_tools.document(requests.read(repo, task_id), s.agent())
             task = queries.show(repo, task_id)
             return {**views.summary(task), "envelope": task.envelope.to_document()}
 
@@ -237,7 +208,7 @@ def register_agent_tools(tools: Tools) -> None:
                 "id": task.id,
                 "state": task.state,
                 "history": _history(task),
-                "evidence": checks.evidence_rows(task),
+                "evidence": evidence_rows(task),
                 "messages": [views.message(c) for c in thread.messages],
             }
 
@@ -248,12 +219,6 @@ def register_agent_tools(tools: Tools) -> None:
 
     for fn, description, hints, output in (
         (agent_send, SEND, writes(), TASK),
-        (
-            agent_inbox,
-            "Start here: tasks you hold, questions to answer, results, unread.",
-            writes(idempotent=True),  # mark_read marks what it shows as read
-            INBOX,
-        ),
         (
             agent_claim,
             "Claim a task addressed to you (submitted -> working).",
@@ -317,7 +282,6 @@ def register_agent_tools(tools: Tools) -> None:
         tools.add(fn, description, hints, output)
 
 
-INBOX = shape("counts", "toClaim", "questions", "results", "unread")
 CHECKED = shape("msg_id", "evidence", verdict={"enum": ["pass", "fail"]})
 HISTORY = shape("id", "state", "history", "messages")
 BOUND = shape("id", "toolsGranted", "envelope")
@@ -352,7 +316,9 @@ def build(session: Session) -> Tools:
     tools = gate.tools = Tools(server, session)
     _utilities(server)
     register_agent_tools(tools)
+    register_inbox_tool(tools)
     intake_tools.register_intake_tools(tools)
+    register_contract_tools(tools)
     register_sent_tools(tools)
     register_interlink_tools(tools)
     return tools
@@ -395,7 +361,7 @@ def serve(
         return serve_http(tools, *http)
     from taskfs.mcp import framing
 
-    framing.run(tools.server)  # every line gets an answer
+    framing.run(tools.server, tools.running)  # every line gets an answer
     return 0
 
 

@@ -6,7 +6,7 @@ each other."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +21,7 @@ from taskfs.core import shapes
 from taskfs.core.display import safe
 from taskfs.errors import TaskfsError, problem
 from taskfs.mcp import hints
+from taskfs.mcp.running import Running
 from taskfs.mcp.schema import slim
 
 if TYPE_CHECKING:
@@ -105,10 +106,11 @@ class Tools:
         self.server = server
         self.session = session
         self.lines: set[str] = set()
+        self.running = Running()
 
     def add(
         self,
-        fn: Callable[..., CallToolResult],
+        fn: Callable[..., CallToolResult] | Callable[..., Awaitable[CallToolResult]],
         description: str,
         hints: ToolAnnotations,
         output: dict[str, Any],

@@ -49,7 +49,9 @@ if TYPE_CHECKING:
 
     from taskfs.readmodel.stamps import FileKey
 
-FORMAT = 4  # 4: sealed (issue 36); 3: the lineage (`follows`, issue 29)
+# 5: sealed (issue 36), with priority, labels, the place in `ready`, what `ls --grep` searches
+# and the follow-ups found (issue 38); 3: the lineage (`follows`, issue 29)
+FORMAT = 5
 NAME = f"readmodel-v{FORMAT}.sqlite"
 # Journal mode, chosen by measurement and by what damage does to it (bench/RESULTS.md): SQLite's
 # rollback journal. In WAL a reader never waits for a writer, but every connection maps the
@@ -73,10 +75,12 @@ SCHEMA: dict[str, str] = {
 
 # A manifest entry, a plain tuple (marshal stores no other): (id, its row's digest, FLAGS, its
 # row's fields in `ROW_FIELDS` order (None when not listed), its row in `ls` as JSON text (None
-# when not listed), the key of the git objects it was read from (None when not known)).
+# when not listed), the key of the git objects it was read from (None when not known), its
+# place in `ready` (`taskfs.core.shown.rank`; None when not listed)).
 if TYPE_CHECKING:
     Entry = tuple[Any, ...]
-ID, DIGEST, FLAGS, FIELDS, SHOWN, KEY = range(6)
+ID, DIGEST, FLAGS, FIELDS, SHOWN, KEY, RANK = range(7)
+ENTRY_WIDTH = 7
 # HELD: a folder HEAD holds (not archived); READABLE: its files read into a projection.
 HELD, LISTED, ARCHIVED, READY, INTAKE, READABLE = 1, 2, 4, 8, 16, 32
 

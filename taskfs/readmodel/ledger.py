@@ -179,6 +179,31 @@ class Ledger(Mapping[str, Summary]):
         )
         return sorted(kept)
 
+    def discovered(self, task_id: str) -> list[str]:
+        """The follow-ups found while working on `task_id` (`taskfs discover`): requests, and
+        the tasks they became, in the order of their ids."""
+        row = self.row(task_id)
+        found = set(row.discovered) if row is not None else set()
+        for other, summary in self._changes.items():
+            found.discard(other)
+            if summary is not None and summary.discovered_from == task_id:
+                found.add(other)
+        return sorted(found)
+
+    def text(self, task_id: str) -> str | None:
+        """What `ls --grep` searches of `task_id` (its objective, its request's words, its
+        messages' texts, case folded), or None when it is not known."""
+        summary = self.get(task_id)
+        return None if summary is None else summary.text
+
+    def all_discovered(self) -> dict[str, list[str]]:
+        """Every task's follow-ups (`discovered`), by the task they were found in."""
+        found: dict[str, list[str]] = {}
+        for summary in self.values():
+            if summary.discovered_from is not None:
+                found.setdefault(summary.discovered_from, []).append(summary.id)
+        return {source: sorted(ids) for source, ids in sorted(found.items())}
+
     def _listed(self, wanted: Callable[[tuple[Any, ...]], bool]) -> list[str]:
         return [e[ID] for e in self._entries() if e[FLAGS] & LISTED and wanted(e)]
 

@@ -24,6 +24,7 @@ from taskfs.readmodel.db import (
     ID,
     KEY,
     LISTED,
+    RANK,
     READY,
     SHOWN,
     Damaged,
@@ -55,10 +56,29 @@ HELD_OR_ARCHIVED = HELD | ARCHIVED
 
 
 def select(
-    entries: Iterable[tuple[object, ...]], command: str, filters: Filters, agent: str | None
+    entries: Iterable[tuple[object, ...]],
+    command: str,
+    filters: Filters,
+    agent: str | None,
+    text: Callable[[str], str | None] | None = None,
 ) -> Iterator[tuple[object, ...]]:
-    """The manifest entries `ls` (or `ready`, for `agent`) lists under `filters`, in order:
-    listed; for `ready`, offered now and by the recipient rule; every filter held."""
+    """The manifest entries `ls` (or `ready`, for `agent`) lists under `filters`: listed; for
+    `ready`, offered now and by the recipient rule; every filter held (`text`: what `ls
+    --grep` searches of a task, asked only of the tasks every other filter kept). In the order
+    of the ids; `ready`'s the most urgent first, then the oldest (`taskfs.core.shown.rank`)."""
+    chosen = _selected(entries, command, filters, agent, text)
+    if command != "ready":
+        return chosen
+    return iter(sorted(chosen, key=lambda entry: str(entry[RANK])))
+
+
+def _selected(
+    entries: Iterable[tuple[object, ...]],
+    command: str,
+    filters: Filters,
+    agent: str | None,
+    text: Callable[[str], str | None] | None,
+) -> Iterator[tuple[object, ...]]:
     # Whether a task is archived is in its flags too: asked there, the commonest listing (the
     # live tasks, no other filter) reads no field of any row.
     archived = [value for field, value in filters if field == "archived"]
@@ -67,6 +87,7 @@ def select(
     if archived and type(archived[-1]) is not bool:
         kept += filtering.compiled((("archived", archived[-1]),))
     ready = command == "ready"
+    searched = filtering.searches(filters)
     for entry in entries:
         flags: int = entry[FLAGS]  # type: ignore[assignment]
         if not flags & LISTED or ((not ready or archived) and flags & ARCHIVED != want):
@@ -74,7 +95,11 @@ def select(
         fields: tuple[object, ...] = entry[FIELDS]  # type: ignore[assignment]
         if ready and not (flags & READY and offered_to(fields[_TO], agent)):  # type: ignore[arg-type]
             continue
-        if not kept or filtering.keeps(fields, kept):
+        if not kept:
+            yield entry
+            continue
+        found = text(str(entry[ID])) if text is not None and searched else None
+        if filtering.keeps(fields, kept, found):
             yield entry
 
 
@@ -99,6 +124,8 @@ def rows(
     A store that is missing or damaged is built again first by `catch_up` (when it can be
     saved), so that even the first listing reads the manifest, not every task's row. The
     manifest is read a chunk at a time: what stays in memory is the rows chosen."""
+    if filtering.searches(filters):
+        return None  # what `ls --grep` searches is in the rows, not the manifest: the full path
     try:
         found = checkout(os.getcwd())
         if found is None:

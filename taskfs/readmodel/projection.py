@@ -36,6 +36,8 @@ class Facts(NamedTuple):
     tools_allowed: tuple[str, ...] | None
     command: str  # acceptanceCheck.passFailCommand: what completion's evidence must have run
     follows: str | None = None  # the task it was reassigned or retried from (core.lineage)
+    priority: int | None = None  # 0 (the most urgent) to 4; None: not said (`core.shown.rank`)
+    labels: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, envelope: Envelope) -> Facts:
@@ -50,6 +52,8 @@ class Facts(NamedTuple):
             None if envelope.tools_allowed is None else tuple(envelope.tools_allowed),
             envelope.acceptance_check.pass_fail_command,
             envelope.follows,
+            envelope.priority,
+            tuple(envelope.labels),
         )
 
 
@@ -73,11 +77,23 @@ class Summary(NamedTuple):
     # the archive's record keeps this projection (without its entries, which own nothing).
     archived: bool = False
     head_at: str | None = None  # when the transition into the current state was made (UTC)
+    # The amendment of its envelope in force (`taskfs.core.amendments`: a claim names it),
+    # and how many wait for its holder's acceptance.
+    amended: str | None = None
+    pending: int = 0
+    # A follow-up found while working on another task (`taskfs discover`): that task. Said by
+    # the request it was born from (an intake, or the task it became).
+    discovered_from: str | None = None
+    # What `ls --grep` searches (its objective, its request's words, its messages' texts),
+    # case folded (`text_of`): carried by a projection on its way into the store (`texts`),
+    # never stored in the row itself; None: not known, the stored text stands.
+    text: str | None = None
 
     @classmethod
     def of(cls, task: Task) -> Summary:
         """The one converter from the full reader: what `load_task` read, projected."""
         chain = task.chain
+        version = task.version
         return cls(
             task.id,
             Facts.of(task.envelope),
@@ -89,6 +105,8 @@ class Summary(NamedTuple):
             chain.head.record.by if chain.head else None,
             len(chain.links),
             head_at=chain.head.record.at if chain.head else None,
+            amended=version.in_force.name if version and version.in_force else None,
+            pending=len(version.pending) if version else 0,
         )
 
     @classmethod
@@ -109,7 +127,19 @@ class Summary(NamedTuple):
             "",
         )
         state = intake.state
-        return cls(intake.id, facts, state, None, 0, (), None, intake.requester, 0, intake=True)
+        return cls(
+            intake.id,
+            facts,
+            state,
+            None,
+            0,
+            (),
+            None,
+            intake.requester,
+            0,
+            intake=True,
+            discovered_from=intake.discovered_from,
+        )
 
     @property
     def listed(self) -> bool:
@@ -131,10 +161,24 @@ class Summary(NamedTuple):
             context_id=env.context_id,
             holder=self.holder,
             superseded=self.superseded,
+            priority=env.priority,
+            labels=env.labels,
         )
         if self.archived:
             row["archived"] = True
         return row
+
+    @property
+    def rank(self) -> str:
+        """Its place in `ready`: the most urgent first, then the oldest (`core.shown.rank`)."""
+        from taskfs.core.shown import rank
+
+        return rank(self.envelope.priority, self.head_at, self.id)
+
+
+def text_of(*parts: str) -> str:
+    """The searchable text of a task's parts (`ls --grep`): each case folded, one a line."""
+    return "\n".join(part.casefold() for part in parts if part)
 
 
 # -- the one serialisation: a projection <-> the plain values the cache marshals ---------------

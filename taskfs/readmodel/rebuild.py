@@ -56,12 +56,16 @@ def rebuild(
     return state
 
 
+Edges = tuple[tuple[str, ...], str | None, str | None, str | None]
+
+
 def _first_pass(
     conn: sqlite3.Connection, rows: Iterable[tuple[str, Row]]
-) -> tuple[dict[str, tuple[tuple[str, ...], str | None, str | None]], list[str]]:
+) -> tuple[dict[str, Edges], list[str]]:
     """Write every row as it comes (its relations still unknown) and file its entries; the
-    edges of each task, and the tasks `ready` may offer (submitted, readable, taken in)."""
-    edges: dict[str, tuple[tuple[str, ...], str | None, str | None]] = {}
+    edges of each task (what it depends on, was delegated from, follows, was found while
+    working on), and the tasks `ready` may offer (submitted, readable, taken in)."""
+    edges: dict[str, Edges] = {}
     candidates: list[str] = []
     pending: list[tuple[str, bytes]] = []
     for count, (task_id, row) in enumerate(rows, 1):
@@ -69,8 +73,9 @@ def _first_pass(
         summary = row.summary
         if summary is not None:
             env = summary.envelope
-            if env.depends_on or env.parent is not None or env.follows is not None:
-                edges[task_id] = (env.depends_on, env.parent, env.follows)
+            found = summary.discovered_from
+            if env.depends_on or env.parent is not None or env.follows is not None or found:
+                edges[task_id] = (env.depends_on, env.parent, env.follows, found)
             if not summary.archived and row.held:
                 db.file_entries(conn, task_id, [filed(raw) for raw in env.files_and_interfaces])
             if summary.state == "submitted" and summary.length and not summary.problems:
@@ -91,19 +96,21 @@ def _forget() -> None:
     gc.collect()
 
 
-def _turned(
-    edges: Mapping[str, tuple[tuple[str, ...], str | None, str | None]],
-) -> dict[str, dict[str, list[str]]]:
+def _turned(edges: Mapping[str, Edges]) -> dict[str, dict[str, list[str]]]:
     """Each task's edges the other way round: who depends on it, was delegated from it,
-    follows it."""
-    out: dict[str, dict[str, list[str]]] = {"dependents": {}, "children": {}, "followers": {}}
-    for task_id, (depends_on, parent, follows) in sorted(edges.items()):
+    follows it, was found while working on it."""
+    out: dict[str, dict[str, list[str]]] = {
+        "dependents": {}, "children": {}, "followers": {}, "discovered": {}
+    }  # fmt: skip
+    for task_id, (depends_on, parent, follows, source) in sorted(edges.items()):
         for dep in dict.fromkeys(depends_on):
             out["dependents"].setdefault(dep, []).append(task_id)
         if parent is not None:
             out["children"].setdefault(parent, []).append(task_id)
         if follows is not None:
             out["followers"].setdefault(follows, []).append(task_id)
+        if source is not None:
+            out["discovered"].setdefault(source, []).append(task_id)
     return out
 
 
@@ -214,6 +221,7 @@ def _last_pass(
             dependents=tuple(relations["dependents"].get(task_id, ())),
             children=tuple(relations["children"].get(task_id, ())),
             followers=tuple(relations["followers"].get(task_id, ())),
+            discovered=tuple(relations["discovered"].get(task_id, ())),
             overlaps=tuple(sorted(overlaps.get(task_id, ()))),
         )
         if row.empty:

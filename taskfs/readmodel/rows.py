@@ -1,8 +1,8 @@
 """Changing the read model's rows (`taskfs.readmodel.view.Batch`), with everything derived
-from them: each task's relations the other way round (who depends on it, was delegated or
-follows from it), the ownership entries filed by place and the overlaps between tasks' entries,
-and whether `ready` offers a task. Only the rows that changed are written, and only the tasks
-whose readiness they can change are asked again. (A store built anew is
+from them: each task's relations the other way round (who depends on it, was delegated or follows
+from it, was found while working on it), the ownership entries filed by place and the overlaps
+between tasks' entries, and whether `ready` offers a task. Only the rows that changed are written,
+and only the tasks whose readiness they can change are asked again. (A store built anew is
 `taskfs.readmodel.rebuild`'s.)
 
 What the rows are read from (the full reader, git) is the caller's: `taskfs.store.index` hands
@@ -21,7 +21,7 @@ from taskfs.readmodel.ledger import Ledger, filed
 from taskfs.readmodel.projection import Summary
 from taskfs.readmodel.view import Batch, Row
 
-RELATIONS = ("dependents", "children", "followers")
+RELATIONS = ("dependents", "children", "followers", "discovered")
 
 
 def replace(batch: Batch, changed: Mapping[str, Row | None]) -> None:
@@ -69,6 +69,8 @@ def _targets(summary: Summary | None) -> dict[str, set[str]]:
         out["children"] = {env.parent}
     if env.follows is not None:
         out["followers"] = {env.follows}
+    if summary.discovered_from is not None:
+        out["discovered"] = {summary.discovered_from}
     return out
 
 
@@ -83,7 +85,10 @@ def _put(batch: Batch, task_id: str, new: Row | None, old: Summary | None) -> No
     row = Row(None, held=False) if new is None else new._replace(overlaps=())
     if current is not None:
         row = row._replace(
-            dependents=current.dependents, children=current.children, followers=current.followers
+            dependents=current.dependents,
+            children=current.children,
+            followers=current.followers,
+            discovered=current.discovered,
         )
     batch.put(task_id, row)
     before, after = _targets(old), _targets(summary)
@@ -119,6 +124,8 @@ def _with(row: Row, name: str, value: tuple[str, ...]) -> Row:
         return row._replace(children=value)
     if name == "followers":
         return row._replace(followers=value)
+    if name == "discovered":
+        return row._replace(discovered=value)
     summary = row.summary._replace(overlaps=value) if row.summary is not None else None
     return row._replace(overlaps=value, summary=summary)
 

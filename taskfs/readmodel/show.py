@@ -3,10 +3,12 @@
 Whoever shows a task through the full reader (pydantic, YAML, the evidence's signatures)
 stores what it printed in `<git dir>/taskfs/cache/show/<id>`, with the identity of every file
 the answer was derived from: the settings file (where the tasks folder is), the task's
-`envelope.yaml`, its `status/` and `evidence/` folders and every file in them (inode, size,
-mtime, ctime), the language messages are printed in, and, when an evidence file is signed,
-what decides its signature's standing (where HEAD is, which commits the runner keys, and the
-operator's trust list). `answer` finds the checkout, reads that one file, takes the same
+`envelope.yaml`, its `status/`, `evidence/`, `amendments/` and `intake/` folders and every file
+in them (and, where it has amendments, the agent keys and their revocations), and the tasks
+folder (a new task there may be a follow-up it lists) (inode, size, mtime, ctime), the
+language messages are printed in, and, when an evidence file is signed, what decides its
+signature's standing (where HEAD is, which commits the runner keys, and the operator's trust
+list). `answer` finds the checkout, reads that one file, takes the same
 identities again (a dozen `stat` calls) and prints the stored answer when every one holds;
 otherwise it answers None and the full reader runs (and stores the file again). It imports
 nothing but `os`, `marshal` and `taskfs.readmodel.stamps`. Deleting it changes no answer.
@@ -33,7 +35,9 @@ if TYPE_CHECKING:
 
     from taskfs.readmodel.listing import CatchUp
 
-FORMAT = 3  # 3: the key of HEAD's objects (issue 36); 2: `Shown`'s slots in order (issue 17)
+# 5: the key of HEAD's objects (issue 36) beside issue 38's identities (4: the agent keys beside
+# amendments; 3: amendments and intake); 2: `Shown`'s slots in order (issue 17)
+FORMAT = 5
 FOLDER = "show"
 TRUST_LIST_ENV = "TASKFS_TRUSTED_RUNNERS"  # taskfs.store.keys.TRUST_LIST_ENV
 
@@ -101,6 +105,7 @@ def identity(
 ) -> tuple[Any, ...]:
     """What a task's `show` answer is derived from (see the module docstring)."""
     folder = f"{root}/{tasks_rel}/{task_id}"
+    amendments = _entries(f"{folder}/{layout.AMENDMENTS}")
     trust: tuple[Any, ...] = ()
     if signed:
         listed = trust_list_path()
@@ -108,10 +113,20 @@ def identity(
     return (
         stamps.file_key(f"{root}/{stamps.CONFIG}"),
         tasks_rel,
+        # The tasks folder itself: a follow-up of this task (`taskfs discover`) is a new
+        # folder beside it, and `show` lists it.
+        stamps.file_key(f"{root}/{tasks_rel}"),
         stamps.file_key(folder),
         stamps.file_key(f"{folder}/{stamps.ENVELOPE}"),
         _entries(f"{folder}/{stamps.STATUS}"),
         _entries(f"{folder}/{stamps.EVIDENCE}"),
+        # The amendments (the contract in force) and the request it came from (issue 38).
+        amendments,
+        # An amendment counts where it is signed as its writer's acts are: whose key stands.
+        (_entries(f"{root}/{layout.AGENT_KEYS_DIR}"), _entries(f"{root}/{layout.REVOKED_DIR}"))
+        if amendments
+        else (),
+        _entries(f"{folder}/{layout.INTAKE}"),
         _languages(),
         trust,
     )

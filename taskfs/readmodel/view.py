@@ -50,6 +50,7 @@ class Row(NamedTuple):
     dependents: tuple[str, ...] = ()  # the tasks naming it in their dependsOn
     children: tuple[str, ...] = ()  # the tasks naming it as their parent
     followers: tuple[str, ...] = ()  # the tasks reassigned or retried from it
+    discovered: tuple[str, ...] = ()  # the follow-ups found while working on it (`discover`)
     overlaps: tuple[str, ...] = ()  # the tasks (any state, not archived) owning what it owns
 
     def encode(self) -> bytes:
@@ -67,14 +68,16 @@ class Row(NamedTuple):
         key, commit, held, *relations = fields[1:]
         if not all(type(r) is tuple for r in relations) or type(held) is not bool:
             raise ValueError("not a row")
-        if summary is not None and relations[3]:
-            summary = summary._replace(overlaps=relations[3])
+        if summary is not None and relations[-1]:
+            summary = summary._replace(overlaps=relations[-1])
         return cls(summary, key, commit, held, *relations)
 
     @property
     def empty(self) -> bool:
         """Only named, and by no one any more: the row can go."""
-        return not self.held and not (self.dependents or self.children or self.followers)
+        return not self.held and not (
+            self.dependents or self.children or self.followers or self.discovered
+        )
 
 
 def entry_of(task_id: str, row: Row, data: bytes, ready: bool) -> db.Entry:
@@ -94,7 +97,8 @@ def entry_of(task_id: str, row: Row, data: bytes, ready: bool) -> db.Entry:
         fields = tuple(values.get(name) for name in ROW_FIELDS)
         shown = json.dumps(values, ensure_ascii=False)
         flags |= LISTED | (ARCHIVED if summary.archived else 0) | (INTAKE if summary.intake else 0)
-    return (task_id, seal.digest(data), flags, fields, shown, row.key)
+    rank = summary.rank if listed and summary is not None else None
+    return (task_id, seal.digest(data), flags, fields, shown, row.key, rank)
 
 
 class View:
@@ -117,14 +121,14 @@ class View:
 
     def entry(self, task_id: str) -> db.Entry | None:
         entry = self.manifest.get(task_id)
-        if entry is not None and len(entry) != 6:
+        if entry is not None and len(entry) != db.ENTRY_WIDTH:
             raise Damaged(f"the manifest's entry of {task_id!r} is no entry")
         return entry
 
     def entries(self) -> Iterator[db.Entry]:
         """Every entry, in the order of the ids."""
         for entry in self.manifest.items():
-            if len(entry) != 6:
+            if len(entry) != db.ENTRY_WIDTH:
                 raise Damaged(f"the manifest's entry of {entry[0]!r} is no entry")
             yield entry
 

@@ -16,21 +16,17 @@ TEMPLATE = """<!DOCTYPE html>
 <style>
 {style}</style>
 </head>
-<body>
+<body data-live="{live}">
 <header class="top">
-<h1>{title} <small>taskfs board · {generated}</small></h1>
+<h1>{title} <small>taskfs board · <span id="generated">{generated}</span></small>\
+<span id="live" data-state="connecting"{live_words}></span></h1>
 <p class="summary" id="summary">{summary}</p>
-<div class="filters">
-<label>{context_label} <select id="filter-context"><option value="">{all}</option>{contexts}\
-</select></label>
-<label>{agent_label} <select id="filter-agent"><option value="">{all}</option>{agents}\
-</select></label>
-<span id="shown" data-template="{shown_template}"></span>
-</div>
+<p class="periods" id="periods">{periods}</p>
+<div class="filters">{filters}<span id="shown" data-template="{shown_template}"></span></div>
 </header>
-{agent_rows}
-<main class="board">
-{columns}
+<div id="agents">{agents}</div>
+<main class="board" id="board">
+{board}
 </main>
 <script>
 {script}</script>
@@ -89,6 +85,11 @@ details.fold:not([open]) > summary h2::after { content: ""; }
 .card .id { font-family: ui-monospace, Menlo, monospace; font-weight: 600; }
 .card .context { font-size: 11px; background: #f1f5f9; border-radius: 4px; padding: 0 6px;
   white-space: nowrap; align-self: flex-start; }
+.card .priority, .card .label { font-size: 11px; border-radius: 4px; padding: 0 5px;
+  white-space: nowrap; align-self: flex-start; margin-right: 4px; }
+.card .priority { background: #fee2e2; color: #991b1b; font-weight: 600; }
+.card .priority-2, .card .priority-3, .card .priority-4 { background: #e2e8f0; color: #334155; }
+.card .label { background: #e0e7ff; color: #3730a3; }
 .card .objective { margin: 4px 0; }
 .card dl { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 2px 6px;
   margin: 4px 0; font-size: 12px; }
@@ -136,17 +137,84 @@ details > summary { cursor: pointer; }
 .stale { background: #fef9c3; color: #713f12; }
 .why { background: #f8fafc; color: #334155; }
 .why.dead { background: #f3f4f6; color: #111827; }
+.periods { margin: 0; color: #cbd5e1; }
+.summary .count-needs { color: #fde68a; }
+#live { margin-left: 12px; font-size: 12px; font-weight: normal; border-radius: 4px;
+  padding: 1px 6px; }
+body[data-live=""] #live { display: none; }
+#live[data-state="live"] { background: #166534; color: #dcfce7; }
+#live[data-state="live"]::before { content: "● "; }
+#live[data-state="offline"], #live[data-state="refused"] { background: #991b1b; color: #fee2e2; }
+#live[data-state="connecting"] { background: #334155; color: #e2e8f0; }
+.filters label[hidden] { display: none; }
+.agents td.needs, .agents td.waiting, .agents td.held { white-space: normal; min-width: 90px;
+  max-width: 300px; }
+.agents td.needs ul { display: inline; list-style: none; margin: 0; padding: 0; }
+.agents td.needs li { display: inline-block; margin-left: 4px; white-space: nowrap; }
+.agents td.needs.has-needs { background: #fef3c7; }
+.agents td.needs.has-needs .count { color: #92400e; }
+.agents td.failed a.settled { color: #64748b; text-decoration: line-through; }
+.agents td.next a { font-weight: 600; }
+.needs { list-style: none; margin: 4px 0; padding: 0; }
+.needs .need { font-size: 12px; background: #fef3c7; color: #78350f; border: 1px solid #f59e0b;
+  border-radius: 4px; padding: 2px 6px; margin-bottom: 2px; }
+.needs .need code { font-size: 11px; background: #fffbeb; border-radius: 3px; padding: 0 3px;
+  display: block; margin-top: 2px; }
+.needs .need code.tool { color: #92400e; background: none; padding: 0; }
+.needs .need code.tool::before { content: "MCP: "; }
+.settled { margin: 4px 0; padding: 4px 6px; border-radius: 4px; font-size: 12px;
+  background: #dcfce7; color: #14532d; }
+.marker-settled { background: #dcfce7; color: #14532d; border-color: #16a34a; }
+a.dep.settled { border-style: solid; }
+nav.links { font-size: 12px; margin: 4px 0; }
+nav.links a { margin-right: 2px; }
+.failing-lines { background: #450a0a !important; color: #fecaca !important; }
+.messages ol { margin: 4px 0; padding-left: 18px; }
+.messages li { margin-bottom: 4px; overflow-wrap: anywhere; }
+.messages time { color: #64748b; }
 """
 
 SCRIPT = """(function () {
-  var context = document.getElementById("filter-context");
-  var agent = document.getElementById("filter-agent");
+  "use strict";
+  var body = document.body;
   var shownText = document.getElementById("shown");
+  var wanted = {};  // filters asked for by the address, kept until their value shows up
+  new URLSearchParams(location.search).forEach(function (value, name) { wanted[name] = value; });
+
+  function selects() {
+    return Array.prototype.slice.call(document.querySelectorAll("select.filter"));
+  }
+  function chosen() {
+    var out = {};
+    selects().forEach(function (select) {
+      if (select.value) { out[select.dataset.filter] = select.value; }
+    });
+    return out;
+  }
+  function matches(element, asked, strict) {
+    var values = {};
+    try { values = JSON.parse(element.dataset.filters || "{}"); } catch (err) { values = {}; }
+    return Object.keys(asked).every(function (name) {
+      if (!(name in values)) { return !strict; }
+      return values[name].indexOf(asked[name]) >= 0;
+    });
+  }
+  function choose() {
+    selects().forEach(function (select) {
+      var name = select.dataset.filter;
+      if (name in wanted && Array.prototype.some.call(select.options, function (option) {
+        return option.value === wanted[name];
+      })) {
+        select.value = wanted[name];
+        delete wanted[name];
+      }
+    });
+  }
   function apply() {
+    var asked = chosen();
     var shown = 0;
     document.querySelectorAll(".card").forEach(function (card) {
-      var ok = (!context.value || card.dataset.context === context.value) &&
-        (!agent.value || card.dataset.agents.split(" ").indexOf(agent.value) >= 0);
+      var ok = matches(card, asked, true);
       card.hidden = !ok;
       if (ok) { shown += 1; }
     });
@@ -155,12 +223,128 @@ SCRIPT = """(function () {
         column.querySelectorAll(".card:not([hidden])").length;
     });
     document.querySelectorAll("tr.agent").forEach(function (row) {
-      row.hidden = Boolean(agent.value) && row.dataset.agent !== agent.value;
+      row.hidden = !matches(row, asked, false);
     });
     shownText.textContent = shownText.dataset.template.replace("{count}", shown);
   }
-  context.addEventListener("change", apply);
-  agent.addEventListener("change", apply);
+  function remember() {
+    // The filters live in the address: a reload or a shared link shows the same cards.
+    var query = new URLSearchParams(chosen()).toString();
+    try {
+      history.replaceState(history.state, "", (query ? "?" + query : location.pathname) +
+        location.hash);
+    } catch (err) { /* a page opened from a file may not rewrite its address */ }
+  }
+  function reveal() {
+    var id = decodeURIComponent(location.hash.slice(1));
+    var target = id && document.getElementById(id);
+    if (!target) { return; }
+    for (var node = target; node; node = node.parentElement) {
+      if (node.tagName === "DETAILS") { node.open = true; }
+    }
+    var latest = target.querySelector("details.latest");
+    if (latest) { latest.open = true; }
+    target.scrollIntoView({block: "nearest"});
+  }
+  selects().forEach(function (select) {
+    select.addEventListener("change", function () { apply(); remember(); });
+  });
+  window.addEventListener("hashchange", reveal);
+  document.addEventListener("click", function (event) {
+    // A link to a part of the page opens it, also when the address already names it.
+    var link = event.target.closest && event.target.closest('a[href^="#"]');
+    if (link) { setTimeout(reveal, 0); }
+  });
+  choose();
   apply();
+  reveal();
+
+  // -- live: a served page swaps in the parts the server sends as the ledger moves ---------
+  var live = body.dataset.live;
+  if (!live) { return; }
+  var status = document.getElementById("live");
+  var token = "";
+  var found = location.hash.match(/(?:^#|&)token=([^&]*)/);
+  if (found) {
+    token = decodeURIComponent(found[1]);
+    try { history.replaceState(null, "", location.pathname + location.search); } catch (err) {}
+  }
+  function say(state) {
+    status.dataset.state = state;
+    status.textContent = status.dataset[state] || state;
+  }
+  function options(select, values) {
+    var keep = select.value;
+    while (select.options.length > 1) { select.remove(1); }
+    values.forEach(function (value) {
+      var option = document.createElement("option");
+      option.value = value;
+      option.textContent = value;
+      select.appendChild(option);
+    });
+    select.value = values.indexOf(keep) >= 0 ? keep : "";
+    if (keep && select.value !== keep) { wanted[select.dataset.filter] = keep; }
+    select.parentElement.hidden = values.length === 0;
+  }
+  function replace(parts) {
+    var open = {};
+    document.querySelectorAll("details[id]").forEach(function (d) { open[d.id] = d.open; });
+    ["summary", "periods", "agents", "board"].forEach(function (key) {
+      document.getElementById(key).innerHTML = parts[key];
+    });
+    document.getElementById("generated").textContent = parts.generated;
+    selects().forEach(function (select) {
+      options(select, parts.filters[select.dataset.filter] || []);
+    });
+    document.querySelectorAll("details[id]").forEach(function (d) {
+      if (d.id in open) { d.open = open[d.id]; }
+    });
+    body.dataset.version = parts.version;
+    choose();
+    apply();
+  }
+  function dispatch(block) {
+    var name = "message";
+    var data = [];
+    block.split("\\n").forEach(function (line) {
+      if (line.indexOf("event:") === 0) { name = line.slice(6).trim(); }
+      else if (line.indexOf("data:") === 0) { data.push(line.slice(5).replace(/^ /, "")); }
+    });
+    if (name === "board" && data.length) { replace(JSON.parse(data.join("\\n"))); }
+  }
+  function connect() {
+    var headers = {"Accept": "text/event-stream"};
+    if (token) { headers.Authorization = "Bearer " + token; }
+    fetch(live, {headers: headers, cache: "no-store"}).then(function (response) {
+      if (!response.ok || !response.body) {
+        say(response.status === 401 || response.status === 403 ? "refused" : "offline");
+        setTimeout(connect, response.status === 401 ? 30000 : 2000);
+        return undefined;
+      }
+      say("live");
+      var reader = response.body.getReader();
+      var decoder = new TextDecoder();
+      var buffer = "";
+      function pump() {
+        return reader.read().then(function (chunk) {
+          if (chunk.done) { throw new Error("the stream ended"); }
+          buffer += decoder.decode(chunk.value, {stream: true});
+          var at = buffer.indexOf("\\n\\n");
+          while (at >= 0) {
+            dispatch(buffer.slice(0, at));
+            buffer = buffer.slice(at + 2);
+            at = buffer.indexOf("\\n\\n");
+          }
+          return pump();
+        });
+      }
+      return pump();
+    }).catch(function () {
+      say("offline");
+      setTimeout(connect, 1000);
+    });
+  }
+  say("connecting");
+  connect();
 })();
 """

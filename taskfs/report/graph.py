@@ -2,7 +2,9 @@
 
 A solid arrow `a --> b` reads "a needs b" (dependsOn); a thick arrow `p ==> c` reads "p
 delegated c" (parent); a dotted arrow `a -.-> b` reads "a's work was handed on to b", labelled
-how (reassigned, retried). A node drawn dashed is named by a task but not in the ledger (yet).
+how (reassigned, retried), or "b was found while working on a" (discovered: a follow-up, a
+request or the task it became). A node drawn dashed is named by a task but not in the ledger
+(yet).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ def mermaid(graph: TaskGraph) -> str:
         lines.append(f'  {names[node.id]}["{label}"]:::{node.state or "missing"}')
     for edge in graph.edges:
         lines.append(f"  {names[edge.source]} {_arrow(edge.kind)} {names[edge.target]}")
-    for state in STATES:
+    for state in (*STATES, "intake"):
         fill, ink = state_colours(state)
         lines.append(f"  classDef {state} fill:{fill},stroke:{ink},color:{ink}")
     fill, ink = MISSING_COLOURS

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from taskfs import i18n
 from taskfs.report.style import duration, short_time
@@ -172,6 +172,8 @@ def task(report: TaskReport, *, heading: str = "###") -> str:
     env = t.envelope
     title = i18n.say("Task {id}: {state}", id=code(t.id), state=t.state)
     parts = [f"{heading} {title}", quote(env.objective), _facts(report)]
+    if report.origin is not None:
+        parts.append(origin(report.origin))
     parts.append(contract(env))
     sub = f"{heading}# "
     parts.append(sub + i18n.say("History") + "\n\n" + _history(report))
@@ -194,6 +196,15 @@ def task(report: TaskReport, *, heading: str = "###") -> str:
             + "\n".join(f"- {code(p.code)}: {text(p.message)}" for p in t.problems)
         )
     return "\n\n".join(parts) + "\n"
+
+
+def origin(said: Mapping[str, Any]) -> str:
+    """The request a task was born from: who asked, who proposed, who accepted; its words."""
+    from taskfs.api.views.intake import origin_lines
+
+    how, *words = origin_lines(dict(said))
+    quoted = "\n>\n".join(quote(w) for w in words)
+    return f"**{text(i18n.say('Request'))}**: {text(how)}" + (f"\n\n{quoted}" if quoted else "")
 
 
 def _facts(report: TaskReport) -> str:

@@ -25,6 +25,7 @@ from taskfs.report.markdown import (
     folded,
     lineage,
     moment,
+    origin,
     quote,
     signed,
     table,
@@ -32,9 +33,10 @@ from taskfs.report.markdown import (
 )
 
 if TYPE_CHECKING:
+    from taskfs.api.review.added import AddedTask
     from taskfs.api.review.audit import Finding
     from taskfs.api.review.outcomes import Outcome
-    from taskfs.api.review.ranges import AddedTask, AddedTransition, Review
+    from taskfs.api.review.ranges import AddedAmendment, AddedTransition, Review
     from taskfs.api.views.entries import MessageRow
     from taskfs.errors import Problem
 
@@ -75,6 +77,8 @@ def review(result: Review) -> str:
     if result.evidence:
         runs = evidence_list(result.evidence, with_task=True)
         parts.append("### " + i18n.say("Acceptance runs") + "\n\n" + runs)
+    if result.amendments:
+        parts.append("### " + i18n.say("Amendments") + "\n\n" + _amendments(result.amendments))
     if result.messages:
         said = messages_table(result.messages, with_task=True)
         parts.append("### " + i18n.say("Messages") + "\n\n" + said)
@@ -227,10 +231,47 @@ def _added(added: AddedTask, outcome: Outcome | None) -> str:
     if handed:
         summary += f"; {handed}"
     parts = [head, quote(env.objective), summary]
+    if added.origin is not None:
+        parts.append(origin(added.origin))
     if outcome is not None and outcome.commits:
         parts.append(i18n.say("Code commits:") + "\n\n" + code_commits(outcome.commits))
     parts.append(folded(i18n.say("contract"), contract(env)))
     return "\n\n".join(parts)
+
+
+def _amendments(rows: Sequence[AddedAmendment]) -> str:
+    """The amendments the range added: whose, what they changed, where each stands now; the
+    version they replace is the contract above (or the amendment before), kept by history."""
+    body = []
+    for added in rows:
+        row = added.row
+        if row.get("kind") == "accepted":
+            what = i18n.say("accepted {file}", file=row.get("accepts", ""))
+            changed, status, reason = "", "", ""
+        else:
+            what = i18n.say("amended")
+            changed = ", ".join(row.get("changed", ()))
+            status = str(row.get("status", i18n.say("unreadable")))
+            reason = str(row.get("reason", ""))
+        body.append(
+            [
+                cell_code(added.task),
+                cell(what),
+                cell(added.author),
+                cell(changed),
+                cell(status),
+                cell(reason),
+            ]
+        )
+    heads = [
+        i18n.say("task"),
+        i18n.say("what"),
+        i18n.say("by"),
+        i18n.say("changed"),
+        i18n.say("now"),
+        i18n.say("reason"),
+    ]
+    return table(heads, body)
 
 
 def _transitions(rows: Sequence[AddedTransition]) -> str:

@@ -58,6 +58,11 @@ def _styled(value: str) -> Any:
     return Text(safe(value), style=TERMINAL_STYLES.get(value, ""))
 
 
+def priority_mark(row: Mapping[str, Any]) -> str:
+    """A row's priority as beads writes it (`P0`), or nothing when its envelope has none."""
+    return f"P{row['priority']}" if row.get("priority") is not None else ""
+
+
 def task_table(rows: Sequence[Mapping[str, Any]]) -> str:
     """`ls` and `ready`: one row per task."""
     from rich.table import Table
@@ -65,18 +70,34 @@ def task_table(rows: Sequence[Mapping[str, Any]]) -> str:
     if not rows:
         return "no tasks"
     table = Table(box=None, header_style="bold", pad_edge=False)
-    for name in ("id", "state", "from", "to", "holder", "context"):
+    marked = any("priority" in row or "labels" in row for row in rows)
+    names = ("id", "state", "from", "to", "holder", "context") + (("", "labels") if marked else ())
+    for name in names:
         table.add_column(name, no_wrap=name in ("id", "state"))
     for row in rows:
-        table.add_row(
+        cells = [
             _cell(row["id"]),
             _styled(row["state"]),
             _cell(row.get("from") or "-"),
             _cell(row.get("to") or "-"),
             _cell(row.get("holder") or "-"),
             _cell(row.get("contextID") or ""),
-        )
+        ]
+        if marked:
+            cells += [_cell(priority_mark(row)), _cell(",".join(row.get("labels", ())))]
+        table.add_row(*cells)
     return _render(table)
+
+
+LOG_TAIL_LINES = 5  # of each stream of a failing run, in `log`: the reason, not the whole log
+
+
+def row_output_lines(row: TimelineRow) -> list[str]:
+    """A failing run's last lines under its row in `log` (the JSON row has the longer tail)."""
+    from taskfs.api.views.checks import said_lines, tail
+
+    said = {name: tail(text, lines=LOG_TAIL_LINES) for name, text in (row.output or {}).items()}
+    return said_lines(said)
 
 
 def timeline(task_id: str, state: str, rows: Iterable[TimelineRow]) -> str:
@@ -96,12 +117,13 @@ def timeline(task_id: str, state: str, rows: Iterable[TimelineRow]) -> str:
         if row.superseded:
             lost = f"superseded by {row.superseded_by}" if row.superseded_by else "superseded"
             what = Text(safe(f"{row.what} ({lost})"), style="strike dim")
+        said = "\n".join(row_output_lines(row))
         table.add_row(
             _cell(short_time(row.at, seconds=True)),
             marks.get(row.kind, "·"),
             what,
             _cell(row.actor),
-            _cell(row.detail),
+            _cell(row.detail + ("\n" + said if said else "")),
         )
     title = Text.assemble((safe(task_id), "bold"), "  ", _styled(state))
     return Styled(_render(title) + "\n" + _render(table))

@@ -86,10 +86,17 @@ class RunResult:
     timed_out: bool
     leftover_killed: bool
     spawn_error: str | None
+    # The caller asked it to stop (`stop`) before it ended: the group was killed as on a timeout.
+    stopped: bool = False
 
     @property
     def passed(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out and self.spawn_error is None
+        return (
+            self.exit_code == 0
+            and not self.timed_out
+            and not self.stopped
+            and self.spawn_error is None
+        )
 
 
 def scrubbed_env(
@@ -125,6 +132,7 @@ def run_command(
     on_output: OutputCallback | None = None,
     clock: Callable[[], datetime] | None = None,
     sandbox: sandboxes.Sandbox | None = None,
+    stop: Callable[[], object] | None = None,
 ) -> RunResult:
     """Run `/bin/sh -c command` in `cwd` and report how it ended.
 
@@ -135,10 +143,12 @@ def run_command(
     With `env` None the command gets `scrubbed_env(os.environ, ...)` with a HOME created for
     this run and removed afterwards; a given `env` is used exactly as it is.
     `on_output("stdout"|"stderr", chunk)` sees every chunk as it arrives; its exceptions are
-    swallowed. Invalid limits raise ValueError; nothing the command does raises.
+    swallowed. `stop()`, asked every few milliseconds while the command runs, ends it early when
+    it answers True: its whole group is killed as on a timeout, and the result says `stopped`.
+    Invalid limits raise ValueError; nothing the command does raises.
     """
     _check_limits(timeout, output_cap, grace)
-    job = _Job(command, cwd, {}, timeout, output_cap, grace, on_output, clock, sandbox, None)
+    job = _Job(command, cwd, {}, timeout, output_cap, grace, on_output, clock, sandbox, None, stop)
     if env is not None:
         return _run(replace(job, env=dict(env), home=env.get("HOME")))
     home = tempfile.mkdtemp(prefix="taskfs-home-")
@@ -160,6 +170,7 @@ class _Job:
     clock: Callable[[], datetime] | None
     sandbox: sandboxes.Sandbox | None
     home: str | None
+    stop: Callable[[], object] | None = None
 
     def argv(self) -> list[str]:
         inner = [SHELL, "-c", self.command]
@@ -218,8 +229,8 @@ def _spawn_and_supervise(
             leftover_killed=False,
             spawn_error=f"could not start {SHELL} in {os.fspath(job.cwd)!r}: {exc}",
         )
-    timed_out, leftover_killed = _supervise_safely(
-        proc, sinks, job.on_output, job.timeout, job.grace, known=known
+    ended = _supervise_safely(
+        proc, sinks, job.on_output, job.timeout, job.grace, known=known, stop=job.stop
     )
     exit_code, signum = _exit_status(proc.returncode)
     return RunResult(
@@ -230,10 +241,18 @@ def _spawn_and_supervise(
         duration_seconds=time.monotonic() - start,
         stdout=sinks["stdout"].capture(),
         stderr=sinks["stderr"].capture(),
-        timed_out=timed_out,
-        leftover_killed=leftover_killed,
+        timed_out=ended.timed_out,
+        leftover_killed=ended.leftover_killed,
         spawn_error=None,
+        stopped=ended.stopped,
     )
+
+
+@dataclass(frozen=True)
+class _Ended:
+    timed_out: bool = False
+    leftover_killed: bool = False
+    stopped: bool = False
 
 
 def _supervise_safely(
@@ -244,13 +263,14 @@ def _supervise_safely(
     grace: float,
     *,
     known: frozenset[tuple[int, int]],
-) -> tuple[bool, bool]:
+    stop: Callable[[], object] | None = None,
+) -> _Ended:
     pump = _Pump(proc, sinks, on_output)
     contain.register(proc.pid)
     since = contain.started(proc.pid)
     finished = False
     try:
-        timed_out, leftover_killed = _supervise(proc, pump, time.monotonic() + timeout, grace)
+        ended = _supervise(proc, pump, time.monotonic() + timeout, grace, stop)
         finished = True
     finally:
         if not finished:
@@ -262,39 +282,60 @@ def _supervise_safely(
         orphans_killed = contain.sweep_orphans(since, known)
         pump.drain(_DRAIN_TIMEOUT)
         pump.close()
-    return timed_out, leftover_killed or orphans_killed
+    if orphans_killed:
+        ended = replace(ended, leftover_killed=True)
+    return ended
 
 
 def _supervise(
-    proc: subprocess.Popen[bytes], pump: _Pump, deadline: float, grace: float
-) -> tuple[bool, bool]:
-    """Returns (timed_out, leftover_killed)."""
+    proc: subprocess.Popen[bytes],
+    pump: _Pump,
+    deadline: float,
+    grace: float,
+    stop: Callable[[], object] | None = None,
+) -> _Ended:
     # start_new_session makes the shell a session and group leader: its pid is the group id.
     pgid = proc.pid
-    if not _wait_main(proc, pump, deadline):
+    waited = _wait_main(proc, pump, deadline, stop)
+    if waited != "exited":
         _kill_group(pgid, proc, pump, grace)
-        return True, False
+        return _Ended(timed_out=waited == "timed_out", stopped=waited == "stopped")
     # A member already on its way out (a sandbox's init, reaped after the sandbox) is no
     # leftover: give the group a moment to empty by itself.
     _await_group_exit(pgid, proc, pump, _SETTLE)
     if not _group_alive(pgid):
-        return False, False
+        return _Ended()
     _kill_group(pgid, proc, pump, grace)
-    return False, True
+    return _Ended(leftover_killed=True)
 
 
-def _wait_main(proc: subprocess.Popen[bytes], pump: _Pump, deadline: float) -> bool:
-    """Pump output until the main process exits (True) or the deadline passes (False)."""
+def _wait_main(
+    proc: subprocess.Popen[bytes],
+    pump: _Pump,
+    deadline: float,
+    stop: Callable[[], object] | None = None,
+) -> str:
+    """Pump output until the main process exits ("exited"), the deadline passes
+    ("timed_out") or `stop()` says to ("stopped")."""
     while proc.poll() is None:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            return False
+            return "timed_out"
+        if stop is not None and _asked(stop):
+            return "stopped"
         if pump.is_open:
             pump.step(min(remaining, _POLL))
         else:
             with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(remaining)
-    return True
+                proc.wait(min(remaining, _POLL) if stop is not None else remaining)
+    return "exited"
+
+
+def _asked(stop: Callable[[], object]) -> bool:
+    try:
+        return bool(stop())
+    except Exception:  # a caller's question must not leave the command unsupervised
+        return False
 
 
 def _kill_group(pgid: int, proc: subprocess.Popen[bytes], pump: _Pump, grace: float) -> None:

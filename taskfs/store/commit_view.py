@@ -10,7 +10,7 @@ guard checks each commit of a range against the tasks that were open in that com
 from __future__ import annotations
 
 from taskfs.core import layout
-from taskfs.core.layout import ENVELOPE, INTAKE, STATUS
+from taskfs.core.layout import AMENDMENTS, ENVELOPE, INTAKE, MESSAGES, STATUS
 from taskfs.store.repository import Repository
 
 
@@ -33,8 +33,8 @@ class CommitView(Repository):
     @classmethod
     def load(cls, repo: Repository, tree: str | None) -> CommitView:
         """The ledger in `tree` (the tasks folder's tree id; None for no ledger at all).
-        Only envelopes, status files and intakes' files are read: they decide which tasks
-        are open."""
+        Only envelopes, status files, amendments and intakes' files are read: they decide
+        which tasks are open and what they own."""
         files: dict[str, bytes] = {}
         if tree is not None:
             wanted = {
@@ -70,5 +70,5 @@ class CommitView(Repository):
 def _is_state_file(path: str) -> bool:
     parts = path.split("/")
     return (len(parts) == 2 and parts[1] == ENVELOPE) or (
-        len(parts) == 3 and parts[1] in (STATUS, INTAKE)
+        len(parts) == 3 and parts[1] in (STATUS, INTAKE, AMENDMENTS, MESSAGES)
     )

@@ -10,8 +10,10 @@ the kernel drops it when a process dies, so a killed writer never leaves it held
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -80,6 +82,26 @@ def replace(target: Path, data: bytes, mode: int | None = None, *, durable: bool
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def write_output(target: Path, data: bytes, mode: int | None = None) -> None:
+    """Write a file a person named for output: a regular file (or none yet) is replaced
+    atomically, through any link to it (the link stays a link); anything else that stands there
+    (a FIFO, a device such as /dev/null, a link to one) is written through, never replaced by
+    a regular file; a folder is refused (IsADirectoryError)."""
+    real = Path(os.path.realpath(target))
+    try:
+        found = os.stat(real)
+    except FileNotFoundError:
+        replace(real, data, mode)
+        return
+    if stat.S_ISDIR(found.st_mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(target))
+    if stat.S_ISREG(found.st_mode):
+        replace(real, data, mode)
+        return
+    with open(real, "wb") as handle:
+        handle.write(data)
 
 
 # The lock files this process holds (`repo_lock`): code that needs the lock and may run inside a

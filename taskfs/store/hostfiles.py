@@ -47,14 +47,16 @@ def missing_dirs(path: Path) -> list[Path]:
 
 
 def write(path: Path, data: bytes) -> None:
-    """Replace `path` atomically, keeping its permissions (a new file gets the umask's)."""
+    """Replace `path` atomically, keeping its permissions (a new file gets the umask's); a
+    settings file that is a link (a dotfiles manager's) is replaced where it points, and the
+    link stays (`fs.write_output`)."""
     try:
         mode = path.stat().st_mode & 0o7777
     except FileNotFoundError:
         mask = os.umask(0)
         os.umask(mask)
         mode = 0o666 & ~mask
-    fs.replace(path, data, mode)
+    fs.write_output(path, data, mode)
 
 
 def delete(path: Path, made_dirs: list[str]) -> None:

@@ -40,8 +40,8 @@ import sqlite3
 from collections.abc import Callable, Collection, Iterator
 from typing import TypeVar
 
-from taskfs.core import layout
-from taskfs.core.layout import ARCHIVE_DIR
+from taskfs.core import layout, progress
+from taskfs.core.layout import AGENT_KEYS_DIR, AMENDMENTS, ARCHIVE_DIR, REVOKED_DIR
 from taskfs.errors import TaskfsError
 from taskfs.readmodel import db, stamps
 from taskfs.readmodel import listing as listings
@@ -96,6 +96,8 @@ def check(repo: Repository, ledger: Ledger, task_ids: Collection[str]) -> None:
         if not layout.is_task_id(task_id) or not repo.task_dir(task_id).is_dir():
             continue  # a new task's id (`new`), no task, or an archived one: its row is HEAD's
         row = ledger.row(task_id)
+        if row is not None and row.commit is not None and not repo.has_task(task_id):
+            continue  # an archived task's folder of what arrived since (its messages)
         now = key(repo, task_id)
         if row is not None and row.held and row.key == now:
             continue
@@ -120,26 +122,26 @@ def listing(repo: Repository, filters: Filters = ()) -> list[Summary]:
 
     def ask(view: View) -> list[str]:
         hidden = _hidden(repo, view)
-        return [str(e[ID]) for e in listings.select(view.entries(), "ls", filters, None)
-                if e[ID] not in hidden]  # fmt: skip
+        chosen = listings.select(view.entries(), "ls", filters, None, text=_text_of(view))
+        return [str(e[ID]) for e in chosen if e[ID] not in hidden]
 
     ledger = summaries(repo)
     return ledger.many(_asked(repo, ledger, ask))
 
 
 def ready(repo: Repository, agent: str | None = None, filters: Filters = ()) -> list[Summary]:
-    """The tasks a claim would succeed on now (by `agent`, when named) that pass `filters`, in
-    the order of the ids: the claim's own rules, kept in the store as rows change
-    (`taskfs.readmodel.rows`)."""
+    """The tasks a claim would succeed on now (by `agent`, when named) that pass `filters`, the
+    most urgent first, then the oldest (`Summary.rank`): the claim's own rules, kept in the
+    store as rows change (`taskfs.readmodel.rows`)."""
     from taskfs.core.readiness import claimable
     from taskfs.readmodel.filters import matches
 
+    def ask(view: View) -> list[str]:
+        chosen = listings.select(view.entries(), "ready", filters, agent, text=_text_of(view))
+        return [str(e[ID]) for e in chosen]
+
     ledger = summaries(repo)
-    offered = _asked(
-        repo,
-        ledger,
-        lambda view: [str(e[ID]) for e in listings.select(view.entries(), "ready", filters, agent)],
-    )
+    offered = _asked(repo, ledger, ask)
     hidden = _asked(repo, ledger, lambda view: sorted(_hidden(repo, view)))
     if not hidden:
         return ledger.many(offered)
@@ -149,7 +151,17 @@ def ready(repo: Repository, agent: str | None = None, filters: Filters = ()) -> 
     asked = set(offered) | changing.waiting_on(batch, hidden) | changing.affected_by(batch, hidden)
     candidates = view.many(sorted(asked - set(hidden)))
     found = claimable(view, agent, among=candidates)
-    return sorted((s for s in found if matches(s.row(), filters)), key=lambda s: s.id)
+    return sorted((s for s in found if matches(s.row(), filters, s.text)), key=lambda s: s.rank)
+
+
+def _text_of(view: View) -> Callable[[str], str | None]:
+    """What `ls --grep` searches of a task, as its row in `view` keeps it."""
+
+    def text(task_id: str) -> str | None:
+        row = view.row(task_id)
+        return None if row is None or row.summary is None else row.summary.text
+
+    return text
 
 
 def _asked(repo: Repository, ledger: Ledger, ask: Callable[[View], V]) -> V:
@@ -165,8 +177,9 @@ def _asked(repo: Repository, ledger: Ledger, ask: Callable[[View], V]) -> V:
 
 def home(repo: Repository, task_id: str) -> Repository:
     """Where a task's files are read: the working tree, or, for a task `taskfs archive` took
-    out of it, the commit whose tree still holds them, as the store's row of it names that
-    commit (no archive record is read: issue 36). The working tree when neither holds it (the
+    out of it, the commit the archive took it from, as the store's row of it names that commit
+    (no archive record is read: issue 36), with what arrived in its folder since (its messages
+    and read marks: `archive_records.late_files`). The working tree when neither holds it (the
     reader then says `task_not_found`)."""
     if not layout.is_task_id(task_id) or repo.has_task(task_id):
         return repo
@@ -179,7 +192,9 @@ def home(repo: Repository, task_id: str) -> Repository:
         files = repo.git.head_files([repo.task_rel(task_id)], rev=commit)
     except TaskfsError:
         return repo  # the commit is gone from this clone's history
-    return CommitView(repo, files) if files else repo
+    if not files:
+        return repo
+    return CommitView(repo, {**files, **archive_records.late_files(repo, task_id)})
 
 
 def row_key(repo: Repository, task_id: str) -> bytes | None:
@@ -283,9 +298,12 @@ def _changed(repo: Repository, old: str | None, new: str | None) -> dict[str, Ro
     if old is None or new is None:
         return None
     try:
-        paths = repo.git.changed_paths(old, new, repo.tasks_rel, ARCHIVE_DIR)
+        paths = repo.git.changed_paths(
+            old, new, repo.tasks_rel, ARCHIVE_DIR, AGENT_KEYS_DIR, REVOKED_DIR
+        )
     except TaskfsError:
         return None  # the old commit is gone (a rewrite)
+    rekeyed = [p for p in paths if p.startswith((AGENT_KEYS_DIR + "/", REVOKED_DIR + "/"))]
     files = [p for p in paths if archive_records.is_archive_file(p)]
     if files and not set(repo.git.head_files(files, rev=new)) >= set(files):
         return None  # an archive file went away (a reset): which tasks came back, all say
@@ -293,9 +311,15 @@ def _changed(repo: Repository, old: str | None, new: str | None) -> dict[str, Ro
     # A task archived and still (or again) in the tree, by a merge or by hand, is read.
     back = archived.keys() & repo.git.folder_names(new, repo.tasks_rel) if archived else set()
     task_ids = (set(row_tasks(repo, paths)) - archived.keys()) | back
+    if rekeyed:  # an amendment counts where it is signed as a standing key's owner's acts are
+        task_ids |= _amended(repo, new)
     if len(task_ids) > REBUILD_AT:
         return None
     out = _read_at(repo, new, task_ids)
+    for task_id in _said_only(repo, paths) & out.keys():
+        row = out[task_id]
+        if row is None or row.summary is None:  # a message to an archived task: its row stays
+            del out[task_id]
     for task_id, (summary, commit) in archived.items():
         row = out.get(task_id)
         if row is None or row.summary is None:  # the archive's row, unless the tree says more
@@ -303,8 +327,35 @@ def _changed(repo: Repository, old: str | None, new: str | None) -> dict[str, Ro
     return out
 
 
+def _said_only(repo: Repository, paths: Collection[str]) -> set[str]:
+    """The tasks whose changed files are all messages (read for `ls --grep`'s texts alone)."""
+    from taskfs.core.layout import MESSAGES
+
+    said: set[str] = set()
+    other: set[str] = set()
+    prefix = repo.tasks_rel + "/"
+    for path in paths:
+        parts = path[len(prefix) :].split("/") if path.startswith(prefix) else []
+        if len(parts) >= 2:
+            (said if parts[1] == MESSAGES else other).add(parts[0])
+    return said - other
+
+
+def _amended(repo: Repository, rev: str) -> set[str]:
+    """The tasks with amendments at commit `rev` (whose contract in force a key decides)."""
+    from taskfs.store.git.process import nul_list
+
+    listed = repo.git.run_checked(
+        "ls-tree", "-r", "-z", "--name-only", rev, "--", repo.tasks_rel + "/"
+    )
+    parts = (path.split("/") for path in nul_list(listed))
+    return {p[-3] for p in parts if len(p) >= 3 and p[-2] == AMENDMENTS}
+
+
 def _archived_row(summary: Summary, commit: str | None) -> Row:
-    return Row(summary, key_of([("archived", commit or "")]), commit)
+    """An archived task's row: the archive's row of it (what `ls --grep` searches of it is
+    not kept: no archive file says it), its files in `commit`."""
+    return Row(summary._replace(text=None), key_of([("archived", commit or "")]), commit)
 
 
 def _read_at(repo: Repository, rev: str, task_ids: Collection[str]) -> dict[str, Row | None]:
@@ -318,10 +369,21 @@ def _read_at(repo: Repository, rev: str, task_ids: Collection[str]) -> dict[str,
     files = repo.git.head_files([repo.task_rel(t) for t in wanted], rev=rev)
     view = CommitView(repo, files)
     out: dict[str, Row | None] = {}
-    for task_id in wanted:
-        held = any(p.startswith(repo.task_rel(task_id) + "/") for p in files)
-        out[task_id] = Row(project(view, task_id), key(view, task_id)) if held else None
+    with progress.step(_reading_label(len(wanted)), len(wanted)) as advance:
+        for task_id in wanted:
+            held = any(p.startswith(repo.task_rel(task_id) + "/") for p in files)
+            out[task_id] = Row(project(view, task_id), key(view, task_id)) if held else None
+            advance(1)
     return out
+
+
+def _reading_label(count: int) -> Callable[[], str]:
+    def label() -> str:
+        from taskfs import i18n
+
+        return i18n.say("reading {count} tasks into the read model", count=count)
+
+    return label
 
 
 def _rebuild(repo: Repository, head: str | None, locked: bool) -> View:
@@ -372,18 +434,20 @@ def _every_row(repo: Repository, head: str | None, missing: list[str]) -> Iterat
     archived = archive_records.archived(repo)
     other: list[str] = []  # read as HEAD holds them, together, at the end
     ids = sorted({*present, *archived}, key=_tree_order)
-    for task_id, held in _in_step(ids, _head_keys(repo)):
-        if held is not None and task_id in present:
-            now = key(repo, task_id)
-            if now == held:
-                yield task_id, Row(project(repo, task_id), now)
-            else:
+    with progress.step(_reading_label(len(ids)), len(ids)) as advance:
+        for task_id, held in _in_step(ids, _head_keys(repo)):
+            advance(1)
+            if held is not None and task_id in present:
+                now = key(repo, task_id)
+                if now == held:
+                    yield task_id, Row(project(repo, task_id), now)
+                else:
+                    other.append(task_id)
+            elif held is not None:
                 other.append(task_id)
-        elif held is not None:
-            other.append(task_id)
-            missing.append(task_id)  # HEAD holds it; its folder is gone
-        elif task_id in archived:
-            yield task_id, _archived_row(*archived[task_id])
+                missing.append(task_id)  # HEAD holds it; its folder is gone
+            elif task_id in archived:
+                yield task_id, _archived_row(*archived[task_id])
     for task_id, (summary, found) in head_ledger.at_head_keyed(repo, other).items():
         if summary is not None:
             yield task_id, Row(summary, found)

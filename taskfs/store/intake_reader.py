@@ -66,15 +66,39 @@ def project(repo: Repository, task_id: str) -> Summary | None:
     """The read model's row of a task folder: the task its files say, else the intake they
     hold (a folder with no envelope), else None (nothing readable: `validate` names it)."""
     from taskfs.readmodel.projection import Summary as Projected
+    from taskfs.readmodel.projection import text_of
     from taskfs.store.task_reader import load_task
 
     try:
-        return Projected.of(load_task(repo, task_id))
+        task = load_task(repo, task_id)
     except TaskfsError:
         if repo.has_task(task_id) or not repo.list_dir(task_id, INTAKE):
             return None
+    else:
+        found = Projected.of(task)
+        if not repo.list_dir(task_id, INTAKE):
+            return found._replace(text=text_of(task.envelope.objective, *said(repo, task_id)))
+        # A task born from a request: a follow-up of the task the request names, if any.
+        try:
+            intake = load_intake(repo, task_id)[0]
+        except TaskfsError:
+            return found._replace(text=text_of(task.envelope.objective, *said(repo, task_id)))
+        words = [e.record.text or "" for e in intake.requests()]
+        text = text_of(task.envelope.objective, *words, *said(repo, task_id))
+        return found._replace(discovered_from=intake.discovered_from, text=text)
     try:
         intake, problems = load_intake(repo, task_id)
     except TaskfsError:
         return None
-    return Projected.of_intake(intake)._replace(problems=tuple(p.code for p in problems))
+    words = [e.record.text or "" for e in intake.requests()]
+    return Projected.of_intake(intake)._replace(
+        problems=tuple(p.code for p in problems), text=text_of(*words, *said(repo, task_id))
+    )
+
+
+def said(repo: Repository, task_id: str) -> list[str]:
+    """The texts of a task folder's readable messages, in the order they were made."""
+    from taskfs.store.messages import load_messages
+
+    stored, _problems = load_messages(repo, task_id, pending=set())
+    return [item.record.text for item in stored]

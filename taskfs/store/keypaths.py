@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from taskfs.core import layout
 from taskfs.core.layout import KEYS_DIR
 from taskfs.store.operator import operator_path
 
@@ -21,7 +22,7 @@ def public_rel(kind: KeyKind, name: str) -> str:
 
 
 # Where `keys remove` records a revoked agent key: one file per key, never edited.
-REVOKED_DIR = f"{KEYS_DIR}/revoked/agent"
+REVOKED_DIR = layout.REVOKED_DIR
 
 
 def revoked_rel(name: str, key_id: str) -> str:

@@ -14,12 +14,13 @@ interlink keeps in its peers.json: a message signed by it is taken as from that 
 from __future__ import annotations
 
 import os
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from taskfs.core import layout, signing, wire
 from taskfs.core.layout import KEYS_DIR
+from taskfs.core.ledger_kinds import OPERATOR
 from taskfs.errors import fail
 from taskfs.store import fs, keypaths
 from taskfs.store.git import Git
@@ -65,7 +66,7 @@ def admit(root: Path, name: str, public: bytes) -> str:
     if not layout.is_agent_name(name):
         raise fail("invalid_agent", value=name)
     rel = public_rel("agent", name)
-    if (root / rel).exists():
+    if (root / rel).exists() or standing_key(root, name) is not None:
         raise fail("key_exists", kind="agent", name=name, path=rel)
     fs.replace(root / rel, (wire.b64(public) + "\n").encode())
     return rel
@@ -79,9 +80,11 @@ def _free(root: Path, kind: KeyKind, name: str) -> None:
         raise fail("key_unsafe", path=str(private))
     if private.exists():
         raise fail("key_exists", kind=kind, name=name, path=str(private))
-    if (root / public_rel(kind, name)).exists():
+    if (root / public_rel(kind, name)).exists() or (
+        kind == "agent" and standing_key(root, name) is not None
+    ):
         # Another machine holds this name's private key: replacing its public key would
-        # silently disown everything it signed.
+        # silently disown everything it signed (a key whose revocation does not hold stands).
         raise fail("key_exists", kind=kind, name=name, path=public_rel(kind, name))
 
 
@@ -174,6 +177,74 @@ def revoked_keys(root: Path) -> dict[str, bytes]:
     return {name: raw for name, (_at, raw) in found.items()}
 
 
+def standing_key(root: Path, name: str) -> bytes | None:
+    """The key that signs for agent `name` now: its public key in the tree; else the key that
+    a revocation which does not hold (`revocation_holds`) claims to revoke, which stands still.
+    None when `name` has no key. Costs a `stat` and a folder listing for an agent without one."""
+    key = public_key(root, "agent", name)
+    if key is not None:
+        return key
+    found = latest_revocation(root, name)
+    if found is None:
+        return None
+    document, revoked = found
+    operator = public_key(root, "agent", OPERATOR) if document.get("by") == OPERATOR else None
+    return None if revocation_holds(document, revoked, operator) else revoked
+
+
+def standing_keys(root: Path) -> dict[str, bytes]:
+    """Every agent key that stands now, by name (`standing_key`)."""
+    found = public_keys(root, "agent")
+    try:
+        entries = os.listdir(root / keypaths.REVOKED_DIR)
+    except (FileNotFoundError, NotADirectoryError):
+        return found
+    for name in {entry.rsplit("-", 1)[0] for entry in entries} - set(found):
+        key = standing_key(root, name) if layout.is_agent_name(name) else None
+        if key is not None:
+            found[name] = key
+    return found
+
+
+def revocation_holds(document: dict[str, Any], revoked: bytes, by_key: bytes | None) -> bool:
+    """Whether a revocation record is its `by`'s to make (`ledger_kinds.may_revoke`) and signed
+    as every act of an agent with a key is: the owner's with the key it revokes, the operator's
+    with its own key when it has one (`by_key`)."""
+    from taskfs.core import act_signing
+    from taskfs.core.ledger_kinds import may_revoke
+
+    name, by = document.get("name"), document.get("by")
+    if not isinstance(name, str) or not isinstance(by, str) or may_revoke(name, by) is not None:
+        return False
+    signer = revoked if by == name else by_key
+    return signer is None or act_signing.verifies("revocation", document, signer)
+
+
+def latest_revocation(root: Path, name: str) -> tuple[dict[str, Any], bytes] | None:
+    """The latest revocation record of `name`'s key in the tree, and the key it names."""
+    try:
+        entries = sorted(os.listdir(root / keypaths.REVOKED_DIR))
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    if not any(entry.startswith(f"{name}-") for entry in entries):
+        return None
+    from taskfs.core import yamlio  # only where a revocation of this name is to be read
+
+    latest: tuple[str, dict[str, Any], bytes] | None = None
+    for entry in entries:
+        if not entry.startswith(f"{name}-"):
+            continue
+        try:
+            value = yamlio.load((root / keypaths.REVOKED_DIR / entry).read_bytes())
+            raw = parse_public(str(value["key"]))
+            at = str(value["at"])
+        except (OSError, yamlio.YamlError, TypeError, KeyError, signing.SigningError):
+            continue
+        if value.get("name") == name and (latest is None or at >= latest[0]):
+            latest = (at, value, raw)
+    return None if latest is None else (latest[1], latest[2])
+
+
 def committed_public_keys(git: Git, kind: KeyKind) -> dict[str, bytes]:
     """Every well-formed public key of `kind` as HEAD holds it, by name.
 
@@ -201,17 +272,34 @@ class KeysAt:
     Reads go through the caller's `git cat-file` reader and are remembered per blob."""
 
     def __init__(
-        self, reader: ObjectSource, kind: KeyKind, names: Collection[str] | None = None
+        self,
+        reader: ObjectSource,
+        kind: KeyKind,
+        names: Collection[str] | None = None,
+        *,
+        ghosts: Mapping[str, Sequence[tuple[str, bytes]]] | None = None,
+        is_ancestor: Callable[[str, str], bool] | None = None,
     ) -> None:
         self._reader = reader
         self._kind = kind
         self._names = names  # the only names that ever had a key, when the caller knows them
         self._parsed: dict[bytes, bytes | None] = {}
+        # Keys taken out by a removal that was no revocation (by hand, or one its rule does not
+        # let hold): each still stands, from the commit that removed it on, newest first.
+        self._ghosts = ghosts or {}
+        self._is_ancestor = is_ancestor
 
     def key(self, commit: str, name: str) -> bytes | None:
-        """The well-formed public key of `name` that `commit` holds; None when it holds none."""
+        """The public key that stood for `name` in `commit`: the one it holds, unless a key of
+        `name` was removed before it without a revocation that holds (that one stands still);
+        None when none stood."""
         if not layout.is_agent_name(name) or (self._names is not None and name not in self._names):
             return None
+        for removed_in, key in self._ghosts.get(name, ()):
+            if self._is_ancestor is not None and (
+                removed_in == commit or self._is_ancestor(removed_in, commit)
+            ):
+                return key
         found = self._reader.read(f"{commit}:{public_rel(self._kind, name)}")
         if found is None or found[0] != "blob":
             return None

@@ -108,7 +108,15 @@ def load_message_file(repo: Repository, rel: str, pending: AbstractSet[str]) -> 
 
 
 def load_reads(repo: Repository, task_id: str) -> tuple[list[ReadRecord], list[Problem]]:
-    found: list[ReadRecord] = []
+    found, problems = read_files(repo, task_id)
+    return [record for _rel, record in found], problems
+
+
+def read_files(
+    repo: Repository, task_id: str
+) -> tuple[list[tuple[str, ReadRecord]], list[Problem]]:
+    """A task's read marks with the path of each, and a problem for each that is not one."""
+    found: list[tuple[str, ReadRecord]] = []
     problems: list[Problem] = []
     for name in repo.list_dir(task_id, READS):
         rel = repo.task_rel(task_id, READS, name)
@@ -121,7 +129,7 @@ def load_reads(repo: Repository, task_id: str) -> tuple[list[ReadRecord], list[P
         if record.task_id != task_id:
             problems.append(problem("file_invalid", path=rel, reason="it names another task"))
             continue
-        found.append(record)
+        found.append((rel, record))
     return found, problems
 
 
@@ -161,4 +169,5 @@ def message_index(repo: Repository) -> dict[str, str]:
 
 
 def agent_keys(repo: Repository) -> dict[str, bytes]:
-    return keys.public_keys(repo.root, "agent")
+    """The agent keys that stand (a key whose revocation does not hold stands still)."""
+    return keys.standing_keys(repo.root)

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from taskfs.core.layout import CONFIG_PATH, state_dir
+from taskfs.readmodel import nudge_memory
 from taskfs.store import fs
 from taskfs.store.git import Git
 
@@ -26,17 +26,14 @@ class Memory:
 
 
 def memory_path(git: Git, agent: str) -> Path:
-    return state_dir(git.git_dir) / "nudge" / f"{agent}.json"
+    return Path(nudge_memory.memory_path(str(git.git_dir), agent))
 
 
 def answer_inputs(git: Git, root: Path) -> str:
-    """What the answer depends on besides the clock: HEAD and the settings file."""
-    try:
-        stat = (root / CONFIG_PATH).stat()
-        settings = f"{stat.st_mtime_ns}:{stat.st_size}"
-    except FileNotFoundError:
-        settings = "-"
-    return f"{git.head() or '-'}:{settings}"
+    """What the answer depends on besides the clock: HEAD and the settings file, as the hook
+    reads them without the store (`taskfs.readmodel.nudge_memory`); empty when that cannot
+    tell, so that nothing is taken on trust."""
+    return nudge_memory.inputs(str(root), str(git.git_dir)) or ""
 
 
 def load(path: Path) -> Memory:

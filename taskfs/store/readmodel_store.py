@@ -20,7 +20,7 @@ import os
 import sqlite3
 from collections.abc import Collection, Mapping
 
-from taskfs.core.layout import ENVELOPE, EVIDENCE, INTAKE, STATUS
+from taskfs.core.layout import AMENDMENTS, ENVELOPE, EVIDENCE, INTAKE, MESSAGES, STATUS
 from taskfs.readmodel import db, stamps
 from taskfs.readmodel.db import Damaged
 from taskfs.readmodel.projection import Summary
@@ -30,10 +30,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from taskfs.store.repository import Repository
 
-# The files of a task folder its row is read from; and those its key names besides (a file
-# `show` presents: whether HEAD holds it is part of the answer).
-ROW_SOURCES = frozenset({ENVELOPE, STATUS, INTAKE})
-KEY_SOURCES = ROW_SOURCES | {EVIDENCE}
+# The files of a task folder its row is read from (messages too: their texts are what `ls
+# --grep` searches); and those its key names: what the row's decisions rest on, and the files
+# `show` presents (whether HEAD holds one is part of the answer). Messages decide nothing, so
+# the key leaves them out.
+ROW_SOURCES = frozenset({ENVELOPE, STATUS, INTAKE, AMENDMENTS, MESSAGES})
+KEY_SOURCES = frozenset({ENVELOPE, STATUS, INTAKE, AMENDMENTS, EVIDENCE})
+# The folders of a task whose files the key names (`key`), in the order it lists them.
+KEY_FOLDERS = (STATUS, EVIDENCE, INTAKE, AMENDMENTS)
 
 
 class Opened:
@@ -153,11 +157,11 @@ def save(opened: Opened, batch: Batch) -> View:
 
 def key(repo: Repository, task_id: str) -> bytes:
     """The key of the git objects a task folder's row and `show` are read from: the digest of
-    the path and object id of its envelope, status, evidence and intake files, from the working
-    tree (or a commit's tree, `CommitView`). Equal to the key of the objects HEAD holds there
-    exactly when the folder holds those files as HEAD does."""
+    the path and object id of its envelope, status, evidence, intake and amendment files, from
+    the working tree (or a commit's tree, `CommitView`). Equal to the key of the objects HEAD
+    holds there exactly when the folder holds those files as HEAD does."""
     names: list[str] = []
-    for kind in (STATUS, EVIDENCE, INTAKE):
+    for kind in KEY_FOLDERS:
         names += [repo.task_rel(task_id, kind, n) for n in repo.list_dir(task_id, kind)]
     if repo.has_task(task_id):
         names.append(repo.task_rel(task_id, ENVELOPE))
@@ -192,7 +196,7 @@ def _key_written(
         if data is None:
             return None
         parts = rel[len(prefix) :].split("/")
-        if parts == [ENVELOPE] or (len(parts) == 2 and parts[0] in (STATUS, EVIDENCE, INTAKE)):
+        if parts == [ENVELOPE] or (len(parts) == 2 and parts[0] in KEY_FOLDERS):
             ids.append((rel, repo.git.blob_id(data)))
     return key_of(ids) if ids else None
 
@@ -217,7 +221,7 @@ def row_tasks(repo: Repository, paths: Collection[str]) -> dict[str, bool]:
     for path in paths:
         if path.startswith(prefix):
             parts = path[len(prefix) :].split("/")
-            if len(parts) >= 2 and parts[1] in KEY_SOURCES:
+            if len(parts) >= 2 and (parts[1] in KEY_SOURCES or parts[1] in ROW_SOURCES):
                 found[parts[0]] = found.get(parts[0], False) or parts[1] in ROW_SOURCES
     return found
 
@@ -251,16 +255,21 @@ def committed(
         projected = {t for t, read in changed.items() if read}
         if not projected <= rows.keys():
             return
+        if any(rows[t].text is None for t in _messaged(repo, paths)):
+            return  # a message's text the writer did not say: the next reader reads it
         batch = Batch(view)
         new: dict[str, Row | None] = {}
         mine = _by_task(repo, paths)
         for task_id in sorted(changed):
             old = view.row(task_id)
             summary = rows.get(task_id)
+            if summary is not None and summary.text is None and old is not None and old.summary:
+                summary = summary._replace(text=old.summary.text)  # not said: the stored stands
             if summary is not None and summary.archived:
                 # Taken out of the tree by this commit: its files are in the commit's parent,
                 # as the archive's record says.
-                new[task_id] = Row(summary, key_of([("archived", parent or "")]), parent)
+                row = Row(summary._replace(text=None), key_of([("archived", parent or "")]), parent)
+                new[task_id] = row
             elif summary is not None:
                 fresh = old is None or not old.held  # HEAD held no file of it before
                 found = _key_written(repo, task_id, mine[task_id], written) if fresh else None
@@ -275,3 +284,15 @@ def committed(
         folder = (stamps.NO_FILE, 0) if fresh_folders else view.state.folder
         batch.new_state = batch.new_state.replace(head=commit, folder=folder)
         save(opened, batch)
+
+
+def _messaged(repo: Repository, paths: Collection[str]) -> set[str]:
+    """The tasks whose messages `paths` (repository-relative) add to."""
+    prefix = repo.tasks_rel + "/"
+    return {
+        parts[0]
+        for path in paths
+        if path.startswith(prefix)
+        and len(parts := path[len(prefix) :].split("/")) >= 2
+        and parts[1] == MESSAGES
+    }

@@ -11,6 +11,7 @@ whose ledger has such a file (it has to be repaired first, e.g. with `git checko
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -19,13 +20,23 @@ from pydantic import ValidationError
 from taskfs.core import layout, yamlio
 from taskfs.core.chain import Chain, Link, resolve
 from taskfs.core.envelope import Envelope, validate_envelope
-from taskfs.core.layout import ENVELOPE, EVIDENCE, INTAKE, STAMPED_NAME_RE, STATUS, STATUS_NAME_RE
+from taskfs.core.layout import (
+    AMENDMENTS,
+    ENVELOPE,
+    EVIDENCE,
+    INTAKE,
+    STAMPED_NAME_RE,
+    STATUS,
+    STATUS_NAME_RE,
+)
 from taskfs.core.lifecycle import State
 from taskfs.core.records import StatusRecord
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store.repository import Repository
 
 if TYPE_CHECKING:  # evidence is read only where it is shown: loading a task does not need it
+    from taskfs.core.amendments import Entry as Amendment
+    from taskfs.core.amendments import Version
     from taskfs.core.evidence import EvidenceFile, RunnerTrust
 
 
@@ -36,6 +47,10 @@ class Task(NamedTuple):
     problems: tuple[Problem, ...] = ()
     # Read only where it is shown (show, log): listings never open evidence files.
     evidence: tuple[EvidenceFile, ...] | None = None
+    # Its amendments (`taskfs.core.amendments`), when it has any: the version in force (whose
+    # envelope `envelope` is), the pending ones, and every readable amendment file.
+    version: Version | None = None
+    amendments: tuple[Amendment, ...] = ()
 
     @property
     def holder(self) -> str | None:
@@ -48,6 +63,14 @@ class Task(NamedTuple):
     @property
     def state(self) -> State:
         return self.chain.state or "submitted"
+
+    @property
+    def rank(self) -> str:
+        """Its place among tasks to claim: the most urgent first, then the oldest."""
+        from taskfs.core.shown import rank
+
+        head = self.chain.head
+        return rank(self.envelope.priority, head.record.at if head else None, self.id)
 
 
 def read_yaml(repo: Repository, rel: str) -> Any:
@@ -63,6 +86,16 @@ def read_yaml(repo: Repository, rel: str) -> Any:
 
 
 def load_envelope(repo: Repository, task_id: str) -> Envelope:
+    """The contract in force: the envelope as submitted, or the amendment in force."""
+    envelope = submitted_envelope(repo, task_id)
+    if not repo.list_dir(task_id, AMENDMENTS):
+        return envelope
+    chain, _problems = load_chain(repo, task_id)
+    return amended(repo, task_id, envelope, chain)[0]
+
+
+def submitted_envelope(repo: Repository, task_id: str) -> Envelope:
+    """The envelope as submitted (`envelope.yaml`), before any amendment."""
     if not repo.has_task(task_id):
         requests = repo.list_dir(task_id, INTAKE) if layout.is_task_id(task_id) else []
         if requests:
@@ -175,10 +208,105 @@ def first_error(exc: ValidationError) -> str:
     return f"{where}: {first['msg']}{more}"
 
 
+def amended(
+    repo: Repository, task_id: str, submitted: Envelope, chain: Chain
+) -> tuple[Envelope, Version | None, tuple[Amendment, ...], list[Problem]]:
+    """The contract in force of a task submitted as `submitted` whose history is `chain`, the
+    version it stands at, its readable amendment files, and those that are not readable."""
+    from taskfs.core.amendments import standing
+
+    entries, problems = load_amendments(repo, task_id, submitted)
+    if not entries:
+        return submitted, None, (), problems
+    claim = _claim(chain)
+    version = standing(
+        entries,
+        sender=submitted.sender,
+        claimed=claim is not None,
+        claimed_version=claim.record.amendment if claim is not None else None,
+        holder=chain.holder,
+        unsigned=unsigned_amendments(repo, task_id, entries),
+    )
+    if version.in_force is None:
+        return submitted, version, tuple(entries), problems
+    document = version.in_force.record.envelope or {}
+    envelope, _found = validate_envelope(document)
+    assert envelope is not None  # load_amendments keeps only valid envelopes
+    return envelope.with_id(task_id), version, tuple(entries), problems
+
+
+def unsigned_amendments(repo: Repository, task_id: str, entries: Sequence[Amendment]) -> set[str]:
+    """The amendment files not signed as their writer's acts are: by an agent that had a key
+    when the file was committed (`key_history.act_keys`, audit's rule), without its signature
+    over them (`taskfs.core.act_signing`). They count for nothing."""
+    from taskfs.store.key_history import act_keys
+
+    out: set[str] = set()
+    with act_keys(repo, [task_id]) as key_of:
+        for entry in entries:
+            key = key_of(repo.task_rel(task_id, AMENDMENTS, entry.name), entry.record.by)
+            if key is None:
+                continue
+            from taskfs.core import act_signing
+
+            if not act_signing.verifies("amendment", entry.record.to_document(), key):
+                out.add(entry.name)
+    return out
+
+
+def _claim(chain: Chain) -> Link | None:
+    for before, after in zip(chain.links, chain.links[1:], strict=False):
+        if before.record.state == "submitted" and after.record.state == "working":
+            return after
+    return None
+
+
+def load_amendments(
+    repo: Repository, task_id: str, submitted: Envelope
+) -> tuple[list[Amendment], list[Problem]]:
+    """The task's amendment files in name (time) order, and those that are not well-formed:
+    a file that is not an amendment record, an amendment whose envelope is not valid, or one
+    changing what no amendment may change (`core.amendments.FIXED`)."""
+    from taskfs.core.amendments import AmendmentRecord, Entry, fixed_changes
+
+    found: list[Amendment] = []
+    problems: list[Problem] = []
+    original = submitted.to_document()
+    for name in repo.list_dir(task_id, AMENDMENTS):
+        rel = repo.task_rel(task_id, AMENDMENTS, name)
+        try:
+            if not STAMPED_NAME_RE.fullmatch(name):
+                raise fail("file_invalid", path=rel, reason="its name is not <stamp>-<nonce>.yaml")
+            try:
+                record = AmendmentRecord.model_validate(read_yaml(repo, rel))
+            except ValidationError as exc:
+                raise fail("file_invalid", path=rel, reason=first_error(exc)) from None
+            if record.task != task_id:
+                raise fail("file_invalid", path=rel, reason=f"it records task {record.task!r}")
+            if record.kind == "amendment":
+                envelope, wrong = validate_envelope({**(record.envelope or {}), "id": task_id})
+                if envelope is None:
+                    reasons = "; ".join(f"{p.code}: {p.english}" for p in wrong)
+                    raise fail("file_invalid", path=rel, reason=reasons)
+                fixed = fixed_changes(original, envelope.to_document(), claimed=False)
+                if fixed:
+                    reason = f"it changes {', '.join(fixed)}, which no amendment may change"
+                    raise fail("file_invalid", path=rel, reason=reason)
+            found.append(Entry(name, record))
+        except TaskfsError as exc:
+            problems += exc.problems
+    return found, problems
+
+
 def load_task(repo: Repository, task_id: str, *, strict: bool = False) -> Task:
     """A task as its files say; `strict` refuses one whose ledger has malformed files."""
-    envelope = load_envelope(repo, task_id)
+    envelope = submitted_envelope(repo, task_id)
     chain, problems = load_chain(repo, task_id)
+    version = None
+    entries: tuple[Amendment, ...] = ()
+    if repo.list_dir(task_id, AMENDMENTS):
+        envelope, version, entries, unreadable = amended(repo, task_id, envelope, chain)
+        problems += unreadable
     if not chain.links:
         problems.append(
             problem(
@@ -190,4 +318,4 @@ def load_task(repo: Repository, task_id: str, *, strict: bool = False) -> Task:
         )
     if strict and problems:
         raise TaskfsError(problems)
-    return Task(task_id, envelope, chain, tuple(problems))
+    return Task(task_id, envelope, chain, tuple(problems), version=version, amendments=entries)

@@ -17,7 +17,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from taskfs.core import layout
+from taskfs import i18n
+from taskfs.core import layout, progress
 from taskfs.core.layout import ENVELOPE
 from taskfs.errors import TaskfsError, fail
 from taskfs.store import fs
@@ -67,6 +68,7 @@ class Writer:
 
     def add(self, rel: str, data: bytes) -> None:
         """A new ledger file; the commit refuses to overwrite one that exists."""
+        self._known(rel)
         if rel in self._files:
             raise ValueError(f"{rel} added twice")
         self._files[rel] = data
@@ -88,8 +90,19 @@ class Writer:
         self._retired.append(rel)
 
     def commit_existing(self, paths: Sequence[str], message: str, agent: str) -> str:
-        """Commit files already written in place (settings, schemas): not ledger entries."""
+        """Commit files already written in place (settings, schemas, keys, a task's work)."""
+        for rel in paths:
+            self._known(rel)
         return self._repo.git.commit_files(list(paths), message, Identity.agent(agent))
+
+    def _known(self, rel: str) -> None:
+        """Every file taskfs commits in the ledger's folders is of a kind the authority table
+        (`taskfs.core.ledger_kinds`) has a rule for: a new kind of file needs its row first."""
+        from taskfs.core.ledger_kinds import is_ledger_path, kind_of
+
+        tasks_rel = self._repo.tasks_rel
+        if is_ledger_path(rel, tasks_rel) and kind_of(rel, tasks_rel) is None:
+            raise ValueError(f"{rel} is no kind of ledger file: give it a row in ledger_kinds")
 
     def commit(
         self,
@@ -174,8 +187,13 @@ def _take_out(repo: Repository, folders: Sequence[str]) -> None:
     """Remove the folders a commit took out of the tree from the working tree too."""
     import shutil
 
-    for rel in folders:
-        shutil.rmtree(repo.root / rel, ignore_errors=True)
+    def label() -> str:
+        return i18n.say("removing {count} task folders", count=len(folders))
+
+    with progress.step(label, len(folders)) as advance:
+        for rel in folders:
+            shutil.rmtree(repo.root / rel, ignore_errors=True)
+            advance(1)
 
 
 def _quietly(work: Callable[[], object]) -> None:

@@ -27,14 +27,16 @@ def serving(
 
 @contextlib.asynccontextmanager
 async def client(
-    url: str, token: str | None = None, *, streaming: bool = True
+    url: str, token: str | None = None, *, streaming: bool = True, wait: bool = False
 ) -> AsyncIterator[Client]:
     """a2a-sdk's client for the agent at `url`, resolved from its card; `streaming=False`
-    makes `send_message` a plain SendMessage."""
+    makes `send_message` a plain SendMessage, which answers at once (the SDK's `polling`,
+    A2A's `returnImmediately`) unless `wait`: then it waits until the task is finished or
+    interrupted, as A2A 1.0 asks of a blocking call."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     http = httpx.AsyncClient(headers=headers, timeout=60)
     try:
-        config = ClientConfig(httpx_client=http, streaming=streaming)
+        config = ClientConfig(httpx_client=http, streaming=streaming, polling=not wait)
         made = await create_client(url, client_config=config)
         try:
             yield made
@@ -62,9 +64,14 @@ def rpc(
     url: str, method: str, params: Mapping[str, Any], headers: Mapping[str, str] | None = None
 ) -> httpx.Response:
     """One JSON-RPC call as it is on the wire, with A2A 1.0's version header unless
-    `headers` is given (then exactly those)."""
+    `headers` is given (then exactly those). A `SendMessage` without a `configuration` asks
+    for the task at once (`returnImmediately`): most tests look at the task before anyone
+    works it, where a blocking call would wait for its end (test_serve.py tests that wait)."""
     sent = dict(headers) if headers is not None else {"A2A-Version": "1.0"}
-    call = {"jsonrpc": "2.0", "id": 1, "method": method, "params": dict(params)}
+    params = dict(params)
+    if method == "SendMessage" and "configuration" not in params:
+        params["configuration"] = {"returnImmediately": True}
+    call = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
     return httpx.post(url, json=call, headers=sent, timeout=30)
 
 

@@ -82,7 +82,9 @@ def head(repo: Path) -> str:
 
 def a2a_opening(document: dict[str, Any]) -> dict[str, Any]:
     message = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"data": document}]}
-    return {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
+    # the task at once: a blocking SendMessage would wait for the task's end
+    params = {"message": message, "configuration": {"returnImmediately": True}}
+    return {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": params}
 
 
 def test_a2a_serve_refuses_every_page_and_serves_its_clients(repo: Path, head: str) -> None:

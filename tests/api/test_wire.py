@@ -11,7 +11,8 @@ from pathlib import Path
 from taskfs.api.messages import wire
 from taskfs.store.repository import Repository
 from tests import interlink_ref as ref
-from tests.helpers import submit, taskfs
+from tests.helpers import taskfs
+from tests.mcp.test_server import envelope
 
 PEER_SEED = os.urandom(32)
 NOW = datetime.now(timezone.utc).replace(microsecond=0)
@@ -69,22 +70,31 @@ def test_a_redelivered_message_lands_once(repo: Path, tmp_path: Path) -> None:
 
 
 def test_outgoing_lists_what_the_agent_signed_ready_to_post(repo: Path) -> None:
-    store, _builder = setup(repo)
-    task = submit(repo)
+    store, builder = setup(repo)
+    # planner, a peer, opens the task with its signed opening (nothing is written unsigned in
+    # the name of an agent with a key).
+    task = "outgoing"
+    opening = line(builder, text=envelope(), task_id=task)
+    opened = wire.import_lines(store, "builder", [opening])
+    assert [r.code for r in opened.lines] == [None]
     assert taskfs("claim", task, "--agent", "builder").code == 0
     sent = [
         taskfs("send", task, text, "--agent", "builder", "--json").json["msg_id"]
         for text in ("one", "two")
     ]
-    out = wire.outgoing(store, "builder")
+    everything = wire.outgoing(store, "builder")
+    # First the claim, which told planner (a peer: its key admitted, its private key elsewhere).
+    claimed, *out = everything
+    assert json.loads(claimed.line)["status"] == "update"
     assert [o.msg_id for o in out] == sent
     for msg_id, to, text, _session, _alias in out:
         message = json.loads(text)
         assert (message["msg_id"], message["to"]) == (msg_id, to)
         assert to == ref.public_id(PEER_SEED)
         assert ref.verify(message)
-    assert wire.outgoing(store, "planner") == []
-    assert wire.export_lines(store, task) == [o.line for o in out]
+    # Each signer's own: planner's is the opening it signed on its side.
+    assert [o.msg_id for o in wire.outgoing(store, "planner")] == [json.loads(opening)["msg_id"]]
+    assert wire.export_lines(store, task) == [opening, *(o.line for o in everything)]
 
 
 def test_a_conversation_turn_without_a_task_is_signed_and_shown(repo: Path) -> None:

@@ -169,3 +169,23 @@ def test_the_history_bench_of_issue_17_runs_every_command(tmp_path: Path) -> Non
     assert [line.split()[0] for line in lines] == ["audit", "review", "log", "ls", "claim"]
     for line in lines[2:]:  # audit and review exit 1 where they find something: not a failure
         assert "FAILED RUNS" not in line, proc.stdout
+
+
+def test_the_agent_views_bench_runs_on_a_tiny_repository(tmp_path: Path) -> None:
+    """bench/agent_views.py (issue 38) end to end: every view paired, every pair answered."""
+    script = Path(sys.executable).parent / "taskfs"
+    out = tmp_path / "views.json"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "agent_views.py"), "--size", "20", "--runs", "1",
+         "--cache", str(tmp_path / "cache"), "--taskfs", str(script), "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(out.read_text())
+    for name in ("inbox --json", "prime", "prime --hook", "nudge --hook"):
+        assert figures[name]["failed_runs"] == 0, name
+        assert figures[name]["ratio"] > 0
+    assert "largest steady ratio" in done.stdout

@@ -288,7 +288,7 @@ def test_the_recipient_and_the_requester_see_it_in_inbox_prime_and_board(repo: P
     box = taskfs("inbox", "--agent", "bob", "--json").json
     assert [r["id"] for r in box["requests"]] == [task]
     assert box["counts"]["requests"] == 1
-    assert box["requests"][0]["words"] == ["rename the CLI flag"]
+    assert box["requests"][0]["text"] == "rename the CLI flag"  # its words, compact
     assert [r["id"] for r in taskfs("inbox", "--agent", "alice", "--json").json["requested"]] == [
         task
     ]

@@ -239,8 +239,15 @@ def test_a_message_to_a_peer_without_a_session_to_choose_is_refused_as_interlink
         async with serve(repo, "planner", env) as planner:
             with pytest.raises(MCPError) as refused:
                 await planner.session.call_tool("send_message", {"to": "worker", "text": "Hi?"})
-            assert "session_unroutable" in str(refused.value)
-            assert worker.session_id in str(refused.value)
+            # interlink's words (route_session); the code travels in the error's data.
+            said = refused.value.error.message.splitlines()
+            assert said[0] == "'worker' has several live sessions — pass session=<id>:"
+            assert {line.split(" · ")[0].strip() for line in said[1:]} == {
+                worker.session_id,
+                second.session_id,
+            }
+            data = refused.value.error.data
+            assert [e["code"] for e in data["errors"]] == ["session_unroutable"]
             said = await planner.ok(
                 "send_message", to="worker", text="Hi, tab two.", session=second.session_id[:6]
             )
@@ -249,9 +256,9 @@ def test_a_message_to_a_peer_without_a_session_to_choose_is_refused_as_interlink
                 "live",
                 "pending",
             )
-            assert planner.text.startswith(
+            assert planner.text == (
                 f"queued for worker ({second.session_id}) (msg_id {said['msg_id']}) — "
-                "delivering in the background; committed to git"
+                "delivering in the background"
             )
             with pytest.raises(MCPError) as unknown:
                 await planner.session.call_tool(
@@ -388,7 +395,8 @@ def test_a_task_a_peer_sent_completes_by_its_holder_here_and_the_peer_hears_resu
     ok("check", "theirs")
     ok("complete", "theirs", "--agent", "planner")
     bridge(bus)
-    [(task_id, status, text)] = statuses(worker)
+    claimed, (task_id, status, text) = statuses(worker)
+    assert claimed[:2] == ("theirs", "update")  # the claim told the peer first
     assert (task_id, status) == ("theirs", "result")
     assert text.startswith("completed: the acceptance check passed")
     assert ok("audit")["findings"] == []

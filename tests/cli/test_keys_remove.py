@@ -18,15 +18,14 @@ def test_a_revoked_peer_is_recorded_noted_and_refused_from_then_on(repo: Path) -
     assert code == 0, before
     assert ok("audit")["findings"] == []
 
-    done = ok(
-        "keys", "remove", "--agent", "planner", "--reason", "left the team", "--by", "builder"
-    )
+    # The operator revokes it (a peer's key: interlink's remove_peer is the local side's act).
+    done = ok("keys", "remove", "--agent", "planner", "--reason", "left the team")
     assert (done["name"], done["path"]) == ("planner", ".taskfs/keys/agent/planner.pub")
     assert done["record"] == f".taskfs/keys/revoked/agent/planner-{done['keyId']}.yaml"
     assert not (repo / done["path"]).exists()
     assert (repo / done["record"]).is_file()
     assert git(repo, "status", "--porcelain") == ""
-    assert git(repo, "log", "-1", "--format=%an") == "builder"
+    assert git(repo, "log", "-1", "--format=%an") == "operator"
     assert "Taskfs-Key-Revoked: agent/planner" in git(repo, "log", "-1", "--format=%B")
     assert "planner" not in [k["name"] for k in ok("keys", "ls")["keys"]]
 

@@ -76,7 +76,7 @@ def test_every_command_the_fast_path_reads_is_in_the_table() -> None:
 )
 def test_spellings_of_an_option_read_alike(args: list[str]) -> None:
     parsed = parse("ready", args)
-    assert parsed == Given("ready", {"agent": "builder", "as_json": True})
+    assert parsed == Given("ready", {"agent": "builder", "labels": (), "as_json": True})
 
 
 def test_what_click_must_say_is_left_to_click() -> None:

@@ -256,3 +256,20 @@ def test_a_project_setup_says_one_checkout_per_agent_and_what_not_to_commit(repo
     # User-wide files are no one else's: nothing to say about commits there.
     user = setup("claude", "--user", "--agent", "builder", "--dry-run")
     assert not any("commit" in note for note in user["notes"])
+
+
+def test_a_settings_file_that_is_a_link_stays_one(repo: Path, tmp_path: Path) -> None:
+    """A dotfiles manager links ~/.claude/settings.json into its own folder: setup writes the
+    file the link names and leaves the link a link (issue 35, item 9)."""
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    real = dotfiles / "claude-settings.json"
+    real.write_text('{"theme": "dark"}\n')
+    link = home() / ".claude" / "settings.json"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(real)
+    setup("claude", "--user", "--agent", "builder")
+    assert link.is_symlink()
+    settings = json.loads(real.read_text())
+    assert settings["theme"] == "dark"
+    assert "hooks" in settings

@@ -1,10 +1,13 @@
-"""A team's working day, through the command line (issue 29).
+"""A team's working day, through the command line (issues 29 and 38).
 
 A planner and two workers build a small Python library through six envelopes with pytest
-checks, dependencies and ownership. One worker dies mid-task and its task is handed on; another
-task fails (the check says why) and is retried; the task depending on both is then completed
-without being sent again. The planner learns of the refusal, the failure and the quiet worker
-from its inbox and `prime` alone.
+checks, dependencies and ownership, priorities and labels. One worker dies mid-task and its
+task is handed on; another task fails (the check says why) and is retried; the task depending
+on both is then completed without being sent again. The planner learns of the refusal, the
+failure and the quiet worker from its inbox and `prime` alone. Along the way (issue 38) the
+planner finds the core tasks by label, amends a contract nobody has claimed and one a worker
+holds (who accepts it), a worker files a follow-up it found, and `ready` offers the most urgent
+first.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ def plan(folder: Path) -> list[str]:
             "filesAndInterfaces": [f"calc/{name}.py", f"tests/test_{name}.py"],
             "passFailCommand": f"{PYTEST} tests/test_{name}.py",
             "to": "w2" if name != "add" else "w1",
+            "labels": ["core"],
         }
     envelopes["t-api"] = {
         "objective": "Export add and sub from the calc package, with a test of both.",
@@ -42,13 +46,18 @@ def plan(folder: Path) -> list[str]:
         "passFailCommand": f"{PYTEST} tests/test_api.py",
         "to": "w2",
         "dependsOn": ["t-add", "t-sub"],
+        "labels": ["core", "api"],
+        "priority": 1,
     }
+    # The docs are more urgent than the command line: `ready` offers them first.
     envelopes["t-docs"] = {
         "objective": "Describe the calc package's functions in docs/calc.md for its users.",
         "filesAndInterfaces": ["docs/calc.md"],
         "passFailCommand": "grep -q add docs/calc.md",
         "to": "w1",
         "dependsOn": ["t-api"],
+        "labels": ["docs"],
+        "priority": 0,
     }
     envelopes["t-cli"] = {
         "objective": "Add calc/cli.py that adds two numbers given on the command line.",
@@ -56,6 +65,7 @@ def plan(folder: Path) -> list[str]:
         "passFailCommand": f"{sys.executable} calc/cli.py 2 3 | grep -qx 5",
         "to": "w2",
         "dependsOn": ["t-api"],
+        "priority": 3,
     }
     paths = []
     for task_id, spec in envelopes.items():
@@ -74,8 +84,9 @@ def plan(folder: Path) -> list[str]:
             "from": "planner",
             "to": spec["to"],
         }
-        if "dependsOn" in spec:
-            doc["dependsOn"] = spec["dependsOn"]
+        for key in ("dependsOn", "labels", "priority"):
+            if key in spec:
+                doc[key] = spec[key]
         path = folder / f"{task_id}.yaml"
         path.write_text(yamlio.dump(doc))
         paths.append(str(path))
@@ -135,6 +146,18 @@ def test_a_team_day_through_the_command_line(repo: Path, tmp_path: Path) -> None
         "t-cli",
     ]
     assert [w["code"] for w in submitted["warnings"]] == []  # a plan naming its own tasks
+    # The planner finds the core of the plan by its label (both paths agree).
+    core = ["t-add", "t-api", "t-mul", "t-sub"]
+    assert [t["id"] for t in ok("ls", "--label", "core")["tasks"]] == core
+    listed = taskfs_process("ls", "--label", "core", "--json", cwd=repo).json["tasks"]
+    assert [t["id"] for t in listed] == core
+    # Before anyone claims the docs, the planner amends them: in force at once.
+    docs = yamlio.load(Path(plan(tmp_path / "amended")[4]).read_bytes())
+    docs["objective"] = "Describe add and sub in docs/calc.md, with one example of each."
+    amended = tmp_path / "docs.yaml"
+    amended.write_text(yamlio.dump(docs))
+    assert ok("amend", "t-docs", str(amended), "--agent", "planner")["inForce"] is True
+    assert ok("show", "t-docs")["envelope"]["objective"].startswith("Describe add and sub")
 
     # w1 claims t-add, starts, and dies: nothing more comes from it.
     assert ok("claim", "t-add", "--agent", "w1")["state"] == "working"
@@ -176,7 +199,7 @@ def test_a_team_day_through_the_command_line(repo: Path, tmp_path: Path) -> None
         "t-sub": ("failed", "w2", "cannot get the sign right"),
         "t-mul": ("rejected", "w2", "not my area"),
     }
-    assert [(t["id"], t["holder"], t["quiet"]) for t in inbox["quiet"]] == [("t-add", "w1", True)]
+    assert [(t["id"], t["holder"]) for t in inbox["quiet"]] == [("t-add", "w1")]
     assert inbox["badge"].endswith(", 2 refused or failed, 1 quiet"), inbox["badge"]
     # ... and from prime alone.
     prime = taskfs("prime", "--agent", "planner").stdout
@@ -220,16 +243,32 @@ def test_a_team_day_through_the_command_line(repo: Path, tmp_path: Path) -> None
     assert ok("claim", "t-sub-r1", "--agent", "w2")["state"] == "working"
     write_module(repo, "sub", "a - b")
     commit(repo, "sub, right")
+    # While at it, w2 finds more to do: a follow-up to the planner, linked to its task.
+    found = ok("discover", "t-sub-r1", "sub() should refuse strings.", "--agent", "w2")
+    assert (found["to"], found["discoveredFrom"]) == ("planner", "t-sub-r1")
+    requests = ok("inbox", "--agent", "planner")["requests"]
+    assert [(r["id"], r["from"]) for r in requests] == [(found["id"], "w2")]
     finish(repo, "t-sub-r1", "w2")
+    assert [f["id"] for f in ok("show", "t-sub-r1")["followUps"]] == [found["id"]]
     ready = [t["id"] for t in ok("ready", "--agent", "w2")["tasks"]]
     assert ready == ["t-api"]
     # The prepared answer a fresh process prints agrees with the full rules.
     fresh = taskfs_process("ready", "--agent", "w2", "--json", cwd=repo)
     assert [t["id"] for t in fresh.json["tasks"]] == ["t-api"]
     assert ok("claim", "t-api", "--agent", "w2")["state"] == "working"
+    # The planner tightens the package's boundaries after the claim: w2 accepts it first.
+    api = yamlio.load(Path(plan(tmp_path / "api")[3]).read_bytes())
+    api["boundaries"] = "Do not touch files other tasks own; export nothing but add and sub."
+    tightened = tmp_path / "api.yaml"
+    tightened.write_text(yamlio.dump(api))
+    assert ok("amend", "t-api", str(tightened), "--agent", "planner")["inForce"] is False
+    assert [a["task_id"] for a in ok("inbox", "--agent", "w2")["amendments"]] == ["t-api"]
+    assert ok("amend", "t-api", "--accept", "--agent", "w2")["inForce"] is True
+    assert ok("show", "t-api")["envelope"]["boundaries"].endswith("but add and sub.")
     write_package(repo)
     commit(repo, "the package")
     finish(repo, "t-api", "w2")
-    assert sorted(t["id"] for t in ok("ready")["tasks"]) == ["t-cli", "t-docs"]
+    # The most urgent first: the docs (0) before the command line (3), not by their ids.
+    assert [t["id"] for t in ok("ready")["tasks"]] == ["t-docs", "t-cli"]
     assert ok("show", "t-sub")["state"] == "failed"  # the old task stays as it ended
     assert taskfs("audit", "--json").json["ok"] is True

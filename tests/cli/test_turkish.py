@@ -20,7 +20,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from taskfs.cli.app import cli
 from taskfs.cli.localize import walk
 from taskfs.core import yamlio
-from tests.helpers import configure, git, send, submit, taskfs, taskfs_process
+from tests.helpers import configure, git, send, submit, taskfs, taskfs_process, write_envelope
 from tests.mcp.test_server import server_env
 
 # Common English words no Turkish sentence uses (Turkish words that are also English ones,
@@ -167,7 +167,8 @@ CODE = re.compile(
     r"'[^']*'|`[^`]*`|\"[^\"]*\"|\[[^\]]*\]|\$[A-Z_]+|--?[a-z][\w-]*|\{[^}]*\}"  # quoted, options
     r"|\S*[/.]\S*"  # paths, URLs, files, dotted names
     r"|\b\w*_\w*\b|\b[a-z]+[A-Z]\w*\b|\b[A-Z][A-Z0-9_]+\b"  # code names, camelCase, METAVARS
-    r"|error\[[a-z_]+\]|\b\w*\d\w*\b"  # error labels, names with digits (Agent2Agent, a2a)
+    r"|(?:error|warning)\[[a-z_]+\]|\b\w*\d\w*\b"  # labels, names with digits (a2a)
+    r"|<[\w-]+>"  # metavariables: interface:<name>
 )
 # Turkish writes a suffix after an apostrophe (HEAD'in, NAME'in): not a quote.
 SUFFIX = re.compile(r"(?<=\w)'[a-zçğıöşü]+\b")
@@ -410,6 +411,7 @@ def test_prime_inbox_review_markdown_and_the_board_are_turkish(repo: Path, tmp_p
     html = tmp_path / "board.html"
     assert taskfs("--lang", "tr", "board", "--html", str(html)).code == 0
     said["board"] = board_text(html.read_text(encoding="utf-8"))
+    said["board in a terminal"] = tr("board")
     # It reads what matters: each piece is there, in Turkish.
     assert "Önce sürdür" in said["prime builder"]
     assert "Sonraki adımlar" in said["prime planner --mcp"]
@@ -417,6 +419,12 @@ def test_prime_inbox_review_markdown_and_the_board_are_turkish(repo: Path, tmp_p
     assert "öneriyi kabul edin" in said["inbox planner"]
     assert "Kanıt" in said["show done"]
     assert "Sonuç" in said["review"]
+    # The board says what waits for whose decision, what is next, and the day's count.
+    for where in ("board", "board in a terminal"):
+        assert "karar bekliyor" in said[where]
+        assert "sizi bekliyor" in said[where]
+        assert "sıradaki" in said[where]
+        assert "bugün" in said[where]
     found = [f"{name}: {w}" for name, text in said.items() for w in english_words(text)]
     assert found == [], "\n".join(found)
     # English stays English.
@@ -461,4 +469,101 @@ def test_the_mcp_tool_descriptions_are_turkish(repo: Path, tmp_path: Path) -> No
     assert english_words("\n".join(english_tools))
     assert len(turkish_tools) == len(english_tools) > 40
     found = [w for text in (turkish, *turkish_tools) for w in english_words(text)]
+    assert found == [], "\n".join(found)
+
+
+def test_the_refusals_issue_38_found_english_are_turkish(repo: Path) -> None:
+    """Issue 38, item 11: the archive and retry permission refusals, a refused transition's
+    detail and pydantic's own words inside a validation error were English under --lang tr."""
+    said = []
+    configure(repo, "only the operator archives", archive={"by": ["operator"]})
+    said.append(tr("archive", "--agent", "builder"))
+    task = submit(repo)
+    said.append(tr("claim", task, "--agent", "helper"))  # addressed to builder
+    assert taskfs("refuse", task, "--agent", "builder", "--reason", "hayır").code == 0
+    said.append(tr("retry", task, "--agent", "builder"))  # only its sender retries
+    said.append(tr("claim", task, "--agent", "builder"))  # rejected: a terminal state
+    bad = repo / "kotu.yaml"
+    body = {**TURKISH_CONTRACT, "filesAndInterfaces": ["a/**"], "priority": 9}
+    body["acceptanceCheck"] = {**TURKISH_CONTRACT["acceptanceCheck"], "timeoutSeconds": 0}
+    bad.write_text(yamlio.dump({**body, "labels": ["iki kelime", "x", "x"]}))
+    said.append(tr("new", str(bad)))
+    said.append(tr("validate", str(bad)))
+    text = "\n".join(said)
+    for code in ("agent_not_allowed", "transition_not_allowed", "invalid_value"):
+        assert code in text or code in taskfs("--lang", "tr", "new", str(bad), "--json").stdout
+    found = english_words(text)
+    assert found == [], "\n".join(found)
+
+
+def test_what_issue_38_added_is_turkish(repo: Path, tmp_path: Path) -> None:
+    """Issue 38's new output under --lang tr: priorities and labels in the listings, a failed
+    check's lines in the holder's inbox, `show` and `log`, a request's words and its origin,
+    follow-ups, amendments, `lint RANGE`, `init`'s offer of an ignore file and the compact
+    inbox. The team's own text (objectives, reasons, what a command printed) is Turkish."""
+    git(repo, "checkout", "-q", "-b", "dal")
+    failing = {"passFailCommand": "sh -c 'echo hedef yok >&2; exit 2'",
+               "endToEndVerification": "Çalıştır ve gör."}  # fmt: skip
+    task = turkish_task(repo, "t-kontrol", "src/kontrol/**", priority=0, labels=["hata"],
+                        acceptanceCheck=failing)  # fmt: skip
+    turkish_task(repo, "t-yeni", "src/yeni/**", labels=["arayüz"])
+    assert taskfs("claim", task, "--agent", "builder").code == 0
+    assert taskfs("check", task, "--agent", "planner").code == 1  # someone else's run fails
+    found = taskfs("discover", task, "Dışa aktarma düğmesi de bozuk.", "--agent", "builder",
+                   "--json")  # fmt: skip
+    assert found.code == 0, found.stdout
+    amended = tmp_path / "degisik.yaml"
+    fields = {**TURKISH_CONTRACT, "filesAndInterfaces": ["src/kontrol/**"], "priority": 0,
+              "labels": ["hata"], "acceptanceCheck": failing, "id": task, "from": "planner",
+              "to": "builder",
+              "boundaries": "Veritabanına ve oturum açma sayfasına dokunma."}  # fmt: skip
+    amended.write_text(yamlio.dump(fields))
+    said = {
+        "amend": tr("amend", task, str(amended), "--agent", "planner", "--reason", "daha dar"),
+        "ls": tr("ls"),
+        "ready": tr("ready"),
+        "ls label": tr("ls", "--label", "hata"),
+        "inbox builder": tr("inbox", "--agent", "builder"),
+        "inbox planner": tr("inbox", "--agent", "planner"),
+        "show": tr("show", task),
+        "show request": tr("show", str(found.json["id"])),
+        "log": tr("log", task),
+        "lint range": tr("lint", "main..HEAD"),
+        "init": tr("init"),
+        "sent": tr("sent", "--agent", "planner", "--label", "hata"),
+        "review": tr("review", "main..HEAD"),
+        "accept": tr("amend", task, "--accept", "--agent", "builder"),
+    }
+    assert "P0" in said["ls"], said["amend"]
+    assert "hedef yok" in said["inbox builder"]
+    assert "değişiklik" in said["show"].lower()
+    found_english = [f"{name}: {w}" for name, text in said.items() for w in english_words(text)]
+    assert found_english == [], "\n".join(found_english)
+
+
+def test_the_progress_of_long_work_is_turkish(repo: Path, tmp_path: Path) -> None:
+    from taskfs.core import progress
+    from tests.terminal import plain, spawn
+
+    count = progress.SHOWN_FROM + 1
+    files = [
+        str(
+            write_envelope(
+                tmp_path / f"e{n}.yaml",
+                id=f"g-{n:03d}",
+                filesAndInterfaces=[f"g/{n}/**"],
+                acceptanceCheck={
+                    "passFailCommand": f"test -d g/{n}",
+                    "endToEndVerification": "Klasöre bak.",
+                },
+            )
+        )
+        for n in range(count)
+    ]
+    with spawn(["--lang", "tr", "new", *files], repo, stdout_tty=False) as terminal:
+        assert terminal.finish() == 0
+        shown = plain(terminal.text)
+    assert f"{count} zarf okunuyor" in shown
+    assert f"{count} görev yazılıyor" in shown
+    found = english_words(shown)
     assert found == [], "\n".join(found)

@@ -41,7 +41,18 @@ def setup_peer_and_builder() -> str:
 
 
 def working_task(repo: Path, owns: str = "src/auth/login.py") -> str:
-    task = submit(repo, filesAndInterfaces=[owns])
+    """A task planner (the peer) opened as an interlink agent does, with its signed opening
+    (taskfs writes nothing unsigned in the name of an agent with a key), claimed by builder."""
+    known = {k["name"]: k for k in ok("keys", "ls")["keys"]}
+    if known["planner"]["private"]:  # planner works here: it submits, signed
+        task = submit(repo, filesAndInterfaces=[owns])
+        assert taskfs("claim", task, "--agent", "builder").code == 0
+        return task
+    builder = known["builder"]["interlinkId"]
+    task = f"w{os.urandom(4).hex()}"
+    text = envelope(**{"from": None, "to": None, "filesAndInterfaces": [owns]})
+    code, doc = import_lines(peer_says(builder, text=text, task_id=task))
+    assert code == 0, doc
     assert taskfs("claim", task, "--agent", "builder").code == 0
     return task
 
@@ -99,7 +110,13 @@ def test_a_message_signed_by_interlink_is_accepted_and_moves_the_task(repo: Path
     assert line["transition"] == {"from": "input_required", "to": "working"}
     assert state(task) == "working"
     shown = ok("messages", task)["messages"]
-    assert [(m["from"], m["verified"]) for m in shown] == [("builder", True), ("planner", True)]
+    # Its opening, builder's claim (which told planner, a peer), its question, the answer.
+    assert [(m["from"], m.get("status"), m["verified"]) for m in shown] == [
+        ("planner", None, True),
+        ("builder", "update", True),
+        ("builder", "needs_input", True),
+        ("planner", None, True),
+    ]
     # Stored as signed: exporting it gives back the very line interlink signed.
     assert exported(raw["msg_id"]) == [raw]
     assert git(repo, "log", "-1", "--format=%an") == "planner"
@@ -144,16 +161,22 @@ def test_the_inbound_gate_names_each_refusal_and_takes_the_rest_in_one_commit(
         None,
     ]
     assert "pair" in doc["lines"][1]["errors"][0]["reason"]
-    # The two accepted lines went in together, in one commit on top of the old head.
-    assert len(doc["commits"]) == 1
-    assert git(repo, "rev-parse", "HEAD^") == head
+    # The two accepted lines went in together, in one commit on top of the old head; the
+    # result on a task the ledger does not have is answered, in a commit of builder's.
+    assert len(doc["commits"]) == 2
+    assert git(repo, "rev-parse", "HEAD~2") == head
     # Replay protection is durable: the same line later is refused from the ledger itself.
     code, doc = import_lines(good)
     assert (code, doc["lines"][0]["code"]) == (1, "message_replayed")
     # The conversation without a task is recorded and shown, not refused.
     talk = ok("conversation", "planner", "--agent", "builder")["messages"]
-    assert [m["text"] for m in talk] == ["Progress?", "just chatting"]
-    assert talk[1].get("task_id") is None
+    heard = [m for m in talk if m["from"] == "planner"][1:]  # after its opening
+    assert [m["text"] for m in heard] == ["Progress?", "just chatting"]
+    assert heard[1].get("task_id") is None
+    # What builder said to planner: its claim, and the answer to the result on no task.
+    [answer] = [m for m in talk if m["from"] == "builder" and m.get("in_reply_to")]
+    assert answer.get("task_id") is None
+    assert "task_not_found" in answer["text"]
     assert state(task) == "working"
 
 
@@ -260,7 +283,8 @@ def test_an_agent_key_in_the_older_spelling_keeps_being_read(repo: Path) -> None
     assert listed == {"builder": builder, "planner": PEER}
     task = working_task(repo)
     sent = ok("send", task, "Still me.", "--agent", "builder", "--status", "update")
-    assert [m["verified"] for m in ok("messages", task)["messages"]] == [True]
+    # planner's opening, builder's claim (told to planner), and its message.
+    assert [m["verified"] for m in ok("messages", task)["messages"]] == [True, True, True]
     assert ref.verify(exported(sent["msg_id"])[0])
 
 

@@ -24,9 +24,13 @@ from tests.mcp.test_server import Agent, serve, server_env
 # cl100k tokens for every tool the server lists: 3,000 for 19 tools in issue 18; issue 26 made
 # each tool declare its hints and answer (capped on its own by DECLARED a tool) and added two
 # tools (agent_propose, agent_accept), issue 29 three (agent_tasks, agent_reassign,
-# agent_retry): 24 tools at about 155 tokens each.
-BUDGET = 3_750
-DECLARED = 50
+# agent_retry): 24 tools at about 155 tokens each. Issue 37 made each answer's schema admit the
+# tool's refusal too (`anyOf` its keys or `errors`), about 16 tokens a tool: clients that check
+# structured content against it (the TypeScript SDK's) threw every refusal away before. Issue
+# 38 added two tools (agent_discover, agent_amend), the inbox's `full`, the label filters and
+# priority in agent_send's description: 26 tools at about 170 tokens each.
+BUDGET = 4_600
+DECLARED = 62
 INTERLINK_TOOLS = {
     "send_message",
     "cancel_task",
@@ -97,7 +101,8 @@ def test_the_tools_fit_the_budget_without_schema_noise(repo: Path, tmp_path: Pat
         cost = tokens()
         assert 0 < cost <= BUDGET, cost
         # What each tool declares besides its arguments (hints, the shape of its answer) is
-        # signal, kept small: 21 tools cost 2,308 tokens without them, 3,255 with them.
+        # signal, kept small: 21 tools cost 2,308 tokens without them, 3,255 with them; 24
+        # tools 2,621 without, 4,075 with (the refusal's branch in each answer's schema).
         declared = cost - tokens("annotations", "outputSchema")
         assert 0 < declared <= DECLARED * len(tools), declared
         for name, tool in tools.items():

@@ -33,3 +33,22 @@ def test_the_mcp_server_honours_taskfs_lang(repo: Path, tmp_path: Path) -> None:
         assert codes["objective_required"]["message"].startswith("objective is missing")
 
     anyio.run(both)
+
+
+def test_the_inbox_summary_line_is_in_the_servers_language(repo: Path, tmp_path: Path) -> None:
+    """Issue 38, item 11: `agent_inbox`'s summary line (`badge`) was English under
+    TASKFS_LANG=tr; its counts are the data, the line is for people."""
+    from tests.cli.test_turkish import english_words
+
+    turkish_env = {**server_env(tmp_path), "TASKFS_LANG": "tr"}
+
+    async def look() -> dict[str, object]:
+        async with serve(repo, "planner", turkish_env) as planner:
+            await planner.ok("agent_send", envelope=envelope(id="t1"))
+            async with serve(repo, "builder", turkish_env) as builder:
+                return await builder.ok("agent_inbox")
+
+    box = anyio.run(look)
+    assert box["counts"]["toClaim"] == 1  # type: ignore[index]
+    assert english_words(str(box["badge"])) == [], box["badge"]
+    assert "1" in str(box["badge"])

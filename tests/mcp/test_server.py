@@ -52,6 +52,9 @@ class Agent:
         self.stray = stray
         self.text = ""  # the text content of the last answer
         self.outputs: dict[str, Any] = {}  # each tool's outputSchema, once listed
+        # (tool, characters) of every call: its arguments as JSON and the text it answered,
+        # what a model reads and writes (tests/mcp/test_team_day.py counts the inbox's share).
+        self.traffic: list[tuple[str, int]] = []
 
     async def call(self, tool: str, **arguments: Any) -> dict[str, Any]:
         if not self.outputs:
@@ -62,13 +65,15 @@ class Agent:
         doc = result.structured_content
         assert doc is not None
         self.text = result.content[0].text  # type: ignore[union-attr]
+        self.traffic.append((tool, len(json.dumps(arguments, ensure_ascii=False)) + len(self.text)))
         if tool.startswith("agent_"):
             assert json.loads(self.text) == doc
         else:  # interlink's tools answer in its one-line text
             assert not self.text.startswith("{"), self.text
         assert result.is_error is (not doc["ok"])
-        if doc["ok"]:  # an answer is what its tool's outputSchema says
-            jsonschema.validate(doc, self.outputs[tool])
+        # An answer is what its tool's outputSchema says, a refusal too: clients that check it
+        # (the TypeScript SDK's) would otherwise throw the refusal away.
+        jsonschema.validate(doc, self.outputs[tool])
         return dict(doc)
 
     async def ok(self, tool: str, **arguments: Any) -> dict[str, Any]:

@@ -442,3 +442,32 @@ def test_invalid_limits_raise(tmp_path: Path, kwargs: dict[str, Any]) -> None:
     kwargs.setdefault("timeout", 1.0)
     with pytest.raises(ValueError, match="must"):
         run_command("true", cwd=tmp_path, **kwargs)
+
+
+# --- stopped by the caller -----------------------------------------------------------------
+
+
+def test_a_run_the_caller_stops_ends_with_its_whole_group(tmp_path: Path) -> None:
+    # A background grandchild and the shell both wait far longer than the test: only the stop
+    # ends them (the autouse fixture fails the test if any of the group is left running).
+    started = tmp_path / "started"
+    asked: list[bool] = []
+
+    def stop() -> bool:
+        asked.append(True)
+        return started.exists()
+
+    result = run(f"sleep 600 & touch {started}; echo going; wait", tmp_path, timeout=60, stop=stop)
+    assert result.stopped is True
+    assert result.passed is False
+    assert result.timed_out is False
+    assert result.stdout.text == "going\n"
+    assert asked
+
+
+def test_a_stop_that_raises_is_not_obeyed(tmp_path: Path) -> None:
+    def stop() -> bool:
+        raise RuntimeError("the caller's own bug")
+
+    result = run("echo done", tmp_path, stop=stop)
+    assert (result.passed, result.stopped) == (True, False)

@@ -104,11 +104,14 @@ def remove_key(
 ) -> Revoked:
     """Revoke `name`'s agent key (a peer's, as interlink's `remove_peer` does): its public key
     leaves `.taskfs/keys/agent/`, and a record of the revocation (the name, the key, who, when,
-    why) enters `.taskfs/keys/revoked/agent/`, in one commit by `by`. From then on a message
-    signed by that key is `sender_unknown` and none is addressed to it; what it signed before
-    keeps verifying, and `audit` notes the revocation (`agent_key_revoked`) rather than a key
-    changed."""
+    why) enters `.taskfs/keys/revoked/agent/`, in one commit by `by`: the key's owner, signing
+    the record with the key it revokes, or the operator (`ledger_kinds.may_revoke`). From then
+    on a message signed by that key is `sender_unknown` and none is addressed to it; what it
+    signed before keeps verifying, and `audit` notes the revocation (`agent_key_revoked`)
+    rather than a key changed."""
+    from taskfs.api.lifecycle.signing import sign_act
     from taskfs.api.tasks.filing import record_bytes
+    from taskfs.core.ledger_kinds import may_revoke
 
     now = now or datetime.now(timezone.utc)
     rel = keys.public_rel("agent", name)
@@ -116,6 +119,16 @@ def remove_key(
         raw = keys.committed_public_keys(repo.git, "agent").get(name)
         if raw is None:
             raise fail("key_not_found", kind="agent", name=name, path=rel)
+        refused = may_revoke(name, by)
+        if refused is not None:
+            raise fail(
+                "agent_not_allowed",
+                agent=by,
+                action="revoke",
+                action_text=f"revoke the key of {name!r}",
+                reason=refused,
+                rule="revocation",
+            )
         ident = signing.key_id(raw)
         record = keys.revoked_rel(name, ident)
         why = reason.strip() if reason and reason.strip() else None
@@ -127,6 +140,7 @@ def remove_key(
             "at": format_time(now),
             **({"reason": why} if why else {}),
         }
+        document = sign_act(repo, by, "revocation", document, f"revoke the key of {name!r}")
         writer.add(record, record_bytes(document))
         writer.remove(rel)
         message = (

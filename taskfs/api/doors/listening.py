@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import socket
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from taskfs.api.doors.tokens import Tokens
 from taskfs.core.doors import is_loopback
 from taskfs.errors import fail
+
+STREAM_LIMIT = 256  # open connections (and requests in flight) of a door that streams
 
 
 def listen(tokens: Tokens, host: str, port: int, *, door: str) -> tuple[socket.socket, str]:
@@ -37,9 +40,32 @@ def listen(tokens: Tokens, host: str, port: int, *, door: str) -> tuple[socket.s
     return sock, f"http://{shown}:{sock.getsockname()[1]}"
 
 
-def run(app: Any, sock: socket.socket, *, lifespan: bool = False) -> None:
-    """Serve `app` on `sock` until interrupted."""
+def run(
+    app: Any,
+    sock: socket.socket,
+    *,
+    lifespan: bool = False,
+    streams: bool = False,
+    on_exit: Callable[[], None] | None = None,
+) -> None:
+    """Serve `app` on `sock` until interrupted. `streams`: the app keeps responses open (a
+    page following the ledger), so an interrupt waits for them only a moment, and the
+    connections are bounded (a 503 past the limit) rather than left to exhaust the process.
+    `on_exit`: called when an interrupt asks the server to stop, before it waits for the
+    responses still open (so that the app can end its streams)."""
     import uvicorn
 
-    config = uvicorn.Config(app, log_level="warning", lifespan="on" if lifespan else "off")
-    uvicorn.Server(config).run(sockets=[sock])
+    options: dict[str, Any] = {}
+    if streams:
+        options = {"timeout_graceful_shutdown": 3, "limit_concurrency": STREAM_LIMIT}
+    config = uvicorn.Config(
+        app, log_level="warning", lifespan="on" if lifespan else "off", **options
+    )
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            if on_exit is not None:
+                on_exit()
+            super().handle_exit(sig, frame)
+
+    Server(config).run(sockets=[sock])

@@ -12,6 +12,7 @@ import contextlib
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -46,6 +47,10 @@ MAX_TIMEOUT_SECONDS = 24 * 60 * 60
 _FIT_BYTES = 768 * 1024
 UNCOMMITTED_SHOWN = 20  # owned files named in evidence from a dirty tree
 _OMITTED = "[output left out: the evidence file would exceed the 1 MiB limit; see streams]"
+
+
+# Asked while a check's command runs: why to stop it now, or None to let it go on.
+Stop = Callable[[], str | None]
 
 
 class Progress(Protocol):
@@ -141,13 +146,19 @@ def check(
     progress: Progress | None = None,
     sandbox: str | None = None,
     network: bool | None = None,
+    stop: Stop | None = None,
+    before_write: Callable[[], object] | None = None,
 ) -> CheckRun:
     """Run the task's acceptance check (in a fresh worktree of HEAD with `fresh`), write its
     evidence and commit it. A failing check is an answer, not an error: the task stays as it
     was either way. `sandbox` (auto, on, off) and `network` say where the command runs
     (`taskfs.api.evidence.sandboxing`; None: the operator's or the repository's default). The
     command is the one HEAD holds: a task folder holding a file no commit holds is refused
-    before anything runs (`ledger_file_uncommitted`)."""
+    before anything runs (`ledger_file_uncommitted`). `stop()`, asked while the command runs,
+    says why to stop it (None: go on): its process group is then killed and nothing is
+    written (`check_stopped`). `before_write()` is called once the run is over and its
+    evidence is about to be written (committed after what it writes); what it raises is
+    raised, and nothing is written then either."""
     from taskfs.api.evidence.sandboxing import place
     from taskfs.store import head_ledger
 
@@ -170,18 +181,11 @@ def check(
             raise fail(
                 "git_failed", command="rev-parse", reason="there is no commit to check against"
             )
+        run = _Run(limit, progress, stop)
         if fresh:
-            document = _fresh_run(repo, task, head, limit, progress, placement=placement)
+            document = _fresh_run(repo, task, head, run, placement=placement)
         else:
-            document = _run(
-                repo,
-                repo.git,
-                task=task,
-                head=head,
-                limit=limit,
-                progress=progress,
-                where=placement,
-            )
+            document = _run(repo, repo.git, task=task, head=head, run=run, where=placement)
         document.update(_who(agent, fresh))
         document["sandbox"] = placement.record()
         # The record's keys in reading order, as its model writes them (no model is loaded: a
@@ -190,19 +194,15 @@ def check(
         if signer is not None:
             document = sign_document(document, signer[0], signer[1])
         author = agent or (signer[0] if signer is not None else "taskfs")
+        if before_write is not None:
+            before_write()
         rel, commit = _write_check(repo, task_id, document, author, trust)
         fallback = placement.reason if placement.fell_back else None
         return CheckRun(task_id, rel, document, commit, fallback, task.state)
 
 
 def _fresh_run(
-    repo: Repository,
-    task: Acceptance,
-    head: str,
-    limit: float,
-    progress: Progress | None,
-    *,
-    placement: Placement,
+    repo: Repository, task: Acceptance, head: str, run: _Run, *, placement: Placement
 ) -> dict[str, Any]:
     from taskfs.api.evidence.sandboxing import place
 
@@ -216,7 +216,7 @@ def _fresh_run(
             where = place(
                 repo, git, mode=placement.mode, network=placement.network, environ=dict(os.environ)
             )
-        return _run(repo, git, task=task, head=head, limit=limit, progress=progress, where=where)
+        return _run(repo, git, task=task, head=head, run=run, where=where)
     finally:
         repo.git.remove_worktree(checkout)
         _remove(base)
@@ -232,18 +232,18 @@ def _run(
     *,
     task: Acceptance,
     head: str,
-    limit: float,
-    progress: Progress | None,
+    run: _Run,
     where: Placement,
 ) -> dict[str, Any]:
     from taskfs.api.evidence.sandboxing import with_interpreters
 
+    limit = run.limit
     entries = task.entries
     before, dirty = owned_now(git, entries, ledger_folders(repo.tasks_rel))
     commands = [task.command, task.end_to_end_command or ""]
     box = with_interpreters(where, commands, str(git.root)).sandbox
     changed: list[Changed] = []
-    result = _execute("check", task.command, git, limit, progress, box=box, changed=changed)
+    result = _execute("check", task.command, git, run, box=box, changed=changed)
     after = owned_fingerprint_now(repo, git, entries)
     end_to_end: dict[str, Any] = {"description": task.verification}
     passed = result.passed
@@ -251,13 +251,7 @@ def _run(
         end_to_end["command"] = task.end_to_end_command
         if passed:
             e2e = _execute(
-                "end-to-end",
-                task.end_to_end_command,
-                git,
-                limit,
-                progress,
-                box=box,
-                changed=changed,
+                "end-to-end", task.end_to_end_command, git, run, box=box, changed=changed
             )
             end_to_end["run"] = {"verdict": _verdict(e2e.passed), **_run_fields(e2e, limit)}
             passed = e2e.passed
@@ -296,34 +290,43 @@ def _work_tree(dirty: list[str]) -> dict[str, Any]:
     return {"workTree": "dirty", "uncommitted": {"count": len(dirty), "paths": shown}}
 
 
+@dataclass(frozen=True)
+class _Run:
+    """How each command of a check runs: its time limit, who watches, who may stop it."""
+
+    limit: float
+    progress: Progress | None = None
+    stop: Stop | None = None
+
+
 def _execute(
-    what: str,
-    command: str,
-    git: Git,
-    limit: float,
-    progress: Progress | None,
-    *,
-    box: Sandbox | None,
-    changed: list[Changed],
+    what: str, command: str, git: Git, run: _Run, *, box: Sandbox | None, changed: list[Changed]
 ) -> RunResult:
     """Run `command` in the worktree of `git`; what it changed of git's own settings (which
     git would run later, outside any sandbox) is put back before taskfs runs git again, and
-    added to `changed`."""
+    added to `changed`. A run stopped by `run.stop` is refused (`check_stopped`): a command
+    killed half-way is no evidence either way, so none is written."""
+    progress = run.progress
     if progress is not None:
-        progress.started(what, command, limit)
+        progress.started(what, command, run.limit)
     on_output = progress.output if progress is not None else None
     snapshot = Snapshot.take(git)
     try:
-        return run_command(
+        result = run_command(
             command,
             cwd=git.root,
-            timeout=limit,
+            timeout=run.limit,
             output_cap=EVIDENCE_OUTPUT_CAP,
             on_output=on_output,
             sandbox=box,
+            stop=run.stop,
         )
     finally:
         changed += [c for c in snapshot.undo() if c not in changed]
+    if result.stopped:
+        why = (run.stop() if run.stop is not None else None) or "asked to stop"
+        raise fail("check_stopped", command=command, reason=why)
+    return result
 
 
 def _verdict(passed: bool) -> Verdict:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from taskfs.api.tasks.envelope_rules import ledger_folders
 from taskfs.core.evidence import (
     CompletionDecision,
+    EvidenceFile,
     OwnedFingerprint,
     RunnerTrust,
     decide_completion,
@@ -48,9 +49,34 @@ def completion(
 def completion_problems(task_id: str, decision: CompletionDecision) -> list[Problem]:
     if decision.code is None:
         return []
-    return [problem(decision.code, id=task_id, why_text=decision.why)]
+    return [problem(decision.code, id=task_id, why_text=decision.why, rule="evidence")]
 
 
 def owned_fingerprint_now(repo: Repository, git: Git, entries: Sequence[str]) -> OwnedFingerprint:
     """The fingerprint of the files `entries` own now, the ledger's folders left out."""
     return owned_files(git, entries, ledger_folders(repo.tasks_rel))
+
+
+def completion_flaw(
+    name: str | None, by_name: dict[str, EvidenceFile], command: str, trust: RunnerTrust
+) -> str:
+    """Why a completion naming evidence file `name` rests on no valid passing run of
+    `command` (empty when it does): the rule `audit` replays and the claim gate asks of a
+    dependency's completion (`taskfs.api.lifecycle.standing`)."""
+    from taskfs.core.evidence_records import CheckEvidence
+
+    if name is None:
+        return " (its completed status file names no evidence)"
+    item = by_name.get(name)
+    if item is None:
+        return f" (its completion names evidence {name}, which is missing or not well-formed)"
+    record = item.record
+    if not isinstance(record, CheckEvidence):
+        return f" (its completion rests on {name}, a recorded judgement, not a check run)"
+    if record.command != command:
+        return f" (its completion rests on {name}, a run of another command)"
+    if record.verdict != "pass":
+        return f" (its completion rests on {name}, a failing check)"
+    if trust.required and item.signature != "valid":
+        return f" (its completion rests on {name}, which no trusted runner key signed)"
+    return ""

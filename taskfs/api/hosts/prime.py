@@ -15,10 +15,9 @@ from collections.abc import Mapping
 
 from taskfs import i18n
 from taskfs.api.lifecycle import resume, stale
-from taskfs.api.messages.inbox import Inbox, inbox
+from taskfs.api.messages.inbox import Inbox, Reading, inbox
 from taskfs.api.views import sent as sent_views
 from taskfs.core.lifecycle import TERMINAL
-from taskfs.store.all_tasks import load_all
 from taskfs.store.index import summaries
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task
@@ -64,6 +63,16 @@ def _step(name: str, mcp: bool) -> str:
 
 
 def _later_step(name: str, mcp: bool) -> str:
+    if name == "reply":
+        if mcp:
+            return i18n.say(
+                "Reply: send_message(to, text, in_reply_to) (an envelope for text opens a task "
+                "for them instead)"
+            )
+        return i18n.say(
+            "Reply: taskfs conversation AGENT shows the talk; answer with the MCP tool "
+            "send_message, or open a task for it with taskfs new"
+        )
     if name == "review":
         if mcp:
             return i18n.say(
@@ -139,8 +148,9 @@ def prime(repo: Repository, agent: str | None, *, mcp: bool = False) -> str:
         lines.append(i18n.say("You have no agent name here: set TASKFS_AGENT (or pass --agent)."))
         lines += ["", *_steps(["send", "claim", "look"], mcp)]
         return "\n".join(lines).rstrip("\n") + "\n"
-    tasks = load_all(repo)
-    box = inbox(repo, agent)
+    reading = Reading(repo)  # the tasks read once, for the inbox and the stale marks alike
+    tasks = reading.tasks
+    box = inbox(repo, agent, reading=reading)
     held = resume.held(repo, tasks, box)
     lines.append(
         i18n.say("You are agent {agent!r}. Inbox: {badge}.", agent=agent, badge=box.badge_text())
@@ -151,7 +161,9 @@ def prime(repo: Repository, agent: str | None, *, mcp: bool = False) -> str:
     quiet = {t.id for t in box.quiet}
     lines += [
         line
-        for found, line in stale.reports(repo, agent, mcp=mcp)
+        for found, line in stale.reports(
+            repo, agent, mcp=mcp, tasks=tasks.values(), last=reading.last
+        )
         if not (found.sender == agent and found.id in quiet)  # said above already
     ]
     where = (
@@ -262,6 +274,19 @@ def _waiting(repo: Repository, box: Inbox, mcp: bool) -> list[str]:
                 relayed=relayed,
             )
         )
+    said = [c for c in box.unread if c.record.task_id is None]
+    if said:
+        lines += ["", i18n.say("Messages to you about no task, not answered yet:")]
+    for checked in said[:SHOWN]:
+        record = checked.record
+        lines.append(
+            i18n.say(
+                "- {agent} said ({msg_id}): {text}",
+                agent=record.sender,
+                msg_id=record.msg_id,
+                text=_short(record.text),
+            )
+        )
     if box.results:
         lines += ["", i18n.say("Results waiting for your review:")]
     for checked in box.results[:SHOWN]:
@@ -349,6 +374,8 @@ def _needed(box: Inbox, held: list[resume.Held]) -> list[str]:
         steps.append("answer")
     if box.results:
         steps.append("review")
+    if any(c.record.task_id is None for c in box.unread):
+        steps.append("reply")
     if working:
         steps += ["progress", "ask", "done", "give_up", "delegate"]
     if box.requests:

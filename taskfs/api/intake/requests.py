@@ -20,7 +20,15 @@ from taskfs.api.tasks import submit
 from taskfs.api.tasks.filing import record_bytes
 from taskfs.core import layout, yamlio
 from taskfs.core.envelope import validate_envelope
-from taskfs.core.intake import Door, Entry, Intake, IntakeRecord, fields_of
+from taskfs.core.intake import (
+    Door,
+    Entry,
+    Intake,
+    IntakeRecord,
+    fields_of,
+    proposal_digest,
+    proposal_id,
+)
 from taskfs.core.layout import INTAKE, format_time, stamped_name
 from taskfs.errors import Problem, TaskfsError, fail
 from taskfs.store import index
@@ -32,13 +40,15 @@ from taskfs.store.writer import Writer
 class Answer(NamedTuple):
     """An intake after an act on it: what still keeps it from being a task (`problems`:
     empty once submitted), whether this act submitted it, the commit and the intake file it
-    added."""
+    added; for an acceptance, the proposal it accepted and the envelope it submitted."""
 
     intake: Intake
     problems: tuple[Problem, ...]
     submitted: bool
     commit: str | None
     file: str | None = None
+    accepted: str | None = None
+    envelope: dict[str, object] | None = None
 
     @property
     def id(self) -> str:
@@ -101,7 +111,8 @@ def request(
     if fields and not found:
         if task_id is not None or to is not None:
             fields = {**fields, "id": task_id or named_id, "to": to or named_to}
-        source = submit.Source(door, yamlio.dump({k: v for k, v in fields.items() if v}).encode())
+        kept = {k: v for k, v in fields.items() if v is not None}  # a priority 0 is a value
+        source = submit.Source(door, yamlio.dump(kept).encode())
         return submit.submit(repo, [source], agent)[0]
     return open_request(
         repo,
@@ -129,6 +140,7 @@ def open_request(
     context: str | None = None,
     extra: Sequence[Extra] = (),
     now: datetime | None = None,
+    discovered_from: str | None = None,
 ) -> Answer:
     """Keep `requester`'s words as a new intake under `task_id` (or a new id); a text that is
     a whole envelope submits the task at once."""
@@ -145,6 +157,7 @@ def open_request(
             context=context,
             extra=extra,
             now=now,
+            discovered_from=discovered_from,
         )
 
 
@@ -162,12 +175,14 @@ def open_within(
     extra: Sequence[Extra] = (),
     reply: Reply | None = None,
     now: datetime | None = None,
+    discovered_from: str | None = None,
 ) -> Answer:
     """`open_request` under a writer the caller holds (a door that imports messages in
     batches); `reply` makes the door's answer, committed with the request."""
     _agent(requester, "agent")
     if to is not None:
         _agent(to, "to")
+    _said(text)
     if task_id is not None and not layout.is_task_id(task_id):
         raise fail("invalid_task_id", field="id", value=task_id)
     now = now or datetime.now(timezone.utc)
@@ -185,6 +200,7 @@ def open_within(
         text=text,
         message=message,
         context=context or None,
+        discovered_from=discovered_from,
     )
     return _record(repo, writer, None, record, now=now, extra=extra, reply=reply)
 
@@ -231,6 +247,7 @@ def add_within(
 ) -> Answer:
     """`add_request` under a writer the caller holds; `reply` as for `open_within`."""
     now = now or datetime.now(timezone.utc)
+    _said(text)
     intake = _open_intake(repo, task_id)
     if requester != intake.requester:
         raise fail(
@@ -289,19 +306,108 @@ def propose(
     return Answer(proposed, tuple(problems), False, commit, file)
 
 
-def accept(repo: Repository, task_id: str, agent: str, *, now: datetime | None = None) -> Answer:
-    """The requester takes the recipient's pending proposal as its own words (submitting the
-    task when the envelope is whole)."""
-    try:
-        intake, _problems = load_intake(repo, task_id)
-    except TaskfsError:
-        raise fail("task_not_found", id=task_id) from None
-    proposal = intake.pending_proposal()
-    if proposal is None:
-        raise fail("proposal_not_found", id=task_id)
-    return add_request(
-        repo, task_id, agent, proposal.record.text or "", accepts=proposal.name, now=now
+def accept(
+    repo: Repository,
+    task_id: str,
+    agent: str,
+    *,
+    proposal: str | None = None,
+    to: str | None = None,
+    now: datetime | None = None,
+) -> Answer:
+    """The requester takes a proposal as its own words (submitting the task when the envelope
+    is whole): exactly the one it names (`proposal`: its id or its digest, as `show`, `inbox`
+    and MCP give them), which must be the one waiting now; without a name, the one waiting,
+    when no other came since the requester last spoke. A proposal does not say who the task is
+    for: the intake's recipient does, or, when it named none, the requester's own word (`to`)."""
+    if to is not None:
+        _agent(to, "to")
+    with repo.writing() as writer:
+        intake = _open_intake(repo, task_id)
+        chosen = _chosen(repo, intake, proposal)
+        text = chosen.record.text or ""
+        fields = fields_of(text) or {}
+        named = fields.get("to")
+        if intake.recipient is None and named is not None and named != to:
+            why = (
+                f"the proposal addresses the task to {named!r}; who it is for is the "
+                f"requester's word: accept it with --to {named}"
+            )
+            raise fail("invalid_value", field="to", reason=why, rule="intake")
+        if to is not None and intake.recipient not in (None, to):
+            raise fail(
+                "invalid_value",
+                field="to",
+                reason=f"the request is addressed to {intake.recipient!r}",
+            )
+        if to is not None and named != to:
+            text = yamlio.dump({**fields, "to": to})
+        done = add_within(repo, writer, task_id, agent, text, accepts=chosen.name, now=now)
+    envelope = _submitted(repo, task_id) if done.submitted else None
+    return done._replace(accepted=proposal_id(chosen), envelope=envelope)
+
+
+def _chosen(repo: Repository, intake: Intake, named: str | None) -> Entry:
+    """The proposal an acceptance takes (see `accept`), or the refusal that says why not."""
+    waiting = intake.pending_proposal()
+    if waiting is None:
+        raise fail("proposal_not_found", id=intake.id, rule="intake")
+    refused = _unauthorized(repo, intake, waiting)
+    if refused is not None:
+        raise TaskfsError(refused)
+    why = None
+    if named is not None:
+        found = [e for e in intake.proposals() if named in (proposal_id(e), proposal_digest(e))]
+        if not found:
+            raise fail("proposal_not_found", id=intake.id, proposal=named, rule="intake")
+        if found[-1].name != waiting.name:
+            why = f" (not {named}, which came before it)"
+    elif len(intake.proposals_since_request()) > 1:
+        why = " (more than one came since you last spoke: name the one you read)"
+    if why is not None:
+        raise fail(
+            "proposal_superseded",
+            id=intake.id,
+            proposal=proposal_id(waiting),
+            why_text=why,
+            rule="intake",
+        )
+    return waiting
+
+
+def _unauthorized(repo: Repository, intake: Intake, entry: Entry) -> Problem | None:
+    """Why a proposal is not its writer's to make, or not signed as its writer's acts are (the
+    rule `audit` replays: `intake_audit`): nothing is accepted on it."""
+    why = intake.refusal(entry)
+    if why is None and entry.record.message is None:
+        from taskfs.core import act_signing
+        from taskfs.store import keys
+
+        key = keys.standing_key(repo.root, entry.record.by)
+        if key is not None and not act_signing.verifies("intake", entry.record.to_document(), key):
+            why = f"{entry.record.by!r} has a key, and did not sign it"
+    if why is None:
+        return None
+    from taskfs.errors import problem
+
+    return problem(
+        "intake_unauthorized",
+        id=intake.id,
+        path=repo.task_rel(intake.id, INTAKE, entry.name),
+        by=entry.record.by,
+        kind=entry.record.kind,
+        reason=why,
+        rule="intake",
     )
+
+
+def _submitted(repo: Repository, task_id: str) -> dict[str, object] | None:
+    from taskfs.store.task_reader import load_envelope
+
+    try:
+        return load_envelope(repo, task_id).to_document()
+    except TaskfsError:
+        return None
 
 
 def cancel(
@@ -345,6 +451,11 @@ def cancel(
 def is_request(repo: Repository, task_id: str) -> bool:
     """Whether `task_id` names an intake that is not a task (open or closed)."""
     return is_intake(repo, task_id)
+
+
+def has_request(repo: Repository, task_id: str) -> bool:
+    """Whether `task_id` was a request (an intake), whether it became a task or not."""
+    return has_intake(repo, task_id)
 
 
 def read(repo: Repository, task_id: str) -> Answer:
@@ -410,6 +521,7 @@ def _record(
                 after.requester,
                 trailers=[trailer],
                 opened=record.message,
+                discovered_from=after.discovered_from,
             )
         except TaskfsError as exc:
             problems = list(exc.problems)  # kept, and answered with the rules' refusals
@@ -430,8 +542,15 @@ def _record(
 
 
 def _add(repo: Repository, writer: Writer, record: IntakeRecord, now: datetime) -> str:
+    """Add the intake file, signed by its writer where it has a key (a request a peer's signed
+    message carried rests on that message: `message`)."""
+    from taskfs.api.lifecycle.signing import sign_act
+
     rel = repo.task_rel(record.intake, INTAKE, stamped_name(now))
-    writer.add(rel, record_bytes(record.to_document()))
+    action = f"write the {record.kind} of intake {record.intake!r}"
+    vouched = record.message is not None
+    document = sign_act(repo, record.by, "intake", record.to_document(), action, vouched=vouched)
+    writer.add(rel, record_bytes(document))
     return rel
 
 
@@ -457,9 +576,15 @@ def _open_intake(repo: Repository, task_id: str, *, target: str | None = None) -
     return intake
 
 
+def _said(text: str) -> None:
+    """A request says something: an empty one would be kept as a request for nothing."""
+    if not text.strip():
+        raise fail("request_empty")
+
+
 def _agent(name: str, field: str) -> None:
     if not layout.is_agent_name(name):
-        raise fail("invalid_value", field=field, reason=f"{name!r} is not an agent name")
+        raise fail("invalid_agent", field=field, value=name)
 
 
 def _subject(task_id: str, agent: str, kind: str) -> str:

@@ -87,6 +87,10 @@ def _hand_on(
 ) -> Reassigned:
     """One mechanism for both: a new task with the same contract, linked to the old one, in
     one commit (with the old one's cancellation, for a reassign), or nothing."""
+    from taskfs.core.layout import is_agent_name
+
+    if to is not None and not is_agent_name(to):
+        raise fail("invalid_agent", field="to", value=to)  # never "anyone": that is no `to`
     with repo.writing() as writer:
         now = now or datetime.now(timezone.utc)
         task = load_task(repo, task_id, strict=True)
@@ -101,10 +105,13 @@ def _hand_on(
                     if kind == "reassign"
                     else i18n.say("retry task {id!r}", id=task_id)
                 ),
-                reason=f"only its sender ({sender or 'none named'}) may hand it to someone else",
+                reason=i18n.said(
+                    "only its sender ({sender}) may hand it to someone else",
+                    sender=sender or i18n.said("none named"),
+                ),
             )
         existing = summaries(repo)
-        _refuse_unless_ready(existing, task.id, task.state, kind)
+        _refuse_unless_ready(repo, existing, task.id, task.state, kind)
         to = to if kind == "reassign" or to is not None else task.envelope.recipient
         if repo.config.require_signed_messages and to is not None:
             from taskfs.store.messages import agent_keys
@@ -139,7 +146,7 @@ def _hand_on(
 
 
 def _refuse_unless_ready(
-    tasks: Mapping[str, Summary], task_id: str, state: str, kind: Kind
+    repo: Repository, tasks: Mapping[str, Summary], task_id: str, state: str, kind: Kind
 ) -> None:
     """A reassign takes open work, a retry a task that failed or was rejected, once."""
     if kind == "reassign" and state in TERMINAL:
@@ -162,7 +169,11 @@ def _refuse_unless_ready(
                 "taskfs reassign)"
             )
             raise _not_allowed(task_id, state, "retried", hint)
-        done = Lineage(tasks).successors(task_id)
+        from taskfs.api.lifecycle.standing import vouched
+
+        # A successor counts only from a submission that is the sender's own act: one written
+        # in its name by anyone else does not take its retry away.
+        done = vouched(repo, Lineage(tasks).successors(task_id))
         if done:
             hint = i18n.say(" (it was retried as {new}: retry that one)", new=done[-1])
             raise _not_allowed(task_id, state, "retried", hint)

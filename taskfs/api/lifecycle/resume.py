@@ -124,10 +124,8 @@ def row(label: str, rest: str) -> str:
 
 def held_lines(repo: Repository, box: Inbox) -> list[str]:
     """The text inbox's first rows: what `box.agent` holds."""
-    from taskfs.store.all_tasks import load_all
-
     rows = []
-    for task in held(repo, load_all(repo), box):
+    for task in held(repo, box.tasks, box):
         if task.state == "canceled":
             said = i18n.say(
                 "{id}  canceled by {agent}: stop working on it", id=task.id, agent=task.by

@@ -14,13 +14,14 @@ message was marked read.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
-from taskfs.api.lifecycle.stale import last_activity, moment
-from taskfs.api.messages.threads import read_thread
+from taskfs.api.lifecycle.stale import last_activity, last_commits, moment
+from taskfs.api.messages.threads import Thread, read_thread
 from taskfs.core.lineage import Lineage
+from taskfs.readmodel import clock
 from taskfs.store.all_tasks import load_all
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task
@@ -46,6 +47,9 @@ class SentTask:
     reason: str | None = None  # and why
     successor: str | None = None  # the task that took it over (reassign, retry)
     needs_you: bool = False  # refused or failed, and not yet handled by the sender
+    ended_message: str | None = None  # the message that ended it, when one did
+    priority: int | None = None  # the envelope's, where it says
+    labels: tuple[str, ...] = ()
 
     @property
     def age_minutes(self) -> float | None:
@@ -76,17 +80,31 @@ def sent(
     *,
     now: datetime | None = None,
     tasks: Mapping[str, Task] | None = None,
+    labels: Iterable[str] = (),
+    thread: Callable[[str], Thread] | None = None,
+    last: Callable[[Task], datetime | None] | None = None,
 ) -> list[SentTask]:
-    """Every task `agent` sent, oldest first."""
+    """Every task `agent` sent, oldest first; with `labels`, those carrying every one.
+    `thread`, `last`: a task's thread and its last activity as already read for the same
+    moment (the inboxes of a board share them)."""
     now = now or datetime.now(timezone.utc)
     tasks = tasks if tasks is not None else load_all(repo)
     lineage = Lineage(tasks)
     limit = repo.config.nudge.sender_quiet_minutes
-    rows = [
-        _row(repo, task, agent, lineage, now=now, limit=limit)
-        for task in tasks.values()
-        if task.envelope.sender == agent and task.length
+    wanted = set(labels)
+    mine = [
+        t
+        for t in tasks.values()
+        if t.envelope.sender == agent and t.length and wanted <= set(t.envelope.labels)
     ]
+    if last is None:
+        commits = last_commits(repo, [t for t in mine if t.state in WORKED])
+
+        def last(task: Task) -> datetime | None:
+            return last_activity(repo, task, commits)
+
+    read = Read(thread or (lambda task_id: read_thread(repo, task_id)), last)
+    rows = [_row(task, agent, lineage, read, now=now, limit=limit) for task in mine]
     return sorted(rows, key=lambda r: (r.submitted_at or now, r.id))
 
 
@@ -96,11 +114,17 @@ def needing(rows: Iterable[SentTask]) -> tuple[list[SentTask], list[SentTask]]:
     return [r for r in listed if r.needs_you], [r for r in listed if r.quiet]
 
 
+@dataclass(frozen=True)
+class Read:
+    thread: Callable[[str], Thread]
+    last: Callable[[Task], datetime | None]
+
+
 def _row(
-    repo: Repository,
     task: Task,
     agent: str,
     lineage: Lineage,
+    read: Read,
     *,
     now: datetime,
     limit: float,
@@ -113,12 +137,14 @@ def _row(
         ended_by, reason = head.record.by, (head.record.reason or "").strip() or None
     after = lineage.successors(task.id)
     successor = after[-1] if after else None
-    last = last_activity(repo, task) if task.state in WORKED else None
+    last = read.last(task) if task.state in WORKED else None
+    if last is not None and (now - last).total_seconds() / 60 < limit:
+        clock.changes_at(last + timedelta(minutes=limit))  # it turns quiet then
     needs = (
         task.state in ENDED_BADLY
         and ended_by not in (None, agent)
         and successor is None
-        and not _handled(repo, task, agent)
+        and not _handled(read.thread(task.id), task, agent)
     )
     return SentTask(
         task.id,
@@ -135,17 +161,20 @@ def _row(
         reason,
         successor,
         needs,
+        head.record.message if ended_by is not None and head is not None else None,
+        task.envelope.priority,
+        tuple(task.envelope.labels),
     )
 
 
-def _handled(repo: Repository, task: Task, agent: str) -> bool:
+def _handled(thread: Thread, task: Task, agent: str) -> bool:
     """Whether the sender has answered the ending: written on the task since, or read the
     message that ended it."""
     head = task.chain.head
     if head is None:
         return False
     ended_at = moment(head.record.at)
-    for checked in read_thread(repo, task.id).messages:
+    for checked in thread.messages:
         record = checked.record
         if record.msg_id == head.record.message and checked.delivery == "read":
             return True

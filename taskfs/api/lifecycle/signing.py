@@ -1,8 +1,15 @@
-"""Which transitions are signed, and by what key: the one place writers ask.
+"""Which acts are signed, and by what key: the one place writers ask.
 
-A status file is signed by its agent when this machine holds that agent's private key; a
-repository with `requireSignedTransitions: true` refuses to write one that is not. Most
-agents have no key: for them this costs one `stat`, and the signing library is never loaded.
+Every ledger file that records an agent's act (a status file, an intake file, a read mark, an
+archive file, a revocation: `taskfs.core.ledger_kinds`) is signed by that agent when this
+machine holds its private key. When the agent has a key standing (`keys.standing_key`) and its
+private part is not here, taskfs writes nothing in its name: the file would be a forgery that
+`audit` names (`signature_required`, citing the kind's rule). The one exception is a transition
+that a signed message made (a peer's message: the key lives on the peer's machine), which rests
+on that message. A repository with `requireSignedTransitions: true` also refuses a transition
+by an agent that has no key at all. Most agents have no key: for them this costs a `stat` of
+the private key, one of the public key and a folder listing, and the signing library is never
+loaded.
 """
 
 from __future__ import annotations
@@ -18,23 +25,44 @@ from taskfs.store.repository import Repository
 
 def signed(repo: Repository, agent: str, document: dict[str, Any], action: str) -> dict[str, Any]:
     """`document` (a status file's fields, `by` = `agent`) carrying `agent`'s signature when
-    this machine holds its key; refused with `agent_not_allowed` when the repository requires
-    signed transitions and it cannot be signed, `key_invalid` when the key here is not the one
-    the repository registered for `agent`."""
-    required = requires_signatures(repo)
+    this machine holds its key; refused with `signature_required` when `agent` has a key and
+    it is not here, `agent_not_allowed` when the repository requires signed transitions and it
+    cannot be signed, `key_invalid` when the key here is not the one the repository registered
+    for `agent`."""
+    # A transition a message makes rests on that message, whose signature is the sender's (a
+    # peer's key lives on the peer's machine): audit checks it there.
+    vouched = "message" in document
+    if not keypaths.has_private("agent", agent) and requires_signatures(repo) and not vouched:
+        why = f"no private key of {agent!r} is on this machine"
+        if _standing(repo, agent) is None:
+            raise _unsigned(agent, action, why)
+    return sign_act(repo, agent, "status", document, action, vouched=vouched)
+
+
+def sign_act(
+    repo: Repository,
+    agent: str,
+    kind: str,
+    document: dict[str, Any],
+    action: str,
+    *,
+    vouched: bool = False,
+) -> dict[str, Any]:
+    """`document`, an act of `agent` of ledger kind `kind`, signed with `agent`'s key when it
+    is here (`taskfs.core.act_signing`). Refused with `signature_required` when `agent` has a
+    key standing and this machine does not hold it (unless `vouched`: a signed message that
+    made the act carries the signature), and with `key_invalid` when the key here is not the
+    one that stands for `agent`."""
     if not keypaths.has_private("agent", agent):
-        # A transition a message makes rests on that message, whose signature is the
-        # sender's (a peer's key lives on the peer's machine): audit checks it there.
-        if required and "message" not in document:
-            raise _unsigned(agent, action, f"no private key of {agent!r} is on this machine")
+        if not vouched and _standing(repo, agent) is not None:
+            raise _missing(agent, kind, action)
         return document
-    from taskfs.core.transition_signing import sign_document
     from taskfs.store import keys
 
     pair = keys.load_private("agent", agent)
-    registered = keys.public_key(repo.root, "agent", agent)
+    registered = _standing(repo, agent)
     if pair is None or registered is None:
-        if required:
+        if kind == "status" and requires_signatures(repo) and not vouched:
             why = f"{agent!r} has no registered key ({keypaths.public_rel('agent', agent)})"
             raise _unsigned(agent, action, why)
         return document
@@ -44,7 +72,25 @@ def signed(repo: Repository, agent: str, document: dict[str, Any], action: str) 
             f"{keypaths.public_rel('agent', agent)}, so nothing it signs would verify"
         )
         raise fail("key_invalid", path=str(keys.private_path("agent", agent)), reason=reason)
-    return sign_document(document, pair.private)
+    from taskfs.core import act_signing
+
+    return act_signing.sign(kind, document, pair.private)
+
+
+def _standing(repo: Repository, agent: str) -> bytes | None:
+    from taskfs.store import keys
+
+    return keys.standing_key(repo.root, agent)
+
+
+def _missing(agent: str, kind: str, action: str) -> Exception:
+    return fail(
+        "signature_required",
+        agent=agent,
+        action_text=action,
+        path=keypaths.public_rel("agent", agent),
+        rule=kind,
+    )
 
 
 # What `taskfs init` writes for the default. A settings file whose every mention of the key is
@@ -71,4 +117,4 @@ def _unsigned(agent: str, action: str, why: str) -> Exception:
         f"this repository requires signed transitions (requireSignedTransitions) and {why}; "
         f"`taskfs keys new --agent {agent}` makes one"
     )
-    return fail("agent_not_allowed", agent=agent, action_text=action, reason=reason)
+    return fail("agent_not_allowed", agent=agent, action_text=action, reason=reason, rule="status")

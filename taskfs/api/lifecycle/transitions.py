@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
+from taskfs import i18n
 from taskfs.api.lifecycle import signing as transition_keys
 from taskfs.api.tasks import rules
 from taskfs.core import readiness
@@ -51,7 +52,11 @@ def transition(
     reason: str | None = None,
     artifacts: Sequence[Artifact] = (),
     now: datetime | None = None,
+    notify: bool = True,
 ) -> Moved:
+    """Move the task, in one commit; with `notify`, the task's other party, when it is a peer,
+    hears of it in the same commit (`tell_peer`). `claim --sync` tells it only once its claim
+    is published (`tell_claim`): a claim it withdraws must have told no one."""
     if not is_state(target):
         from taskfs.core.synonyms import meant
 
@@ -77,7 +82,7 @@ def transition(
             artifacts=artifacts,
             now=now,
         )
-        if state in NOTIFIED:
+        if notify and (state in NOTIFIED or claims(staged.before, state)):
             tell_peer(repo, writer, staged, agent, reason=reason, now=now)
         commit = writer.commit(
             transition_message(task_id, staged.before, state, agent, reason), agent, when=now
@@ -85,9 +90,37 @@ def transition(
     return Moved(task_id, state, staged.rel, commit)
 
 
-# The acts that end or refuse a task (the terminal states): the other party hears of each when
-# it is a peer.
+# The acts that end or refuse a task (the terminal states), and its claim: the other party
+# hears of each when it is a peer (an interlink agent that sent the task sees it taken, as from
+# an interlink executor's first `update`, rather than open until the next act: `tell_claim`).
 NOTIFIED: frozenset[State] = TERMINAL
+
+
+def claims(before: State, after: State) -> bool:
+    return before == "submitted" and after == "working"
+
+
+def tell_claim(repo: Repository, task_id: str, agent: str, *, now: datetime | None = None) -> None:
+    """After `claim --sync` published `agent`'s claim: tell the task's sender, when it is a
+    peer, in a commit of its own (the next sync publishes it; the bridge carries it now)."""
+    from taskfs.store import keypaths
+
+    if not keypaths.has_private("agent", agent):
+        return
+    with repo.writing() as writer:
+        now = now or datetime.now(timezone.utc)
+        task = summaries(repo).get(task_id)
+        if task is None or task.holder != agent or task.state != "working":
+            return
+        staged = Staged("submitted", "", task)
+        if tell_peer(repo, writer, staged, agent, reason=None, now=now) is None:
+            return
+        writer.commit(
+            f"taskfs: {agent} tells {task.envelope.sender} of its claim of {task_id}\n\n"
+            f"Taskfs-Task: {task_id}\nTaskfs-Agent: {agent}\n",
+            agent,
+            when=now,
+        )
 
 
 def tell_peer(
@@ -116,6 +149,7 @@ def tell_peer(
         reason,
         by_holder=agent == holder,
         evidence=staged.evidence,
+        by=agent,
     )
     record = notices.stage(repo, writer, task.id, agent, to, found, now)
     return record.msg_id if record is not None else None
@@ -210,6 +244,9 @@ def stage_transition(
         evidence=evidence,
         artifacts=[{"name": a.name, "location": a.location} for a in artifacts],
         message=message,
+        # A claim names the version of the contract it takes (`core.amendments`): one written
+        # after it waits for this holder's acceptance.
+        amendment=task.amended if current == "submitted" and state == "working" else None,
     )
     document = transition_keys.signed(repo, agent, document, _describe_action(task_id, state))
     name = status_name(task.length + 1, state)
@@ -240,10 +277,13 @@ def _committed(
     task: Summary | None,
     tasks: Ledger,
 ) -> Ledger:
-    """Refuse to build on a task folder holding a file no commit holds, and read the other
-    tasks a claim's gates consult (its dependencies and rivals) as HEAD holds them: the
-    working tree may say anything (taskfs.store.head_ledger)."""
+    """Refuse to build on a task folder holding a file no commit holds, or on an envelope
+    changed since its submission recorded it (`envelope_seal`), and read the other tasks a
+    claim's gates consult (its dependencies and rivals) as HEAD holds them: the working tree
+    may say anything (taskfs.store.head_ledger); the rows' word on archived tasks, links and
+    completions is checked against the files (`standing.dependency_view`)."""
     from taskfs.store import head_ledger
+    from taskfs.store.envelope_seal import unsealed
 
     others: list[str] = []
     if task is not None and task.state == "submitted" and state == "working":
@@ -257,20 +297,29 @@ def _committed(
     # What the gates rest on is checked against the objects of its folders, read again when
     # its row says otherwise (the task itself was, by `summaries(verify=...)`).
     check(repo, tasks, [t for t in others if t not in found])
-    if not found:
-        return tasks
-    return head_ledger.committed_view(repo, tasks, found)
+    edited = unsealed(repo, task_id)
+    if edited is not None:  # a contract changed after its submission: nothing builds on it
+        raise TaskfsError(edited)
+    if found:
+        tasks = head_ledger.committed_view(repo, tasks, found)
+    if others:
+        from taskfs.api.lifecycle.standing import dependency_view
+
+        assert task is not None
+        tasks = dependency_view(repo, task, tasks)
+    return tasks
 
 
 def _describe_action(task_id: str, state: State) -> str:
-    verb = {"working": "claim", "completed": "complete", "rejected": "refuse"}.get(state)
-    return f"{verb} task {task_id!r}" if verb else f"move task {task_id!r} to {state}"
+    from taskfs.core.lifecycle import describe_action
+
+    return describe_action(task_id, state)
 
 
 def _name_current(found: Problem, by: str | None, current: State) -> Problem:
-    why = f" ({current} since {by!r}'s transition)"
+    why = i18n.say(" ({state} since {agent!r}'s transition)", state=current, agent=by)
     if current == "working":
-        why = f" (it was already claimed by {by!r})"
+        why = i18n.say(" (it was already claimed by {agent!r})", agent=by)
     return problem("transition_not_allowed", **{**found.data, "by": by, "why_text": why})
 
 
@@ -283,7 +332,15 @@ def _dependencies_gate(
     if not pending:
         return []
     described = ", ".join(readiness.waiting_on(dep, tasks) for dep in pending)
-    return [problem("dependencies_unresolved", id=task.id, pending=pending, pending_text=described)]
+    return [
+        problem(
+            "dependencies_unresolved",
+            id=task.id,
+            pending=pending,
+            pending_text=described,
+            rule="status",  # the dependencies' status files, read as `standing` checks them
+        )
+    ]
 
 
 def _ownership_gate(repo: Repository, task: Summary, tasks: Mapping[str, Summary]) -> list[Problem]:

@@ -26,7 +26,12 @@ The bridge is one taskfs agent's session there (`taskfs` unless `--session` name
   between the commit and the ack re-delivers it; the replay check, durable in git, refuses the
   copy, which is then acked: the message lands once, however many buses carried it. A message
   the gate refuses is acked too (a bus keeps a message until acked: not acking would block the
-  queue), logged, and never written.
+  queue), logged, and never written; one past the gate that taskfs's rules refuse is answered
+  (`refusals`). A round ends by posting what its arrivals made (an answer, a notice).
+- Outages: a running bridge outlives its buses (`bus_health`: growing, jittered retries, logged
+  as they happen, the first try an announcement); `--once` names a bus that does not answer.
+- Pairing: a knock is answered with interlink's `pair_accept` once its key is admitted here
+  (`pairing`).
 """
 
 from __future__ import annotations
@@ -40,8 +45,10 @@ from typing import Any
 
 from taskfs.api.messages import wire as wire_api
 from taskfs.api.messages.bus import BusClient, Buses, bus_urls
+from taskfs.api.messages.bus_health import Health
 from taskfs.api.messages.bus_state import State, state_path
 from taskfs.api.messages.openings import wire_ms
+from taskfs.api.messages.pairing import Pairing, is_pairing
 from taskfs.api.messages.wire import LineReport
 from taskfs.core import messages as message_rules
 from taskfs.core import presence, wire
@@ -78,11 +85,20 @@ class Arrival:
         return self.report.code == "message_replayed"
 
 
+@dataclass(frozen=True)
+class Knocked:
+    """A pairing message taken from the bus (`pairing`): what became of it."""
+
+    row: dict[str, Any]
+
+
 @dataclass
 class Round:
     posted: list[str] = field(default_factory=list)
     arrivals: list[Arrival] = field(default_factory=list)
     held: dict[str, str] = field(default_factory=dict)
+    pairing: list[dict[str, Any]] = field(default_factory=list)
+    accepted: list[str] = field(default_factory=list)  # keys whose knock was answered
 
     @property
     def refused(self) -> list[Arrival]:
@@ -102,6 +118,8 @@ class Bridge:
         urls: Sequence[str] | str,
         log: Log,
         session: str = SESSION,
+        *,
+        patient: bool = False,
     ) -> None:
         own = keys.public_keys(repo.root, "agent").get(agent)
         if own is None:
@@ -116,8 +134,13 @@ class Bridge:
         self.route = presence.route(self.me, session)
         # Its own session first; the bare key is polled for older taskfs bridges' posts.
         self.routes = (self.route, self.me)
-        self.buses = Buses([urls] if isinstance(urls, str) else list(urls))
+        # A running bridge outlives its buses (`bus_health`); `--once` names a failing one.
+        self.health = Health(log, patient=patient)
+        self.buses = Buses([urls] if isinstance(urls, str) else list(urls), self.health)
         self.state = State.load(state_path(repo, agent))
+        self.pairing = Pairing(
+            repo, agent, me=self.me, seed=self.seed, route=self.route, state=self.state, log=log
+        )
         # Peers that wrote to this session while it ran, by key: their session (the goodbye's).
         self.talked: dict[str, str] = {}
         self.announced_at: float | None = None
@@ -146,23 +169,31 @@ class Bridge:
         )
 
     def heartbeat(self, *, now: datetime | None = None) -> bool:
-        """Announce the session when it has not in the last 30 s; whether a bus took it."""
+        """Announce the session when it has not in the last 30 s, or on a bus whose next try
+        has come after a failure (a restarted bus's roster is empty: the announcement is the
+        try); whether a bus took it."""
         if self.seed is None:
             return False
         due = self.announced_at is None or time.monotonic() - self.announced_at >= (
             presence.HEARTBEAT_S
         )
-        if not due:
+        retry = any(self.health.usable(url) for url in self.health.down)
+        if not (due or retry):
             return False
         moment = now or datetime.now(timezone.utc)
         info = self.session._replace(summary=self.summary())
         announcement = presence.announce(self.seed, self.agent, info, wire_ms(moment))
         took = self.buses.announce(announcement)
         first = self.announced_at is None
-        self.announced_at = time.monotonic()
-        if first:
+        again = sorted(self.health.back & set(took))
+        self.health.back -= set(took)
+        if took:
+            self.announced_at = time.monotonic()
+        if first and (took or not self.health.patient):
             where = ", ".join(took) or "no bus answered"
             self.log(f"announced {self.route} on the roster ({where})")
+        elif again:
+            self.log(f"announced {self.route} again on the roster ({', '.join(again)})")
         return bool(took)
 
     def close(self) -> None:
@@ -205,23 +236,42 @@ class Bridge:
         for item in wire_api.outgoing(self.repo, self.agent):
             if item.msg_id in done or (item.alias is not None and item.alias in done):
                 continue
-            if roster is None:
-                roster = self.buses.roster() or []
+            if roster is None and self.buses.usable():
+                roster = self.buses.roster()
+            if roster is None:  # no bus answers: it waits, and says why
+                self._hold(item, held, self._no_bus())
+                continue
             chosen = self.target(item.recipient, item.session, roster)
             if isinstance(chosen, Unroutable):
-                held[item.msg_id] = chosen.reason
-                if self.state.held.get(item.msg_id) != chosen.reason:
-                    self.state.held[item.msg_id] = chosen.reason
-                    self.state.save()
-                    self.log(f"holding {item.msg_id} for {item.recipient[:8]}: {chosen.reason}")
+                self._hold(item, held, chosen.reason)
                 continue
             where = presence.route(item.recipient, chosen.session_id)
             payload = json.loads(item.line)
             payload.setdefault("reply_to", self.route)  # unsigned routing hint, as interlink's
-            self._accepted(item.msg_id, self.buses.send(where, payload))
+            try:
+                accepted = self.buses.send(where, payload)
+            except TaskfsError:
+                if not self.health.patient:
+                    raise
+                self._hold(item, held, self._no_bus())
+                continue
+            self._accepted(item.msg_id, accepted)
             out.append(item.msg_id)
             self.log(f"posted {item.msg_id} to {where} ({chosen.presence})")
         return out, held
+
+    def _hold(self, item: wire_api.Outgoing, held: dict[str, str], reason: str) -> None:
+        held[item.msg_id] = reason
+        if self.state.held.get(item.msg_id) != reason:
+            self.state.held[item.msg_id] = reason
+            self.state.save()
+            self.log(f"holding {item.msg_id} for {item.recipient[:8]}: {reason}")
+
+    def _no_bus(self) -> str:
+        """Why a message waits while no bus answers, and since when."""
+        since = min((out.began for out in self.health.down.values()), default=None)
+        when = f" since {since}" if since else ""
+        return f"no bus answers{when}: the bridge keeps trying and posts it then"
 
     def target(
         self, key: str, hint: str | None, roster: Sequence[presence.Announcement]
@@ -250,15 +300,20 @@ class Bridge:
         route: str | None = None,
         now: Callable[[], datetime] | None = None,
         bus: BusClient | None = None,
-    ) -> Arrival | None:
+    ) -> Arrival | Knocked | None:
         """Take the oldest message waiting on `route` (the session's by default) at `bus` (the
         first by default), record it (or refuse it), then ack."""
         route = route or self.route
         bus = bus or self.bus
         got = bus.recv(route, timeout_ms)
+        self.buses.answered(bus)
         if got is None:
             return None
         payload, key = got
+        if is_pairing(payload):
+            row = self.pairing.take(payload)
+            bus.ack(route, key)
+            return Knocked(row)
         self.busy = True
         try:
             line = json.dumps(payload, ensure_ascii=False)
@@ -290,34 +345,67 @@ class Bridge:
 
     def round(self, timeout_ms: int, into: Round | None = None) -> Round:
         """Announce when due, post what is pending, then receive from every bus until each
-        queue is empty (a recv times out); what was done is added to `into` as it happens
-        (kept when a signal ends the round). A bus that fails is skipped; every bus failing is
-        `bus_unreachable`."""
+        queue is empty (a recv times out), then post what the arrivals made (an answer, a
+        notice); what was done is added to `into` as it happens (kept when a signal ends the
+        round). A bus that fails is skipped; every bus failing is `bus_unreachable`, except
+        for a patient (running) bridge, which rests until the next try of a bus
+        (`bus_health`) and goes on."""
         done = into if into is not None else Round()
         self.heartbeat()
+        self._post(done)
+        places = [(bus, route) for bus in self.buses.usable() for route in self.routes]
+        if not places:
+            self.health.rest()
+            return done
+        before = len(done.arrivals)
+        if self._receive_all(places, max(1, timeout_ms // len(places)), done):
+            return done
+        if len(done.arrivals) > before:
+            self._post(done)
+        return done
+
+    def _post(self, done: Round) -> None:
         posted, held = self.post_pending()
+        if self.buses.usable():
+            done.accepted += self.pairing.answer(self.buses)  # knocks admitted since
         done.posted += posted
         done.held.update(held)
         for msg_id in posted:
             done.held.pop(msg_id, None)
-        places = [(bus, route) for bus in self.buses.clients for route in self.routes]
-        wait = max(1, timeout_ms // len(places))
+
+    def _receive_all(self, places: list[tuple[BusClient, str]], wait: int, done: Round) -> bool:
+        """Receive on every place until a pass brings nothing; whether a signal stopped it."""
         while True:
             before = len(done.arrivals)
             failed: list[TaskfsError] = []
             for bus, route in places:
+                if not self.health.is_up(bus.url) and self.health.patient:
+                    continue  # it failed on another route this round: its next try is set
                 try:
-                    while (arrival := self.receive(wait, route, bus=bus)) is not None:
-                        done.arrivals.append(arrival)
-                        if self.stopping:
-                            return done
+                    if self._drain(bus, route, wait, done):
+                        return True
                 except TaskfsError as exc:
                     failed.append(exc)
-                    self.log(f"{bus.url}: {exc.problems[0].message}")
-            if len(failed) == len(places):
-                raise failed[0]
+                    self.buses.answered(bus, exc)
+            if failed and not any(self.health.is_up(bus.url) for bus, _ in places):
+                if not self.health.patient:
+                    raise failed[0]
+                return False
             if len(done.arrivals) == before:
-                return done
+                return False
+
+    def _drain(self, bus: BusClient, route: str, wait: int, done: Round) -> bool:
+        """Take what waits on `route` at `bus` into `done` until its queue is empty; whether a
+        signal asked the bridge to stop meanwhile."""
+        while (arrival := self.receive(wait, route, bus=bus)) is not None:
+            if isinstance(arrival, Knocked):
+                done.pairing.append(arrival.row)
+                done.accepted += self.pairing.answer(self.buses)
+            else:
+                done.arrivals.append(arrival)
+            if self.stopping:
+                return True
+        return False
 
 
 def _empty() -> LineReport:

@@ -15,10 +15,13 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from taskfs.core import presence
 from taskfs.errors import TaskfsError, fail
+
+if TYPE_CHECKING:
+    from taskfs.api.messages.bus_health import Health
 
 DEFAULT_URL = "http://127.0.0.1:9440"
 HTTP_SLACK_S = 30
@@ -92,39 +95,59 @@ class BusClient:
 
 
 class Buses:
-    """Every bus an agent uses, as one: interlink's federation."""
+    """Every bus an agent uses, as one: interlink's federation. With `health` (a running
+    bridge's), a bus resting after a failure is left out until its next try, and every answer
+    and failure is told to it."""
 
-    def __init__(self, urls: Sequence[str]) -> None:
+    def __init__(self, urls: Sequence[str], health: Health | None = None) -> None:
         self.clients = [BusClient(url) for url in urls]
+        self.health = health
 
     @property
     def urls(self) -> list[str]:
         return [c.url for c in self.clients]
+
+    def usable(self) -> list[BusClient]:
+        """The buses to call now."""
+        return [c for c in self.clients if self.health is None or self.health.usable(c.url)]
+
+    def answered(self, client: BusClient, exc: TaskfsError | None = None) -> None:
+        if self.health is not None:
+            if exc is None:
+                self.health.reached(client.url)
+            else:
+                self.health.failed(client.url, exc)
 
     def send(self, route: str, payload: Any) -> list[str]:
         """Post to every bus; the buses that accepted it. Refused (the first bus's reason)
         only when none did (interlink's `post_send`)."""
         accepted: list[str] = []
         first: TaskfsError | None = None
-        for client in self.clients:
+        for client in self.usable():
             try:
                 client.send(route, payload)
             except TaskfsError as exc:
+                self.answered(client, exc)
                 first = first or exc
                 continue
+            self.answered(client)
             accepted.append(client.url)
-        if not accepted and first is not None:
-            raise first
+        if not accepted:
+            raise first or fail(
+                "bus_unreachable", url=", ".join(self.urls), reason="every bus is down"
+            )
         return accepted
 
     def roster(self) -> list[presence.Announcement] | None:
         """Every bus's roster, verified, once per `key#session`; None when no bus answered."""
         answered: list[list[object]] = []
-        for client in self.clients:
+        for client in self.usable():
             try:
                 answered.append(client.roster())
-            except TaskfsError:
+            except TaskfsError as exc:
+                self.answered(client, exc)
                 continue
+            self.answered(client)
         return presence.verified_roster(answered) if answered else None
 
     def announce(self, announcement: presence.Announcement) -> list[str]:
@@ -136,10 +159,12 @@ class Buses:
 
     def _each(self, call: Any) -> list[str]:
         done: list[str] = []
-        for client in self.clients:
+        for client in self.usable():
             try:
                 call(client)
-            except TaskfsError:
+            except TaskfsError as exc:
+                self.answered(client, exc)
                 continue
+            self.answered(client)
             done.append(client.url)
         return done

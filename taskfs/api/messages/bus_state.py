@@ -24,12 +24,16 @@ def state_path(repo: Repository, agent: str) -> Path:
 @dataclass
 class State:
     """`posted`: bus URL -> msg_ids it accepted; `routes`: peer key -> the `key#session` its
-    replies go to (its unsigned `reply_to`); `held`: msg_id -> why it was not posted yet."""
+    replies go to (its unsigned `reply_to`); `held`: msg_id -> why it was not posted yet;
+    `knocks`: key -> the pairing request it sent, not answered yet (`pairing`);
+    `pairing_seen`: the msg_ids of the pairing messages taken (the latest 4,096)."""
 
     path: Path
     posted: dict[str, list[str]] = field(default_factory=dict)
     routes: dict[str, str] = field(default_factory=dict)
     held: dict[str, str] = field(default_factory=dict)
+    knocks: dict[str, dict[str, str]] = field(default_factory=dict)
+    pairing_seen: list[str] = field(default_factory=list)
 
     @classmethod
     def load(cls, path: Path) -> State:
@@ -40,6 +44,7 @@ class State:
         if not isinstance(data, dict):
             return cls(path)
         posted, routes, held = (data.get(k) or {} for k in ("posted", "routes", "held"))
+        knocks, seen = data.get("knocks") or {}, data.get("pairingSeen") or []
         return cls(
             path,
             {
@@ -49,12 +54,24 @@ class State:
             },
             {str(k): str(v) for k, v in (routes.items() if isinstance(routes, dict) else ())},
             {str(k): str(v) for k, v in (held.items() if isinstance(held, dict) else ())},
+            {
+                str(k): {str(f): str(x) for f, x in v.items()}
+                for k, v in (knocks.items() if isinstance(knocks, dict) else ())
+                if isinstance(v, dict)
+            },
+            [str(m) for m in seen] if isinstance(seen, list) else [],
         )
 
     def save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         temp = self.path.with_name(self.path.name + ".tmp")
-        body = {"posted": self.posted, "routes": self.routes, "held": self.held}
+        body = {
+            "posted": self.posted,
+            "routes": self.routes,
+            "held": self.held,
+            "knocks": self.knocks,
+            "pairingSeen": self.pairing_seen,
+        }
         temp.write_text(json.dumps(body, indent=1))
         os.replace(temp, self.path)
 

@@ -117,10 +117,13 @@ def mark_read(
             raise TaskfsError(problems)
         if not marks:
             return Marked((), tuple(already), None)
+        from taskfs.api.lifecycle.signing import sign_act
+
         for task_id, ids in marks.items():
             mark = ReadRecord(task_id=task_id, by=agent, at=format_time(now), msg_ids=tuple(ids))
             rel = repo.task_rel(task_id, READS, stamped_name(now))
-            writer.add(rel, record_bytes(mark.to_document()))
+            document = sign_act(repo, agent, "read", mark.to_document(), "mark messages read")
+            writer.add(rel, record_bytes(document))
         marked = tuple(m for ids in marks.values() for m in ids)
         subject = f"taskfs: {len(marked)} message(s) read by {agent}"
         trailers = "".join(f"Taskfs-Task: {task_id}\n" for task_id in marks)

@@ -7,23 +7,58 @@ Nothing here waits for anything: delivery is asynchronous, the inbox is a view o
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
 
 from taskfs import i18n
 from taskfs.api.intake.requests import intakes
 from taskfs.api.lifecycle.forks import Lost, lost_in
 from taskfs.api.lifecycle.sent import SentTask, needing, sent
+from taskfs.api.lifecycle.stale import HELD_STATES, last_activity, last_commits
 from taskfs.api.messages.openings import stored_opening
-from taskfs.api.messages.threads import CheckedMessage, Thread, for_session, read_thread, trust
+from taskfs.api.messages.threads import (
+    CheckedMessage,
+    Thread,
+    for_session,
+    read_conversations,
+    read_thread,
+    trust,
+)
 from taskfs.api.tasks import listing
 from taskfs.core.intake import Intake
-from taskfs.core.layout import EVIDENCE, STAMPED_NAME_RE, parse_time
+from taskfs.core.layout import EVIDENCE, STAMPED_NAME_RE, parse_time, parse_time_or_none
 from taskfs.core.lifecycle import TERMINAL
+from taskfs.core.messages import SenderTrust
 from taskfs.core.records import StatusRecord
 from taskfs.store.all_tasks import load_all
 from taskfs.store.messages import pending_paths
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task
+
+
+@dataclass(frozen=True)
+class FailedCheck:
+    """A failing acceptance run of a task the agent holds, made by someone else."""
+
+    task_id: str
+    by: str  # who ran it
+    exit_code: int | None
+    output: Mapping[str, str]  # the last lines of each stream (`checks.output`)
+    evidence: str  # the evidence file
+    at: str
+
+
+@dataclass(frozen=True)
+class PendingAmendment:
+    """An amendment of a task the agent holds, waiting for its acceptance."""
+
+    task_id: str
+    by: str
+    name: str  # its file
+    reason: str | None
+    changed: tuple[str, ...]  # the keys it changes against the contract in force
+    at: str
 
 
 @dataclass(frozen=True)
@@ -48,12 +83,25 @@ class Inbox:
     # not yet handled, and those whose holder has gone quiet.
     ended: tuple[SentTask, ...] = ()
     quiet: tuple[SentTask, ...] = ()
+    # Checks of tasks this agent holds that someone else ran (the runner fleet, the sender)
+    # and that failed, which it has not answered since: each with the run's last lines.
+    checks: tuple[FailedCheck, ...] = ()
+    # Amendments of the contracts of tasks this agent holds, waiting for its acceptance.
+    amendments: tuple[PendingAmendment, ...] = ()
+    # Every task, as the inbox read it: `prime` and the text inbox read them again from here.
+    tasks: Mapping[str, Task] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def markable(self) -> list[str]:
+        """The unread messages a read mark can mark: those about a task (a plain message waits
+        until it is answered)."""
+        return [c.record.msg_id for c in self.unread if c.record.task_id]
 
     @property
     def badge(self) -> str:
-        """The count line a status bar shows, in English (a document's field)."""
-        with i18n.in_english():
-            return self.badge_text()
+        """The count line a status bar shows a person, in their language (the document's
+        `counts` are the data)."""
+        return self.badge_text()
 
     def badge_text(self) -> str:
         """The count line for people, in their language."""
@@ -72,6 +120,20 @@ class Inbox:
                 if count == 1
                 else i18n.say(", {count} requests to shape", count=count)
             )
+        if self.checks:
+            count = len(self.checks)
+            line += (
+                i18n.say(", 1 failed check")
+                if count == 1
+                else i18n.say(", {count} failed checks", count=count)
+            )
+        if self.amendments:
+            count = len(self.amendments)
+            line += (
+                i18n.say(", 1 amendment to accept")
+                if count == 1
+                else i18n.say(", {count} amendments to accept", count=count)
+            )
         if self.ended:
             line += i18n.say(", {count} refused or failed", count=len(self.ended))
         if self.quiet:
@@ -79,11 +141,62 @@ class Inbox:
         return line
 
 
-def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
+class Reading:
+    """The ledger as the inboxes of one moment read it: every task, and each task's thread
+    read once, however many agents' inboxes are asked (the board asks every agent's); the
+    last commits to every holder's files from one walk of history."""
+
+    def __init__(self, repo: Repository, tasks: dict[str, Task] | None = None) -> None:
+        self.repo = repo
+        self.tasks = load_all(repo) if tasks is None else tasks  # `load_all`'s, as it ordered them
+        self._threads: dict[str, Thread] = {}
+        self._read: tuple[SenderTrust, set[str]] | None = None
+        self._last: dict[str, datetime | None] = {}
+        self._said: Thread | None = None
+        self._commits: dict[str, datetime] | None = None
+
+    def thread(self, task_id: str) -> Thread:
+        found = self._threads.get(task_id)
+        if found is None:
+            if self._read is None:
+                self._read = trust(self.repo), pending_paths(self.repo)
+            trusted, pending = self._read
+            found = read_thread(self.repo, task_id, trusted=trusted, pending=pending)
+            self._threads[task_id] = found
+        return found
+
+    def conversations(self) -> Thread:
+        """The messages about no task, read once."""
+        if self._said is None:
+            if self._read is None:
+                self._read = trust(self.repo), pending_paths(self.repo)
+            self._said = read_conversations(self.repo, trusted=self._read[0])
+        return self._said
+
+    def last(self, task: Task) -> datetime | None:
+        """When the task last moved: a transition, a message, a commit to its files."""
+        if task.id not in self._last:
+            if self._commits is None:
+                held = [t for t in self.tasks.values() if t.state in HELD_STATES]
+                self._commits = last_commits(self.repo, held)
+            self._last[task.id] = last_activity(self.repo, task, self._commits)
+        return self._last[task.id]
+
+
+def inbox(
+    repo: Repository,
+    agent: str,
+    *,
+    session: str | None = None,
+    reading: Reading | None = None,
+    labels: Sequence[str] = (),
+) -> Inbox:
     """What waits for `agent`; with `session`, leaving out messages routed to its other
-    sessions (`threads.for_session`)."""
-    tasks = load_all(repo)
-    trusted, pending = trust(repo), pending_paths(repo)
+    sessions (`threads.for_session`). `reading`: the ledger as already read for another
+    agent's inbox of the same moment. `labels`: the tasks to claim and those it sent that
+    need it, only those carrying every one."""
+    reading = reading or Reading(repo)
+    tasks = reading.tasks
     questions: list[CheckedMessage] = []
     results: list[CheckedMessage] = []
     unread: list[CheckedMessage] = []
@@ -92,7 +205,7 @@ def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
     as_owner: set[str] = set()
     for task in tasks.values():
         superseded += lost_in(task.id, task.chain, agent)
-        thread = read_thread(repo, task.id, trusted=trusted, pending=pending)
+        thread = reading.thread(task.id)
         opened = stored_opening(task)  # the task itself, waiting to be claimed: not unread
         # A message this agent has answered is read, whether or not it marked it so.
         answered = {
@@ -122,12 +235,25 @@ def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
                 questions.append(checked)
             elif waits_for_review(repo, task, thread, checked):
                 results.append(checked)
+    unread += _said_to(reading.conversations(), agent, session)
+    wanted = set(labels)
     to_claim = tuple(
-        t for t in tasks.values() if t.state == "submitted" and t.envelope.recipient == agent
+        sorted(
+            (
+                t
+                for t in tasks.values()
+                if t.state == "submitted"
+                and t.envelope.recipient == agent
+                and wanted <= set(t.envelope.labels)
+            ),
+            key=lambda t: t.rank,
+        )
     )
     ready = frozenset(t.id for t in listing.ready(repo, agent))
     open_requests = [i for i in intakes(repo, agent) if i.is_open]
-    ended, quiet = needing(sent(repo, agent, tasks=tasks))
+    ended, quiet = needing(
+        sent(repo, agent, tasks=tasks, labels=labels, thread=reading.thread, last=reading.last)
+    )
     return Inbox(
         agent,
         to_claim,
@@ -142,11 +268,95 @@ def inbox(repo: Repository, agent: str, *, session: str | None = None) -> Inbox:
         tuple(i for i in open_requests if i.requester == agent),
         tuple(ended),
         tuple(quiet),
+        tuple(failed_checks(repo, tasks, agent)),
+        tuple(pending_amendments(tasks, agent)),
+        tasks,
     )
 
 
+def _said_to(conversations: Thread, agent: str, session: str | None) -> list[CheckedMessage]:
+    """Plain messages to `agent` about no task (interlink's untagged chat: "can you look at
+    this?") that it has not answered: not replied to, and nothing said to their sender since.
+    Without this an interlink peer's delegation by plain message went unseen."""
+    said = conversations.messages
+    last: dict[str, datetime] = {}  # peer -> when `agent` last wrote to it
+    replied: set[str] = set()
+    for checked in said:
+        record = checked.record
+        if record.sender == agent and record.recipient is not None:
+            at = parse_time(record.at)
+            last[record.recipient] = max(last.get(record.recipient, at), at)
+            if record.in_reply_to:
+                replied.add(record.in_reply_to)
+    return [
+        checked
+        for checked in said
+        if checked.ok
+        and checked.delivery == "sent"
+        and checked.record.recipient == agent
+        and checked.record.sender != agent
+        and checked.record.msg_id not in replied
+        and (
+            checked.record.sender not in last
+            or last[checked.record.sender] < parse_time(checked.record.at)
+        )
+        and for_session(checked.record, agent, session)
+    ]
+
+
+def pending_amendments(tasks: Mapping[str, Task], agent: str) -> list[PendingAmendment]:
+    """The amendments of the open tasks `agent` holds that wait for its acceptance."""
+    from taskfs.core.amendments import changed_keys
+
+    found = []
+    for task in tasks.values():
+        if task.holder != agent or task.state in TERMINAL or task.version is None:
+            continue
+        now = task.envelope.to_document()
+        for entry in task.version.pending:
+            record = entry.record
+            changed = tuple(changed_keys(now, record.envelope or {}))
+            found.append(
+                PendingAmendment(task.id, record.by, entry.name, record.reason, changed, record.at)
+            )
+    return found
+
+
+def failed_checks(repo: Repository, tasks: Mapping[str, Task], agent: str) -> list[FailedCheck]:
+    """The working tasks `agent` holds whose latest acceptance run failed, run by someone else
+    (the runner fleet answering its request, its sender), with nothing from `agent` about the
+    task since: the holder is told why in the command's own words, whoever ran the check."""
+    from taskfs.api.views.entries import task_evidence, task_messages
+
+    found = []
+    for task in tasks.values():
+        if task.state != "working" or task.holder != agent:
+            continue
+        runs = task_evidence(repo, task.id)
+        latest = runs[-1] if runs else None
+        if latest is None or latest.kind != "check" or latest.passed or latest.by == agent:
+            continue
+        ran = parse_time_or_none(latest.at)
+        answered = any(
+            m.sender == agent and (ran is None or (parse_time_or_none(m.at) or ran) >= ran)
+            for m in task_messages(repo, task.id)
+        )
+        if not answered:
+            found.append(
+                FailedCheck(
+                    task.id,
+                    latest.by or latest.source,
+                    latest.exit_code,
+                    latest.output or {},
+                    latest.path,
+                    latest.at,
+                )
+            )
+    return found
+
+
 def _owned_question(
-    repo: Repository, tasks: dict[str, Task], task: Task, checked: CheckedMessage, agent: str
+    repo: Repository, tasks: Mapping[str, Task], task: Task, checked: CheckedMessage, agent: str
 ) -> bool:
     """An open question of a delegated task, put to someone else, in a chain `agent` owns."""
     record = checked.record

@@ -22,10 +22,12 @@ two decisions, made here and nowhere else:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
-from typing import NamedTuple
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from typing import NamedTuple, TypeVar
 
+from taskfs.api.intake import requests
 from taskfs.api.messages import routing, threads, wire
 from taskfs.api.messages import sending as messages
 from taskfs.api.messages.openings import stored_opening
@@ -33,11 +35,14 @@ from taskfs.api.messages.sending import Sent
 from taskfs.api.messages.threads import CheckedMessage, Delivery
 from taskfs.api.messages.wire import Said
 from taskfs.api.tasks import submit
+from taskfs.api.tasks.filing import record_bytes
 from taskfs.core import interlink as rules
 from taskfs.core import yamlio
-from taskfs.core.layout import CONVERSATIONS, ENVELOPE, MESSAGES, parse_time
+from taskfs.core.layout import CONVERSATIONS, ENVELOPE, MESSAGES, parse_time, stamped_name
 from taskfs.core.lifecycle import MESSAGE_STATUSES, SEND_STATUSES, State
+from taskfs.core.records import MessageRecord
 from taskfs.errors import TaskfsError, fail
+from taskfs.store import keys
 from taskfs.store.all_tasks import load_all
 from taskfs.store.messages import pending_paths
 from taskfs.store.repository import Repository
@@ -96,7 +101,7 @@ class Queued(NamedTuple):
     """What `send_message` or `cancel_task` wrote, and, for a peer, the session it goes to
     (`routing.route`; its session None when no bus answered)."""
 
-    result: Sent | Opening | Said
+    result: Sent | Opening | Said | Requested
     route: routing.Route | None
 
 
@@ -139,7 +144,7 @@ def _send(  # noqa: PLR0917 (send_message's arguments, read)
     status: str | None,
     in_reply_to: str | None,
     now: datetime | None,
-) -> Sent | Opening | Said:
+) -> Sent | Opening | Said | Requested:
     if in_reply_to is not None:
         replied = rules.opened_task(in_reply_to) or threads.locate(repo, in_reply_to) or ""
         if not replied and task_id is None and _conversation_message(repo, in_reply_to):
@@ -150,6 +155,23 @@ def _send(  # noqa: PLR0917 (send_message's arguments, read)
         if rules.opened_task(in_reply_to):
             # Answering an opening is writing about its task: the envelope is no message file.
             in_reply_to = None
+    if (
+        task_id is not None
+        and status is None
+        and not repo.task_dir(task_id).exists()
+        and routing.is_peer(repo, to)
+    ):
+        # A new task id to a peer, as interlink's requester opens a task: an envelope opens the
+        # task under that id; prose (or part of an envelope) opens a request (contract section
+        # 12), which the bridge carries to the peer. (An agent of this ledger is asked with
+        # agent_send; a task id it does not know stays task_not_found.)
+        fields = _envelope_in(text)
+        if fields is not None and not _partial(fields, task_id):
+            if fields.get("id", task_id) != task_id:
+                reason = f"the envelope's id is {fields['id']!r}, the message's task_id {task_id!r}"
+                raise fail("invalid_value", field="task_id", reason=reason)
+            return open_task(repo, agent, to, {**fields, "id": task_id})
+        return open_request(repo, agent, to, text, task_id, session=session, now=now)
     if task_id is None:
         fields = _envelope_in(text)
         if fields is not None:
@@ -209,6 +231,51 @@ def _envelope_in(text: str) -> dict[str, object] | None:
     return rules.envelope_fields(value)
 
 
+def _partial(fields: dict[str, object], task_id: str) -> bool:
+    """Whether an envelope lacks something, and so is a request's words, not a task yet."""
+    from taskfs.core.envelope import validate_envelope
+
+    return bool(validate_envelope({"from": "x", "to": "y", **fields, "id": task_id})[1])
+
+
+@dataclass(frozen=True)
+class Requested:
+    """A request opened by `send_message` on a new task id (prose, or a partial envelope): the
+    intake, and the message that carries its words to the recipient (signed for a peer, which
+    the bridge posts as interlink's opening)."""
+
+    record: MessageRecord
+    answer: requests.Answer
+    file: str
+
+
+def open_request(
+    repo: Repository,
+    agent: str,
+    to: str,
+    text: str,
+    task_id: str,
+    *,
+    session: str | None = None,
+    now: datetime | None = None,
+) -> Requested:
+    """The intake `task_id` from `agent` to `to`, its words kept as `agent`'s message on that
+    task id, in one commit: the recipient's answer and any later words go on that id."""
+    now = now or datetime.now(timezone.utc)
+    pair = keys.load_private("agent", agent)
+    with repo.writing() as writer:
+        record = messages.new_record(
+            repo, agent, to, text, now=now, pair=pair, task_id=task_id, session=session
+        )
+        rel = repo.task_rel(task_id, MESSAGES, stamped_name(now))
+        carried = requests.Extra(rel, record_bytes(record.to_document()), agent)
+        answer = requests.open_within(
+            repo, writer, agent, text, to=to, task_id=task_id, door="interlink",
+            message=record.msg_id, extra=[carried], now=now,
+        )  # fmt: skip
+    return Requested(record, answer, rel)
+
+
 def open_task(repo: Repository, agent: str, to: str, fields: dict[str, object]) -> Opening:
     """Submit the envelope, from `agent` to `to`, through the same path as `taskfs new`."""
     addressed, wrong = rules.addressed(fields, agent, to)
@@ -243,9 +310,11 @@ def cancel_task(
     """A `canceled` message to `to` and the transition, in one commit, routed like every
     message (interlink's `cancel_task` always routes through the roster). Cooperative: whoever
     works on the task learns of it from its inbox; no process is stopped. `reason` is the
-    signed text, as in interlink (blank: taskfs's standing text)."""
-    text = reason.strip() if reason and reason.strip() else CANCEL_TEXT.format(agent=agent)
+    signed text, as in interlink (blank: interlink's own `canceled` for a peer, taskfs's
+    standing text for an agent of this ledger)."""
     chosen = routing.route(repo, agent, to, None)
+    standing = "canceled" if chosen is not None else CANCEL_TEXT.format(agent=agent)
+    text = reason.strip() if reason and reason.strip() else standing
     sent = messages.send(repo, task_id, agent, text, status="canceled", to=to, now=now)
     return Queued(sent, chosen)
 
@@ -255,6 +324,9 @@ def delivery(repo: Repository, agent: str, queued: Queued) -> Delivery:
     result = queued.result
     if isinstance(result, Opening):
         return result.delivery
+    if isinstance(result, Requested):
+        signed = result.record.sig is not None
+        return "pending" if queued.route is not None and signed else "sent"
     if queued.route is not None and result.record.sig is not None:
         return "pending"
     return "sent"
@@ -270,8 +342,9 @@ class MessageState:
 
 
 def message_status(repo: Repository, msg_id: str, agent: str | None = None) -> MessageState:
-    """Where a message (or an opening) got to, and the state of its task; for `agent`'s own
-    messages to peers, as interlink means it (`routing.on_the_bus`)."""
+    """Where a message (or an opening) got to, and the state of its task, as interlink means
+    it for `agent`: its own messages to peers through the bus (`routing.on_the_bus`), and a
+    message to it `received` (`as_received`)."""
     task_id = rules.opened_task(msg_id)
     if task_id is None:
         said = _conversation_message(repo, msg_id)
@@ -282,7 +355,8 @@ def message_status(repo: Repository, msg_id: str, agent: str | None = None) -> M
     if not repo.has_task(task_id):
         raise fail("message_not_found", msg_id=msg_id)
     task = load_task(repo, task_id)
-    return MessageState(opening(repo, task), task.state)
+    opened = opening(repo, task)
+    return MessageState(as_received(agent, [opened])[0] if agent else opened, task.state)
 
 
 def conversation_history(
@@ -305,14 +379,33 @@ def conversation_history(
         if {opened.sender, opened.recipient} == pair:
             found.append(opened)
     ordered = sorted(_unshadowed(found), key=lambda e: (parse_time(_at(e)), e_id(e)))
-    ordered = routing.on_the_bus(repo, agent, ordered)
+    ordered = as_received(agent, routing.on_the_bus(repo, agent, ordered))
     if limit is None:
         return ordered
     return ordered[max(0, len(ordered) - limit) :] if limit else []
 
 
 def _bus_view(repo: Repository, agent: str | None, entry: CheckedMessage) -> CheckedMessage:
-    return routing.on_the_bus(repo, agent, [entry])[0] if agent else entry
+    return as_received(agent, routing.on_the_bus(repo, agent, [entry]))[0] if agent else entry
+
+
+E = TypeVar("E", CheckedMessage, Opening, Entry)
+
+
+def as_received(agent: str, entries: Sequence[E]) -> list[E]:
+    """`entries` as `agent` sees them in interlink's log: a message (or an opening) someone
+    else addressed to it, committed, is `received` (interlink's word for every message it took
+    in); read stays read."""
+    out: list[E] = []
+    for entry in entries:
+        if isinstance(entry, Opening):
+            inbound = entry.recipient == agent and entry.sender != agent
+        else:
+            inbound = entry.record.recipient == agent and entry.record.sender != agent
+        out.append(
+            replace(entry, delivery="received") if inbound and entry.delivery == "sent" else entry
+        )
+    return out
 
 
 def e_id(entry: Entry) -> str:

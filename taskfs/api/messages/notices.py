@@ -13,6 +13,7 @@ executor's success):
 | `move canceled`, and the cancel in `reassign` | `canceled`, the reason                      |
 | `complete` by the holder                    | `result`: done, the check passed              |
 | `complete` by the sender (its result taken) | no status: the result was accepted            |
+| `claim` (submitted -> working)              | `update`, "claimed: AGENT is working on it"   |
 
 Nothing is sent when the other party is no peer (a commit reaches an agent of this ledger), or
 when the acting agent cannot sign here (a peer takes only signed messages).
@@ -36,10 +37,18 @@ from taskfs.store.writer import Writer
 
 
 def notice(
-    state: State, reason: str | None, *, by_holder: bool, evidence: str | None = None
+    state: State,
+    reason: str | None,
+    *,
+    by_holder: bool,
+    evidence: str | None = None,
+    by: str = "",
 ) -> tuple[str | None, str] | None:
-    """(status, text) of the message an act into `state` sends, or None for no message."""
+    """(status, text) of the message an act into `state` sends, or None for no message (the
+    only act into `working` that tells the peer is a claim: the caller asks only for it)."""
     why = reason.strip() if reason and reason.strip() else ""
+    if state == "working":
+        return "update", f"claimed: {by or 'its recipient'} is working on it"
     if state == "rejected":
         return "failed", f"refused: {why}" if why else "refused"
     if state in ("failed", "canceled"):

@@ -77,6 +77,7 @@ def route(
             peer=to,
             reason=chosen.reason,
             sessions_text=f":\n{listed}" if listed else "",
+            interlink=presence.refusal_line(chosen.kind, to, listed, chosen.hint),
         )
     return Route(chosen.session_id, chosen)
 

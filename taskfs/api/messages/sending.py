@@ -27,8 +27,8 @@ from taskfs.api.messages.threads import (
     trust,
 )
 from taskfs.api.tasks.filing import record_bytes
+from taskfs.core import ledger_kinds, signing, wire
 from taskfs.core import messages as rules
-from taskfs.core import signing, wire
 from taskfs.core.interlink import opened_task
 from taskfs.core.layout import (
     MESSAGES,
@@ -83,26 +83,55 @@ def send(
         status = None
     pair = keys.load_private("agent", agent)
     with repo.writing() as writer:
-        task = load_task(repo, task_id, strict=True)
-        thread = read_thread(repo, task_id, pending=NOT_ASKED)
-        name = stamped_name(now)
-        in_reply_to = replying_to(task, thread, agent, status, in_reply_to)
-        replied = thread.find(in_reply_to) if in_reply_to else None
-        recipient = to or _default_recipient(task, agent, replied)
-        record = new_record(
+        task, thread, item = _draft(
             repo,
+            task_id,
             agent,
-            recipient,
             text,
             now=now,
             pair=pair,
-            task_id=task_id,
             status=status,
             in_reply_to=in_reply_to,
+            to=to,
             session=session,
         )
-        item = Stored(name, repo.task_rel(task_id, MESSAGES, name), record, committed=False)
         return act(repo, writer, task, thread, item, now=now, new=True, intent=intent)
+
+
+def _draft(
+    repo: Repository,
+    task_id: str,
+    agent: str,
+    text: str,
+    *,
+    now: datetime,
+    pair: signing.KeyPair | None,
+    status: str | None,
+    in_reply_to: str | None = None,
+    to: str | None = None,
+    session: str | None = None,
+) -> tuple[Task, Thread, Stored]:
+    """The task, its thread and the new message as it would be stored."""
+    task = load_task(repo, task_id, strict=True)
+    thread = read_thread(repo, task_id, pending=NOT_ASKED)
+    name = stamped_name(now)
+    in_reply_to = replying_to(task, thread, agent, status, in_reply_to)
+    replied = thread.find(in_reply_to) if in_reply_to else None
+    recipient = to or _default_recipient(task, agent, replied)
+    record = new_record(
+        repo,
+        agent,
+        recipient,
+        text,
+        now=now,
+        pair=pair,
+        task_id=task_id,
+        status=status,
+        in_reply_to=in_reply_to,
+        session=session,
+    )
+    item = Stored(name, repo.task_rel(task_id, MESSAGES, name), record, committed=False)
+    return task, thread, item
 
 
 def new_record(
@@ -193,8 +222,24 @@ def act(
     else:
         writer.include(item.rel)
     moved = (staged.before, target) if staged is not None and target is not None else None
+    _project_text(repo, writer, task.id, staged, record.text)
     commit = writer.commit(_commit_message(record, moved), record.sender, when=now)
     return Sent(record, item.rel, commit, target or task.state, moved)
+
+
+def _project_text(
+    repo: Repository, writer: Writer, task_id: str, staged: Staged | None, text: str
+) -> None:
+    """The task's row with the message's text added to what `ls --grep` searches, for the
+    commit to store (`Writer.project`): a reader after a message needs no catching up."""
+    from taskfs.readmodel.projection import text_of
+    from taskfs.store.index import summaries
+
+    ledger = summaries(repo)
+    before = ledger.text(task_id)
+    row = staged.after if staged is not None else ledger.get(task_id)
+    if before is not None and row is not None:
+        writer.project(row._replace(text=f"{before}\n{text_of(text)}" if before else text_of(text)))
 
 
 def stage_message(
@@ -314,7 +359,7 @@ def _answering_owner(
 
 
 # The agent name the watcher answers check requests under (taskfs.api.evidence.requests).
-WATCHER = "watcher"
+WATCHER = ledger_kinds.WATCHER
 
 
 def _sender_problems(
@@ -405,3 +450,18 @@ def request_check(repo: Repository, task_id: str, agent: str, text: str) -> Sent
     6), which a watcher whose runner policy allows the command answers with evidence and, on a
     pass, completion. It never completes the task by itself."""
     return send(repo, task_id, agent, text or "please check my result", status="result")
+
+
+def refuse_check_request(repo: Repository, task_id: str, agent: str, text: str) -> None:
+    """Raise what `request_check` would refuse now, writing nothing: a caller that runs the
+    check before it commits the request (so that a stopped check leaves nothing) asks this
+    first, so that a request that cannot be made runs no command. `request_check` checks
+    again under the lock."""
+    now = datetime.now(timezone.utc)
+    pair = keys.load_private("agent", agent)
+    text = text or "please check my result"
+    task, thread, item = _draft(repo, task_id, agent, text, now=now, pair=pair, status="result")
+    from taskfs.store import head_ledger
+
+    head_ledger.refuse_loose(repo, task.id)
+    stage_message(repo, Writer(repo), task, thread, item, now=now)

@@ -15,7 +15,7 @@ from taskfs.api.tasks.filing import FileReport
 from taskfs.core import messages as rules
 from taskfs.core.layout import CONVERSATIONS, MESSAGES, READS, message_location
 from taskfs.core.lifecycle import State
-from taskfs.core.records import MessageRecord
+from taskfs.core.records import MessageRecord, ReadRecord
 from taskfs.errors import Problem, fail
 from taskfs.store.messages import (
     Stored,
@@ -29,7 +29,9 @@ from taskfs.store.messages import (
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task, load_task
 
-Delivery = Literal["pending", "sent", "read"]
+# `received`: what interlink calls a message that reached its addressee, as its addressee's
+# interlink tools see it (`taskfs.api.messages.interlink`); elsewhere a message is `sent`.
+Delivery = Literal["pending", "sent", "read", "received"]
 # Acting on a message needs its neighbours' checks, not whether git holds them yet: this spares
 # a `git status` on every send.
 NOT_ASKED: frozenset[str] = frozenset()
@@ -93,7 +95,9 @@ def read_thread(
     pending = pending_paths(repo, task_id) if pending is None else pending
     stored, problems = load_messages(repo, task_id, pending)
     reads, read_problems = load_reads(repo, task_id)
-    read_by = {(msg_id, mark.by) for mark in reads for msg_id in mark.msg_ids}
+    read_by = {
+        (msg_id, mark.by) for mark in reads if _mark_holds(mark, trusted) for msg_id in mark.msg_ids
+    }
     seen: set[tuple[str, str]] = set()
     out: list[CheckedMessage] = []
     for item in stored:
@@ -109,6 +113,18 @@ def read_thread(
             delivery = "read"
         out.append(CheckedMessage(item, tuple(found + placed), delivery))
     return Thread(task_id, tuple(out), tuple(problems + read_problems))
+
+
+def _mark_holds(mark: ReadRecord, trusted: rules.SenderTrust) -> bool:
+    """Whether a read mark counts: signed by its `by` where `by` has a key (one written in its
+    name by anyone else marks nothing read; audit names it: `read_audit`). Only the addressee's
+    mark of a message counts at all (`read_by` pairs each with its `by`)."""
+    key = trusted.public_keys.get(mark.by)
+    if key is None:
+        return True
+    from taskfs.core import act_signing
+
+    return act_signing.verifies("read", mark.to_document(), key)
 
 
 def read_conversations(repo: Repository, *, trusted: rules.SenderTrust | None = None) -> Thread:
@@ -172,8 +188,8 @@ def file_reports(repo: Repository, task_id: str) -> list[FileReport]:
 
 
 def messages(repo: Repository, task_id: str) -> Thread:
-    """The messages about a task; an archived task's as the commit that archived it holds
-    them (`taskfs.store.index.home`)."""
+    """A task's messages; an archived task's as the commit the archive took it from holds
+    them, with those that arrived in its folder after it (`taskfs.store.index.home`)."""
     from taskfs.store.index import home
 
     where = home(repo, task_id)

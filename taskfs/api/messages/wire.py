@@ -26,7 +26,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, NamedTuple
 
+from taskfs.api.messages import refusals
 from taskfs.api.messages import sending as messages
+from taskfs.api.messages.opened import envelope_in as _envelope_in
 from taskfs.api.messages.openings import record_of, unstored_openings, wire_ms
 from taskfs.api.messages.threads import (
     NOT_ASKED,
@@ -246,6 +248,7 @@ def import_lines(
         seen = _seen(repo)
         state = _Importer(repo, writer, agent, now)
         reports: list[LineReport] = []
+        refused: list[refusals.Refused] = []
         for number, text in enumerate(lines, start=1):
             if not text.strip():
                 continue
@@ -259,7 +262,12 @@ def import_lines(
             reports.append(state.record(number, message, sender))
             if reports[-1].accepted:
                 seen.add((message.sender, message.msg_id))
+            else:  # past the gate, refused by taskfs's rules: its sender hears why
+                refused.append(refusals.Refused(message, sender, reports[-1].problems))
         state.flush()
+        answered = refusals.answer(repo, writer, agent, refused, now)
+        if answered is not None:
+            state.commits.append(answered)
     done = {r.line: r for r in state.committed}
     final = tuple(done.get(r.line, r) for r in reports)
     return Imported(agent, final, tuple(state.commits))
@@ -473,34 +481,6 @@ class _Importer:
             LineReport(r.line, r.msg_id, (), r.task_id, r.file, r.transition, commit)
             for r in batch.reports
         ]
-
-
-def opened_envelope(repo: Repository, record: MessageRecord) -> bytes | None:
-    """The envelope file a peer's opening `record` makes when imported (`_Importer._open`),
-    or None when its text opens no task: what audit matches against the committed one."""
-    fields = _envelope_in(record.text)
-    if fields is None or record.task_id is None or record.recipient is None:
-        return None
-    addressed, wrong = vocabulary.addressed(
-        {**fields, "id": fields.get("id", record.task_id)}, record.sender, record.recipient
-    )
-    if wrong is not None or addressed["id"] != record.task_id:
-        return None
-    try:
-        envelope, _ = submit.parse_source(
-            submit.Source("opening", yamlio.dump(addressed).encode("utf-8"))
-        )
-    except TaskfsError:
-        return None
-    return None if envelope is None else submit.envelope_bytes(repo, envelope)
-
-
-def _envelope_in(text: str) -> dict[str, object] | None:
-    try:
-        value = yamlio.load(text.encode("utf-8"))
-    except yamlio.YamlError:
-        return None
-    return vocabulary.envelope_fields(value)
 
 
 def _commit_message(batch: _Batch, agent: str) -> str:

@@ -1,23 +1,28 @@
-"""`audit`'s checks of the archive (`taskfs archive`, issue 31).
+"""`audit`'s checks of the archive (`taskfs archive`, issue 31; the row `archive` of
+`taskfs.core.ledger_kinds`).
 
 An archive commit removes task folders whole and adds the archive's files naming them. Its
 removals are the archive's audited act, not ledger files deleted: `ledger_file_deleted` is not
 said of them. What is checked instead: every task it took out was in a terminal state in the
-commit before it (`archive_not_terminal`: a status file of the highest sequence number names
-a state that is not terminal), and the archive was made by someone the settings of that commit
-allowed (`archive.by`), who authored the commit (`archive_unauthorized`). A folder removed by a
-commit that no archive file of that commit names is still `ledger_file_deleted`.
+commit before it (`archive_not_terminal`), every row says of its task what that commit held,
+and the file names that commit (`archive_row_false`: the rules never read a row's word, but a
+row that lies is a forgery all the same), and the archive was made by someone the settings of
+that commit allowed (`archive.by`), who authored the commit and signed the file where it had a
+key (`archive_unauthorized`). A folder removed by a commit that no archive file of that commit
+names is still `ledger_file_deleted`; an archive file edited or removed later is named by the
+table's history pass like every ledger file (`history_audit`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from taskfs.core import layout
-from taskfs.core.layout import ARCHIVE_DIR, CONFIG_PATH, STATUS, STATUS_NAME_RE
+from taskfs.core.layout import ARCHIVE_DIR, CONFIG_PATH
 from taskfs.core.lifecycle import TERMINAL
 from taskfs.errors import Problem, TaskfsError, problem
+from taskfs.readmodel.projection import Summary
+from taskfs.store import archive_records
 from taskfs.store.archive_records import is_archive_file, records
 from taskfs.store.repository import Repository
 
@@ -63,7 +68,7 @@ def problems(repo: Repository, found: dict[str, Act]) -> list[Problem]:
         parent = repo.git.verify(f"{act.commit}^1")
         out += _authority(repo, act, parent)
         if parent is not None:
-            out += _terminal(repo, act, parent)
+            out += _rows(repo, act, parent)
     return out
 
 
@@ -77,6 +82,8 @@ def _authority(repo: Repository, act: Act, parent: str | None) -> list[Problem]:
             why = f" for {record.by!r}, whom archive.by ({', '.join(allowed) or 'nobody'}) omits"
         elif record.by != act.author:
             why = f", though its file says {record.by!r} made it"
+        elif not _signed(repo, act.commit, parent, path, record.by):
+            why = f": {record.by!r} had a key, and did not sign the file"
         if why:
             out.append(
                 problem(
@@ -85,9 +92,28 @@ def _authority(repo: Repository, act: Act, parent: str | None) -> list[Problem]:
                     commit=act.commit[:12],
                     author=act.author,
                     why_text=why,
+                    rule="archive",
                 )
             )
     return out
+
+
+def _signed(repo: Repository, commit: str, parent: str | None, path: str, by: str) -> bool:
+    """Whether the archive file is signed as every act of `by` is where `by` had a key in the
+    commit before (`taskfs.core.act_signing`); True where it had none."""
+    from taskfs.core import act_signing, yamlio
+    from taskfs.store import keys
+
+    rel = keys.public_rel("agent", by)
+    stood = repo.git.head_files([rel], rev=parent).get(rel) if parent is not None else None
+    if stood is None:
+        return True
+    try:
+        key = keys.parse_public(stood.decode("utf-8").strip())
+        document = yamlio.load(repo.git.head_files([path], rev=commit)[path])
+    except (UnicodeDecodeError, ValueError, KeyError, yamlio.YamlError, TaskfsError):
+        return False
+    return isinstance(document, dict) and act_signing.verifies("archive", document, key)
 
 
 def _allowed(repo: Repository, parent: str | None) -> tuple[str, ...]:
@@ -105,43 +131,64 @@ def _allowed(repo: Repository, parent: str | None) -> tuple[str, ...]:
     return (config or Config()).archive.by
 
 
-def _terminal(repo: Repository, act: Act, parent: str) -> list[Problem]:
-    """The tasks the act took out whose newest status files, in `parent`, name an open state."""
-    folders = [repo.task_rel(t, STATUS) for t in sorted(act.tasks) if layout.is_task_id(t)]
-    names: dict[str, list[str]] = {}
-    for path in _paths(repo, parent, folders):
-        task_id, _status, name = path[len(repo.tasks_rel) + 1 :].split("/", 2)
-        names.setdefault(task_id, []).append(name)
+# The fields of a row a rule reads, as `as_archived` keeps them: (column, how a summary says it).
+_FIELDS: tuple[tuple[str, Callable[[Summary], object]], ...] = (
+    ("state", lambda s: s.state),
+    ("from", lambda s: s.envelope.sender),
+    ("to", lambda s: s.envelope.recipient),
+    ("dependsOn", lambda s: list(s.envelope.depends_on)),
+    ("parent", lambda s: s.envelope.parent),
+    ("command", lambda s: s.envelope.command),
+    ("follows", lambda s: s.envelope.follows),
+    ("holder", lambda s: s.holder),
+)
+
+
+def _rows(repo: Repository, act: Act, parent: str) -> list[Problem]:
+    """Each row of the act's files against its task as the commit before the act held it: a
+    task that was not terminal then (`archive_not_terminal`), a row that says otherwise than
+    that commit, or a file naming another commit (`archive_row_false`)."""
+    read, _problems = records(repo, act.commit, act.files)
+    held = archive_records.held(repo, parent, sorted(act.tasks))
     out: list[Problem] = []
-    for task_id in sorted(act.tasks):
-        state = _newest_state(names.get(task_id, []))
-        if state is None or state not in TERMINAL:
+    for path, record in read:
+        if record.commit != parent:
             out.append(
-                problem(
-                    "archive_not_terminal",
-                    id=task_id,
-                    path=repo.task_rel(task_id),
-                    commit=act.commit[:12],
-                    state=state or "not a task",
-                )
+                _false(path, "(the file)", "commit", said=record.commit, held=parent, commit=parent)
             )
+        for row in record.tasks:
+            task = held.get(row.id)
+            if task is None or task.intake or task.state not in TERMINAL:
+                state = "not a task" if task is None or task.intake else task.state
+                out.append(
+                    problem(
+                        "archive_not_terminal",
+                        id=row.id,
+                        path=repo.task_rel(row.id),
+                        commit=act.commit[:12],
+                        state=state,
+                        rule="archive",
+                    )
+                )
+                continue
+            for column, value in _FIELDS:
+                said, was = value(row), value(task)
+                if said != was:
+                    out.append(_false(path, row.id, column, said=said, held=was, commit=parent))
+                    break
     return out
 
 
-def _paths(repo: Repository, rev: str, folders: list[str]) -> Iterable[str]:
-    """The files below `folders` in commit `rev` (one git process per thousand folders)."""
-    for start in range(0, len(folders), 1000):
-        chunk = folders[start : start + 1000]
-        yield from repo.git.tree_paths(rev, chunk)
-
-
-def _newest_state(names: list[str]) -> str | None:
-    """The state the status files of the highest sequence number name; one that is not
-    terminal wins (a fork at the top that left the task open)."""
-    parsed = [m for m in map(STATUS_NAME_RE.fullmatch, names) if m is not None]
-    if not parsed:
-        return None
-    top = max(int(m["seq"]) for m in parsed)
-    states = {m["state"] for m in parsed if int(m["seq"]) == top}
-    open_states = sorted(states - TERMINAL)
-    return open_states[0] if open_states else sorted(states)[0]
+def _false(
+    path: str, task_id: str, column: str, *, said: object, held: object, commit: str
+) -> Problem:
+    return problem(
+        "archive_row_false",
+        path=path,
+        id=task_id,
+        field=column,
+        said=said,
+        held=held,
+        commit=commit[:12],
+        rule="archive",
+    )

@@ -16,33 +16,53 @@ added and say when evidence is unsigned because no runner key is trusted.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from taskfs import i18n
 from taskfs.api.evidence import gate as evidence_gate
-from taskfs.api.review import archive_audit, authority, intake_audit
+from taskfs.api.review import (
+    amendment_audit,
+    archive_audit,
+    authority,
+    history_audit,
+    intake_audit,
+    read_audit,
+)
 from taskfs.api.tasks import queries
+from taskfs.core import ledger_kinds
 from taskfs.core.evidence import EvidenceFile, RunnerTrust
 from taskfs.core.evidence_records import CheckEvidence
-from taskfs.core.layout import KEYS_DIR, MESSAGES, STATUS
+from taskfs.core.layout import KEYS_DIR, MESSAGES, READS, STATUS, TASKFS_DIR
 from taskfs.errors import Problem, problem
-from taskfs.store import archive_records, keys
+from taskfs.store import archive_records, key_history
 from taskfs.store.all_tasks import load_all
 from taskfs.store.git.session import Session, open_session
-from taskfs.store.keypaths import REVOKED_DIR
-from taskfs.store.keys import KeysAt
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task, load_evidence
 
 
 @dataclass(frozen=True)
 class Finding:
+    """One thing audit names: its code, the file, what is wrong, and the rule of the authority
+    table it broke (`taskfs.core.ledger_kinds`), with the problem's data (the commit, who
+    wrote it, the task) for machines."""
+
     code: str
     path: str
     message: str
+    rule: str | None = None
+    data: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
-    def to_json(self) -> dict[str, str]:
-        return {"code": self.code, "path": self.path, "message": self.message}
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.code, "path": self.path, "message": self.message}
+        if self.rule is not None:
+            out["rule"] = self.rule
+        for key, value in self.data.items():
+            out.setdefault(key, value)
+        return out
 
 
 @dataclass(frozen=True)
@@ -61,9 +81,7 @@ def audit(repo: Repository, session: Session | None = None) -> Audit:
     if session is None:
         with open_session(repo.git) as opened:
             return audit(repo, opened)
-    findings: list[Finding] = []
-    findings += _history(repo)
-    findings += _worktree(repo)
+    findings, notes = _history(repo)
     validation = queries.validate_ledger(repo)
     for report in validation.files:
         # A message's signature is checked below against the key of its commit, not today's.
@@ -73,18 +91,18 @@ def audit(repo: Repository, session: Session | None = None) -> Audit:
     findings += [_finding(p, str(p.data.get("id", ""))) for p in validation.problems]
     trust = evidence_gate.trust_root(repo)
     tasks = load_all(repo)
-    evidence_findings, notes = _evidence(repo, trust, tasks)
+    evidence_findings, evidence_notes = _evidence(repo, trust, tasks)
     findings += evidence_findings
-    key_findings, key_notes = _runner_keys(repo, trust)
-    findings += key_findings
-    notes += key_notes
-    agent_history = repo.git.path_history(f"{KEYS_DIR}/agent")
-    key_findings, key_notes = _agent_keys(repo, agent_history, session)
-    findings += key_findings
-    notes += key_notes
-    findings += _authority(repo, session, agent_history, tasks)
+    notes += evidence_notes
+    notes += _runner_keys(repo, trust)
+    agent_history = repo.git.path_history(key_history.AGENT_KEYS)
+    standing = key_history.agent_keys(repo, agent_history, session, session.is_ancestor)
+    findings += [_finding(p, str(p.data["path"])) for p in standing.findings]
+    notes += [_finding(p, str(p.data["path"])) for p in standing.notes]
+    findings += _authority(repo, session, agent_history, standing.ghosts, tasks)
     findings += _rewrites(repo)
-    return Audit(_sorted(findings), _sorted(notes))
+    named = _named(repo, findings)
+    return Audit(_ruled(_sorted(named), repo.tasks_rel), _ruled(_sorted(notes), repo.tasks_rel))
 
 
 def _rewrites(repo: Repository) -> list[Finding]:
@@ -107,18 +125,17 @@ def _authority(
     repo: Repository,
     session: Session,
     agent_history: list[tuple[str, str, str, str]],
+    ghosts: dict[str, list[tuple[str, bytes]]],
     tasks: dict[str, Task],
 ) -> list[Finding]:
     """Transitions their `by` could not make or did not write, and messages or transitions
     whose signatures do not hold under the keys that stood when they were committed (read
     through the session's one `git cat-file`)."""
-    names = {path.rsplit("/", 1)[-1].removesuffix(".pub") for *_rest, path in agent_history}
-    names |= set(keys.public_keys(repo.root, "agent"))
     found: list[Problem] = []
     context = authority.Context(
         repo,
         repo.git.file_additions([repo.tasks_rel]),
-        KeysAt(session, "agent", names),
+        key_history.keys_at(repo, session, session.is_ancestor, agent_history, ghosts),
         repo.config.require_signed_transitions,
         session.is_ancestor,
         tasks,
@@ -126,80 +143,30 @@ def _authority(
     )
     for task in tasks.values():
         found += authority.transition_problems(context, task)
+        if task.amendments:
+            found += amendment_audit.amendment_problems(context, task)
         if repo.list_dir(task.id, MESSAGES):
             found += authority.message_problems(context, task.id)
+        found += read_audit.read_problems(context, task.id)
+    for name in _late_folders(repo):  # an archived task's messages that arrived after it
+        found += authority.message_problems(context, name)
+        found += read_audit.read_problems(context, name)
     found += intake_audit.intake_problems(context, repo.task_ids())
     return [_finding(p, str(p.data.get("path", ""))) for p in found]
 
 
-def _agent_keys(
-    repo: Repository, history: list[tuple[str, str, str, str]], session: Session
-) -> tuple[list[Finding], list[Finding]]:
-    """Agent keys decide which messages and transitions verify: name every change, but note a
-    key `keys remove` revoked (its record added by the commit that removed it, naming that very
-    key). A revocation record edited or deleted is a key changed too."""
-    findings: list[Finding] = []
-    notes: list[Finding] = []
-    records = repo.git.path_history(REVOKED_DIR)
-    added = {(commit, path) for commit, _a, status, path in records if status == "A"}
-    for commit, _author, status, path in history:
-        note = _revocation(session, commit, path, added) if status == "D" else None
-        if note is not None:
-            notes.append(_finding(note, path))
-        elif status != "A":
-            change = "deleted" if status == "D" else "edited"
-            found = problem("agent_key_changed", path=path, commit=commit[:12], change=change)
-            findings.append(_finding(found, path))
-    for commit, _author, status, path in records:
-        if status != "A":
-            change = "deleted" if status == "D" else "edited"
-            found = problem("agent_key_changed", path=path, commit=commit[:12], change=change)
-            findings.append(_finding(found, path))
-    for status, path in repo.git.worktree_changes(f"{KEYS_DIR}/agent"):
-        if status != "??" and "A" not in status:
-            change = "deleted" if "D" in status else "edited"
-            found = problem(
-                "agent_key_changed", path=path, commit="HEAD (not yet committed)", change=change
-            )
-            findings.append(_finding(found, path))
-    return findings, notes
-
-
-def _revocation(
-    session: Session, commit: str, path: str, added: set[tuple[str, str]]
-) -> Problem | None:
-    """`agent_key_revoked` when `commit` removed the key at `path` with `keys remove`: the
-    same commit added the revocation record of that key (name and key id)."""
-    from taskfs.core import signing, yamlio
-
-    name = path.rsplit("/", 1)[-1].removesuffix(".pub")
-    before = session.read(f"{commit}^:{path}")
-    if before is None:
-        return None
+def _late_folders(repo: Repository) -> list[str]:
     try:
-        ident = signing.key_id(keys.parse_public(before[1].decode("utf-8").strip()))
-    except (UnicodeDecodeError, signing.SigningError):
-        return None
-    record = keys.revoked_rel(name, ident)
-    found = session.read(f"{commit}:{record}") if (commit, record) in added else None
-    if found is None:
-        return None
-    try:
-        value = yamlio.load(found[1])
-    except yamlio.YamlError:
-        return None
-    if not isinstance(value, dict) or value.get("keyId") != ident or value.get("name") != name:
-        return None
-    why = f" ({value['reason']})" if isinstance(value.get("reason"), str) else ""
-    return problem(
-        "agent_key_revoked",
-        name=name,
-        key_id=ident,
-        commit=commit[:12],
-        by=str(value.get("by", "?")),
-        why_text=why,
-        path=path,
-    )
+        names = sorted(entry.name for entry in os.scandir(repo.tasks_dir) if entry.is_dir())
+    except OSError:
+        return []
+    return [
+        name
+        for name in names
+        if not repo.has_task(name)
+        and (repo.list_dir(name, MESSAGES) or repo.list_dir(name, READS))
+        and queries.late_folder(repo, name)
+    ]
 
 
 def _sorted(found: list[Finding]) -> tuple[Finding, ...]:
@@ -255,7 +222,7 @@ def _completions(
         if link.record.state != "completed":
             continue
         rel = repo.task_rel(task.id, STATUS, link.name)
-        why = _completion_flaw(link.record.evidence, by_name, command, trust)
+        why = evidence_gate.completion_flaw(link.record.evidence, by_name, command, trust)
         if why:
             found = problem("completion_requires_evidence", id=task.id, path=rel, why_text=why)
             out.append(_finding(found, rel))
@@ -273,48 +240,18 @@ def _dirty(name: str | None, by_name: dict[str, EvidenceFile]) -> bool:
     return isinstance(record, CheckEvidence) and record.work_tree == "dirty"
 
 
-def _completion_flaw(
-    name: str | None, by_name: dict[str, EvidenceFile], command: str, trust: RunnerTrust
-) -> str:
-    if name is None:
-        return " (its completed status file names no evidence)"
-    item = by_name.get(name)
-    if item is None:
-        return f" (its completion names evidence {name}, which is missing or not well-formed)"
-    record = item.record
-    if not isinstance(record, CheckEvidence):
-        return f" (its completion rests on {name}, a recorded judgement, not a check run)"
-    if record.command != command:
-        return f" (its completion rests on {name}, a run of another command)"
-    if record.verdict != "pass":
-        return f" (its completion rests on {name}, a failing check)"
-    if trust.required and item.signature != "valid":
-        return f" (its completion rests on {name}, which no trusted runner key signed)"
-    return ""
-
-
-def _runner_keys(repo: Repository, trust: RunnerTrust) -> tuple[list[Finding], list[Finding]]:
-    """Runner keys decide which evidence counts: name every one added, and every change."""
+def _runner_keys(repo: Repository, trust: RunnerTrust) -> list[Finding]:
+    """Runner keys decide which evidence counts: note every one added (a change to one is the
+    table's history pass's: `history_audit`)."""
     folder = f"{KEYS_DIR}/runner"
-    findings: list[Finding] = []
     notes: list[Finding] = []
     for commit, author, status, path in repo.git.path_history(folder):
         if status == "A":
             notes.append(_key_added(path, commit[:12], author, trust))
-        else:
-            change = "deleted" if status == "D" else "edited"
-            found = problem("runner_key_changed", path=path, commit=commit[:12], change=change)
-            findings.append(_finding(found, path))
     for status, path in repo.git.worktree_changes(folder):
         if status == "??" or "A" in status:
             notes.append(_key_added(path, "the working tree (not committed)", "?", trust))
-        else:
-            change = "deleted" if "D" in status else "edited"
-            found = problem(
-                "runner_key_changed", path=path, commit="HEAD (not yet committed)", change=change
-            )
-            findings.append(_finding(found, path))
-    return findings, notes
+    return notes
 
 
 def _key_added(path: str, commit: str, author: str, trust: RunnerTrust) -> Finding:
@@ -340,42 +277,54 @@ def _key_added(path: str, commit: str, author: str, trust: RunnerTrust) -> Findi
     return _finding(found, path)
 
 
-def _is_ledger_file(repo: Repository, path: str) -> bool:
-    """Files inside a task folder; drop-in envelopes and refusal reports beside them are not."""
-    prefix = repo.tasks_rel + "/"
-    return path.startswith(prefix) and "/" in path[len(prefix) :]
-
-
-def _history(repo: Repository) -> list[Finding]:
+def _history(repo: Repository) -> tuple[list[Finding], list[Finding]]:
+    """What history and the working tree did to ledger files after their commit (by the
+    table's rows: `history_audit`), and what is wrong with each archive."""
     archives = archive_audit.acts(repo)
-    out = []
-    for commit, status, path in repo.git.changes_after_creation(repo.tasks_rel):
-        if not _is_ledger_file(repo, path):
-            continue
-        if status == "D" and archive_audit.archived_removal(repo, archives, commit, path):
-            continue  # the archive's audited act: checked below
-        code = "ledger_file_deleted" if status == "D" else "ledger_file_edited"
-        out.append(_finding(problem(code, path=path, commit=commit[:12]), path))
-    out += [_finding(p, str(p.data["path"])) for p in archive_audit.problems(repo, archives)]
+    findings, notes = history_audit.changes(
+        repo, lambda commit, path: archive_audit.archived_removal(repo, archives, commit, path)
+    )
+    found = [_finding(p, str(p.data["path"])) for p in findings]
+    found += [_finding(p, str(p.data["path"])) for p in history_audit.worktree(repo)]
+    found += [_finding(p, str(p.data["path"])) for p in archive_audit.problems(repo, archives)]
     _read, unreadable = archive_records.records(repo)
-    out += [_finding(p, str(p.data["path"])) for p in unreadable]
-    return out
+    found += [_finding(p, str(p.data["path"])) for p in unreadable]
+    return found, [_finding(p, str(p.data["path"])) for p in notes]
 
 
-def _worktree(repo: Repository) -> list[Finding]:
-    out = []
-    for status, path in repo.git.worktree_changes(repo.tasks_rel):
-        if not _is_ledger_file(repo, path):
-            continue
-        if status == "??" or "A" in status:
-            code = "ledger_file_uncommitted"
-        elif "D" in status:
-            code = "ledger_file_deleted"
-        else:
-            code = "ledger_file_edited"
-        out.append(_finding(problem(code, path=path, commit="HEAD (not yet committed)"), path))
-    return out
+# What a finding carries for machines besides its code, path and message: who, where, what.
+_NAMED = ("id", "commit", "author", "by", "field", "said", "held", "state", "msg_id", "change")
 
 
 def _finding(found: Problem, path: str) -> Finding:
-    return Finding(found.code, str(found.data.get("path", path)), found.message)
+    """A finding about `path` (the problem's own path, when it names one), with its data."""
+    where = str(found.data.get("path", path))
+    rule = found.data.get("rule")
+    data = {k: found.data[k] for k in _NAMED if k in found.data}
+    return Finding(found.code, where, found.message, str(rule) if rule else None, data)
+
+
+def _named(repo: Repository, found: list[Finding]) -> list[Finding]:
+    """Each finding about a committed file naming the commit that added it and who wrote that
+    commit, where its problem did not say (a finding names the file, the commit, the writer and
+    the rule it broke)."""
+    if not any("commit" not in f.data for f in found):
+        return found
+    added = repo.git.file_additions([repo.tasks_rel, TASKFS_DIR])
+    out = []
+    for finding in found:
+        author = added.get(finding.path) if "commit" not in finding.data else None
+        if author is None:
+            out.append(finding)
+            continue
+        who = {"commit": author.commit[:12], "author": f"{author.name} <{author.email}>"}
+        out.append(replace(finding, data={**finding.data, **who}))
+    return out
+
+
+def _ruled(found: tuple[Finding, ...], tasks_rel: str) -> tuple[Finding, ...]:
+    """Each finding naming the rule of the authority table it broke: its file's kind's."""
+    return tuple(
+        f if f.rule is not None else replace(f, rule=ledger_kinds.rule_of(f.path, tasks_rel))
+        for f in found
+    )

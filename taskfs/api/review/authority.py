@@ -15,7 +15,8 @@ evidence gone stale before a completion) is said in docs/trust.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from taskfs.api.intake.composed import composes
@@ -49,6 +50,54 @@ class Context:
     is_ancestor: Callable[[str, str], bool]
     tasks: Mapping[str, Task]
     holds: Callable[[str, str], bool]  # (commit, path): whether the commit's tree holds it
+
+
+@contextmanager
+def opened(repo: Repository, tasks: Mapping[str, Task]) -> Iterator[Context]:
+    """The checks' context for `tasks` alone, read from git's objects through one `git
+    cat-file` (what a decision asks of a few tasks: a claim's successors): the commits that
+    added their files, and the agent keys as they stood (`key_history`)."""
+    from taskfs.store import key_history
+
+    folders = [repo.task_rel(task_id) for task_id in tasks]
+    with repo.git.reader() as reader:
+        history = repo.git.path_history(key_history.AGENT_KEYS)
+        ghosts = key_history.agent_keys(repo, history, reader, repo.git.is_ancestor).ghosts
+        yield Context(
+            repo,
+            repo.git.file_additions(folders) if folders else {},
+            key_history.keys_at(repo, reader, repo.git.is_ancestor, history, ghosts),
+            repo.config.require_signed_transitions,
+            repo.git.is_ancestor,
+            tasks,
+            lambda commit, path: reader.read(f"{commit}:{path}") is not None,
+        )
+
+
+def submission_problems(context: Context, task: Task) -> list[Problem]:
+    """Why the task's submission (its first status file) is not its sender's own act: what
+    audit names of it (`transition_unauthorized`, `author_mismatch`). A lineage link counts
+    only from a submission with none (`taskfs.core.lineage`)."""
+    first = next((link for link in task.chain.links if link.record.prev is None), None)
+    if first is None or first.record.state != "submitted" or task.envelope.sender is None:
+        return [problem("transition_unauthorized", id=task.id, reason="it has no submission")]
+    rel = context.repo.task_rel(task.id, STATUS, first.name)
+    found = _authority(context, task, first, {first.name: first}, rel)
+    if first.record.by != task.envelope.sender:
+        found.append(_unauthorized(task, first, rel, "(nothing)", "its sender did not submit it"))
+    from taskfs.store.envelope_seal import unsealed
+
+    edited = unsealed(context.repo, task.id)
+    if edited is not None:
+        found.append(edited)
+    author = context.added.get(rel)
+    if author is None:
+        return [*found, problem("ledger_file_uncommitted", path=rel)]
+    return [
+        *found,
+        *_authorship(context, task, first, rel, author),
+        *_signature(context, task, first, rel, set()),
+    ]
 
 
 def transition_problems(context: Context, task: Task) -> list[Problem]:
@@ -126,8 +175,9 @@ def _claim_gates(
         if state is not None:
             states[dep] = state
     # A dependency that ended without completing is met by a successor down its line
-    # (`core.lineage`, as the live gate reads it) that had completed in that commit.
-    lineage = Lineage(context.tasks)
+    # (`core.lineage`, as the live gate reads it) that had completed in that commit, and whose
+    # submission is its sender's own act (`submission_problems`).
+    lineage = Lineage(context.tasks, lambda t: _vouched_submission(context, t))
     for dep in depends:
         if states.get(dep) != "completed" and any(
             _state_at(context, later, added.commit) == "completed" for later in lineage.line(dep)
@@ -136,19 +186,25 @@ def _claim_gates(
     return readiness.dependencies_refused(task.id, depends, states)
 
 
+def _vouched_submission(context: Context, task_id: str) -> bool:
+    task = context.tasks.get(task_id)
+    return task is not None and not submission_problems(context, task)
+
+
 def _state_at(context: Context, task_id: str, commit: str) -> str | None:
     """The state task `task_id` was in at `commit`: `completed` when the commit holds one of
     its completions (one on a branch that lost a fork too: a fork settled later does not make
     a claim wrong), else the state of the latest status file it holds; None when it holds
-    none. An archived task is read from its archive's row, or from the commit that archived it
-    when `commit` came before."""
+    none. An archived task is read from the commit its archive took it from (never from the
+    archive's row: `archive_records.archived_truth`), as of `commit`."""
     task = context.tasks.get(task_id)
     if task is None:  # archived by now, perhaps already at `commit` (`taskfs archive`)
-        from taskfs.store.archive_records import archived, archived_task
+        from taskfs.store.archive_records import archived_in, archived_task, archived_truth
 
-        row = archived(context.repo, commit).get(task_id)
-        if row is not None:
-            return row[0].state
+        archived = archived_in(context.repo, task_id)
+        if archived is not None and (archived == commit or context.is_ancestor(archived, commit)):
+            truth = archived_truth(context.repo, [task_id]).get(task_id)
+            return truth.state if truth is not None else None
         task = archived_task(context.repo, task_id)
     if task is None:
         return None
@@ -289,7 +345,7 @@ def _on_behalf(context: Context, task: Task, record: StatusRecord, author: Autho
     complete_on_behalf`): authored by the watcher, resting on the `result` message its `by`
     sent asking for the check. Everything else about it (the holder's right, the evidence,
     the signature or the message that vouches for it) is checked as for any transition."""
-    from taskfs.api.messages.sending import WATCHER
+    from taskfs.core.ledger_kinds import WATCHER
 
     watcher = Identity.agent(WATCHER)
     if (author.name, author.email) != (watcher.name, watcher.email):
@@ -395,7 +451,7 @@ def _opens(context: Context, task_id: str, record: MessageRecord) -> bool:
             return True
     except yamlio.YamlError:
         return False
-    from taskfs.api.messages.wire import opened_envelope  # the import's own rule
+    from taskfs.api.messages.opened import opened_envelope  # the import's own rule
 
     return opened_envelope(context.repo, record) == committed
 
@@ -442,10 +498,11 @@ def late_problem(repo: Repository, task_id: str, loss: forks.Loss, before: str |
 
 
 def standing_key(context: Context, rel: str, name: str) -> bytes | None:
-    """The key bytes a signature in ledger file `rel` by agent `name` is verified against: the
-    agent key as the commit that added `rel` held it (HEAD's for a file not committed yet)."""
-    author = context.added.get(rel)
-    return context.keys.key(author.commit if author else "HEAD", name)
+    """The key bytes a signature in ledger file `rel` by agent `name` is verified against
+    (`key_history.key_of`, the rule the decisions ask too)."""
+    from taskfs.store.key_history import key_of
+
+    return key_of(context.added, context.keys, rel, name)
 
 
 def message_problems(context: Context, task_id: str) -> list[Problem]:

@@ -9,8 +9,9 @@ of the commit that added it, as transitions are (`taskfs.api.review.authority`).
 
 from __future__ import annotations
 
-from taskfs.api.review.authority import Context, message_problems
-from taskfs.core.intake import Entry, Intake
+from taskfs.api.review.authority import Context, message_problems, standing_key
+from taskfs.core import act_signing
+from taskfs.core.intake import Entry
 from taskfs.core.layout import INTAKE, MESSAGES
 from taskfs.errors import Problem, TaskfsError, problem
 from taskfs.store.git.objects import Identity
@@ -34,7 +35,7 @@ def intake_problems(context: Context, task_ids: list[str]) -> list[Problem]:
             continue
         for entry in intake.entries:
             rel = repo.task_rel(task_id, INTAKE, entry.name)
-            why = _refusal(intake, entry)
+            why = intake.refusal(entry) or _found_in(context, entry)
             if why is not None:
                 out.append(
                     problem(
@@ -44,6 +45,23 @@ def intake_problems(context: Context, task_ids: list[str]) -> list[Problem]:
                         by=entry.record.by,
                         kind=entry.record.kind,
                         reason=why,
+                    )
+                )
+            key = standing_key(context, rel, entry.record.by)
+            signed = (
+                act_signing.verifies("intake", entry.record.to_document(), key) if key else True
+            )
+            if not signed and entry.record.message is None:
+                out.append(
+                    problem(
+                        "intake_unauthorized",
+                        id=task_id,
+                        path=rel,
+                        by=entry.record.by,
+                        kind=entry.record.kind,
+                        reason=f"{entry.record.by!r} had a key when it was committed, and did not "
+                        "sign it",
+                        rule="intake",
                     )
                 )
             author = context.added.get(rel)
@@ -66,16 +84,23 @@ def intake_problems(context: Context, task_ids: list[str]) -> list[Problem]:
     return out
 
 
-def _refusal(intake: Intake, entry: Entry) -> str | None:
-    """Why `entry` could not have been written by its `by`, or None."""
-    record, requester, recipient = entry.record, intake.requester, intake.recipient
-    if record.kind == "request" and record.by != requester:
-        return f"it is {requester!r}'s request"
-    if record.kind == "proposal" and (record.by == requester or recipient not in (None, record.by)):
-        return f"only its recipient ({recipient or 'anyone but the requester'}) proposes"
-    if record.kind == "canceled" and record.by not in (requester, recipient):
-        return "only a party to it cancels it"
-    closed = intake.canceled
-    if closed is not None and entry.name > closed.name:
-        return "it was written after the intake was canceled"
+def _found_in(context: Context, entry: Entry) -> str | None:
+    """Why a request's `discoveredFrom` link could not have been written by its `by`: only a
+    party to the task it names (its sender, recipient or holder) files a follow-up of it."""
+    source = entry.record.discovered_from
+    if source is None:
+        return None
+    task = context.tasks.get(source)
+    if task is None:
+        return None  # archived, or not (yet) in this clone: nothing to hold it to
+    from taskfs.store.task_reader import submitted_envelope
+
+    parties = {task.envelope.sender, task.envelope.recipient, task.holder}
+    try:
+        first = submitted_envelope(context.repo, source)
+        parties |= {first.sender, first.recipient}
+    except TaskfsError:
+        pass
+    if entry.record.by not in parties:
+        return f"it says it was found in {source!r}, to which {entry.record.by!r} is no party"
     return None

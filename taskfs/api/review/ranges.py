@@ -8,21 +8,20 @@ warnings of the contracts the range added.
 
 from __future__ import annotations
 
-import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 from pydantic import ValidationError
 
 from taskfs.api.review import audit as audit_api
+from taskfs.api.review.added import AddedTask, _added_task, _load, resolve, with_origins
 from taskfs.api.review.audit import Finding
 from taskfs.api.review.outcomes import Outcome, outcomes
 from taskfs.api.views import entries
 from taskfs.api.views.entries import EvidenceRow, MessageRow
 from taskfs.api.views.reports import state_before
-from taskfs.core import lint as lint_rules
-from taskfs.core import yamlio
-from taskfs.core.envelope import Envelope, validate_envelope
-from taskfs.core.layout import ARCHIVE_DIR, ENVELOPE, EVIDENCE, MESSAGES, STATUS
+from taskfs.core.layout import AMENDMENTS, ARCHIVE_DIR, ENVELOPE, EVIDENCE, MESSAGES, STATUS
 from taskfs.core.records import StatusRecord
 from taskfs.errors import Problem, TaskfsError, fail
 from taskfs.store.all_tasks import load_all
@@ -30,16 +29,6 @@ from taskfs.store.archive_records import records
 from taskfs.store.git.session import Session, open_session
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task
-
-
-@dataclass(frozen=True)
-class AddedTask:
-    id: str
-    commit: str
-    author: str
-    envelope: Envelope | None
-    state: str | None  # its state in the checkout now; None when the checkout has no such task
-    problem: str = ""
 
 
 @dataclass(frozen=True)
@@ -52,6 +41,18 @@ class AddedTransition:
     left: str | None  # the state it left
     superseded: bool = False
     problem: str = ""
+
+
+@dataclass(frozen=True)
+class AddedAmendment:
+    """An amendment (or a holder's acceptance of one) a commit of the range added, with where
+    it stands in the checkout (`views.amendments.rows`)."""
+
+    task: str
+    path: str
+    commit: str
+    author: str
+    row: Mapping[str, Any]  # empty when the checkout does not hold it readable
 
 
 @dataclass(frozen=True)
@@ -79,29 +80,11 @@ class Review:
     tip_is_checkout: bool = True
     outcomes: tuple[Outcome, ...] = ()  # where each task the range touched stands now
     archived: tuple[ArchivedTask, ...] = ()
+    amendments: tuple[AddedAmendment, ...] = ()
 
     @property
     def ok(self) -> bool:
         return not self.errors
-
-
-def resolve(repo: Repository, spec: str | None) -> tuple[str, str, str]:
-    """(revisions for git, base label, tip label) of a range given as `A..B`, `A...B`, `A`
-    (meaning `A..HEAD`), or nothing: the branch against its upstream, or main or master."""
-    git = repo.git
-    if spec is None or not spec.strip():
-        base = git.default_base()
-        if base is not None and base != git.head():
-            return f"{base}..HEAD", base[:12], "HEAD"
-        return _recent_ledger_range(repo)
-    if spec.startswith("-"):
-        raise fail("range_invalid", range=spec, reason="a range cannot start with '-'")
-    left, dots, right = re.split(r"(\.\.\.?)", spec, maxsplit=1) if ".." in spec else [spec, "", ""]
-    revisions = spec if dots else f"{spec}..HEAD"
-    for end in (left or "HEAD", right or "HEAD"):
-        if git.verify(f"{end}^{{commit}}") is None:
-            raise fail("range_invalid", range=spec, reason=f"git knows no commit {end!r}")
-    return revisions, left or "HEAD", right or "HEAD"
 
 
 def review(repo: Repository, spec: str | None) -> Review:
@@ -146,7 +129,9 @@ def _review(
             by_kind.setdefault(kind, []).append((commit, author, path, task_id))
             touched.append(task_id)
     contents = _contents(session, by_kind)
-    tasks = tuple(_added_task(item, contents[item[2]], now) for item in by_kind.get(ENVELOPE, []))
+    tasks = with_origins(
+        repo, (_added_task(item, contents[item[2]], now) for item in by_kind.get(ENVELOPE, []))
+    )
     superseded = {
         repo.task_rel(t.id, STATUS, link.name) for t in now.values() for link in t.chain.superseded
     }
@@ -178,7 +163,26 @@ def _review(
         warnings=tuple(_warnings(repo, tasks, now)),
         tip_is_checkout=repo.git.verify(f"{tip}^{{commit}}") == head,
         outcomes=outcomes(repo, revisions, touched, now, trust),
+        amendments=_amendments(repo, by_kind.get(AMENDMENTS, []), now),
     )
+
+
+def _amendments(
+    repo: Repository, items: list[tuple[str, str, str, str]], now: dict[str, Task]
+) -> tuple[AddedAmendment, ...]:
+    """The amendment files the range added, each with its row in the checkout's task."""
+    from taskfs.api.tasks.queries import amendments
+
+    rows: dict[str, dict[str, Mapping[str, Any]]] = {}
+    out = []
+    for commit, author, path, task_id in items:
+        if task_id not in rows:
+            task = now.get(task_id)
+            found = amendments(repo, task) if task is not None else []
+            rows[task_id] = {row["file"]: row for row in found}
+        name = path.rsplit("/", 1)[-1]
+        out.append(AddedAmendment(task_id, path, commit, author, rows[task_id].get(name, {})))
+    return tuple(out)
 
 
 def _ledger_path(repo: Repository, path: str) -> tuple[str, str] | None:
@@ -187,7 +191,8 @@ def _ledger_path(repo: Repository, path: str) -> tuple[str, str] | None:
     rest = path[len(repo.tasks_rel) + 1 :].split("/")
     if len(rest) == 2 and rest[1] == ENVELOPE:
         return rest[0], ENVELOPE
-    if len(rest) == 3 and rest[1] in (STATUS, EVIDENCE, MESSAGES) and rest[2].endswith(".yaml"):
+    kinds = (STATUS, EVIDENCE, MESSAGES, AMENDMENTS)
+    if len(rest) == 3 and rest[1] in kinds and rest[2].endswith(".yaml"):
         return rest[0], rest[1]
     return None
 
@@ -197,27 +202,6 @@ def _contents(
 ) -> dict[str, bytes | None]:
     wanted = [(commit, path) for items in by_kind.values() for commit, _a, path, _t in items]
     return {path: data for (_c, path), data in zip(wanted, session.read_blobs(wanted), strict=True)}
-
-
-def _load(data: bytes | None) -> tuple[object, str]:
-    if data is None:
-        return None, "the commit holds no such file"
-    try:
-        return yamlio.load(data), ""
-    except yamlio.YamlError as exc:
-        return None, exc.reason
-
-
-def _added_task(
-    item: tuple[str, str, str, str], data: bytes | None, now: dict[str, Task]
-) -> AddedTask:
-    commit, author, _path, task_id = item
-    value, reason = _load(data)
-    envelope, problems = validate_envelope(value) if not reason else (None, [])
-    if problems:
-        reason = "; ".join(f"{p.code}: {p.english}" for p in problems)
-    state = now[task_id].state if task_id in now else None
-    return AddedTask(task_id, commit, author, envelope, state, reason)
 
 
 def _added_transition(
@@ -238,38 +222,8 @@ def _added_transition(
 def _warnings(
     repo: Repository, tasks: tuple[AddedTask, ...], now: dict[str, Task]
 ) -> list[Problem]:
-    contexts = {task_id: task.envelope.context_id for task_id, task in now.items()}
-    contexts.update({t.id: t.envelope.context_id for t in tasks if t.envelope})
-    settings = repo.config.lint.settings()
-    return [
-        warning
-        for task in tasks
-        if task.envelope is not None
-        for warning in lint_rules.lint_envelope(
-            task.envelope, subject=task.id, contexts=contexts, settings=settings
-        )
-    ]
+    """The lint warnings of the contracts the range added: what `lint RANGE` says."""
+    from taskfs.api.tasks import lint
 
-
-RECENT_LEDGER_COMMITS = 20
-
-
-def _recent_ledger_range(repo: Repository) -> tuple[str, str, str]:
-    """On the branch it would be compared with (main itself, nothing ahead of its base), the
-    last commits that touched the ledger: a review of those is what a reader there wants."""
-    proc = repo.git.run_raw(
-        "rev-list", f"--max-count={RECENT_LEDGER_COMMITS}", "HEAD", "--", repo.tasks_rel
-    )
-    recent = proc.stdout.decode().split() if proc.returncode == 0 else []
-    if not recent:
-        raise fail(
-            "range_invalid",
-            range="(default)",
-            reason="HEAD is not ahead of an upstream, main or master, and no commit touches the "
-            "ledger; name a range such as HEAD~5..HEAD",
-        )
-    parent = repo.git.verify(f"{recent[-1]}^{{commit}}")
-    label = f"the last {len(recent)} ledger commits"
-    if parent is None:  # they go back to the first commit: all of history
-        return "HEAD", label, "HEAD"
-    return f"{parent}..HEAD", label, "HEAD"
+    subjects = [(t.id, t.envelope) for t in tasks if t.envelope is not None]
+    return list(lint.lint_subjects(repo, subjects, now).warnings)

@@ -5,7 +5,10 @@ one lose to it (core/forks.py: what was pushed first is never overturned by what
 the upstream (a real merge commit, built without touching the working tree; published history is
 never rewritten); move the index and working tree to the result, carrying the user's uncommitted
 work as `git checkout` does, or stop naming what is in the way; push, never forced. When the
-push loses a race with another clone's, fetch and go round again.
+push loses a race with another clone's (the remote moved), or finds the remote's branch locked
+by another clone's push in flight (`[remote rejected] (failed to update ref)`), wait a jittered,
+growing while and go round again, until `syncTimeoutSeconds` has passed: under many clones the
+number of rounds a sync needs grows with the clones, the time it may take does not.
 
 Nothing is changed in this checkout when a round stops: merges are computed with `git merge-tree`
 and HEAD moves by compare-and-swap only once the working tree has been moved.
@@ -34,7 +37,17 @@ from taskfs.store.git.objects import Identity
 from taskfs.store.git.session import Session, open_session
 from taskfs.store.repository import Repository
 
-MAX_ATTEMPTS = 20
+# The back-off between rounds: a random pause up to BACKOFF_S * 2^(round - 1), at most
+# BACKOFF_CAP_S ("full jitter"), so that clones that lost a race together do not meet again.
+BACKOFF_S = 0.05
+BACKOFF_CAP_S = 1.0
+# What the remote answers when its ref is locked by a concurrent push (git's ref transaction
+# failed: `cannot lock ref`), which says nothing of who will win: worth another round even when
+# the remote did not move.
+LOCKED = ("failed to update ref", "failed to lock", "cannot lock ref", "incorrect old value")
+MOVED = ("fetch first", "non-fast-forward")
+# A lock refused this long while the branch did not move is no push in flight: it is stale.
+STALE_LOCK_S = 30
 
 
 @dataclass(frozen=True)
@@ -146,17 +159,21 @@ def sync(repo: Repository, *, remote: str | None = None, agent: str | None = Non
     authored by `agent`, or `taskfs`)."""
     upstream = find_upstream(repo, remote)
     result = Synced(upstream)
+    patience = _Patience(upstream, repo.config.sync_timeout_seconds)
     with _one_sync_at_a_time(repo), open_session(repo.git) as session:
         refused: tuple[str | None, str] | None = None
+        redo: tuple[str | None, str | None] | None = None
         while True:
             result.attempts += 1
             fetched = fetch(repo, upstream)
-            if refused is not None and refused[0] == fetched:
+            patience.saw(fetched)
+            if refused is not None and refused[0] == fetched and not contended(refused[1]):
                 # Refused although nobody else pushed in between: not a race, a refusal.
-                raise _push_rejected(upstream, refused[1])
-            step = _integrate(repo, session, upstream, fetched, agent)
+                raise _push_rejected(upstream, refused[1], result.attempts - 1)
+            step = _integrate(repo, session, upstream, fetched, agent, redo=redo)
             result.fetched, result.head = fetched, step.head
-            result.demoted += step.demoted
+            # A round done afresh reports its demotions afresh (they include the last's).
+            result.demoted = step.demoted if step.redone else result.demoted + step.demoted
             result.superseded += step.superseded
             if step.kind != "none":
                 result.integration = step.kind
@@ -166,19 +183,72 @@ def sync(repo: Repository, *, remote: str | None = None, agent: str | None = Non
             if reason is None:
                 result.pushed = step.head
                 return result
-            if result.attempts >= MAX_ATTEMPTS:
-                raise _push_rejected(upstream, f"{reason} (gave up after {result.attempts} tries)")
             refused = (fetched, reason)
-            _pause(result.attempts)
+            redo = (step.base, step.head)
+            patience.refused(reason, result.attempts)
 
 
-def _push_rejected(upstream: Upstream, reason: str) -> TaskfsError:
-    return fail("sync_push_rejected", remote=upstream.remote, branch=upstream.branch, reason=reason)
+def locked(reason: str) -> bool:
+    """Whether the remote refused a push because another push held its branch's lock."""
+    return any(mark in reason for mark in LOCKED)
 
 
-def _pause(attempt: int) -> None:
-    # Clones that lost a race together should not meet again at once.
-    time.sleep(random.uniform(0, 0.02 * attempt))
+def contended(reason: str) -> bool:
+    """Whether the remote refused a push for another clone's push: it moved (git's `fetch
+    first`, `non-fast-forward`) or its branch was locked. Such a refusal is tried again (until
+    the time bound) even when a fetch right after it does not show the move yet; any other is
+    a refusal."""
+    return locked(reason) or any(mark in reason for mark in MOVED)
+
+
+class _Patience:
+    """The bound on a sync's rounds: a time, not a count, and a branch that stays locked while
+    nothing lands is not waited out (a push that crashed leaves its lock file behind)."""
+
+    def __init__(self, upstream: Upstream, seconds: int) -> None:
+        self.upstream, self.seconds = upstream, seconds
+        self.deadline = time.monotonic() + seconds
+        self.tip: str | None = None
+        self.moved_at = time.monotonic()
+
+    def saw(self, tip: str | None) -> None:
+        """The remote's branch as fetched: when it last moved is when others last got through."""
+        if tip != self.tip:
+            self.tip, self.moved_at = tip, time.monotonic()
+
+    def refused(self, reason: str, attempt: int) -> None:
+        """After push number `attempt` was refused: wait a jittered while that grows with the
+        rounds, or raise `sync_push_rejected` when the time is spent or the lock is stale."""
+        now = time.monotonic()
+        branch = self.upstream.branch
+        if locked(reason) and now - self.moved_at >= STALE_LOCK_S:
+            why = (
+                f"{reason} (locked for {STALE_LOCK_S} s while no push landed: a push that "
+                f"crashed may have left refs/heads/{branch}.lock on the remote)"
+            )
+            raise _push_rejected(self.upstream, why, attempt, gave_up=True)
+        left = self.deadline - now
+        if left <= 0:
+            why = (
+                f"{reason} (still refused after {attempt} tries in {self.seconds} s: "
+                "syncTimeoutSeconds)"
+            )
+            raise _push_rejected(self.upstream, why, attempt, gave_up=True)
+        ceiling = min(BACKOFF_CAP_S, BACKOFF_S * (1 << min(attempt - 1, 16)))
+        time.sleep(min(left, random.uniform(0, ceiling)))
+
+
+def _push_rejected(
+    upstream: Upstream, reason: str, attempts: int, *, gave_up: bool = False
+) -> TaskfsError:
+    return fail(
+        "sync_push_rejected",
+        remote=upstream.remote,
+        branch=upstream.branch,
+        reason=reason,
+        attempts=attempts,
+        gave_up=gave_up,
+    )
 
 
 # -- claim --sync ----------------------------------------------------------------------
@@ -192,11 +262,14 @@ def claim_sync(
     the claim refused with `transition_not_allowed` naming the winner."""
     upstream = find_upstream(repo, remote)
     git = repo.git
+    patience = _Patience(upstream, repo.config.sync_timeout_seconds)
     with _one_sync_at_a_time(repo), open_session(git) as session:
         integrated = fetch(repo, upstream)
+        patience.saw(integrated)
         _integrate(repo, session, upstream, integrated, agent)
-        moved = transitions.transition(repo, task_id, "working", agent)
+        moved = transitions.transition(repo, task_id, "working", agent, notify=False)
         attempts = 0
+        redo: tuple[str | None, str | None] | None = None
         while True:
             attempts += 1
             try:
@@ -204,20 +277,23 @@ def claim_sync(
                 assert head is not None
                 reason = git.push(upstream.remote, head, upstream.branch)
                 if reason is None:
+                    transitions.tell_claim(repo, task_id, agent)
                     return ClaimSynced(task_id, moved.state, moved.commit, upstream, attempts)
+                patience.refused(reason, attempts)
                 fetched = fetch(repo, upstream)
-                if fetched == integrated or attempts >= MAX_ATTEMPTS:
-                    raise _push_rejected(upstream, reason)
+                patience.saw(fetched)
+                if fetched == integrated and not contended(reason):
+                    raise _push_rejected(upstream, reason, attempts)
                 step = _integrate(
-                    repo, session, upstream, fetched, agent, withdraw=moved.status_file
+                    repo, session, upstream, fetched, agent, withdraw=moved.status_file, redo=redo
                 )
+                redo = (step.base, step.head)
             except TaskfsError:
                 _withdraw(repo, upstream, moved.status_file)
                 raise
             if step.withdrawn is not None:
                 raise TaskfsError(_lost_claim(task_id, step.withdrawn))
             integrated = fetched
-            _pause(attempts)
 
 
 def _lost_claim(task_id: str, lost: Lost) -> Problem:
@@ -259,6 +335,10 @@ class _Step:
     demoted: list[Demoted] = field(default_factory=list)
     superseded: list[Lost] = field(default_factory=list)
     withdrawn: Lost | None = None
+    # The commit this round merged from: HEAD, or, after a round whose push was refused, the
+    # work that round merged (`redo`).
+    base: str | None = None
+    redone: bool = False
 
 
 def _integrate(
@@ -269,17 +349,25 @@ def _integrate(
     agent: str | None,
     *,
     withdraw: str | None = None,
+    redo: tuple[str | None, str | None] | None = None,
 ) -> _Step:
+    """One round: settle, merge `fetched`, move the checkout. `redo` is (the work the last
+    round merged, the merge it made) when that round's push was refused: while HEAD is still
+    that merge, this round merges the same work with the new tip afresh, so a sync that loses
+    many races publishes one merge, not one per round, and each round costs what the first
+    did (a merge on a merge grows the history every lost round walks again)."""
     git = repo.git
     with repo.writing():
         operation = git.operation_in_progress()
         if operation is not None:
             raise fail("sync_in_progress", operation=operation)
         head = git.head()
-        late = late_transitions(repo, session, head, fetched)
+        ours = redo[0] if redo is not None and head == redo[1] else head
+        late = late_transitions(repo, session, ours, fetched)
         if late:
             raise TaskfsError(late)
-        step = _settle(repo, session, head, fetched, withdraw)
+        step = _settle(repo, session, ours, fetched, withdraw)
+        step.base, step.redone = ours, ours != head
         merged, step.kind = _merge(repo, session, upstream, step.head, fetched, agent=agent)
         step.head = merged
         if merged is not None and merged != head:

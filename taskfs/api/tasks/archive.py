@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from typing import NamedTuple
 
 from taskfs import i18n
+from taskfs.core import progress
 from taskfs.core.ages import parse_age
 from taskfs.core.layout import ARCHIVE_DIR, format_time, stamped_name
 from taskfs.errors import fail
@@ -43,7 +44,7 @@ def archive(
 ) -> Archived:
     """Archive every terminal task whose last transition is older than `older_than` (default:
     the repository's `archive.olderThan`), as `agent` (the operator when None)."""
-    actor = agent or records.OPERATOR
+    actor = agent if agent is not None else records.OPERATOR
     settings = repo.config.archive
     if actor not in settings.by:
         allowed = ", ".join(settings.by) or "nobody"
@@ -52,7 +53,10 @@ def archive(
             agent=actor,
             action="archive",
             action_text=i18n.say("archive tasks"),
-            reason=f"the settings allow only {allowed} to archive (archive.by)",
+            reason=i18n.said(
+                "the settings allow only {agents} to archive (archive.by)", agents=allowed
+            ),
+            rule="archive",
         )
     age_text = settings.older_than if older_than is None else older_than
     try:
@@ -73,7 +77,12 @@ def archive(
             writer.retire(repo.task_rel(summary.id))
             writer.project(records.as_archived(summary))
         ids = tuple(s.id for s in chosen)
-        commit = writer.commit(_message(ids, actor, age_text), actor, when=now)
+
+        def committing() -> str:
+            return i18n.say("archiving {count} tasks", count=len(ids))
+
+        with progress.step(committing, len(ids), counted=False):
+            commit = writer.commit(_message(ids, actor, age_text), actor, when=now)
     return Archived(ids, commit, files, tuple(sorted(loose)), age_text)
 
 
@@ -92,9 +101,23 @@ def _add_records(
     files = []
     for text in texts:
         rel = f"{ARCHIVE_DIR}/{stamped_name(now)}"
-        writer.add(rel, text.encode())
+        writer.add(rel, _signed(repo, actor, text).encode())
         files.append(rel)
     return tuple(files)
+
+
+def _signed(repo: Repository, actor: str, text: str) -> str:
+    """The archive file's text, with `actor`'s signature where it has a key (as every act of
+    an agent with a key: `taskfs.api.lifecycle.signing.sign_act`)."""
+    import json
+
+    from taskfs.api.lifecycle.signing import sign_act
+    from taskfs.core import yamlio
+
+    document = yamlio.load(text.encode())
+    assert isinstance(document, dict)
+    signed = sign_act(repo, actor, "archive", document, "archive tasks")
+    return text if "sig" not in signed else f"{text}sig: {json.dumps(signed['sig'])}\n"
 
 
 def _message(ids: tuple[str, ...], actor: str, age_text: str) -> str:

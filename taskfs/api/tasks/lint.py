@@ -11,14 +11,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from taskfs import i18n
 from taskfs.api.tasks.submit import Source, parse_source
-from taskfs.core import layout
+from taskfs.core import layout, progress
 from taskfs.core import lint as rules
 from taskfs.core.envelope import Envelope
 from taskfs.core.facts import TaskFacts
+from taskfs.core.layout import ENVELOPE
 from taskfs.core.lifecycle import TERMINAL
 from taskfs.core.lineage import Lineage
-from taskfs.errors import Problem, TaskfsError, fail
+from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store.all_tasks import load_all
 from taskfs.store.index import summaries
 from taskfs.store.repository import Repository, read_input
@@ -54,14 +56,36 @@ def lint(repo: Repository | None, targets: Sequence[str]) -> Linted:
     return _lint_all(subjects, errors, contexts, settings, tasks if repo is not None else None)
 
 
+def lint_subjects(
+    repo: Repository, subjects: Sequence[tuple[str, Envelope]], tasks: Mapping[str, TaskFacts]
+) -> Linted:
+    """Lint these contracts (each with the name it is reported under) against the ledger
+    `tasks`: `review` lints the contracts its range added with this, as `lint RANGE` does."""
+    contexts = {t.id: t.envelope.context_id for t in tasks.values()}
+    return _lint_all(subjects, [], contexts, settings_of(repo), tasks)
+
+
 def _target(
     repo: Repository | None, target: str, errors: list[Problem]
 ) -> list[tuple[str, Envelope]]:
-    """A task id of the ledger, or an envelope file (whose problems go to `errors`)."""
+    """A task id of the ledger, a range of commits (every contract it added), or an envelope
+    file (whose problems go to `errors`)."""
     # os.path.exists is False for a name the system refuses to look at (too long): reading it
     # then names why (`file_unreadable`).
-    if repo is not None and not os.path.exists(target) and layout.is_task_id(target):
-        return [(target, load_envelope(repo, target))]
+    from taskfs.api.review.added import is_range
+
+    if repo is not None and not os.path.exists(target):
+        if layout.is_task_id(target) and (repo.has_task(target) or not is_range(target)):
+            return [(target, load_envelope(repo, target))]
+        if is_range(target):
+            from taskfs.api.review.added import contracts  # reads history: only for a range
+
+            added = contracts(repo, target)
+            for task in added:
+                if task.envelope is None:
+                    path = repo.task_rel(task.id, ENVELOPE)
+                    errors.append(problem("file_invalid", path=path, reason=task.problem))
+            return [(t.id, t.envelope) for t in added if t.envelope is not None]
     envelope, found = parse_source(Source(target, read_input(target)))
     errors += found
     return [(envelope.id or target, envelope)] if envelope is not None else []
@@ -81,20 +105,26 @@ def _lint_all(
         named = {dep for _, e in subjects for dep in e.depends_on}
         batch = {e.id: (e.id, "submitted") for _, e in subjects if e.id and e.id not in tasks}
         states = {**standing(tasks, named), **batch}
-    warnings = [
-        w
-        for subject, envelope in subjects
-        for w in rules.lint_envelope(
-            envelope, subject=subject, contexts=known, settings=settings, dependencies=states
-        )
-    ]
+    warnings: list[Problem] = []
+
+    def label() -> str:
+        return i18n.say("checking {count} envelopes", count=len(subjects))
+
+    with progress.step(label, len(subjects)) as advance:
+        for subject, envelope in subjects:
+            warnings += rules.lint_envelope(
+                envelope, subject=subject, contexts=known, settings=settings, dependencies=states
+            )
+            advance(1)
     return Linted(tuple(warnings), tuple(errors), len(subjects))
 
 
-def standing(tasks: Mapping[str, TaskFacts], ids: Iterable[str]) -> dict[str, tuple[str, str]]:
+def standing(
+    tasks: Mapping[str, TaskFacts], ids: Iterable[str], lineage: Lineage | None = None
+) -> dict[str, tuple[str, str]]:
     """For each of `ids` that is a task: the task standing for it now (itself, or the
     successor that completed or carries it on: `core.lineage`) and that one's state."""
-    lineage = Lineage(tasks)
+    lineage = lineage or Lineage(tasks)
     out: dict[str, tuple[str, str]] = {}
     for task_id in ids:
         if task_id not in tasks:

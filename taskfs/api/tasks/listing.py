@@ -17,16 +17,17 @@ if TYPE_CHECKING:
 
 def ls(repo: Repository, filters: Filters = ()) -> list[Summary]:
     """The tasks `ls` shows (an envelope the watcher has not taken in yet is not a task) that
-    pass `filters` (fields of a task's row and the values they must equal, from the option
-    table: `taskfs.readmodel.filters`); with `("archived", True)`, the tasks `taskfs archive`
+    pass `filters` (fields of a task's row and the values they must hold, from the option
+    table: `--state`, `--to`, `--context`, `--label`, `--grep`; `taskfs.readmodel.filters`);
+    with `("archived", True)`, the tasks `taskfs archive`
     took out of the working tree."""
     return index.listing(repo, filters)
 
 
 def ready(repo: Repository, agent: str | None = None, filters: Filters = ()) -> list[Summary]:
     """The tasks a claim would succeed on now (by `agent`, when one is named) that pass
-    `filters`: the same rules as the claim's gates (`taskfs.core.readiness`), kept in the
-    store."""
+    `filters`, the most urgent first, then the oldest: the same rules as the claim's gates
+    (`taskfs.core.readiness`), kept in the store."""
     return index.ready(repo, agent, filters)
 
 

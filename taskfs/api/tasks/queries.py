@@ -6,6 +6,7 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from taskfs.api.messages import threads
 from taskfs.api.tasks import collisions, envelope_rules, rules
@@ -14,7 +15,7 @@ from taskfs.api.tasks.submit import Source, parse_source
 from taskfs.core import layout, readiness
 from taskfs.core.envelope import Envelope
 from taskfs.core.evidence import NO_TRUST
-from taskfs.core.layout import ENVELOPE, EVIDENCE, INTAKE, MESSAGES, READS, STATUS
+from taskfs.core.layout import AMENDMENTS, ENVELOPE, EVIDENCE, INTAKE, MESSAGES, READS, STATUS
 from taskfs.core.lifecycle import TERMINAL
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import task_reader
@@ -54,10 +55,34 @@ def stored_key(repo: Repository, task_id: str) -> bytes | None:
     return index.row_key(repo, task_id)
 
 
+def amendments(repo: Repository, task: Task) -> list[dict[str, Any]]:
+    """The task's amendments as `show` lists them (`views.amendments.rows`)."""
+    if task.version is None:
+        return []
+    from taskfs.api.views.amendments import rows
+    from taskfs.store.task_reader import submitted_envelope
+
+    found = rows(task, submitted_envelope(repo, task.id).to_document())
+    return [{**row, "path": repo.task_rel(task.id, AMENDMENTS, row["file"])} for row in found]
+
+
+def follow_ups(repo: Repository, task_id: str) -> list[dict[str, Any]]:
+    """The follow-ups found while working on `task_id` (`taskfs discover`), requests and the
+    tasks they became, each with its state and who asked whom."""
+    from taskfs.store.index import summaries
+
+    ledger = summaries(repo)
+    return [
+        {"id": s.id, "state": s.state, "from": s.envelope.sender, "to": s.envelope.recipient}
+        for s in ledger.many(ledger.discovered(task_id))
+    ]
+
+
 def home(repo: Repository, task_id: str) -> Repository:
     """Where a task's files are read: the working tree, or, for a task `taskfs archive` took
     out of it, the commit whose tree still holds them (`task_not_found` when neither has it,
-    as the reader says). The store's row of an archived task names the commit."""
+    as the reader says). The store's row of an archived task names the commit it was taken
+    from; what arrived in its folder since (its messages) is read with it."""
     from taskfs.store import index
 
     return index.home(repo, task_id)
@@ -135,7 +160,9 @@ def validate_ledger(repo: Repository) -> Validation:
         sorted(os.scandir(repo.tasks_dir), key=lambda e: e.name) if repo.tasks_dir.is_dir() else []
     ):
         rel = f"{repo.tasks_rel}/{entry.name}"
-        if entry.is_dir():
+        if entry.is_dir() and not repo.has_task(entry.name) and late_folder(repo, entry.name):
+            reports += _late_reports(repo, entry.name)
+        elif entry.is_dir():
             reports += _validate_task_dir(repo, entry.name)
         elif entry.name == ".gitkeep" or layout.is_report([entry.name]):
             continue
@@ -202,6 +229,7 @@ def _validate_task_dir(repo: Repository, name: str) -> list[FileReport]:
         )
     reports += [FileReport(path, tuple(found)) for path, found in by_path.items()]
     reports += _evidence_reports(repo, name)
+    reports += _amendment_reports(repo, name)
     reports += threads.file_reports(repo, name)
     reports += _stray_files(repo, name)
     return reports
@@ -213,6 +241,26 @@ def _evidence_reports(repo: Repository, name: str) -> list[FileReport]:
     reports = [FileReport(item.rel) for item in found]
     reports += [FileReport(str(p.data.get("path", "")), (p,)) for p in problems]
     return sorted(reports, key=lambda r: r.path)
+
+
+def _amendment_reports(repo: Repository, name: str) -> list[FileReport]:
+    """Every amendment file, each checked against its model and its envelope's rules."""
+    names = repo.list_dir(name, AMENDMENTS)
+    if not names:
+        return []
+    try:
+        _found, problems = task_reader.load_amendments(
+            repo, name, task_reader.submitted_envelope(repo, name)
+        )
+    except TaskfsError:
+        return [FileReport(repo.task_rel(name, AMENDMENTS, n)) for n in names]
+    by_path: dict[str, list[Problem]] = {}
+    for found in problems:
+        by_path.setdefault(str(found.data.get("path", "")), []).append(found)
+    return [
+        FileReport(rel, tuple(by_path.get(rel, ())))
+        for rel in (repo.task_rel(name, AMENDMENTS, n) for n in names)
+    ]
 
 
 def _intake_reports(repo: Repository, name: str) -> list[FileReport]:
@@ -238,8 +286,32 @@ def _intake_reports(repo: Repository, name: str) -> list[FileReport]:
     return reports + [FileReport(path, tuple(found)) for path, found in by_path.items()]
 
 
+def late_folder(repo: Repository, name: str) -> bool:
+    """Whether the folder `name` is an archived task's, holding what arrived after the archive
+    (a message written on a clone that did not know of it yet: `archive_records.LATE`)."""
+    from taskfs.store.archive_records import archived
+
+    if not layout.is_task_id(name) or repo.list_dir(name, INTAKE):
+        return False
+    return name in archived(repo)
+
+
+def _late_reports(repo: Repository, name: str) -> list[FileReport]:
+    """An archived task's late files: its messages and read marks are checked as a task's are;
+    anything else arrived where nothing may (`file_invalid`)."""
+    from taskfs.store.archive_records import LATE
+
+    out = threads.file_reports(repo, name)
+    for entry in sorted(os.listdir(repo.task_dir(name))):
+        if entry not in LATE:
+            rel = repo.task_rel(name, entry)
+            why = "it arrived in the folder of an archived task, where only messages may"
+            out.append(FileReport(rel, (problem("file_invalid", path=rel, reason=why),)))
+    return out
+
+
 def _stray_files(repo: Repository, name: str) -> list[FileReport]:
-    known = {ENVELOPE, STATUS, EVIDENCE, MESSAGES, READS, INTAKE}
+    known = {ENVELOPE, STATUS, EVIDENCE, MESSAGES, READS, INTAKE, AMENDMENTS}
     out = []
     for entry in sorted(os.listdir(repo.task_dir(name))):
         if entry not in known:

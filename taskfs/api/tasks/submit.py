@@ -18,12 +18,13 @@ from taskfs import i18n
 from taskfs.api.lifecycle import signing as transition_keys
 from taskfs.api.tasks import rules
 from taskfs.api.tasks.filing import record_bytes
-from taskfs.core import layout, yamlio
+from taskfs.core import layout, progress, yamlio
 from taskfs.core.config import Config
 from taskfs.core.envelope import Envelope, envelope_json_schema, validate_envelope
 from taskfs.core.layout import (
     CONFIG_PATH,
     ENVELOPE,
+    INTAKE,
     MESSAGES,
     SCHEMA_DIR,
     STATUS,
@@ -34,7 +35,7 @@ from taskfs.core.layout import (
 )
 from taskfs.core.records import StatusRecord
 from taskfs.errors import Problem, TaskfsError, fail, problem
-from taskfs.readmodel.projection import Facts, Summary
+from taskfs.readmodel.projection import Facts, Summary, text_of
 from taskfs.store import fs, keys
 from taskfs.store.git import Git
 from taskfs.store.repository import Repository
@@ -65,10 +66,17 @@ class Initialised(NamedTuple):
     root: Path
     created: tuple[str, ...]
     commit: str | None
+    # The usual build outputs `.gitignore` does not name (`core.ignores`): added with
+    # `gitignore`, else offered.
+    unignored: tuple[str, ...] = ()
+    ignored: tuple[str, ...] = ()  # those it added
 
 
-def init(start: Path, agent: str) -> Initialised:
-    """Make `start` a taskfs repository (and a git repository if it is none); idempotent."""
+def init(start: Path, agent: str, *, gitignore: bool = False) -> Initialised:
+    """Make `start` a taskfs repository (and a git repository if it is none); idempotent.
+    With `gitignore`, add the usual build outputs `.gitignore` lacks (bytecode and caches
+    under an owned folder otherwise keep a check's tree from being clean), in the same commit."""
+    from taskfs.core import ignores
     from taskfs.schemas import schema_text  # every model's schema: only `init` needs them
 
     root = find_worktree(start)
@@ -92,8 +100,18 @@ def init(start: Path, agent: str) -> Initialised:
                 continue
             fs.replace(path, text.encode())
             created.append(rel)
+        ignore = root / ".gitignore"
+        before = ignore.read_text(encoding="utf-8", errors="replace") if ignore.exists() else ""
+        lacking = tuple(ignores.missing(before))
+        added: tuple[str, ...] = ()
+        if gitignore and lacking:
+            lead = before if not before or before.endswith("\n") else before + "\n"
+            text = lead + "# build outputs (taskfs init --gitignore)\n" + "\n".join(lacking) + "\n"
+            fs.replace(ignore, text.encode())
+            created.append(".gitignore")
+            added, lacking = lacking, ()
         commit = writer.commit_existing(created, "taskfs: init", agent) if created else None
-    return Initialised(root, tuple(created), commit)
+    return Initialised(root, tuple(created), commit, lacking, added)
 
 
 def _config_text(config: Config) -> str:
@@ -138,11 +156,17 @@ def submit(repo: Repository, sources: Sequence[Source], agent: str | None) -> li
         raise fail("usage", reason="name at least one envelope file (or - for stdin)")
     parsed: list[tuple[Source, Envelope]] = []
     problems: list[Problem] = []
-    for source in sources:
-        envelope, found = parse_source(source)
-        problems += found
-        if envelope is not None:
-            parsed.append((source, envelope))
+
+    def reading() -> str:
+        return i18n.say("reading {count} envelopes", count=len(sources))
+
+    with progress.step(reading, len(sources)) as advance:
+        for source in sources:
+            envelope, found = parse_source(source)
+            problems += found
+            if envelope is not None:
+                parsed.append((source, envelope))
+            advance(1)
     if problems:
         raise TaskfsError(problems)
     actor = _actor(agent, [env for _, env in parsed], sources)
@@ -162,13 +186,23 @@ def submit_within(
     *,
     trailers: Sequence[str] = (),
     opened: str | None = None,
+    discovered_from: str | None = None,
 ) -> list[Submitted]:
     """`submit`'s checks and writes, under a writer the caller holds: the commit holds
     whatever the caller added to `writer` too (an intake's last request). `opened`: the
-    message that made the (single) task, as `write_new_tasks` takes it."""
+    message that made the (single) task, as `write_new_tasks` takes it; `discovered_from`:
+    the task its request was found in (a follow-up), for the read model's row."""
     batch = _assign_ids(repo, parsed, actor)
     rules.check_new_tasks(repo, batch)
-    write_new_tasks(repo, writer, batch, actor, trailers=trailers, opened=opened)
+    write_new_tasks(
+        repo,
+        writer,
+        batch,
+        actor,
+        trailers=trailers,
+        opened=opened,
+        discovered_from=discovered_from,
+    )
     return [Submitted(e.id or "") for e in batch]
 
 
@@ -181,6 +215,7 @@ def write_new_tasks(
     in_place: Collection[str] = (),
     trailers: Sequence[str] = (),
     opened: str | None = None,
+    discovered_from: str | None = None,
 ) -> str:
     """Write each envelope of `batch` (already checked, ids assigned) and its `submitted`
     status, in one commit by `actor`. A task named in `in_place` already has its envelope
@@ -194,26 +229,51 @@ def write_new_tasks(
     the `submitted` (audit) and is exported as stored, from any clone, never re-signed."""
     now = datetime.now(timezone.utc)
     signer = _opening_signer(repo, actor) if opened is None else None
-    for envelope in batch:
-        stage_new_task(
-            repo,
-            writer,
-            envelope,
-            actor,
-            now=now,
-            signer=signer,
-            in_place=envelope.id in in_place,
-            opened=opened,
-        )
+
+    def writing() -> str:
+        return i18n.say("writing {count} tasks", count=len(batch))
+
+    def committing() -> str:
+        return i18n.say("committing {count} tasks", count=len(batch))
+
+    with progress.step(writing, len(batch)) as advance:
+        for envelope in batch:
+            stage_new_task(
+                repo,
+                writer,
+                envelope,
+                actor,
+                now=now,
+                signer=signer,
+                in_place=envelope.id in in_place,
+                opened=opened,
+                discovered_from=discovered_from,
+            )
+            advance(1)
     subject = _new_message([e.id or "" for e in batch], actor, trailers)
-    return writer.commit(subject, actor, when=now)
+    with progress.step(committing, len(batch), counted=False):
+        return writer.commit(subject, actor, when=now)
 
 
-def new_task_row(envelope: Envelope, status: str, actor: str, at: str) -> Summary:
+def new_task_row(
+    envelope: Envelope, status: str, actor: str, at: str, discovered_from: str | None = None
+) -> Summary:
     """The projection of a task just submitted: its envelope, one `submitted` status."""
     assert envelope.id is not None
     facts = Facts.of(envelope)
-    return Summary(envelope.id, facts, "submitted", None, 0, (), status, actor, 1, head_at=at)
+    return Summary(
+        envelope.id,
+        facts,
+        "submitted",
+        None,
+        0,
+        (),
+        status,
+        actor,
+        1,
+        head_at=at,
+        discovered_from=discovered_from,
+    )
 
 
 def stage_new_task(
@@ -226,6 +286,7 @@ def stage_new_task(
     signer: OpeningSigner | None,
     in_place: bool = False,
     opened: str | None = None,
+    discovered_from: str | None = None,
 ) -> None:
     """Add one new task to `writer`: its envelope file (already in place, or written now), its
     opening signed by `signer` when it can sign it, and its `submitted` status naming that
@@ -244,19 +305,39 @@ def stage_new_task(
     if message is not None:
         rel = repo.task_rel(task_id, MESSAGES, stamped_name(now))
         writer.add(rel, record_bytes(message.to_document()))
+    from taskfs.core.transition_signing import envelope_digest
+
     record = StatusRecord(
         task=task_id,
         state="submitted",
         by=actor,
         at=at,
         message=message.msg_id if message is not None else opened,
+        envelope=envelope_digest(text),
     )
     document = transition_keys.signed(repo, actor, record.to_document(), f"submit task {task_id!r}")
     name = status_name(1, "submitted")
     writer.add(repo.task_rel(task_id, STATUS, name), record_bytes(document))
     # The read model's row, as the full reader will read these files (their commit stores it:
     # `Writer.project`).
-    writer.project(new_task_row(envelope, name, actor, at))
+    words: list[str] = []
+    if repo.list_dir(task_id, INTAKE):
+        found, words = _request_of(repo, task_id)
+        discovered_from = discovered_from or found
+    row = new_task_row(envelope, name, actor, at, discovered_from)
+    writer.project(row._replace(text=text_of(envelope.objective, *words)))
+
+
+def _request_of(repo: Repository, task_id: str) -> tuple[str | None, list[str]]:
+    """The task the request of `task_id`'s folder was found in (a follow-up), if any, and its
+    requests' words (what `ls --grep` searches)."""
+    from taskfs.store.intake_reader import load_intake
+
+    try:
+        intake = load_intake(repo, task_id)[0]
+    except TaskfsError:
+        return None, []
+    return intake.discovered_from, [e.record.text or "" for e in intake.requests()]
 
 
 def _opening_signer(repo: Repository, actor: str) -> OpeningSigner | None:
@@ -305,6 +386,14 @@ def _assign_ids(
             problems.append(_at(problem("task_exists", field="id", id=task_id), source.label))
         seen[task_id] = source.label
         batch.append(envelope if envelope.id else envelope.with_id(task_id))
+    chosen = [envelope.id for _source, envelope in parsed if envelope.id]
+    if chosen and not problems:
+        from taskfs.store.archive_records import once_named
+
+        # An id an archive once named stays taken, though its record was edited or removed
+        # since (audit names that); a generated id is new to history anyway.
+        for task_id in sorted(once_named(repo, chosen)):
+            problems.append(_at(problem("task_exists", field="id", id=task_id), seen[task_id]))
     if problems:
         raise TaskfsError(problems)
     return batch

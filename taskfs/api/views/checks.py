@@ -99,37 +99,34 @@ def notices(result: Any) -> list[str]:
         )
     uncommitted = record.get("uncommitted")
     if record.get("workTree") == "dirty" and uncommitted is not None:
-        found.append(
-            i18n.say(
-                "the owned files were not all committed ({paths}): commit them and check again "
-                "before completing",
-                paths=", ".join(uncommitted["paths"]),
+        from taskfs.core.evidence import ignore_advice
+        from taskfs.core.ignores import is_build_output
+
+        paths = list(uncommitted["paths"])
+        work = [p for p in paths if not is_build_output(p)]
+        if work or not paths:
+            found.append(
+                i18n.say(
+                    "the owned files were not all committed ({paths}): commit them and check "
+                    "again before completing",
+                    paths=", ".join(work),
+                )
             )
-        )
+        outputs = [p for p in paths if is_build_output(p)]
+        if outputs:
+            found.append(ignore_advice(outputs))
     return found
 
 
 def output_lines(record: Mapping[str, Any]) -> list[str]:
     """The failing run's output tail, indented, for the text answer."""
-    said = output(record)
-    if said is None:
-        return []
+    return said_lines(output(record) or {})
+
+
+def said_lines(said: Mapping[str, str]) -> list[str]:
+    """An output's tail (`output`), stream by stream, indented, for people."""
     lines = []
     for name, text in said.items():
         lines.append(i18n.say("last lines of {stream}:", stream=name))
         lines += [f"    {line}" for line in text.splitlines()]
     return lines
-
-
-def evidence_rows(task: Any) -> list[dict[str, Any]]:
-    """The task's evidence, oldest first (`show`'s rows); the latest run, when it failed,
-    carries its output's tail: the reason an agent reading the history needs next."""
-    from taskfs.api.views.documents import evidence
-
-    rows = evidence(task)
-    found = task.evidence or ()
-    if rows and found and found[-1].record.kind == "check":
-        said = output(found[-1].document)
-        if said is not None:
-            rows[-1]["output"] = said
-    return rows

@@ -31,7 +31,11 @@ def detail(task: Task) -> dict[str, Any]:
 
 def evidence(task: Task) -> list[dict[str, Any]]:
     """One row per readable evidence file, oldest first, with how its signature stands:
-    `valid`, `invalid`, `unsigned`, or `unverified` (signed, but no runner key is trusted)."""
+    `valid`, `invalid`, `unsigned`, or `unverified` (signed, but no runner key is trusted).
+    The latest run, when it failed, carries its output's tail (`output`): the reason an agent
+    reading the task needs next, whoever ran the check."""
+    from taskfs.api.views.checks import output
+
     rows = []
     for item in task.evidence or ():
         record = item.record
@@ -54,6 +58,11 @@ def evidence(task: Task) -> list[dict[str, Any]]:
                 runner=record.runner.name if record.runner else None,
             )
         rows.append(row)
+    found = task.evidence or ()
+    if rows and found and found[-1].record.kind == "check":
+        said = output(found[-1].document)
+        if said is not None:
+            rows[-1]["output"] = said
     return rows
 
 

@@ -47,6 +47,8 @@ class EvidenceRow:
     signature: str = ""
     runner: str = ""  # the runner key it names, when signed
     signature_note: str = ""
+    # A failing run's last lines, stream by stream (`checks.output`): why it failed.
+    output: Mapping[str, str] | None = None
 
     @property
     def passed(self) -> bool:
@@ -141,6 +143,12 @@ def parse(data: bytes | None) -> tuple[Mapping[str, Any] | None, str]:
     return value, ""
 
 
+def output(document: Mapping[str, Any]) -> Mapping[str, str] | None:
+    from taskfs.api.views.checks import output as tail
+
+    return tail(document)
+
+
 def evidence_row(
     task_id: str, rel: str, data: bytes | None, trust: RunnerTrust | None = None
 ) -> EvidenceRow:
@@ -173,6 +181,7 @@ def evidence_row(
             signature=signed[0],
             runner=signed[1],
             signature_note=signed[2],
+            output=output(value),
         )
     return EvidenceRow(
         path=rel,

@@ -42,8 +42,17 @@ def document(
         out["schema"] = SCHEMA
         proposal = intake.pending_proposal()
         out["proposal"] = None if proposal is None else proposal.record.text
+        if proposal is not None:
+            # What the requester names to accept exactly these words (`intake accept`).
+            from taskfs.core.intake import proposal_digest, proposal_id
+
+            out["proposalId"] = proposal_id(proposal)
+            out["proposalDigest"] = proposal_digest(proposal)
+            out["proposedBy"] = proposal.record.by
     if intake.words():
         out["words"] = intake.words()
+    if intake.discovered_from is not None:
+        out["discoveredFrom"] = intake.discovered_from
     canceled = intake.canceled
     if canceled is not None and not submitted:
         out["canceledBy"] = canceled.record.by
@@ -52,10 +61,21 @@ def document(
 
 
 def answer_document(
-    intake: Intake, problems: Sequence[Problem], *, submitted: bool = False
+    intake: Intake,
+    problems: Sequence[Problem],
+    *,
+    submitted: bool = False,
+    accepted: str | None = None,
+    envelope: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A whole JSON document: the request was kept (`ok`), whatever it still lacks."""
-    return shapes.document(True, **document(intake, problems, submitted=submitted))
+    """A whole JSON document: the request was kept (`ok`), whatever it still lacks; for an
+    acceptance, the proposal it accepted and the envelope it submitted."""
+    doc = document(intake, problems, submitted=submitted)
+    if accepted is not None:
+        doc["accepted"] = accepted
+    if envelope is not None:
+        doc["envelope"] = envelope
+    return shapes.document(True, **doc)
 
 
 def text(
@@ -64,8 +84,10 @@ def text(
     door: Door,
     *,
     submitted: bool = False,
+    words: bool = False,
 ) -> str:
-    """The answer for people and models: kept, what is missing, how to complete it."""
+    """The answer for people and models: kept, what is missing, how to complete it; with
+    `words` (`show`), what the requester said first."""
     if submitted:
         return i18n.say(
             "{id}: submitted (the request from {requester} is now a task)",
@@ -87,17 +109,37 @@ def text(
             to=intake.recipient or i18n.say("anyone"),
         )
     ]
+    if intake.discovered_from is not None:
+        lines.append(i18n.say("a follow-up found while working on {id}", id=intake.discovered_from))
+    if words and intake.words():
+        lines.append(i18n.say("its words:"))
+        lines += [f"    {line}" for said in intake.words() for line in said.splitlines()]
+    proposal = intake.pending_proposal()
+    if intake.discovered_from is not None and proposal is None and not intake.draft_given():
+        # A follow-up in prose: its recipient draws the contract up; the list of every field
+        # the words are not would only repeat that.
+        lines.append(
+            i18n.say(
+                "{to} proposes an envelope from its words ({how}); {requester} may send one "
+                "itself too",
+                to=intake.recipient or i18n.say("its recipient"),
+                how="agent_propose(task_id, envelope)"
+                if door == "mcp"
+                else f"taskfs intake propose {intake.id} FILE",
+                requester=intake.requester,
+            )
+        )
+        return "\n".join(lines)
     if problems:
         lines.append(i18n.say("what keeps its envelope from being a task:"))
     lines += [f"  {p.code}: {p.message}" for p in problems]
-    proposal = intake.pending_proposal()
     if proposal is not None:
         lines.append(
             i18n.say(
                 "{by} proposed an envelope; {requester} accepts it as its own with: {accept}",
                 by=proposal.record.by,
                 requester=intake.requester,
-                accept=_accept_hint(intake, door),
+                accept=accept_hint(intake, door),
             )
         )
         # The requester reads what it would accept as its word.
@@ -105,6 +147,41 @@ def text(
     else:
         lines.append(how(intake, door))
     return "\n".join(lines)
+
+
+def next_step(intake: Intake, door: Door, agent: str | None) -> str:
+    """What `agent` does next with the open intake, in its door's terms: the requester sends
+    what it lacks or accepts the proposal waiting; anyone else (its recipient, who proposed)
+    waits for that acceptance, or proposes again."""
+    proposal = intake.pending_proposal()
+    if agent is not None and agent != intake.requester:
+        if proposal is None:
+            return i18n.say(
+                "Propose an envelope for it: {how}",
+                how="agent_propose(task_id, envelope)"
+                if door == "mcp"
+                else f"taskfs intake propose {intake.id} FILE",
+            )
+        return i18n.say(
+            "Nothing to do now: {requester} accepts the proposal with {accept} (a better one "
+            "replaces it: propose again)",
+            requester=intake.requester,
+            accept=accept_hint(intake, door),
+        )
+    if proposal is not None:
+        return i18n.say(
+            "Accept {by}'s proposal: {accept}",
+            by=proposal.record.by,
+            accept=accept_hint(intake, door),
+        )
+    if intake.discovered_from is not None and not intake.draft_given():
+        return i18n.say(
+            "{to} proposes an envelope from its words ({how}); {requester} may send one itself too",
+            to=intake.recipient or i18n.say("its recipient"),
+            how="agent_propose(task_id, envelope)" if door == "mcp" else "taskfs intake propose",
+            requester=intake.requester,
+        )
+    return how(intake, door)
 
 
 def how(intake: Intake, door: Door) -> str:
@@ -146,9 +223,57 @@ def how(intake: Intake, door: Door) -> str:
     )
 
 
-def _accept_hint(intake: Intake, door: Door) -> str:
+def accept_hint(intake: Intake, door: Door) -> str:
+    from taskfs.core.intake import proposal_id
+
+    waiting = intake.pending_proposal()
+    named = proposal_id(waiting) if waiting is not None else ""
     if door == "mcp":
-        return f"agent_accept(task_id={intake.id!r})"
+        return f"agent_accept(task_id={intake.id!r}, proposal={named!r})"
     if door in ("a2a", "interlink"):
         return i18n.say("send the proposed envelope back on {id}", id=intake.id)
-    return f"taskfs intake accept {intake.id} --agent {intake.requester}"
+    return f"taskfs intake accept {intake.id} --proposal {named} --agent {intake.requester}"
+
+
+def origin(intake: Intake) -> dict[str, Any]:
+    """Where a task came from, when it was a request first (contract section 12): who asked
+    whom, through which door and when, in what words, who proposed its envelope, and who
+    accepted that proposal (the requester: only its acceptance submits one)."""
+    out: dict[str, Any] = {
+        "from": intake.requester,
+        "to": intake.recipient,
+        "door": intake.door,
+        "openedAt": intake.opening.at,
+        "words": intake.words(),
+    }
+    if intake.discovered_from is not None:
+        out["discoveredFrom"] = intake.discovered_from
+    by_name = {entry.name: entry.record for entry in intake.entries}
+    for entry in intake.requests():
+        taken = by_name.get(entry.record.accepts or "")
+        if taken is not None and taken.kind == "proposal":
+            out.update(proposedBy=taken.by, acceptedBy=entry.record.by, acceptedAt=entry.record.at)
+    return out
+
+
+def origin_lines(said: dict[str, Any]) -> list[str]:
+    """`origin` for people: one line of who and when, then the words as they were sent."""
+    how = (
+        i18n.say(
+            "asked by {requester} of {to} ({door}); {proposer} proposed the envelope, accepted "
+            "by {acceptor}",
+            requester=said["from"],
+            to=said["to"] or i18n.say("anyone"),
+            door=said["door"] or "-",
+            proposer=said["proposedBy"],
+            acceptor=said["acceptedBy"],
+        )
+        if said.get("proposedBy")
+        else i18n.say(
+            "asked by {requester} of {to} ({door}), who sent the envelope itself",
+            requester=said["from"],
+            to=said["to"] or i18n.say("anyone"),
+            door=said["door"] or "-",
+        )
+    )
+    return [how, *said["words"]]

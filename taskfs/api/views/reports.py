@@ -21,6 +21,7 @@ from taskfs.core.forks import losses
 from taskfs.core.layout import STATUS_NAME_RE
 from taskfs.core.records import Artifact
 from taskfs.store.all_tasks import load_all
+from taskfs.store.index import summaries
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task, load_task
 
@@ -35,6 +36,7 @@ class TimelineRow:
     superseded: bool = False
     superseded_by: str = ""  # for a superseded transition: the winner, "<state> by <agent>"
     path: str = ""  # the evidence or message file
+    output: Mapping[str, str] | None = None  # a failing run's last lines (`checks.output`)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -46,6 +48,7 @@ class TimelineRow:
             **({"superseded": True} if self.superseded else {}),
             **({"supersededBy": self.superseded_by} if self.superseded_by else {}),
             **({"path": self.path} if self.path else {}),
+            **({"output": dict(self.output)} if self.output else {}),
         }
 
 
@@ -64,6 +67,10 @@ class TaskReport:
     # The commits that touched its owned files since it was submitted (`show` only: the
     # board and the listings do without).
     code_commits: tuple[CodeCommit, ...] = ()
+    # The request it was born from (`views.intake.origin`), when it was one first.
+    origin: Mapping[str, Any] | None = None
+    # Its amendments and their acceptances (`views.amendments.rows`), oldest first.
+    amended: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def id(self) -> str:
@@ -84,7 +91,7 @@ class TaskReport:
         return latest is not None and latest.verdict != "pass"
 
     def timeline(self) -> list[TimelineRow]:
-        return timeline(self.task, self.evidence, self.messages, self.requests)
+        return timeline(self.task, self.evidence, self.messages, self.requests, self.amended)
 
 
 @dataclass(frozen=True)
@@ -114,8 +121,7 @@ def intake_rows(repo: Repository, task_id: str) -> tuple[TimelineRow, ...]:
     rows = []
     for entry in intake.entries:
         record = entry.record
-        words = " ".join((record.reason or record.text or "").split())
-        detail = words if len(words) <= 120 else words[:117] + "..."
+        detail = " ".join((record.reason or record.text or "").split())  # whole: its words
         path = repo.task_rel(task_id, INTAKE, entry.name)
         what = "accepted" if record.accepts else record.kind  # the requester took a proposal
         rows.append(TimelineRow(record.at, "intake", record.by, what, detail, path=path))
@@ -161,6 +167,8 @@ def task_report(
             tuple(entries.task_evidence(where, task.id)),
             tuple(entries.task_messages(where, task.id)),
             requests=intake_rows(where, task.id),
+            origin=origin_of(where, task.id),
+            amended=amended_of(where, task),
         )
     tasks = load_all(repo)
     tasks.setdefault(task_id, task)
@@ -210,7 +218,24 @@ def _report(
         children,
         replaces=lineage.replaces(task.id),
         replaced_by=lineage.replaced_by(task.id),
+        origin=origin_of(repo, task.id),
+        amended=amended_of(repo, task),
     )
+
+
+def amended_of(repo: Repository, task: Task) -> tuple[Mapping[str, Any], ...]:
+    from taskfs.api.tasks.queries import amendments
+
+    return tuple(amendments(repo, task))
+
+
+def origin_of(repo: Repository, task_id: str) -> dict[str, Any] | None:
+    """The request `task_id` was born from, as `show` says it (None: it came whole)."""
+    from taskfs.api.intake.linked import origin
+    from taskfs.api.views.intake import origin as said
+
+    intake = origin(repo, task_id)
+    return said(intake) if intake is not None else None
 
 
 def timeline(
@@ -218,10 +243,13 @@ def timeline(
     evidence: Iterable[EvidenceRow] = (),
     messages: Iterable[MessageRow] = (),
     requests: Iterable[TimelineRow] = (),
+    amended: Iterable[Mapping[str, Any]] = (),
 ) -> list[TimelineRow]:
-    """The requests it came from, transitions, acceptance runs and messages in the order
-    they happened."""
+    """The requests it came from, transitions, amendments, acceptance runs and messages in the
+    order they happened."""
     rows: list[TimelineRow] = list(requests)
+    for row in amended:
+        rows.append(_amendment_row(row))
     messages = list(messages)
     by_id = {m.msg_id: m for m in messages if m.msg_id}
     folded: set[str] = set()
@@ -249,7 +277,13 @@ def timeline(
         detail = " · ".join(x for x in (run.command, exit_text, run.problem) if x)
         rows.append(
             TimelineRow(
-                run.at, "evidence", run.source or "check", run.verdict, detail, path=run.path
+                run.at,
+                "evidence",
+                run.source or "check",
+                run.verdict,
+                detail,
+                path=run.path,
+                output=run.output,
             )
         )
     for message in messages:
@@ -259,6 +293,18 @@ def timeline(
         what = message.status or "message"
         rows.append(TimelineRow(message.at, "message", who, what, message.text, path=message.path))
     return _ordered(rows)
+
+
+def _amendment_row(row: Mapping[str, Any]) -> TimelineRow:
+    """An amendment in the timeline: `amended` (in force at once, or accepted since),
+    `proposed` (after a claim: waiting for the holder), or `accepted` by the holder."""
+    path = row["path"]
+    if row["kind"] == "accepted":
+        return TimelineRow(row["at"], "amendment", row["by"], "accepted", row["accepts"], path=path)
+    what = "proposed" if row["status"] == "pending" else "amended"
+    changed = i18n.say("changed: {keys}", keys=", ".join(row.get("changed", ())) or "-")
+    detail = f"{row['reason']} ({changed})" if row.get("reason") else changed
+    return TimelineRow(row["at"], "amendment", row["by"], what, detail, path=path)
 
 
 def _ordered(rows: list[TimelineRow]) -> list[TimelineRow]:
@@ -325,4 +371,14 @@ def task_graph(repo: Repository) -> TaskGraph:
             edges.append(Edge(task.envelope.parent, task.id, "parent"))
             nodes.setdefault(task.envelope.parent, Node(task.envelope.parent, None))
     edges += [Edge(link.source, link.target, link.kind) for link in lineage_of(tasks).links()]
+    # Follow-ups found while working on a task (`taskfs discover`): requests (drawn in the
+    # state `intake`) and the tasks they became.
+    ledger = summaries(repo)
+    for source, found in ledger.all_discovered().items():
+        for follow_up in ledger.many(found):
+            if follow_up.id not in nodes:
+                env = follow_up.envelope
+                nodes[follow_up.id] = Node(follow_up.id, follow_up.state, env.context_id)
+            nodes.setdefault(source, Node(source, None))
+            edges.append(Edge(source, follow_up.id, "discovered"))
     return TaskGraph(tuple(sorted(nodes.values(), key=lambda n: n.id)), tuple(edges))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from taskfs import i18n
+from taskfs.readmodel import clock
 
 
 def row(task: Any) -> dict[str, Any]:
@@ -17,10 +18,14 @@ def row(task: Any) -> dict[str, Any]:
         "to": task.to,
         "holder": task.holder,
         "contextID": task.context_id,
-        "ageMinutes": _minutes(task.age_minutes),
-        "quietMinutes": _minutes(task.quiet_minutes),
+        "ageMinutes": _since(task.submitted_at, task),
+        "quietMinutes": _since(task.last, task) if task.quiet_minutes is not None else None,
         "quiet": task.quiet,
     }
+    if task.priority is not None:
+        out["priority"] = task.priority
+    if task.labels:
+        out["labels"] = list(task.labels)
     if task.ended_by is not None:
         out["endedBy"] = task.ended_by
         out["reason"] = task.reason
@@ -71,13 +76,14 @@ def line(task: Any) -> str:
             id=task.id,
             holder=task.holder,
             state=task.state,
-            quiet=duration(task.quiet_minutes),
+            quiet=clock.duration(task.last, task.now) if task.last else "-",
         )
     return f"{task.id} ({task.state})"
 
 
-def _minutes(value: float | None) -> int | None:
-    return None if value is None else round(value)
+def _since(moment: Any, task: Any) -> int | str | None:
+    """Whole minutes from `moment` to the row's now (said when printed: `readmodel.clock`)."""
+    return None if moment is None else clock.minutes(moment, task.now)
 
 
 def _short(text: str | None, limit: int = 100) -> str:

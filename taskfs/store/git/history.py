@@ -106,15 +106,16 @@ class History(Process):
             for change in entry.changes:
                 yield entry, change
 
-    def changes_after_creation(self, folder: str) -> list[tuple[str, str, str]]:
-        """(commit, M or D, path) for every commit in HEAD's history that modified or deleted
-        a file under `folder`; merges are diffed against all their parents (`--cc`), so a
-        merge that edits a file on its own is caught too. `--full-history` keeps side branches
-        that a merge made invisible (one that took the other side wholesale, `-s ours`)."""
+    def changes_after_creation(self, *folders: str) -> list[tuple[Author, str, str]]:
+        """(commit and its author, M or D, path) for every commit in HEAD's history that
+        modified or deleted a file under `folders`; merges are diffed against all their parents
+        (`--cc`), so a merge that edits a file on its own is caught too. `--full-history` keeps
+        side branches that a merge made invisible (one that took the other side wholesale,
+        `-s ours`)."""
         if self.head() is None:
             return []
-        found = self._changes("--full-history", "--cc", "--diff-filter=MD", "HEAD", "--", folder)
-        return [(entry.commit, change.status, change.path) for entry, change in found]
+        found = self._changes("--full-history", "--cc", "--diff-filter=MD", "HEAD", "--", *folders)
+        return [(entry.by, change.status, change.path) for entry, change in found]
 
     def path_history(self, folder: str) -> list[tuple[str, str, str, str]]:
         """(commit, author name, A/M/D, path) for every commit in HEAD's history that added,
@@ -163,6 +164,19 @@ class History(Process):
         proc = self.run_raw(*args)
         found = parse_log(proc.stdout) if proc.returncode == 0 else []
         return found[0].committed if found and found[0].committed else None
+
+    def commit_times(self, pathspecs: Sequence[str]) -> Iterator[tuple[int, list[str]]]:
+        """(commit time, paths it touched) of every commit in HEAD's history that touched
+        `pathspecs`, newest first, from one `git log`: a caller matching many owners' files
+        reads history once instead of once per owner."""
+        if not pathspecs or self.head() is None:
+            return
+        proc = self.run_raw(*log_args("HEAD", "--", *pathspecs))
+        if proc.returncode != 0:
+            return
+        for entry in parse_log(proc.stdout):
+            if entry.committed:
+                yield entry.committed, [change.path for change in entry.changes]
 
     def touching(self, revisions: str, pathspecs: Sequence[str], *, limit: int) -> list[LogEntry]:
         """The latest `limit` commits of `revisions` that touched `pathspecs` (with their
