@@ -82,7 +82,11 @@ if TYPE_CHECKING:
 ID, DIGEST, FLAGS, FIELDS, SHOWN, KEY, RANK = range(7)
 ENTRY_WIDTH = 7
 # HELD: a folder HEAD holds (not archived); READABLE: its files read into a projection.
-HELD, LISTED, ARCHIVED, READY, INTAKE, READABLE = 1, 2, 4, 8, 16, 32
+# WORDS: `ready` offers it on the word of a row a claim checks against git first (an archived
+# task's, a successor's link: `taskfs.core.readiness.rests_on_words`); the fast path leaves it
+# to the full path, which asks the claim's checks (`taskfs.api.lifecycle.standing.offered`).
+HELD, LISTED, ARCHIVED, READY, INTAKE, READABLE, WORDS = 1, 2, 4, 8, 16, 32, 64
+OFFERED = READY | WORDS
 
 STATE = b"state"
 

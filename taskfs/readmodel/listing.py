@@ -27,6 +27,7 @@ from taskfs.readmodel.db import (
     RANK,
     READY,
     SHOWN,
+    WORDS,
     Damaged,
 )
 from taskfs.readmodel.stamps import (
@@ -117,13 +118,15 @@ def answer(
 def rows(
     command: str, filters: Filters, agent: str | None, catch_up: CatchUp | None = None
 ) -> list[str] | None:
-    """The rows (JSON text) of `ls --json` or `ready --json` (for `agent`) under `filters`,
-    or None when the store cannot vouch for them: none, damaged or not sealed here, another
-    HEAD than its rows' (after `catch_up`, when given, could not bring it there), other
-    settings, or a task folder taken away by hand (the full path says what that changes).
-    A store that is missing or damaged is built again first by `catch_up` (when it can be
-    saved), so that even the first listing reads the manifest, not every task's row. The
-    manifest is read a chunk at a time: what stays in memory is the rows chosen."""
+    """The rows (JSON text) of `ls --json` or `ready --json` (for `agent`) under `filters`, or None
+    when the store cannot vouch for them: none, damaged or not sealed here, another HEAD than
+    its rows' (after `catch_up`, when given, could not bring it there), other settings, a task
+    folder taken away by hand (the full path says what that changes), a listing filtered by what
+    `ls --grep` searches (in the rows, not the manifest), or a task `ready` offers on a word a
+    claim checks against git first (`WORDS`: the full path asks the claim's checks). A store
+    that is missing or damaged is built again first by `catch_up` (when it can be saved), so
+    that even the first listing reads the manifest, not every task's row. The manifest is read a
+    chunk at a time: what stays in memory is the rows chosen."""
     if filtering.searches(filters):
         return None  # what `ls --grep` searches is in the rows, not the manifest: the full path
     try:
@@ -133,8 +136,15 @@ def rows(
         root, git_dir = found
         where = db.path(git_dir)
 
+        words: list[bool] = []  # one it offers on a word a claim checks first (`WORDS`)
+
         def chosen(entries: Iterable[tuple[object, ...]]) -> list[str]:
-            return [str(e[SHOWN]) for e in select(entries, command, filters, agent)]
+            out = []
+            for entry in select(entries, command, filters, agent):
+                if entry[FLAGS] & WORDS:  # type: ignore[operator]
+                    words.append(True)
+                out.append(str(entry[SHOWN]))
+            return out
 
         for attempt in (0, 1):
             taken = None
@@ -149,7 +159,8 @@ def rows(
                     # process ends at once (or the collector closes it).
                     conn.rollback()
             if taken is not None:
-                return taken[1]
+                # The claim's checks of what a word says are the full path's (git, the api).
+                return None if words else taken[1]
             if attempt or catch_up is None or not catch_up(root, git_dir):
                 return None
         return None

@@ -192,14 +192,17 @@ def _ready(
     candidates: list[str],
     followers: Mapping[str, list[str]],
     overlaps: Mapping[str, set[str]],
-) -> set[str]:
-    """The candidates a claim would succeed on now: the claim's own rules
-    (`taskfs.core.readiness.claimable`), asked a few hundred at a time."""
-    ready: set[str] = set()
+) -> dict[str, int]:
+    """The candidates a claim would succeed on now, and how `ready` offers each
+    (`taskfs.readmodel.rows.offer`): the claim's own rules (`taskfs.core.readiness.claimable`),
+    asked a few hundred at a time."""
+    from taskfs.readmodel.rows import offer
+
+    ready: dict[str, int] = {}
     for start in range(0, len(candidates), STEP):
         tasks = _Stored(conn, followers, overlaps)
         asked = [tasks[t] for t in candidates[start : start + STEP]]
-        ready.update(t.id for t in claimable(tasks, among=asked) if t.listed)
+        ready.update((t.id, offer(t, tasks)) for t in claimable(tasks, among=asked) if t.listed)
     return ready
 
 
@@ -208,7 +211,7 @@ def _last_pass(
     state: db.State,
     relations: Mapping[str, Mapping[str, list[str]]],
     overlaps: Mapping[str, set[str]],
-    ready: set[str],
+    ready: Mapping[str, int],
 ) -> db.State:
     """Write every row again with its relations (and a row for each id only named), and the
     manifest and the entries' digests in chunks, one chunk in memory at a time; the root."""
@@ -228,7 +231,7 @@ def _last_pass(
             continue
         encoded = row.encode()
         db.put_rows(conn, [(task_id, encoded)])
-        entries.append(entry_of(task_id, row, encoded, task_id in ready))
+        entries.append(entry_of(task_id, row, encoded, ready.get(task_id, 0)))
         if len(entries) >= db.CHUNK:
             chunks.append(db.put_chunk(conn, "chunks", entries))
             entries = []

@@ -15,8 +15,10 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 
 from taskfs.core import globs
-from taskfs.core.readiness import claimable
+from taskfs.core.lineage import Lineage
+from taskfs.core.readiness import claimable, rests_on_words
 from taskfs.errors import TaskfsError
+from taskfs.readmodel.db import READY, WORDS
 from taskfs.readmodel.ledger import Ledger, filed
 from taskfs.readmodel.projection import Summary
 from taskfs.readmodel.view import Batch, Row
@@ -216,7 +218,8 @@ def _reached(
 
 def settle(batch: Batch, affected: Collection[str] | None) -> None:
     """Ask again whether `ready` offers each task of `affected` (every task when None): the
-    claim's own rules (`taskfs.core.readiness.claimable`), on the rows."""
+    claim's own rules (`taskfs.core.readiness.claimable`), on the rows, noting those it offers
+    on the word of a row a claim checks against git first (`offer`)."""
     ledger = Ledger(batch)
     if affected is None:
         asked = ledger.values()
@@ -224,10 +227,18 @@ def settle(batch: Batch, affected: Collection[str] | None) -> None:
     else:
         ids = set(affected)
         asked = ledger.many(sorted(ids))
-    ready = {task.id for task in claimable(ledger, among=asked) if task.listed}
+    ready = {task.id: task for task in claimable(ledger, among=asked) if task.listed}
+    lineage = Lineage(ledger)
     for task_id in sorted(ids):
         row = batch.row(task_id)
         offered = task_id in ready and row is not None and row.held
         if row is not None and row.summary is not None and row.summary.archived:
             offered = False
-        batch.set_ready(task_id, offered)
+        batch.set_ready(task_id, offer(ready[task_id], ledger, lineage) if offered else 0)
+
+
+def offer(task: Summary, tasks: Mapping[str, Summary], lineage: Lineage | None = None) -> int:
+    """How `ready` offers a task the claim's rules let be claimed: READY, with WORDS when a
+    dependency is read from a word a claim checks against git before it believes it
+    (`taskfs.core.readiness.rests_on_words`)."""
+    return READY | (WORDS if rests_on_words(task, tasks, lineage) else 0)

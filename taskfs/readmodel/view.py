@@ -33,8 +33,8 @@ from taskfs.readmodel.db import (
     ID,
     INTAKE,
     LISTED,
+    OFFERED,
     READABLE,
-    READY,
     Damaged,
 )
 from taskfs.readmodel.projection import Summary
@@ -80,13 +80,12 @@ class Row(NamedTuple):
         )
 
 
-def entry_of(task_id: str, row: Row, data: bytes, ready: bool) -> db.Entry:
-    """A row's entry in the manifest."""
+def entry_of(task_id: str, row: Row, data: bytes, ready: int) -> db.Entry:
+    """A row's entry in the manifest; `ready`: how `ready` offers it (`OFFERED`'s flags, 0 when
+    it does not)."""
     summary = row.summary
     listed = summary is not None and summary.listed and row.held
-    flags = (HELD if row.held and not (summary and summary.archived) else 0) | (
-        READY if ready else 0
-    )
+    flags = (HELD if row.held and not (summary and summary.archived) else 0) | (ready & OFFERED)
     if summary is not None:
         flags |= READABLE
     fields = shown = None
@@ -161,9 +160,10 @@ class View:
                     raise Damaged(f"the row of {task_id!r} does not decode") from None
         return {t: r for t in task_ids if (r := self._rows.get(t)) is not None}
 
-    def ready(self, task_id: str) -> bool:
+    def ready(self, task_id: str) -> int:
+        """How `ready` offers the task (`OFFERED`'s flags; 0: it does not)."""
         entry = View.entry(self, task_id)  # as stored
-        return entry is not None and bool(entry[FLAGS] & READY)
+        return 0 if entry is None else int(entry[FLAGS]) & OFFERED
 
     # -- ownership entries -----------------------------------------------------------------------
 
@@ -191,7 +191,7 @@ class Batch(View):
         self.buckets = base.buckets
         self._rows = dict(base._rows)
         self._put: dict[str, Row | None] = {}
-        self._ready: dict[str, bool] = {}
+        self._ready: dict[str, int] = {}
         self._filed: dict[str, list[tuple[str, str, str]] | None] = {}
         self._by_file: dict[str, dict[str, list[tuple[str, str]]]] = {}  # file -> task -> ...
         self.new_state = base.state
@@ -223,11 +223,11 @@ class Batch(View):
                     found[task_id] = row
         return {t: found[t] for t in ids if t in found}
 
-    def ready(self, task_id: str) -> bool:
+    def ready(self, task_id: str) -> int:
         if task_id in self._ready:
             return self._ready[task_id]
         if task_id in self._put and self._put[task_id] is None:
-            return False
+            return 0
         return View.ready(self, task_id)
 
     def entries(self) -> Iterator[db.Entry]:
@@ -258,7 +258,7 @@ class Batch(View):
         self._put[task_id] = row
         self._rows[task_id] = row
 
-    def set_ready(self, task_id: str, ready: bool) -> None:
+    def set_ready(self, task_id: str, ready: int) -> None:
         if self.ready(task_id) != ready:
             self._ready[task_id] = ready
 
