@@ -1,9 +1,11 @@
 """Everything derived is never trusted (issue 36): the read model's store and every cache under
-`<git dir>/taskfs/cache/` can be deleted, truncated, filled with garbage, have a byte flipped or
-be rewritten by hand (a row that says a dependency completed, a verdict that says pass, a
-signature standing that says valid, a trigger planted in the store), and no answer and no
-decision changes: `ls`, `ready`, `show`, `claim` and `complete` answer exactly as they do on a
-freshly rebuilt store, and none of them ends in an internal error.
+`<git dir>/taskfs/cache/` (the stored answers of `show`, `inbox` and `prime`, the completion
+gate's facts, the settings memos, the nudge hook's memory) can be deleted, truncated, filled
+with garbage, have a byte flipped or be rewritten by hand (a row that says a dependency
+completed, a verdict that says pass, a signature standing that says valid, a trigger planted in
+the store), and no answer and no decision changes: `ls`, `ready`, `show`, `claim` and `complete`
+answer exactly as they do on a freshly rebuilt store, and none of them ends in an internal
+error.
 
 The damage is done the way an attacker or a torn write does it, to whatever files the caches
 are, without knowing their format: byte for byte, or through SQLite for the store's values.
@@ -69,6 +71,9 @@ READS = (
     ("show", "waiting"),
     ("show", "failing", "--json"),
     ("show", "passing", "--json"),
+    ("inbox", "--json", "--agent", "builder"),  # answers stored (issue 38's agent views)
+    ("prime", "--agent", "builder"),
+    ("nudge", "--hook", "claude", "--agent", "builder"),  # the hook's memory
 )
 DECISIONS = (
     ("claim", "waiting", "--agent", "builder", "--json"),
@@ -233,6 +238,31 @@ def craft_verdict(repo: Path) -> int:
     return changed
 
 
+def craft_answers(repo: Path) -> int:
+    """Every stored answer of an agent view (`inbox`, `prime`) says there is nothing to claim,
+    and the nudge hook's memory that nothing is due for a day."""
+    changed = 0
+    for path in cache_files(repo):
+        if "answers" not in path.parts and "nudge" not in path.parts:
+            continue
+        data = path.read_bytes()
+
+        def change(value: Any) -> Any:
+            if isinstance(value, str):
+                return value.replace("to claim", "to claim (none)")
+            if isinstance(value, float):
+                return value + 86400.0
+            return value
+
+        new = rewrite_marshalled(data, change)
+        if new is None:
+            new = data.replace(b"to claim", b"to clam!")
+        if new != data:
+            path.write_bytes(new)
+            changed += 1
+    return changed
+
+
 def plant_trigger(repo: Path) -> None:
     """Triggers in the store: one that marks every task ready whenever anything is written
     (where a table says whether a task is ready), and on every other table one that undoes
@@ -369,7 +399,9 @@ def _damage_file(path: Path, how: str) -> None:
 
 
 def _craft(repo: Path) -> None:
-    assert craft_dependency_completed(repo) + craft_verdict(repo) > 0
+    assert craft_dependency_completed(repo) > 0
+    assert craft_verdict(repo) > 0
+    assert craft_answers(repo) > 0
     plant_trigger(repo)
 
 
@@ -384,7 +416,7 @@ def test_every_cache_file_damaged_changes_no_answer_and_no_decision(
     names = [p.relative_to(pristine) for p in cache_files(pristine)]
     below = [name.parts[name.parts.index("taskfs") + 1 :] for name in names]
     kinds = {rest[1] if rest[0] == "cache" and len(rest) > 2 else rest[-1] for rest in below}
-    assert {"gate", "show", "settings", "lock"} <= kinds, names
+    assert {"gate", "show", "settings", "answers", "nudge", "lock"} <= kinds, names
     assert any(name.suffix == ".sqlite" for name in names), names
     for name in names:
         _restore(repo, pristine)
