@@ -1,0 +1,51 @@
+"""What the readers other than `show` and `ls --archived` say of an archived task (the team day's
+findings): `graph` and `review` show its final state, marked archived; `new` on its id says it
+is archived; a refused archive names the setting that would allow it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.helpers import git, submit, taskfs
+
+
+def _archived_canceled(repo: Path) -> None:
+    """A canceled task `mul` that a live task depends on, then archived."""
+    submit(repo, id="mul", filesAndInterfaces=["src/mul/**"])
+    assert taskfs("move", "mul", "canceled", "--agent", "planner", "--reason", "no").code == 0
+    submit(repo, id="after", filesAndInterfaces=["src/after/**"], dependsOn=["mul"])
+    done = taskfs("archive", "--older-than", "0", "--json")
+    assert done.json["archived"] == ["mul"], done.stdout
+
+
+def test_graph_shows_an_archived_task_in_its_final_state(repo: Path) -> None:
+    _archived_canceled(repo)
+    graph = taskfs("graph", "--json")
+    assert graph.code == 0, graph.stdout
+    nodes = {n["id"]: n for n in graph.json["nodes"]}
+    assert nodes["mul"]["state"] == "canceled"
+    assert nodes["mul"]["archived"] is True
+    assert nodes["after"]["archived"] is False
+    drawn = taskfs("graph").stdout
+    line = next(line for line in drawn.splitlines() if "mul<br/>" in line)
+    assert line.endswith(":::canceled")
+    assert "archived" in line
+    dot = taskfs("graph", "--format", "dot").stdout
+    assert "style=" not in next(line for line in dot.splitlines() if '"mul" [' in line)
+
+
+def test_review_shows_an_archived_task_in_its_final_state(repo: Path) -> None:
+    _archived_canceled(repo)
+    first = git(repo, "rev-list", "--max-parents=0", "HEAD")
+    reviewed = taskfs("review", f"{first}..HEAD", "--json")
+    assert reviewed.code == 0, reviewed.stdout
+    outcome = next(o for o in reviewed.json["outcomes"] if o["id"] == "mul")
+    assert (outcome["state"], outcome["archived"]) == ("canceled", True)
+    added = next(t for t in reviewed.json["tasks"] if t["id"] == "mul")
+    assert (added["state"], added["archived"]) == ("canceled", True)
+    live = next(o for o in reviewed.json["outcomes"] if o["id"] == "after")
+    assert (live["state"], live["archived"]) == ("submitted", False)
+    # The markdown says the state, not that the checkout lacks the task.
+    text = taskfs("--lang", "en", "review", f"{first}..HEAD").stdout
+    row = next(line for line in text.splitlines() if line.startswith("| `mul` |"))
+    assert row.split(" | ")[1] == "canceled, archived"
