@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.helpers import git, submit, taskfs
+from tests.helpers import git, submit, taskfs, write_envelope
 
 
 def _archived_canceled(repo: Path) -> None:
@@ -49,3 +49,15 @@ def test_review_shows_an_archived_task_in_its_final_state(repo: Path) -> None:
     text = taskfs("--lang", "en", "review", f"{first}..HEAD").stdout
     row = next(line for line in text.splitlines() if line.startswith("| `mul` |"))
     assert row.split(" | ")[1] == "canceled, archived"
+
+
+def test_new_on_an_archived_id_says_it_is_archived(repo: Path) -> None:
+    _archived_canceled(repo)
+    path = write_envelope(repo.parent / "again.yaml", id="mul")
+    again = taskfs("new", str(path), "--json")
+    assert (again.code, again.codes) == (1, ["task_exists"])
+    assert again.json["errors"][0]["archived"] is True
+    live = write_envelope(repo.parent / "live.yaml", id="after")
+    taken = taskfs("new", str(live), "--json")
+    assert taken.codes == ["task_exists"]
+    assert taken.json["errors"][0].get("archived", False) is False
