@@ -61,3 +61,22 @@ def test_new_on_an_archived_id_says_it_is_archived(repo: Path) -> None:
     taken = taskfs("new", str(live), "--json")
     assert taken.codes == ["task_exists"]
     assert taken.json["errors"][0].get("archived", False) is False
+
+
+def test_archive_names_an_ended_request_it_leaves_in_place(repo: Path) -> None:
+    opened = taskfs("intake", "open", "please do x", "--id", "req1", "--to", "builder",
+                    "--agent", "planner")  # fmt: skip
+    assert opened.code == 0, opened.stdout + opened.stderr
+    assert taskfs("intake", "cancel", "req1", "--agent", "planner", "--reason", "no").code == 0
+    taskfs("intake", "open", "still open", "--id", "req2", "--agent", "planner")
+    submit(repo, id="mul", filesAndInterfaces=["src/mul/**"])
+    assert taskfs("move", "mul", "canceled", "--agent", "planner", "--reason", "no").code == 0
+    young = taskfs("archive", "--json")  # the default age, 30 days: too young to be named
+    assert (young.json["skipped"], young.json["skippedWhy"]) == ([], {})
+    done = taskfs("archive", "--older-than", "0", "--json")
+    assert done.code == 0, done.stdout
+    assert done.json["archived"] == ["mul"]
+    assert done.json["skipped"] == ["req1"]
+    assert done.json["skippedWhy"] == {"req1": "request"}
+    assert (repo / "tasks" / "req1").exists()
+    assert taskfs("audit", "--json").json["findings"] == []
