@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.helpers import git, submit, taskfs, write_envelope
+from tests.helpers import configure, git, submit, taskfs, write_envelope
 
 
 def _archived_canceled(repo: Path) -> None:
@@ -61,6 +61,17 @@ def test_new_on_an_archived_id_says_it_is_archived(repo: Path) -> None:
     taken = taskfs("new", str(live), "--json")
     assert taken.codes == ["task_exists"]
     assert taken.json["errors"][0].get("archived", False) is False
+
+
+def test_a_refused_archive_names_the_setting_that_allows_it(repo: Path) -> None:
+    refused = taskfs("archive", "--older-than", "0", "--agent", "planner", "--json")
+    assert (refused.code, refused.codes) == (1, ["agent_not_allowed"])
+    error = refused.json["errors"][0]
+    assert (error["setting"], error["path"]) == ("archive.by", ".taskfs/config.yaml")
+    # Doing what it says allows it.
+    configure(repo, "planner archives", archive={"by": ["operator", "planner"]})
+    allowed = taskfs("archive", "--older-than", "0", "--agent", "planner", "--json")
+    assert allowed.code == 0, allowed.stdout
 
 
 def test_archive_names_an_ended_request_it_leaves_in_place(repo: Path) -> None:

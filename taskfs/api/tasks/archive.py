@@ -17,7 +17,7 @@ from typing import NamedTuple
 from taskfs import i18n
 from taskfs.core import progress
 from taskfs.core.ages import parse_age
-from taskfs.core.layout import ARCHIVE_DIR, format_time, stamped_name
+from taskfs.core.layout import ARCHIVE_DIR, CONFIG_PATH, format_time, stamped_name
 from taskfs.core.lifecycle import TERMINAL
 from taskfs.errors import fail
 from taskfs.readmodel import archive as records
@@ -59,9 +59,15 @@ def archive(
             action="archive",
             action_text=i18n.say("archive tasks"),
             reason=i18n.said(
-                "the settings allow only {agents} to archive (archive.by)", agents=allowed
+                "the settings allow only {agents} to archive; to allow {agent}, add it to the "
+                "list archive.by in {path} and commit that",
+                agents=allowed,
+                agent=actor,
+                path=CONFIG_PATH,
             ),
             rule="archive",
+            setting="archive.by",
+            path=CONFIG_PATH,
         )
     age_text = settings.older_than if older_than is None else older_than
     try:
