@@ -107,7 +107,8 @@ def _recent_ledger_range(repo: Repository) -> tuple[str, str, str]:
             "ledger; name a range such as HEAD~5..HEAD",
         )
     parent = repo.git.verify(f"{recent[-1]}^{{commit}}")
-    label = f"the last {len(recent)} ledger commits"
+    many = len(recent) > 1
+    label = f"the last {len(recent)} ledger commits" if many else "the last ledger commit"
     if parent is None:  # they go back to the first commit: all of history
         return "HEAD", label, "HEAD"
     return f"{parent}..HEAD", label, "HEAD"

@@ -275,12 +275,15 @@ def timeline(
         )
     for run in evidence:
         exit_text = i18n.say("exit {code}", code=run.exit_code) if run.exit_code is not None else ""
-        detail = " · ".join(x for x in (run.command, exit_text, run.problem) if x)
+        # Who ran it, as show says; how its verdict was reached (a script's exit, a judge's
+        # word) beside what it ran.
+        how = f"{run.source}: {run.command}" if run.source and run.command else run.command
+        detail = " · ".join(x for x in (how, exit_text, run.problem) if x)
         rows.append(
             TimelineRow(
                 run.at,
                 "evidence",
-                run.source or "check",
+                run.by or run.source or "check",
                 run.verdict,
                 detail,
                 path=run.path,
