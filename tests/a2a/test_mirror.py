@@ -230,7 +230,7 @@ def test_a_remote_refusal_rejects_the_mirror_naming_the_remote_codes(
 ) -> None:
     planner, builder = pair
     envelope_file(builder / "taken.yaml", id="taken")
-    assert cli(builder, "new", "taken.yaml", "--agent", "builder").code == 0
+    assert cli(builder, "new", "taken.yaml").code == 0
     with serving(builder, "builder") as served:
         sent = cli(
             planner,
