@@ -45,9 +45,6 @@ MESSAGES: dict[str, str] = {
     "task_exists": "a task with id {id!r} already exists{archived_text}",
     "ownership_conflict": "{entry!r} overlaps {other_entry!r} of open task {other!r} (both "
     "match {witness!r}); make one task depend on the other or narrow the entries",
-    "sender_required": "the envelope names no sender and no agent is acting: add `from: <agent>` "
-    "to it (or name the acting agent with --agent or TASKFS_AGENT); a task from nobody could be "
-    "neither answered nor canceled",
     # lifecycle (contract section 3)
     "task_not_found": "no task {id!r}{near_text}; `taskfs ls` lists the tasks",
     "agent_not_allowed": "agent {agent!r} may not {action_text}: {reason}",

@@ -6,9 +6,7 @@ the rules, `write_new_tasks`), with what a stream of files needs besides:
 
 - One bad file never blocks the others: each drop is submitted or refused on its own, checked
   against the open tasks and the drops admitted before it; the admitted ones are committed
-  together, one commit per sender (the envelope's `from`). A drop that names no `from` is
-  refused (`sender_required`): no agent acts for a dropped file, and a task from nobody could
-  be neither answered nor canceled.
+  together, one commit per sender (the envelope's `from`, else `anonymous`, as `new` records).
 - A content is taken in once. Each commit names the drops it consumed, with the sha256 of their
   bytes, in a trailer `Taskfs-Intake: <id> sha256:<hex> <path>`; a drop whose bytes were taken
   in before (a file saved twice, or one a killed watcher committed but had not yet removed) is
@@ -27,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from taskfs.api.tasks import rules
-from taskfs.api.tasks.submit import Source, fresh_id, parse_source, unsent, write_new_tasks
+from taskfs.api.tasks.submit import Source, fresh_id, parse_source, write_new_tasks
 from taskfs.core import layout
 from taskfs.core.envelope import Envelope
 from taskfs.core.layout import ENVELOPE, STATUS
@@ -167,9 +165,6 @@ def _decide(batch: _Batch, rel: str) -> Taken:
     envelope, problems = parse_source(Source(rel, data))
     if envelope is None:
         return Taken(rel, "refused", sha, problems=tuple(problems))
-    nobody = unsent(envelope, None)  # a dropped file has no acting agent to stand for `from`
-    if nobody is not None:
-        return Taken(rel, "refused", sha, envelope.id, problems=_tagged([nobody], rel))
     envelope, problems = _with_id(batch, rel, envelope, folder)
     if envelope is None:
         return Taken(rel, "refused", sha, problems=_tagged(problems, rel))
@@ -182,7 +177,7 @@ def _decide(batch: _Batch, rel: str) -> Taken:
     batch.twins[sha] = []
     if folder is not None:
         batch.in_place.add(envelope.id)
-    actor = envelope.sender or ANONYMOUS  # never: `unsent` refused a drop without one
+    actor = envelope.sender or ANONYMOUS
     batch.admitted.setdefault(actor, []).append((rel, envelope, sha))
     return Taken(rel, "submitted", sha, envelope.id)
 

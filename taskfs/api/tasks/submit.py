@@ -167,7 +167,6 @@ def submit(repo: Repository, sources: Sequence[Source], agent: str | None) -> li
             if envelope is not None:
                 parsed.append((source, envelope))
             advance(1)
-    problems += [_at(nobody, src.label) for src, env in parsed if (nobody := unsent(env, agent))]
     if problems:
         raise TaskfsError(problems)
     actor = _actor(agent, [env for _, env in parsed], sources)
@@ -350,16 +349,6 @@ def _opening_signer(repo: Repository, actor: str) -> OpeningSigner | None:
     from taskfs.api.messages.openings import OpeningSigner
 
     return OpeningSigner(repo, actor)
-
-
-def unsent(envelope: Envelope, agent: str | None) -> Problem | None:
-    """`sender_required` when nobody sends the envelope: it names no `from` and no agent is
-    acting to stand for it (contract section 12). The task would be from nobody: its
-    recipient's questions would go unanswered and nobody could cancel it. `new` and the
-    watcher's drops ask this alike."""
-    if envelope.sender or agent is not None:
-        return None
-    return problem("sender_required", field="from")
 
 
 def _actor(agent: str | None, envelopes: Sequence[Envelope], sources: Sequence[Source]) -> str:
