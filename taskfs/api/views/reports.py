@@ -21,6 +21,7 @@ from taskfs.core.forks import losses
 from taskfs.core.layout import STATUS_NAME_RE
 from taskfs.core.records import Artifact
 from taskfs.store.all_tasks import load_all
+from taskfs.store.archive_records import archived_tasks
 from taskfs.store.index import summaries
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task, load_task
@@ -342,6 +343,7 @@ class Node:
     state: str | None  # None: named by a dependsOn or parent but not (yet) in the ledger
     context: str = ""
     objective: str = ""
+    archived: bool = False  # taken out of the working tree by `taskfs archive`; history keeps it
 
 
 @dataclass(frozen=True)
@@ -381,7 +383,16 @@ def task_graph(repo: Repository) -> TaskGraph:
         for follow_up in ledger.many(found):
             if follow_up.id not in nodes:
                 env = follow_up.envelope
-                nodes[follow_up.id] = Node(follow_up.id, follow_up.state, env.context_id)
+                nodes[follow_up.id] = Node(
+                    follow_up.id, follow_up.state, env.context_id, archived=follow_up.archived
+                )
             nodes.setdefault(source, Node(source, None))
             edges.append(Edge(source, follow_up.id, "discovered"))
+    # A task named here but archived is drawn in its final state, read as `show` reads it.
+    unknown = [node.id for node in nodes.values() if node.state is None]
+    for task_id, task in archived_tasks(repo, unknown).items():
+        contract = task.envelope
+        nodes[task_id] = Node(
+            task_id, task.state, contract.context_id, contract.objective, archived=True
+        )
     return TaskGraph(tuple(sorted(nodes.values(), key=lambda n: n.id)), tuple(edges))
