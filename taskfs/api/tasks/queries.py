@@ -30,6 +30,7 @@ def show(repo: Repository, task_id: str) -> Task:
     commit holds is not read as part of it but named, `ledger_file_uncommitted` among its
     problems. An archived task as the commit that archived it found it."""
     from taskfs.api.evidence import checks as evidence
+    from taskfs.store.envelope_seal import unsealed
 
     where = home(repo, task_id)
     problems: list[Problem] = []
@@ -44,6 +45,9 @@ def show(repo: Repository, task_id: str) -> Task:
             if committed is not None:
                 where = committed
     task = evidence.with_evidence(where, load_task(where, task_id))
+    edited = unsealed(where, task_id)  # what a claim refuses is named where the task is shown
+    if edited is not None and edited not in task.problems:
+        problems.append(edited)
     return task._replace(problems=(*task.problems, *problems)) if problems else task
 
 
