@@ -125,15 +125,15 @@ def argument_problems(metadata: Any, arguments: dict[str, Any]) -> list[Problem]
         metadata.arg_model.model_validate(metadata.pre_parse_json(arguments))
     except ValidationError as exc:
         errors = exc.errors(include_url=False, include_input=True)
-        return [
-            problem(
-                "invalid_value",
-                field=".".join(str(p) for p in error["loc"]) or "arguments",
-                reason=value_reason(error["type"], error),
-            )
-            for error in errors
-        ]
+        return [_argument_problem(error) for error in errors]
     return []
+
+
+def _argument_problem(error: Any) -> Problem:
+    field = ".".join(str(p) for p in error["loc"]) or "arguments"
+    if error["type"] == "invalid_task_id":  # `taskfs.mcp.tools.TaskIdValue`: the contract's code
+        return problem("invalid_task_id", field=field, value=error["input"])
+    return problem("invalid_value", field=field, reason=value_reason(error["type"], error))
 
 
 def _initialized(ctx: ServerRequestContext[Any, Any]) -> bool:
