@@ -170,6 +170,8 @@ MESSAGES: dict[str, str] = {
     "interlink-bus there, or name another with --url or INTERLINK_URL",
     "session_unroutable": "{peer!r} has no session to send to: {reason}; pass session=<id> "
     "(from the bus roster), or wait until it is online{sessions_text}",
+    "message_empty": "the message says nothing: write its words (a blank or empty text is "
+    "not sent)",
     # host set-up: taskfs setup claude|codex (README: Where agents live)
     "host_config_invalid": "{path} is not valid {format}: {reason}; nothing was changed (fix or "
     "move it, then run taskfs setup again)",

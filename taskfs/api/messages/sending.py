@@ -78,6 +78,7 @@ def send(
 ) -> Sent:
     """Write a message from `agent` about the task, signed when `agent` has a key here, and
     make the transition it asks for, in one commit (`intent`: see `Intent`)."""
+    refuse_blank(text)
     now = now or datetime.now(timezone.utc)
     if status == "none":
         status = None
@@ -96,6 +97,13 @@ def send(
             session=session,
         )
         return act(repo, writer, task, thread, item, now=now, new=True, intent=intent)
+
+
+def refuse_blank(text: str) -> None:
+    """`message_empty` for a text that says nothing: every message an agent writes is asked
+    this before anything is drafted, whichever door it came through."""
+    if not text.strip():
+        raise fail("message_empty")
 
 
 def _draft(
