@@ -156,6 +156,7 @@ def _status_word(status: str) -> str:
     words = {
         "in force": i18n.say("in force"),
         "pending": i18n.say("pending"),
+        "lapsed": i18n.say("lapsed (not accepted before the task ended)"),
         "accepted": i18n.say("accepted"),
         "superseded": i18n.say("superseded"),
         "void": i18n.say("void (counts for nothing)"),

@@ -33,7 +33,7 @@ from pydantic import Field, Strict
 from taskfs.core import yamlio
 from taskfs.core.interlink import envelope_fields
 from taskfs.core.records import AgentText, MsgIdText, TaskIdText, UtcTime, _Record
-from taskfs.errors import Problem, problem
+from taskfs.errors import Problem, TaskfsError, problem
 
 Kind = Literal["request", "proposal", "canceled"]
 Door = Literal["cli", "mcp", "a2a", "interlink"]
@@ -195,6 +195,13 @@ class Intake(NamedTuple):
         """Whether any request carries envelope fields (not only words)."""
         return any(fields_of(e.record.text or "") is not None for e in self.requests())
 
+    def refuse_misaddressed(self, fields: Mapping[str, Any]) -> None:
+        """Refuse a proposal that gives the task another id, sender or recipient than its
+        request's (`addressing_problems`): no acceptance could take it."""
+        refused = addressing_problems(self.id, self.requester, self.recipient, fields)
+        if refused:
+            raise TaskfsError(refused)
+
     def missing(self) -> list[Problem]:
         """What keeps the draft from being an envelope: every problem, each named."""
         return draft_problems(self.id, self.requester, self.recipient, self.draft())
@@ -249,21 +256,32 @@ def draft_problems(
     from taskfs.core.envelope import validate_envelope  # the model, only where it is needed
 
     _envelope, problems = validate_envelope(dict(draft))
-    if draft.get("id") != task_id:
+    return problems + addressing_problems(task_id, requester, recipient, draft)
+
+
+def addressing_problems(
+    task_id: str, requester: str, recipient: str | None, given: Mapping[str, Any]
+) -> list[Problem]:
+    """What `given` (a draft, or the fields of a proposal) says wrongly of whose envelope it
+    is: an id not the intake's, a sender not its requester, a recipient not the request's (when
+    the request names one). A key `given` leaves out says nothing. A proposal that says any of
+    it is refused when it is made: no acceptance could take it."""
+    problems: list[Problem] = []
+    if "id" in given and given["id"] != task_id:
         problems.append(
             problem("invalid_value", field="id", reason=f"this intake's id is {task_id!r}")
         )
-    if draft.get("from") != requester:
+    if "from" in given and given["from"] != requester:
         problems.append(
             problem(
                 "agent_not_allowed",
-                agent=str(draft.get("from")),
+                agent=str(given.get("from")),
                 action="submit",
                 action_text=f"send the envelope of intake {task_id!r}",
                 reason=f"the request is {requester!r}'s",
             )
         )
-    if recipient is not None and draft.get("to") != recipient:
+    if recipient is not None and "to" in given and given["to"] != recipient:
         problems.append(
             problem(
                 "invalid_value", field="to", reason=f"the request is addressed to {recipient!r}"

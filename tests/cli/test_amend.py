@@ -254,3 +254,22 @@ def test_the_read_model_and_the_full_reader_agree_when_a_key_decides_an_amendmen
     counted = shown["envelope"]["objective"] == NEW_OBJECTIVE
     listed = taskfs("ls", "--grep", "whitespace", "--json").json["tasks"]
     assert [t["id"] for t in listed] == ([task] if counted else [])
+
+
+def test_an_amendment_not_accepted_before_the_task_ended_lapses(repo: Path) -> None:
+    """The team day: planner amended while builder held the task; builder completed to the
+    version it claimed. The amendment was shown as pending still, and accepting it was refused
+    as if builder did not hold the task."""
+    (repo / "src" / "auth").mkdir(parents=True)
+    (repo / "src" / "auth" / "login.py").write_text("x\n")
+    commit_as(repo, "builder", "the work", "src/auth/login.py")
+    task = submit(repo, id="t1")
+    assert taskfs("claim", task, "--agent", "builder").code == 0
+    assert amend(task, envelope_file(repo, "a.yaml", objective=NEW_OBJECTIVE)).code == 0
+    check(task)
+    assert taskfs("complete", task, "--agent", "builder").code == 0
+    shown = taskfs("show", task, "--json").json
+    assert [a["status"] for a in shown["amendments"]] == ["lapsed"]
+    assert "taskfs amend t1 --accept" not in taskfs("show", task).stdout
+    late = taskfs("amend", task, "--accept", "--agent", "builder", "--json")
+    assert late.codes == ["amendment_not_allowed"]

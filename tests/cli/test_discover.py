@@ -66,6 +66,33 @@ def test_the_contract_is_reached_through_the_intake_and_stays_linked(repo: Path)
     assert taskfs("audit", "--json").json["ok"] is True
 
 
+def test_a_proposal_that_readdresses_the_follow_up_is_refused_and_nothing_is_kept(
+    repo: Path,
+) -> None:
+    """The team day: the planner proposed the follow-up addressed to a third agent (and as
+    its own); propose said ok, the requester's inbox said to accept it, and accept exited 0
+    submitting nothing, saying `to` was missing. A proposal cannot say whose the task is."""
+    task = working(repo)
+    follow_up = str(discover(task)["id"])
+    proposal = repo / "p.yaml"
+    for changed, code in (
+        ({"to": "alice"}, "invalid_value"),
+        ({"from": "planner"}, "agent_not_allowed"),
+    ):
+        fields = {k: v for k, v in ENVELOPE.items() if k not in ("from", "to")}
+        proposal.write_text(yamlio.dump({**fields, **changed}))
+        head = git(repo, "rev-parse", "HEAD")
+        refused = taskfs(
+            "intake", "propose", follow_up, str(proposal), "--agent", "planner", "--json"
+        )
+        assert refused.codes == [code], refused.stdout
+        assert git(repo, "rev-parse", "HEAD") == head
+        assert git(repo, "status", "--porcelain", "tasks") == ""
+    assert taskfs("intake", "accept", follow_up, "--agent", "builder", "--json").codes == [
+        "proposal_not_found"
+    ]
+
+
 def test_only_a_party_to_the_task_files_one(repo: Path) -> None:
     task = working(repo)
     refused = taskfs("discover", task, WORDS, "--agent", "eve", "--json")

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from taskfs.core import yamlio
 from tests.cli.test_authority import findings, forge, make_keys, status_files
-from tests.helpers import check, submit, taskfs
+from tests.helpers import check, git, submit, taskfs
 
 
 def _plan(repo: Path) -> tuple[str, str]:
@@ -73,4 +74,22 @@ def test_a_key_made_after_an_unsigned_amendment_leaves_it_in_force(repo: Path) -
     assert [a["status"] for a in shown["amendments"]] == ["in force"]
     listed = taskfs("ls", "--grep", "whitespace", "--json").json["tasks"]
     assert [t["id"] for t in listed] == [task]
+    assert findings() == []
+
+
+def test_a_key_made_for_another_repository_signs_nothing_here(repo: Path) -> None:
+    """One machine, two repositories: bob's key was made in the other one. Here no key stands
+    for bob, so its messages are unsigned (as its transitions are), not signed with a key this
+    ledger does not hold and refused for want of the recipient's."""
+    other = repo.parent / "other"
+    other.mkdir()
+    git(other, "init", "-q", "-b", "main")
+    assert taskfs("init", cwd=other).code == 0
+    assert taskfs("keys", "new", "--agent", "builder", "--json", cwd=other).code == 0
+    task = submit(repo)
+    assert taskfs("claim", task, "--agent", "builder").code == 0
+    asked = taskfs("send", task, "--agent", "builder", "--status", "needs_input", "Which file?")
+    assert asked.code == 0, asked.stderr
+    (message,) = (repo / "tasks" / task / "messages").glob("*.yaml")
+    assert "sig" not in yamlio.load(message.read_bytes())
     assert findings() == []

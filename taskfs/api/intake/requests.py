@@ -290,6 +290,7 @@ def propose(
                 reason=f"only its recipient ({intake.recipient or 'anyone but the requester'}) "
                 "may; the requester sends its envelope itself",
             )
+        intake.refuse_misaddressed(fields)
         record = IntakeRecord(
             intake=task_id, kind="proposal", by=agent, at=format_time(now), text=text
         )
@@ -327,6 +328,7 @@ def accept(
         chosen = _chosen(repo, intake, proposal)
         text = chosen.record.text or ""
         fields = fields_of(text) or {}
+        intake.refuse_misaddressed(fields)
         named = fields.get("to")
         if intake.recipient is None and named is not None and named != to:
             why = (

@@ -15,12 +15,15 @@ loaded.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from taskfs.core.layout import CONFIG_PATH
 from taskfs.errors import fail
 from taskfs.store import keypaths
 from taskfs.store.repository import Repository
+
+if TYPE_CHECKING:
+    from taskfs.core.signing import KeyPair
 
 
 def signed(repo: Repository, agent: str, document: dict[str, Any], action: str) -> dict[str, Any]:
@@ -57,24 +60,38 @@ def sign_act(
         if not vouched and _standing(repo, agent) is not None:
             raise _missing(agent, kind, action)
         return document
-    from taskfs.store import keys
-
-    pair = keys.load_private("agent", agent)
-    registered = _standing(repo, agent)
-    if pair is None or registered is None:
+    pair = act_pair(repo, agent)
+    if pair is None:
         if kind == "status" and requires_signatures(repo) and not vouched:
             why = f"{agent!r} has no registered key ({keypaths.public_rel('agent', agent)})"
             raise _unsigned(agent, action, why)
         return document
+    from taskfs.core import act_signing
+
+    return act_signing.sign(kind, document, pair.private)
+
+
+def act_pair(repo: Repository, agent: str) -> KeyPair | None:
+    """The key pair `agent` signs its acts and messages with in this repository: its private
+    key on this machine when the key standing for it here is that key's public part. None when
+    no private key is here, or no key stands for `agent` in this repository (a key made for
+    another repository signs nothing here: its signatures would verify under no key this
+    ledger holds). `key_invalid` when another key stands for `agent`."""
+    from taskfs.store import keys
+
+    pair = keys.load_private("agent", agent)
+    if pair is None:
+        return None
+    registered = _standing(repo, agent)
+    if registered is None:
+        return None
     if registered != pair.public:
         reason = (
             f"it is not the key registered for {agent!r} in "
             f"{keypaths.public_rel('agent', agent)}, so nothing it signs would verify"
         )
         raise fail("key_invalid", path=str(keys.private_path("agent", agent)), reason=reason)
-    from taskfs.core import act_signing
-
-    return act_signing.sign(kind, document, pair.private)
+    return pair
 
 
 def _standing(repo: Repository, agent: str) -> bytes | None:

@@ -9,11 +9,11 @@ from __future__ import annotations
 from datetime import datetime
 
 from taskfs.api.intake.requests import Answer, Extra, Reply
+from taskfs.api.lifecycle.signing import act_pair
 from taskfs.api.messages.sending import new_record
 from taskfs.api.tasks.filing import record_bytes
 from taskfs.api.views import intake as views
 from taskfs.core.layout import MESSAGES, stamped_name
-from taskfs.store import keys
 from taskfs.store.repository import Repository
 
 
@@ -29,7 +29,7 @@ def reply_to(repo: Repository, agent: str, msg_id: str, now: datetime) -> Reply:
             intake.requester,
             text,
             now=now,
-            pair=keys.load_private("agent", agent),
+            pair=act_pair(repo, agent),
             task_id=intake.id,
             status="update" if done.submitted else "needs_input",
             in_reply_to=msg_id,

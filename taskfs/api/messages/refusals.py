@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
+from taskfs.api.lifecycle.signing import act_pair
 from taskfs.api.messages import sending as messages
 from taskfs.api.messages.routing import is_peer
 from taskfs.api.messages.threads import read_conversations
@@ -24,7 +25,6 @@ from taskfs.api.tasks.filing import record_bytes
 from taskfs.core import wire
 from taskfs.core.layout import stamped_name
 from taskfs.errors import Problem
-from taskfs.store import keys
 from taskfs.store.messages import conversation_rel
 from taskfs.store.repository import Repository
 from taskfs.store.writer import Writer
@@ -51,7 +51,7 @@ def answer(
 ) -> str | None:
     """Answer each refused message of a peer not answered yet, in one commit of `agent`'s; the
     commit, or None when there was nothing to say (or no key to sign it with)."""
-    pair = keys.load_private("agent", agent)
+    pair = act_pair(repo, agent)
     if pair is None or not refused:
         return None
     answered = {

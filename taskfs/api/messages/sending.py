@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from taskfs.api.lifecycle.signing import act_pair
 from taskfs.api.lifecycle.transitions import Staged, stage_transition
 from taskfs.api.messages.openings import wire_ms
 from taskfs.api.messages.threads import (
@@ -37,7 +38,6 @@ from taskfs.core.layout import (
 from taskfs.core.lifecycle import MESSAGE_STATUSES, SEND_STATUSES, State, next_states
 from taskfs.core.records import MessageRecord, ms_time
 from taskfs.errors import Problem, TaskfsError, fail, problem
-from taskfs.store import keys
 from taskfs.store.messages import Stored, agent_keys
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task, load_task
@@ -82,7 +82,7 @@ def send(
     now = now or datetime.now(timezone.utc)
     if status == "none":
         status = None
-    pair = keys.load_private("agent", agent)
+    pair = act_pair(repo, agent)
     with repo.writing() as writer:
         task, thread, item = _draft(
             repo,
@@ -466,7 +466,7 @@ def refuse_check_request(repo: Repository, task_id: str, agent: str, text: str) 
     first, so that a request that cannot be made runs no command. `request_check` checks
     again under the lock."""
     now = datetime.now(timezone.utc)
-    pair = keys.load_private("agent", agent)
+    pair = act_pair(repo, agent)
     text = text or "please check my result"
     task, thread, item = _draft(repo, task_id, agent, text, now=now, pair=pair, status="result")
     from taskfs.store import head_ledger

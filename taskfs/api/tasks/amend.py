@@ -126,6 +126,12 @@ def accept(
     with repo.writing() as writer:
         head_ledger.refuse_loose(repo, task_id)
         task = load_task(repo, task_id, strict=True)
+        if task.holder == agent and task.state in TERMINAL:
+            reason = i18n.said(
+                "it is {state}: an amendment its holder did not accept before it ended lapsed",
+                state=task.state,
+            )
+            raise fail("amendment_not_allowed", id=task_id, reason=reason)
         if task.holder != agent or task.state not in HELD:
             raise fail(
                 "agent_not_allowed",

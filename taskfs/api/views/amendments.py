@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from taskfs.core.amendments import changed_keys
+from taskfs.core.lifecycle import TERMINAL
 
 
 def amended(done: Any) -> dict[str, Any]:
@@ -24,15 +25,16 @@ def amended(done: Any) -> dict[str, Any]:
 def rows(task: Any, submitted: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Each amendment of `task` (a `Task` read whole; `submitted`: its envelope as submitted),
     oldest first: who wrote it, when, why, what it changed against the version before it, and
-    where it stands (`status`: `in force`, `pending`, `accepted` (in force before a later
-    one), `superseded`, or `void`: not its writer's to write, or unsigned where its writer has
-    a key, so it counts for nothing); and each acceptance (`void` too, where it counts for
-    nothing)."""
+    where it stands (`status`: `in force`, `pending`, `lapsed` (pending when the task ended),
+    `accepted` (in force before a later one), `superseded`, or `void`: not its writer's to
+    write, or unsigned where its writer has a key, so it counts for nothing); and each
+    acceptance (`void` too, where it counts for nothing)."""
     version = task.version
     if version is None:
         return []
     in_force = version.in_force.name if version.in_force is not None else None
     pending = {e.name for e in version.pending}
+    ended = task.state in TERMINAL  # what its holder did not accept before the end lapsed
     out: list[dict[str, Any]] = []
     before: Mapping[str, Any] = submitted
     for entry in task.amendments:
@@ -53,7 +55,7 @@ def rows(task: Any, submitted: Mapping[str, Any]) -> list[dict[str, Any]]:
                 if entry.name in version.void
                 else "in force"
                 if entry.name == in_force
-                else "pending"
+                else ("lapsed" if ended else "pending")
                 if entry.name in pending
                 else "accepted"
                 if entry.name in version.accepted
