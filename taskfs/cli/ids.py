@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from taskfs.core.layout import is_task_id
-from taskfs.errors import fail
+from taskfs.errors import TaskfsError
 
 
 class TaskIdType(click.ParamType):  # type: ignore[type-arg]
@@ -21,7 +21,9 @@ class TaskIdType(click.ParamType):  # type: ignore[type-arg]
         if not is_task_id(value):
             # A refusal, not a usage error: `taskfs.cli.app.run` prints it as every refusal is
             # printed (by code, as JSON with --json) and exits 1.
-            raise fail("invalid_task_id", value=value)
+            from taskfs.api.tasks.suggest import malformed
+
+            raise TaskfsError(malformed(value))
         return value
 
 
