@@ -42,7 +42,7 @@ MESSAGES: dict[str, str] = {
     "invalid_value": "{field} has the wrong type or value: {reason}",
     "unknown_argument": "{tool} takes no argument {field!r}: it takes {known_text}",
     "yaml_invalid": "not a valid envelope file: {reason}",
-    "task_exists": "a task with id {id!r} already exists",
+    "task_exists": "a task with id {id!r} already exists{archived_text}",
     "ownership_conflict": "{entry!r} overlaps {other_entry!r} of open task {other!r} (both "
     "match {witness!r}); make one task depend on the other or narrow the entries",
     # lifecycle (contract section 3)

@@ -215,6 +215,7 @@ def archive(older_than: str | None, agent: str | None, as_json: bool) -> int:
             commit=done.commit,
             files=list(done.files),
             skipped=list(done.skipped),
+            skippedWhy=dict(sorted(done.skipped_why.items())),
             olderThan=done.older_than,
         )
         text = (
@@ -224,9 +225,16 @@ def archive(older_than: str | None, agent: str | None, as_json: bool) -> int:
                 "archived {count} tasks older than {age}", count=len(done.ids), age=done.older_than
             )
         )
-        if done.skipped:
+        loose = [t for t in done.skipped if done.skipped_why.get(t) == "uncommitted"]
+        requests = [t for t in done.skipped if done.skipped_why.get(t) == "request"]
+        if loose:
             text += "\n" + i18n.say(
-                "left in place (files no commit holds): {ids}", ids=", ".join(done.skipped)
+                "left in place (files no commit holds): {ids}", ids=", ".join(loose)
+            )
+        if requests:
+            text += "\n" + i18n.say(
+                "left in place (ended requests, not tasks: the archive takes tasks only): {ids}",
+                ids=", ".join(requests),
             )
         return doc, text
 

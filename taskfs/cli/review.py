@@ -120,6 +120,7 @@ def _review_document(result: Any) -> dict[str, Any]:
                 "commit": t.commit,
                 "author": t.author,
                 "state": t.state,
+                "archived": t.archived,
                 "envelope": t.envelope.to_document() if t.envelope else None,
                 **({"problem": t.problem} if t.problem else {}),
             }
@@ -167,7 +168,10 @@ def graph(fmt: str, as_json: bool) -> int:
     def show(result: reports.TaskGraph) -> Shown:
         doc = shapes.document(
             True,
-            nodes=[{"id": n.id, "state": n.state, "contextID": n.context} for n in result.nodes],
+            nodes=[
+                {"id": n.id, "state": n.state, "contextID": n.context, "archived": n.archived}
+                for n in result.nodes
+            ],
             edges=[{"from": e.source, "to": e.target, "kind": e.kind} for e in result.edges],
         )
         draw = graph_text.mermaid if fmt == "mermaid" else graph_text.dot

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
@@ -35,6 +35,7 @@ from taskfs.core import signing
 from taskfs.core.ignores import is_build_output
 from taskfs.core.layout import KEYS_DIR
 
+UNCOMMITTED_NAMED = 20  # uncommitted owned files a refusal names (`and N more` past them)
 EVIDENCE_OUTPUT_CAP = 32 * 1024
 """Bytes kept of each captured stream (first and last half); evidence files stay far below the
 1 MiB limit of a ledger file even when every kept byte has to be escaped in YAML."""
@@ -216,17 +217,25 @@ def counts(item: Gate, command: str, trust: RunnerTrust) -> bool:
 
 
 def decide_completion(
-    evidence: Sequence[Gate], command: str, now: str, trust: RunnerTrust
+    evidence: Sequence[Gate],
+    command: str,
+    now: str,
+    trust: RunnerTrust,
+    uncommitted_now: Callable[[], Sequence[str]] | None = None,
 ) -> CompletionDecision:
     """What completion rests on, given the evidence files in name (time) order and the owned
-    files' fingerprint `now`."""
+    files' fingerprint `now`; `uncommitted_now()` lists the owned files HEAD does not hold now,
+    asked only to say what is left to do after evidence from an uncommitted tree (None: the
+    ones the evidence names)."""
     runs = [item for item in evidence if counts(item, command, trust)]
     matching = [item for item in runs if item.facts.sha256 == now]
     if matching:
         newest = matching[-1]
         facts = newest.facts
         if facts.verdict == "pass" and facts.work_tree == "dirty":
-            return CompletionDecision(None, "work_uncommitted", _uncommitted(newest.rel, facts))
+            still = None if uncommitted_now is None else tuple(uncommitted_now())
+            why = _uncommitted(newest.rel, facts, still)
+            return CompletionDecision(None, "work_uncommitted", why)
         if facts.verdict == "pass":
             return CompletionDecision(newest.rel)
         return CompletionDecision(
@@ -248,9 +257,13 @@ def decide_completion(
     )
 
 
-def _uncommitted(rel: str, facts: GateFacts) -> str:
-    listed = facts.uncommitted
-    count = facts.uncommitted_count or len(listed)
+def _uncommitted(rel: str, facts: GateFacts, still: Sequence[str] | None) -> str:
+    """What is left to do: commit what is still uncommitted (`still`, when known; else what
+    the evidence names), then check again; only the check once everything is committed."""
+    if still is not None and not still:
+        return i18n.say(" ({rel}): the files are committed now; run `taskfs check` again", rel=rel)
+    listed = facts.uncommitted if still is None else tuple(still[:UNCOMMITTED_NAMED])
+    count = (facts.uncommitted_count if still is None else len(still)) or len(listed)
     more = i18n.say(" and {count} more", count=count - len(listed)) if count > len(listed) else ""
     outputs = [path for path in listed if is_build_output(path)]
     work = [path for path in listed if not is_build_output(path)]

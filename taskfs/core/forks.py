@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from taskfs.core.chain import Chain, Link, fork_key
 from taskfs.core.layout import NONCE_LENGTH, STATUS_NAME_RE
+from taskfs.core.lifecycle import TERMINAL
 from taskfs.core.records import StatusRecord
 
 # Every character a status file's nonce may hold (records.STATUS_NAME_RE), in sorting order.
@@ -56,6 +57,26 @@ def losses(chain: Chain) -> list[Loss]:
             prev = by_name[prev].record.prev
         out.append(Loss(link, chain.winner_after(prev)))
     return out
+
+
+def news(chain: Chain, known: Collection[str]) -> list[Loss]:
+    """The losses of `chain` worth telling: not among `known` (the names either side of a merge
+    already held superseded: a fork settled elsewhere arrives as old news), and not of a state
+    the task has reached anyway (a cancel that lost to a claim, then made again ended the task):
+    nothing its loser must act on."""
+    head = chain.head
+    return [
+        loss
+        for loss in losses(chain)
+        if loss.link.name not in known and not (head is not None and _reached(head.record, loss))
+    ]
+
+
+def _reached(now: StatusRecord, loss: Loss) -> bool:
+    """Whether the task stands where the lost transition would have taken it: the same
+    terminal state, or the same state by the same agent."""
+    lost = loss.link.record
+    return now.state == lost.state and (lost.state in TERMINAL or now.by == lost.by)
 
 
 def late_siblings(

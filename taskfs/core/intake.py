@@ -31,7 +31,7 @@ from typing import Annotated, Any, Literal, NamedTuple
 from pydantic import Field, Strict
 
 from taskfs.core import yamlio
-from taskfs.core.interlink import envelope_fields
+from taskfs.core.interlink import text_fields
 from taskfs.core.records import AgentText, MsgIdText, TaskIdText, UtcTime, _Record
 from taskfs.errors import Problem, TaskfsError, problem
 
@@ -233,10 +233,9 @@ def fields_of(text: str) -> dict[str, Any] | None:
     """The envelope fields a text carries (a YAML mapping with an envelope key), else None:
     prose, or YAML that is no envelope."""
     try:
-        value = yamlio.load(text.encode("utf-8", "surrogateescape"))
-    except yamlio.YamlError:
+        return text_fields(text)
+    except TaskfsError:  # kept words that are not YAML: they say no field
         return None
-    return envelope_fields(value)
 
 
 def merge_into(merged: dict[str, Any], fields: Mapping[str, Any]) -> None:

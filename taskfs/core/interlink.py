@@ -5,11 +5,13 @@ Pure: values in, values out. `taskfs.api.messages.interlink` applies them to the
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from taskfs.core import layout
+from taskfs.core import layout, yamlio
+from taskfs.errors import fail
 
 # A task's opening is the first message of its conversation. One signed here has an opaque id
 # like every other message (interlink de-duplicates by msg_id alone, so an id must not repeat
@@ -35,6 +37,10 @@ ENVELOPE_KEYS = frozenset(
         "contextID",
     }
 )
+# A line that begins (after any indent) with one of the envelope's keys or its acceptance
+# check's: words with one are meant as an envelope, however they were mangled on the way.
+_LINE_KEYS = "|".join(sorted({*ENVELOPE_KEYS, "passFailCommand", "endToEndVerification"}))
+_KEYED_LINE = re.compile(rf"^[ \t]*(?:{_LINE_KEYS})[ \t]*:(?:[ \t]|$)", re.MULTILINE)
 
 # interlink message status -> what it does in taskfs (README: interlink's tools).
 VOCABULARY: Mapping[str, str] = {
@@ -77,6 +83,21 @@ def envelope_fields(value: Any) -> dict[str, Any] | None:
     if isinstance(value, dict) and ENVELOPE_KEYS & {k for k in value if isinstance(k, str)}:
         return dict(value)
     return None
+
+
+def text_fields(text: str) -> dict[str, Any] | None:
+    """The envelope fields words arriving at a door carry, or None for prose (YAML that is no
+    envelope, or no YAML at all). Words meant as an envelope (a line begins with one of its
+    keys) that are not YAML are refused with `yaml_invalid` and the line, as `new` refuses the
+    file: one tab in an envelope must not turn it into a request for nothing. Prose with a
+    colon stays prose; the lenient reading of words already kept is `intake.fields_of`."""
+    try:
+        value = yamlio.load(text.encode("utf-8", "surrogateescape"))
+    except yamlio.YamlError as exc:
+        if _KEYED_LINE.search(text):
+            raise fail("yaml_invalid", reason=exc.reason) from None
+        return None
+    return envelope_fields(value)
 
 
 def addressed(fields: Mapping[str, Any], sender: str, to: str) -> tuple[dict[str, Any], str | None]:

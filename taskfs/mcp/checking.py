@@ -4,13 +4,15 @@ The `result` message records the claim of a result (and asks a watcher for the c
 check runs here, so the agent learns the verdict in the same call. The check runs in a worker
 that a cancelled call or a closed client stops, and it reports progress while it runs
 (`taskfs.mcp.running`). The message is committed once the run is over, just before its
-evidence (so the evidence still follows the result it checks): a check stopped half-way leaves
-nothing behind, neither evidence nor a result that no evidence answers.
+evidence, and dated when the call began (so the evidence, named when the run started, still
+follows the result it checks, and answers it): a check stopped half-way leaves nothing behind,
+neither evidence nor a result that no evidence answers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from datetime import datetime, timezone
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
@@ -48,9 +50,13 @@ def check_tool(tools: Tools) -> Callable[..., Awaitable[CallToolResult]]:
                 # The request is committed after the run; what would refuse it refuses first.
                 messages.refuse_check_request(s.repo(), task_id, s.agent(), text)
                 sent: list[dict[str, Any]] = []
+                # The result asked for the check, so it is dated before the run: its file sorts
+                # before the evidence (named when the run started), which answers it; dated
+                # after, a watcher took it for a request nobody had answered.
+                asked = datetime.now(timezone.utc)
 
                 def report() -> None:
-                    result = messages.request_check(s.repo(), task_id, s.agent(), text)
+                    result = messages.request_check(s.repo(), task_id, s.agent(), text, now=asked)
                     sent.append(views.sent(result))
 
                 checked = evidence.check(

@@ -68,6 +68,16 @@ def eligible(summary: Summary, cutoff: datetime) -> bool:
     return _instant(summary.head_at) <= cutoff
 
 
+def ended_request(summary: Summary, ended_at: str | None, cutoff: datetime) -> bool:
+    """Whether the task is a request (an intake) that ended (canceled, at `ended_at`) before
+    `cutoff`: one an archive leaves in place and names. A row keeps no mark of a request, and
+    `show` reads an archived one as a task: taking requests would change the archive's format
+    (and what every older clone can read)."""
+    if not summary.intake or summary.archived or summary.state not in TERMINAL:
+        return False
+    return ended_at is not None and _instant(ended_at) <= cutoff
+
+
 def _instant(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 

@@ -4,18 +4,25 @@ A solid arrow `a --> b` reads "a needs b" (dependsOn); a thick arrow `p ==> c` r
 delegated c" (parent); a dotted arrow `a -.-> b` reads "a's work was handed on to b", labelled
 how (reassigned, retried), or "b was found while working on a" (discovered: a follow-up, a
 request or the task it became). A node drawn dashed is named by a task but not in the ledger
-(yet).
+(yet); an archived task is drawn in its final state, marked archived.
 """
 
 from __future__ import annotations
 
+from taskfs import i18n
 from taskfs.api.views.reports import Node, TaskGraph
 from taskfs.core.lifecycle import STATES
 from taskfs.report.style import MISSING_COLOURS, state_colours
 
 
+def _state(node: Node) -> str:
+    if node.state is None:
+        return "not in the ledger"
+    return i18n.say("{state}, archived", state=node.state) if node.archived else node.state
+
+
 def _label(node: Node) -> str:
-    return f"{node.id}\\n{node.state or 'not in the ledger'}"
+    return f"{node.id}\\n{_state(node)}"
 
 
 def mermaid(graph: TaskGraph) -> str:
@@ -23,7 +30,7 @@ def mermaid(graph: TaskGraph) -> str:
     names = {node.id: f"t{i}" for i, node in enumerate(graph.nodes)}
     lines = ["flowchart LR"]
     for node in graph.nodes:
-        label = f"{node.id}<br/><i>{node.state or 'not in the ledger'}</i>"
+        label = f"{node.id}<br/><i>{_state(node)}</i>"
         lines.append(f'  {names[node.id]}["{label}"]:::{node.state or "missing"}')
     for edge in graph.edges:
         lines.append(f"  {names[edge.source]} {_arrow(edge.kind)} {names[edge.target]}")

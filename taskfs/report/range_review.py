@@ -124,6 +124,13 @@ def _counts(result: Review) -> str:
     )
 
 
+def _now(state: str | None, archived: bool) -> str:
+    """Where a task stands now: its state in the checkout, or the last, marked archived."""
+    if state is None:
+        return i18n.say("not in the checkout")
+    return i18n.say("{state}, archived", state=state) if archived else state
+
+
 def outcome_table(outcomes: Sequence[Outcome]) -> str:
     rows = []
     for o in outcomes:
@@ -140,7 +147,7 @@ def outcome_table(outcomes: Sequence[Outcome]) -> str:
         rows.append(
             [
                 cell_code(o.id),
-                o.state or i18n.say("not in the checkout"),
+                _now(o.state, o.archived),
                 cell(o.holder) if o.holder else "-",
                 run.rstrip(", "),
                 commits or "-",
@@ -199,7 +206,7 @@ def _warnings(warnings: Sequence[Problem]) -> str:
 
 def _added(added: AddedTask, outcome: Outcome | None) -> str:
     now = (
-        i18n.say("now {state}", state=added.state)
+        i18n.say("now {state}", state=_now(added.state, added.archived))
         if added.state
         else i18n.say("not in the checkout")
     )

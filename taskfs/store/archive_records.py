@@ -148,6 +148,26 @@ def archived_task(repo: Repository, task_id: str) -> Task | None:
     return None if view is None else load_task(view, task_id)
 
 
+def archived_tasks(repo: Repository, task_ids: Collection[str]) -> dict[str, Task]:
+    """The archived tasks among `task_ids`, each read as `archived_task` reads it (`show`'s
+    reading, from the commit the archive took it from): what a report says of a task it names
+    that the working tree no longer holds. One read of the archive's files for them all."""
+    from taskfs.store.task_reader import load_task
+
+    wanted = {t for t in task_ids if layout.is_task_id(t) and not repo.has_task(t)}
+    latest: dict[str, str] = {}
+    for path, record in records(repo)[0] if wanted else []:  # in name order: the latest wins
+        latest.update((row.id, path) for row in record.tasks if row.id in wanted)
+    added = repo.git.file_additions(sorted(set(latest.values()))) if latest else {}
+    out: dict[str, Task] = {}
+    for task_id, path in sorted(latest.items()):
+        commit = added[path].commit if path in added else None
+        view = _view_at(repo, task_id, repo.git.verify(f"{commit}^1") if commit else None)
+        if view is not None:
+            out[task_id] = load_task(view, task_id)
+    return out
+
+
 # What may arrive in an archived task's folder after the archive: a message written on another
 # clone before it knew of the archive (and a read mark of one), merged in by a later sync.
 LATE = (layout.MESSAGES, layout.READS)
@@ -184,11 +204,15 @@ def home(repo: Repository, task_id: str) -> Repository:
 def archived_view(repo: Repository, task_id: str) -> CommitView | None:
     """The files of an archived task as the commit the archive took it from held them, with
     what arrived in its folder since (`late_files`): its messages and read marks."""
-    from taskfs.store.commit_view import CommitView
-
     if not layout.is_task_id(task_id) or repo.has_task(task_id):
         return None
-    rev = taken_from(repo, task_id)
+    return _view_at(repo, task_id, taken_from(repo, task_id))
+
+
+def _view_at(repo: Repository, task_id: str, rev: str | None) -> CommitView | None:
+    """`archived_view` of a task the archive took from commit `rev` (None: from none)."""
+    from taskfs.store.commit_view import CommitView
+
     if rev is None:
         return None
     try:

@@ -50,6 +50,8 @@ def test_the_holder_reads_why_the_fleets_check_failed(
     assert REASON in taskfs("log", task).stdout
     runs = [r for r in taskfs("log", task, "--json").json["timeline"] if r["kind"] == "evidence"]
     assert REASON in runs[-1]["output"]["stderr"]
+    # Who ran it, as show says (the team day read `by script` in log where show said the agent).
+    assert runs[-1]["actor"] == rows[-1]["by"] == "watcher"
     # The holder's inbox, text and JSON: the failed check, with its reason.
     inbox = taskfs("inbox", "--agent", "builder", "--json").json
     failed = [c for c in inbox["checks"] if c["task_id"] == task]

@@ -257,7 +257,7 @@ def test_log_is_a_timeline_of_transitions_evidence_and_messages(branch: Path) ->
         "completed",
         "message",
     ]
-    assert f"evidence pass   by script: {LOGIN_CHECK} · exit 0" in result.stdout
+    assert f"evidence pass   by builder: script: {LOGIN_CHECK} · exit 0" in result.stdout
     doc = taskfs("log", "login-fix", "--json").json
     assert [row["kind"] for row in doc["timeline"]] == [
         "transition",

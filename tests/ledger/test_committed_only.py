@@ -296,3 +296,17 @@ def test_the_folder_compared_with_head_in_process_agrees_with_git(
     assert bool(head_ledger.loose(store, [task])) is loose
     refused = taskfs("claim", task, "--agent", "builder", "--json")
     assert (CODE in refused.codes) is loose
+
+
+def test_show_names_an_envelope_edited_after_its_submission_as_claim_does(repo: Path) -> None:
+    """The team day: a committed edit of an envelope was shown as the task's contract with no
+    word, while claim refused it (`ledger_file_edited`) and audit named it."""
+    task = submit(repo)
+    path = repo / "tasks" / task / "envelope.yaml"
+    path.write_text(path.read_text().replace("Fix the login bug", "Fix any bug"))
+    git(repo, "commit", "-qam", "an edit")
+    assert taskfs("claim", task, "--agent", "builder", "--json").codes == ["ledger_file_edited"]
+    for _ in range(2):  # as computed, then as stored
+        shown = taskfs("show", task, "--json").json
+        assert [p["code"] for p in shown["problems"]] == ["ledger_file_edited"]
+    assert "ledger_file_edited" in taskfs("show", task).stdout

@@ -25,8 +25,10 @@ from tests.mcp.test_server import envelope, serve, server_env
 
 TRANSPORTS = ["stdio", "http"]
 # A check that prints a line, then runs until it is stopped; the number marks its
-# processes, so that a test can look for them in /proc.
-MARK = "987654"
+# processes, so that a test can look for them in /proc. It is this process's own: a test
+# run beside it (another xdist worker, another checkout's suite) has its own slow checks,
+# which this one must neither count nor kill.
+MARK = str(10**8 + os.getpid())
 SLOW = f"echo going; sleep {MARK}; echo finished"
 
 

@@ -19,7 +19,7 @@ from taskfs.errors import Problem, problem
 from taskfs.store import keys
 from taskfs.store.evidence_gates import gates
 from taskfs.store.git import Git
-from taskfs.store.owned_fingerprint import owned_files
+from taskfs.store.owned_fingerprint import owned_files, owned_now
 from taskfs.store.repository import Repository
 
 
@@ -43,7 +43,12 @@ def completion(
     own as they are now."""
     trust = trust_root(repo)
     now = owned_fingerprint_now(repo, repo.git, entries)
-    return decide_completion(gates(repo, task_id, trust), command, now.sha256, trust)
+
+    def uncommitted_now() -> list[str]:  # only for a refusal: it reads HEAD's trees too
+        return owned_now(repo.git, entries, ledger_folders(repo.tasks_rel))[1]
+
+    evidence = gates(repo, task_id, trust)
+    return decide_completion(evidence, command, now.sha256, trust, uncommitted_now)
 
 
 def completion_problems(task_id: str, decision: CompletionDecision) -> list[Problem]:

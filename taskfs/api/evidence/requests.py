@@ -188,12 +188,14 @@ def complete_on_behalf(repo: Repository, request: CheckRequest) -> str:
 def _tell_sender(repo: Repository, request: CheckRequest, found: Problem) -> str | None:
     """Answer a declined request with a message to its sender; its id, or None when the
     message could not be written (the watcher's log still says why)."""
+    from taskfs import i18n
     from taskfs.api.messages.sending import WATCHER, send
 
-    text = (
-        f"taskfs watch did not run the acceptance check of {request.task_id}: {found.message}. "
-        f"Run `taskfs check {request.task_id}` where the command may run, then "
-        f"`taskfs complete {request.task_id}`."
+    # The problem says what was not run and how to run it; the message adds only what follows.
+    text = i18n.say(
+        "{problem}, where the command may run; then `taskfs complete {id}`",
+        problem=found.message,
+        id=request.task_id,
     )
     try:
         sent = send(

@@ -29,6 +29,7 @@ from taskfs.core.intake import (
     proposal_digest,
     proposal_id,
 )
+from taskfs.core.interlink import text_fields
 from taskfs.core.layout import INTAKE, format_time, stamped_name
 from taskfs.errors import Problem, TaskfsError, fail
 from taskfs.store import index
@@ -91,7 +92,7 @@ def request(
     is kept as a new intake, under the id it names or a new one, and answered."""
     if task_id is not None and is_intake(repo, task_id):
         return add_request(repo, task_id, agent, text, message=message, extra=extra, now=now)
-    fields = fields_of(text) or {}
+    fields = text_fields(text) or {}
     sender, named_to, named_id = fields.get("from"), fields.get("to"), fields.get("id")
     if sender is not None and sender != agent:
         raise fail(
@@ -579,9 +580,11 @@ def _open_intake(repo: Repository, task_id: str, *, target: str | None = None) -
 
 
 def _said(text: str) -> None:
-    """A request says something: an empty one would be kept as a request for nothing."""
+    """A request says something: an empty one would be kept as a request for nothing, and
+    an envelope YAML refuses as a request missing everything (`text_fields`)."""
     if not text.strip():
         raise fail("request_empty")
+    text_fields(text)
 
 
 def _agent(name: str, field: str) -> None:

@@ -224,11 +224,7 @@ def _conversation_message(repo: Repository, msg_id: str) -> CheckedMessage | Non
 
 
 def _envelope_in(text: str) -> dict[str, object] | None:
-    try:
-        value = yamlio.load(text.encode("utf-8", "surrogateescape"))
-    except yamlio.YamlError:
-        return None
-    return rules.envelope_fields(value)
+    return rules.text_fields(text)
 
 
 def _partial(fields: dict[str, object], task_id: str) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from taskfs.api.tasks import submit
 from taskfs.core import interlink as vocabulary
 from taskfs.core import yamlio
+from taskfs.core.intake import fields_of
 from taskfs.core.records import MessageRecord
 from taskfs.errors import TaskfsError
 from taskfs.store.repository import Repository
@@ -34,8 +35,5 @@ def opened_envelope(repo: Repository, record: MessageRecord) -> bytes | None:
 
 
 def envelope_in(text: str) -> dict[str, object] | None:
-    try:
-        value = yamlio.load(text.encode("utf-8"))
-    except yamlio.YamlError:
-        return None
-    return vocabulary.envelope_fields(value)
+    """The envelope fields a kept text carries, read as every kept request's words are."""
+    return fields_of(text)

@@ -460,11 +460,15 @@ def replying_to(
     return found.pop() if found else given
 
 
-def request_check(repo: Repository, task_id: str, agent: str, text: str) -> Sent:
+def request_check(
+    repo: Repository, task_id: str, agent: str, text: str, *, now: datetime | None = None
+) -> Sent:
     """The recipient asks for its result to be checked: a `result` message (contract section
     6), which a watcher whose runner policy allows the command answers with evidence and, on a
-    pass, completion. It never completes the task by itself."""
-    return send(repo, task_id, agent, text or "please check my result", status="result")
+    pass, completion. It never completes the task by itself. `now`: when it was asked (a check
+    run before the message is written dates it to before the run)."""
+    text = text or "please check my result"
+    return send(repo, task_id, agent, text, status="result", now=now)
 
 
 def refuse_check_request(repo: Repository, task_id: str, agent: str, text: str) -> None:

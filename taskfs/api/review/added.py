@@ -29,6 +29,7 @@ class AddedTask:
     state: str | None  # its state in the checkout now; None when the checkout has no such task
     problem: str = ""
     origin: Mapping[str, Any] | None = None  # the request it was born from (`views.intake`)
+    archived: bool = False  # taken out of the checkout by `taskfs archive` (`state`: its last)
 
 
 def resolve(repo: Repository, spec: str | None) -> tuple[str, str, str]:
@@ -60,15 +61,32 @@ def _load(data: bytes | None) -> tuple[object, str]:
 
 
 def _added_task(
-    item: tuple[str, str, str, str], data: bytes | None, now: dict[str, Task]
+    item: tuple[str, str, str, str],
+    data: bytes | None,
+    now: Mapping[str, Task],
+    archived: Mapping[str, Task],
 ) -> AddedTask:
+    """The contract a commit added, with the task's state now: in the checkout, or, archived,
+    the state it was archived in (`archived_tasks`, as `show` reads it)."""
     commit, author, _path, task_id = item
     value, reason = _load(data)
     envelope, problems = validate_envelope(value) if not reason else (None, [])
     if problems:
         reason = "; ".join(f"{p.code}: {p.english}" for p in problems)
-    state = now[task_id].state if task_id in now else None
-    return AddedTask(task_id, commit, author, envelope, state, reason)
+    task = now.get(task_id) or archived.get(task_id)
+    state = task.state if task is not None else None
+    gone = task_id not in now and task_id in archived
+    return AddedTask(task_id, commit, author, envelope, state, reason, archived=gone)
+
+
+def archived_of(
+    repo: Repository, task_ids: Iterable[str], now: Mapping[str, Task]
+) -> dict[str, Task]:
+    """The tasks among `task_ids` the checkout lacks because an archive took them, read as
+    `show` reads an archived task."""
+    from taskfs.store.archive_records import archived_tasks
+
+    return archived_tasks(repo, [t for t in dict.fromkeys(task_ids) if t not in now])
 
 
 RECENT_LEDGER_COMMITS = 20
@@ -89,7 +107,8 @@ def _recent_ledger_range(repo: Repository) -> tuple[str, str, str]:
             "ledger; name a range such as HEAD~5..HEAD",
         )
     parent = repo.git.verify(f"{recent[-1]}^{{commit}}")
-    label = f"the last {len(recent)} ledger commits"
+    many = len(recent) > 1
+    label = f"the last {len(recent)} ledger commits" if many else "the last ledger commit"
     if parent is None:  # they go back to the first commit: all of history
         return "HEAD", label, "HEAD"
     return f"{parent}..HEAD", label, "HEAD"
@@ -117,7 +136,10 @@ def contracts(repo: Repository, spec: str) -> list[AddedTask]:
 
     with open_session(repo.git) as session:
         contents = session.read_blobs([(commit, path) for commit, _a, path, _t in wanted])
-    return [_added_task(item, data, now) for item, data in zip(wanted, contents, strict=True)]
+    archived = archived_of(repo, (item[3] for item in wanted), now)
+    return [
+        _added_task(item, data, now, archived) for item, data in zip(wanted, contents, strict=True)
+    ]
 
 
 def with_origins(repo: Repository, tasks: Iterable[AddedTask]) -> tuple[AddedTask, ...]:

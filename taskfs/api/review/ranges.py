@@ -15,7 +15,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from taskfs.api.review import audit as audit_api
-from taskfs.api.review.added import AddedTask, _added_task, _load, resolve, with_origins
+from taskfs.api.review.added import (
+    AddedTask,
+    _added_task,
+    _load,
+    archived_of,
+    resolve,
+    with_origins,
+)
 from taskfs.api.review.audit import Finding
 from taskfs.api.review.outcomes import Outcome, outcomes
 from taskfs.api.views import entries
@@ -129,8 +136,10 @@ def _review(
             by_kind.setdefault(kind, []).append((commit, author, path, task_id))
             touched.append(task_id)
     contents = _contents(session, by_kind)
+    archived = archived_of(repo, touched, now)
     tasks = with_origins(
-        repo, (_added_task(item, contents[item[2]], now) for item in by_kind.get(ENVELOPE, []))
+        repo,
+        (_added_task(item, contents[item[2]], now, archived) for item in by_kind.get(ENVELOPE, [])),
     )
     superseded = {
         repo.task_rel(t.id, STATUS, link.name) for t in now.values() for link in t.chain.superseded
@@ -162,7 +171,7 @@ def _review(
         errors=audit_api.audit(repo, session).findings,
         warnings=tuple(_warnings(repo, tasks, now)),
         tip_is_checkout=repo.git.verify(f"{tip}^{{commit}}") == head,
-        outcomes=outcomes(repo, revisions, touched, now, trust),
+        outcomes=outcomes(repo, revisions, touched, now, trust, archived=archived),
         amendments=_amendments(repo, by_kind.get(AMENDMENTS, []), now),
     )
 

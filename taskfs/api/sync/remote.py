@@ -373,7 +373,7 @@ def _integrate(
         if merged is not None and merged != head:
             _move(repo, upstream, head, merged)
             if head is not None:
-                step.superseded = _newly_superseded(repo, session, head, merged)
+                step.superseded = _newly_superseded(repo, session, head, fetched, merged)
     return step
 
 
@@ -557,18 +557,19 @@ def _conflicts(repo: Repository, upstream: Upstream, paths: Sequence[str]) -> li
     return problems
 
 
-def _newly_superseded(repo: Repository, session: Session, old: str, new: str) -> list[Lost]:
+def _newly_superseded(
+    repo: Repository, session: Session, old: str, fetched: str | None, new: str
+) -> list[Lost]:
+    """The transitions this merge superseded (`forks.news`): told once, in the clone where the
+    two sides of the fork met."""
     changed = [_status_path(repo, path) for path in session.changed_paths(old, new, repo.tasks_rel)]
     task_ids = sorted({found[0] for found in changed if found})
+    sides = [CommitChains(repo, session, old), CommitChains(repo, session, fetched)]
+    after = CommitChains(repo, session, new)
     out: list[Lost] = []
-    before, after = CommitChains(repo, session, old), CommitChains(repo, session, new)
     for task_id in task_ids:
-        was = {link.name for link in before.chain(task_id).superseded}
-        out += [
-            Lost.of(task_id, loss)
-            for loss in forks.losses(after.chain(task_id))
-            if loss.link.name not in was
-        ]
+        was = {link.name for side in sides for link in side.chain(task_id).superseded}
+        out += [Lost.of(task_id, loss) for loss in forks.news(after.chain(task_id), was)]
     return out
 
 

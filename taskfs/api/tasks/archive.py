@@ -17,12 +17,14 @@ from typing import NamedTuple
 from taskfs import i18n
 from taskfs.core import progress
 from taskfs.core.ages import parse_age
-from taskfs.core.layout import ARCHIVE_DIR, format_time, stamped_name
+from taskfs.core.layout import ARCHIVE_DIR, CONFIG_PATH, format_time, stamped_name
+from taskfs.core.lifecycle import TERMINAL
 from taskfs.errors import fail
 from taskfs.readmodel import archive as records
 from taskfs.readmodel.projection import Summary
 from taskfs.store import head_ledger
 from taskfs.store.index import summaries
+from taskfs.store.ledger_view import Ledger
 from taskfs.store.repository import Repository
 from taskfs.store.writer import Writer
 
@@ -31,8 +33,11 @@ class Archived(NamedTuple):
     ids: tuple[str, ...]  # the tasks taken out of the working tree
     commit: str | None  # None: nothing was old enough
     files: tuple[str, ...]  # the archive's files the commit added
-    skipped: tuple[str, ...]  # old enough, but holding files no commit holds: left in place
+    skipped: tuple[str, ...]  # old enough, but left in place (why: `skipped_why`)
     older_than: str
+    # Each skipped id's reason: `uncommitted` (its folder holds files no commit holds) or
+    # `request` (an ended intake request: the archive takes tasks only).
+    skipped_why: dict[str, str] = {}  # noqa: RUF012 (a NamedTuple's default, never mutated)
 
 
 def archive(
@@ -54,9 +59,15 @@ def archive(
             action="archive",
             action_text=i18n.say("archive tasks"),
             reason=i18n.said(
-                "the settings allow only {agents} to archive (archive.by)", agents=allowed
+                "the settings allow only {agents} to archive; to allow {agent}, add it to the "
+                "list archive.by in {path} and commit that",
+                agents=allowed,
+                agent=actor,
+                path=CONFIG_PATH,
             ),
             rule="archive",
+            setting="archive.by",
+            path=CONFIG_PATH,
         )
     age_text = settings.older_than if older_than is None else older_than
     try:
@@ -70,8 +81,11 @@ def archive(
         # A folder holding a file no commit holds would lose it: it stays until committed.
         loose = set(head_ledger.loose(repo, [s.id for s in chosen])) if chosen else set()
         chosen = [s for s in chosen if s.id not in loose]
+        why = dict.fromkeys(loose, "uncommitted")
+        why.update((task_id, "request") for task_id in _ended_requests(repo, ledger, now - age))
+        skipped = tuple(sorted(why))
         if not chosen:
-            return Archived((), None, (), tuple(sorted(loose)), age_text)
+            return Archived((), None, (), skipped, age_text, why)
         files = _add_records(repo, writer, chosen, actor=actor, age_text=age_text, now=now)
         for summary in chosen:
             writer.retire(repo.task_rel(summary.id))
@@ -83,7 +97,22 @@ def archive(
 
         with progress.step(committing, len(ids), counted=False):
             commit = writer.commit(_message(ids, actor, age_text), actor, when=now)
-    return Archived(ids, commit, files, tuple(sorted(loose)), age_text)
+    return Archived(ids, commit, files, skipped, age_text, why)
+
+
+def _ended_requests(repo: Repository, ledger: Ledger, cutoff: datetime) -> list[str]:
+    """The requests (intakes) canceled before `cutoff`: the archive leaves them and says so."""
+    from taskfs.store.intake_reader import load_intake
+
+    out = []
+    for summary in ledger.many(ledger.intake_ids()):
+        if summary.state not in TERMINAL or summary.archived:
+            continue  # an open request, or one that became a task (read as a task)
+        canceled = load_intake(repo, summary.id)[0].canceled
+        ended_at = canceled.record.at if canceled is not None else None
+        if records.ended_request(summary, ended_at, cutoff):
+            out.append(summary.id)
+    return out
 
 
 def _add_records(

@@ -28,9 +28,14 @@ def show(repo: Repository, task_id: str) -> Task:
     """The task with its evidence files (and how each one's signature stands); an archived
     task as the commit that archived it found it."""
     from taskfs.api.evidence import checks as evidence
+    from taskfs.store.envelope_seal import unsealed
 
     where = home(repo, task_id)
-    return evidence.with_evidence(where, load_task(where, task_id))
+    task = evidence.with_evidence(where, load_task(where, task_id))
+    edited = unsealed(where, task_id)  # what a claim refuses is named where the task is shown
+    if edited is not None and edited not in task.problems:
+        task = task._replace(problems=(*task.problems, edited))
+    return task
 
 
 def amendments(repo: Repository, task: Task) -> list[dict[str, Any]]:

@@ -370,6 +370,16 @@ def _actor(agent: str | None, envelopes: Sequence[Envelope], sources: Sequence[S
     return "anonymous"
 
 
+def _archived_exists(task_id: str) -> Problem:
+    """`task_exists` for an id an archive took: the task is gone from `ls`, so say where."""
+    why = i18n.said(
+        " (archived: `taskfs show {id}` and `taskfs ls --archived` still show it; choose "
+        "another id)",
+        id=task_id,
+    )
+    return problem("task_exists", field="id", id=task_id, archived=True, archived_text=why)
+
+
 def _assign_ids(
     repo: Repository, parsed: Sequence[tuple[Source, Envelope]], actor: str
 ) -> list[Envelope]:
@@ -382,7 +392,9 @@ def _assign_ids(
     for source, envelope in parsed:
         task_id = envelope.id or fresh_id(repo, seen)
         # An archived task's id stays taken: history and the rules still name it.
-        if task_id in seen or ledger.is_archived(task_id) or _taken(repo, task_id, actor):
+        if ledger.is_archived(task_id):
+            problems.append(_at(_archived_exists(task_id), source.label))
+        elif task_id in seen or _taken(repo, task_id, actor):
             problems.append(_at(problem("task_exists", field="id", id=task_id), source.label))
         seen[task_id] = source.label
         batch.append(envelope if envelope.id else envelope.with_id(task_id))
@@ -393,7 +405,7 @@ def _assign_ids(
         # An id an archive once named stays taken, though its record was edited or removed
         # since (audit names that); a generated id is new to history anyway.
         for task_id in sorted(once_named(repo, chosen)):
-            problems.append(_at(problem("task_exists", field="id", id=task_id), seen[task_id]))
+            problems.append(_at(_archived_exists(task_id), seen[task_id]))
     if problems:
         raise TaskfsError(problems)
     return batch

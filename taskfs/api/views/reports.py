@@ -21,6 +21,7 @@ from taskfs.core.forks import losses
 from taskfs.core.layout import STATUS_NAME_RE
 from taskfs.core.records import Artifact
 from taskfs.store.all_tasks import load_all
+from taskfs.store.archive_records import archived_tasks
 from taskfs.store.index import summaries
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task, load_task
@@ -274,12 +275,15 @@ def timeline(
         )
     for run in evidence:
         exit_text = i18n.say("exit {code}", code=run.exit_code) if run.exit_code is not None else ""
-        detail = " · ".join(x for x in (run.command, exit_text, run.problem) if x)
+        # Who ran it, as show says; how its verdict was reached (a script's exit, a judge's
+        # word) beside what it ran.
+        how = f"{run.source}: {run.command}" if run.source and run.command else run.command
+        detail = " · ".join(x for x in (how, exit_text, run.problem) if x)
         rows.append(
             TimelineRow(
                 run.at,
                 "evidence",
-                run.source or "check",
+                run.by or run.source or "check",
                 run.verdict,
                 detail,
                 path=run.path,
@@ -339,6 +343,7 @@ class Node:
     state: str | None  # None: named by a dependsOn or parent but not (yet) in the ledger
     context: str = ""
     objective: str = ""
+    archived: bool = False  # taken out of the working tree by `taskfs archive`; history keeps it
 
 
 @dataclass(frozen=True)
@@ -378,7 +383,16 @@ def task_graph(repo: Repository) -> TaskGraph:
         for follow_up in ledger.many(found):
             if follow_up.id not in nodes:
                 env = follow_up.envelope
-                nodes[follow_up.id] = Node(follow_up.id, follow_up.state, env.context_id)
+                nodes[follow_up.id] = Node(
+                    follow_up.id, follow_up.state, env.context_id, archived=follow_up.archived
+                )
             nodes.setdefault(source, Node(source, None))
             edges.append(Edge(source, follow_up.id, "discovered"))
+    # A task named here but archived is drawn in its final state, read as `show` reads it.
+    unknown = [node.id for node in nodes.values() if node.state is None]
+    for task_id, task in archived_tasks(repo, unknown).items():
+        contract = task.envelope
+        nodes[task_id] = Node(
+            task_id, task.state, contract.context_id, contract.objective, archived=True
+        )
     return TaskGraph(tuple(sorted(nodes.values(), key=lambda n: n.id)), tuple(edges))
