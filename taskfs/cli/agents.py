@@ -15,6 +15,7 @@ from taskfs.api.context import acting_agent
 from taskfs.api.views import agents as views
 from taskfs.cli import bodies
 from taskfs.cli.group import agent_option, cli, json_option, listen_options
+from taskfs.cli.ids import TASK_ID
 from taskfs.cli.options import clicked
 from taskfs.cli.output import act, open_repo, refuse
 from taskfs.core import shapes
@@ -44,7 +45,7 @@ def send(
 
 
 @cli.command()
-@click.argument("task_id")
+@click.argument("task_id", type=TASK_ID)
 @json_option
 def messages(task_id: str, as_json: bool) -> int:
     """The messages about a task, each with its delivery and whether it verifies."""
@@ -278,7 +279,7 @@ def deliver(paths: tuple[str, ...], as_json: bool) -> int:
 
 
 @cli.command()
-@click.argument("task_id")
+@click.argument("task_id", type=TASK_ID)
 @agent_option
 @json_option
 def bind(task_id: str, agent: str | None, as_json: bool) -> int:

@@ -41,7 +41,12 @@ def run(args: Sequence[str]) -> int | None:
         return None
     values, arguments = parsed
     as_json = bool(values.pop("as_json", False))
-    if (command in JSON_ONLY and not as_json) or _for_click(command, values):
+    # A malformed task id: click's task id type refuses it (`invalid_task_id`), for any command.
+    if (
+        (command in JSON_ONLY and not as_json)
+        or _for_click(command, values)
+        or _malformed_id(COMMANDS[command], arguments)
+    ):
         return None
     if command == "show":
         return _show(arguments[0], values.get("fmt", "text"), as_json)
@@ -68,6 +73,15 @@ def run(args: Sequence[str]) -> int | None:
 
     i18n.choose(None)  # as click's group does: no language chosen on the command line
     return _body(command, values, arguments, agent, as_json)
+
+
+def _malformed_id(command: Any, arguments: list[str]) -> bool:
+    named = [n for n, _count in command.arguments]
+    if "task_id" not in named:
+        return False
+    from taskfs.core.layout import is_task_id
+
+    return not is_task_id(arguments[named.index("task_id")])
 
 
 def _seconds(values: dict[str, Any]) -> bool:
