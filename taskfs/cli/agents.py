@@ -111,15 +111,17 @@ def inbox(
     from taskfs.api.messages import inbox as api
 
     held: list[str] = []
+    waiting: list[str] = []
 
     def call() -> Any:
         me = acting_agent(agent) or ""
         repo = open_repo()
         box = api.inbox(repo, me, session=session or None)
         if not as_json:
-            from taskfs.api.lifecycle.resume import held_lines
+            from taskfs.api.lifecycle.resume import held_lines, waiting_lines
 
             held.extend(held_lines(repo, box))
+            waiting.extend(waiting_lines(repo, box))
         if mark_read and box.markable:
             delivery.mark_read(repo, me, box.markable)
         return box
@@ -134,8 +136,9 @@ def inbox(
         claim, answer, review = i18n.say("claim"), i18n.say("answer"), i18n.say("review")
         lines += [
             row(claim, i18n.say("{id}  from {agent}", id=t.id, agent=t.envelope.sender or "-"))
-            for t in box.to_claim
+            for t in box.claimable
         ]
+        lines += waiting
         lines += [
             row(answer, i18n.say("{id}  from {agent}", id=c.record.msg_id, agent=c.record.sender))
             for c in box.questions
