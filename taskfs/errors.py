@@ -34,8 +34,8 @@ MESSAGES: dict[str, str] = {
     "depends_on_self": "dependsOn names the task itself ({id})",
     "depends_on_duplicate": "dependsOn names {id} more than once",
     "dependency_cycle": "this task would close a dependency cycle: {cycle_text}",
-    "invalid_task_id": "{value!r} is not a task id: use 1-64 characters of a-z 0-9 . _ -, "
-    "starting with a letter or digit",
+    "invalid_task_id": "{value!r} is not a task id{near_text}: use 1-64 characters of a-z 0-9 "
+    ". _ -, starting with a letter or digit",
     "files_and_interfaces_invalid": "filesAndInterfaces entry {value!r} is invalid: {reason}",
     "unknown_field": "unknown key {key!r}{hint_text}: only the contract's keys and x- prefixed "
     "keys are allowed",
@@ -170,6 +170,8 @@ MESSAGES: dict[str, str] = {
     "interlink-bus there, or name another with --url or INTERLINK_URL",
     "session_unroutable": "{peer!r} has no session to send to: {reason}; pass session=<id> "
     "(from the bus roster), or wait until it is online{sessions_text}",
+    "message_empty": "the message says nothing: write its words (a blank or empty text is "
+    "not sent)",
     # host set-up: taskfs setup claude|codex (README: Where agents live)
     "host_config_invalid": "{path} is not valid {format}: {reason}; nothing was changed (fix or "
     "move it, then run taskfs setup again)",

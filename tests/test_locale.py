@@ -193,5 +193,5 @@ def test_a_translation_that_cannot_be_filled_gives_way_to_the_english(
 ) -> None:
     monkeypatch.setattr(i18n, "translate", lambda code, template: broken)
     found = problem("invalid_task_id", value="-bad")
-    assert found.message == MESSAGES["invalid_task_id"].format(value="-bad")
+    assert found.message == MESSAGES["invalid_task_id"].format(value="-bad", near_text="")
     assert found.data == {"value": "-bad"}

@@ -9,6 +9,7 @@ import click
 
 from taskfs.api.context import acting_agent
 from taskfs.cli.group import agent_option, cli, json_option, listen_options
+from taskfs.cli.ids import TASK_ID
 from taskfs.cli.output import open_repo, refuse
 from taskfs.core.display import safe
 from taskfs.errors import TaskfsError
@@ -57,7 +58,7 @@ def send(url: str, file: str, agent: str | None, detach: bool, as_json: bool) ->
 
 
 @a2a.command()
-@click.argument("task_ids", nargs=-1)
+@click.argument("task_ids", nargs=-1, type=TASK_ID)
 @agent_option
 @json_option
 def follow(task_ids: tuple[str, ...], agent: str | None, as_json: bool) -> int:

@@ -15,6 +15,7 @@ from taskfs.api.context import acting_agent
 from taskfs.api.views import agents as views
 from taskfs.cli import bodies
 from taskfs.cli.group import agent_option, cli, json_option, listen_options
+from taskfs.cli.ids import TASK_ID
 from taskfs.cli.options import Given, clicked
 from taskfs.cli.output import act, open_repo, refuse
 from taskfs.core import shapes
@@ -34,7 +35,7 @@ def send(given: Given) -> int:
 
 
 @cli.command()
-@click.argument("task_id")
+@click.argument("task_id", type=TASK_ID)
 @json_option
 def messages(task_id: str, as_json: bool) -> int:
     """The messages about a task, each with its delivery and whether it verifies."""
@@ -100,15 +101,17 @@ def inbox(
     from taskfs.api.messages import inbox as api
 
     held: list[str] = []
+    waiting: list[str] = []
 
     def call() -> Any:
         me = acting_agent(agent) or ""
         repo = open_repo()
         box = api.inbox(repo, me, session=session or None)
         if not as_json:
-            from taskfs.api.lifecycle.resume import held_lines
+            from taskfs.api.lifecycle.resume import held_lines, waiting_lines
 
             held.extend(held_lines(repo, box))
+            waiting.extend(waiting_lines(repo, box))
         if mark_read and box.markable:
             delivery.mark_read(repo, me, box.markable)
         return box
@@ -123,8 +126,9 @@ def inbox(
         claim, answer, review = i18n.say("claim"), i18n.say("answer"), i18n.say("review")
         lines += [
             row(claim, i18n.say("{id}  from {agent}", id=t.id, agent=t.envelope.sender or "-"))
-            for t in box.to_claim
+            for t in box.claimable
         ]
+        lines += waiting
         lines += [
             row(answer, i18n.say("{id}  from {agent}", id=c.record.msg_id, agent=c.record.sender))
             for c in box.questions
@@ -268,7 +272,7 @@ def deliver(paths: tuple[str, ...], as_json: bool) -> int:
 
 
 @cli.command()
-@click.argument("task_id")
+@click.argument("task_id", type=TASK_ID)
 @agent_option
 @json_option
 def bind(task_id: str, agent: str | None, as_json: bool) -> int:

@@ -10,12 +10,13 @@ import click
 from taskfs import i18n
 from taskfs.api.context import acting_agent
 from taskfs.cli.group import agent_option, cli, json_option
+from taskfs.cli.ids import TASK_ID
 from taskfs.cli.output import act, open_repo
 from taskfs.core import shapes
 
 
 @cli.command()
-@click.argument("task_id", metavar="ID")
+@click.argument("task_id", metavar="ID", type=TASK_ID)
 @click.argument("file", required=False, metavar="[FILE]")
 @click.option("--reason", help="Why the contract changes (recorded with it).")
 @click.option(

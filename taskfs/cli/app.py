@@ -10,9 +10,9 @@ from __future__ import annotations
 import click
 
 from taskfs.cli.group import cli
-from taskfs.cli.output import emit_json
+from taskfs.cli.output import emit_json, refuse
 from taskfs.core import shapes
-from taskfs.errors import problem
+from taskfs.errors import TaskfsError, problem
 
 __all__ = ["cli", "run"]
 
@@ -33,6 +33,8 @@ def run(args: list[str]) -> int:
     except click.UsageError as exc:
         _usage_error(exc, wants_json)
         return 2
+    except TaskfsError as exc:  # a parameter refused by name (`taskfs.cli.ids`)
+        return refuse(wants_json, exc.problems)
     except click.Abort:
         click.echo("Aborted.", err=True)
         return 130

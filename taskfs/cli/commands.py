@@ -12,6 +12,7 @@ from taskfs import i18n
 from taskfs.api.context import acting_agent
 from taskfs.cli import bodies, render
 from taskfs.cli.group import agent_option, cli, json_option
+from taskfs.cli.ids import TASK_ID
 from taskfs.cli.options import Given, clicked
 from taskfs.cli.output import act, open_repo, repo_if_any
 from taskfs.cli.states import StateChoice
@@ -159,7 +160,7 @@ def complete(given: Given) -> int:
 
 
 @cli.command()
-@click.argument("task_id")
+@click.argument("task_id", type=TASK_ID)
 @json_option
 def log(task_id: str, as_json: bool) -> int:
     """The task's history: transitions, evidence, messages."""

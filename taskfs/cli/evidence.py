@@ -12,6 +12,7 @@ import click
 from taskfs import i18n
 from taskfs.api.context import acting_agent
 from taskfs.cli.group import agent_option, cli, json_option
+from taskfs.cli.ids import TASK_ID
 from taskfs.cli.options import Given, clicked
 from taskfs.cli.output import act, open_repo
 from taskfs.core.shapes import document
@@ -53,7 +54,7 @@ def evidence_group() -> None:
 
 
 @evidence_group.command(name="add")
-@click.argument("task_id")
+@click.argument("task_id", type=TASK_ID)
 @click.option("--verdict", type=click.Choice(["pass", "fail"]), required=True)
 @click.option("--source", required=True, help="Who or what judged: llm_judge, a person's name, ...")
 @click.option("--note", help="The judgement in words.")

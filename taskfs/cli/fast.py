@@ -34,7 +34,8 @@ def run(args: Sequence[str]) -> int | None:
     given = parse(command, list(args[1:]))
     if given is None:
         return None
-    if (command in JSON_ONLY and not given["as_json"]) or _for_click(given):
+    # A malformed task id: click's task id type refuses it (`invalid_task_id`), for any command.
+    if (command in JSON_ONLY and not given["as_json"]) or _for_click(given) or _malformed_id(given):
         return None
     for option in COMMANDS[command].options.values():
         value = given[option.dest]
@@ -61,6 +62,15 @@ def run(args: Sequence[str]) -> int | None:
 
     i18n.choose(None)  # as click's group does: no language chosen on the command line
     return bodies.answer(given)
+
+
+def _malformed_id(given: Given) -> bool:
+    task_id = given.get("task_id")
+    if task_id is None:
+        return False
+    from taskfs.core.layout import is_task_id
+
+    return not is_task_id(task_id)
 
 
 def _seconds(given: Given) -> bool:

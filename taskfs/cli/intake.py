@@ -15,6 +15,7 @@ import click
 from taskfs.api.context import acting_agent
 from taskfs.cli import render
 from taskfs.cli.group import agent_option, cli, json_option
+from taskfs.cli.ids import TASK_ID
 from taskfs.cli.output import act, open_repo
 
 
@@ -43,7 +44,13 @@ def _words(text: str | None, file: str | None) -> str:
 @click.argument("text", required=False)
 @click.option("--file", "file", metavar="FILE", help="Read the request from FILE.")
 @click.option("--to", "to", metavar="AGENT", help="Who the request is for.")
-@click.option("--id", "task_id", metavar="ID", help="The id to keep it under (default: a new one).")
+@click.option(
+    "--id",
+    "task_id",
+    metavar="ID",
+    type=TASK_ID,
+    help="The id to keep it under (default: a new one).",
+)
 @agent_option
 @json_option
 def open_(  # noqa: PLR0917 - the command's arguments, as click reads them
@@ -71,7 +78,7 @@ def open_(  # noqa: PLR0917 - the command's arguments, as click reads them
 
 
 @intake.command()
-@click.argument("task_id", metavar="ID")
+@click.argument("task_id", metavar="ID", type=TASK_ID)
 @click.argument("text", required=False)
 @click.option("--file", "file", metavar="FILE", help="Read the fields from FILE.")
 @agent_option
@@ -90,7 +97,7 @@ def add(task_id: str, text: str | None, file: str | None, agent: str | None, as_
 
 
 @intake.command()
-@click.argument("task_id", metavar="ID")
+@click.argument("task_id", metavar="ID", type=TASK_ID)
 @click.argument("file", metavar="FILE")
 @agent_option
 @json_option
@@ -108,7 +115,7 @@ def propose(task_id: str, file: str, agent: str | None, as_json: bool) -> int:
 
 
 @intake.command()
-@click.argument("task_id", metavar="ID")
+@click.argument("task_id", metavar="ID", type=TASK_ID)
 @click.option(
     "--proposal",
     metavar="ID|DIGEST",
@@ -134,7 +141,7 @@ def accept(
 
 
 @intake.command()
-@click.argument("task_id", metavar="ID")
+@click.argument("task_id", metavar="ID", type=TASK_ID)
 @click.option("--reason", help="Why it is canceled.")
 @agent_option
 @json_option
@@ -150,11 +157,17 @@ def cancel(task_id: str, reason: str | None, agent: str | None, as_json: bool) -
 
 
 @cli.command()
-@click.argument("task_id", metavar="ID")
+@click.argument("task_id", metavar="ID", type=TASK_ID)
 @click.argument("text", required=False)
 @click.option("--file", "file", metavar="FILE", help="Read the words from FILE.")
 @click.option("--to", "to", metavar="AGENT", help="Who it is for (default: the task's sender).")
-@click.option("--id", "new_id", metavar="ID", help="The id to keep it under (default: a new one).")
+@click.option(
+    "--id",
+    "new_id",
+    metavar="ID",
+    type=TASK_ID,
+    help="The id to keep it under (default: a new one).",
+)
 @agent_option
 @json_option
 def discover(  # noqa: PLR0917 - the command's arguments, as click reads them

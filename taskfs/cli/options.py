@@ -402,6 +402,10 @@ def clicked(name: str, **extra: dict[str, Any]) -> Callable[[Any], Any]:
             function = click.option(spelled, option.dest, **settings)(function)
         for argument, count in reversed(command.arguments):
             settings = {"nargs": count} if count != 1 else {}
+            if argument == "task_id":
+                from taskfs.cli.ids import TASK_ID
+
+                settings["type"] = TASK_ID
             if count == -1:
                 settings["required"] = True
             settings.update(extra.get(argument, {}))

@@ -11,12 +11,13 @@ import click
 from taskfs import i18n
 from taskfs.api.context import acting_agent
 from taskfs.cli.group import agent_option, cli, json_option
+from taskfs.cli.ids import TASK_ID
 from taskfs.cli.output import act, open_repo
 from taskfs.core import shapes
 
 
 @cli.command()
-@click.argument("task_id")
+@click.argument("task_id", type=TASK_ID)
 @click.option("--to", "to", required=True, metavar="AGENT", help="Who takes the work over.")
 @agent_option
 @click.option("--reason", help="Why, added to the cancellation's reason.")
@@ -54,7 +55,7 @@ def handed_on(done: Any) -> tuple[dict[str, Any], str]:
 
 
 @cli.command()
-@click.argument("task_id")
+@click.argument("task_id", type=TASK_ID)
 @click.option(
     "--to",
     "to",

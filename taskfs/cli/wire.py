@@ -16,6 +16,7 @@ from taskfs import i18n
 from taskfs.api.context import acting_agent
 from taskfs.cli.evidence import key_document, keys_group
 from taskfs.cli.group import agent_option, cli, json_option
+from taskfs.cli.ids import TASK_ID
 from taskfs.cli.output import act, open_repo
 from taskfs.core import shapes
 from taskfs.errors import fail
@@ -147,7 +148,7 @@ def interlink_group() -> None:
 
 
 @interlink_group.command(name="export")
-@click.option("--task", "task", metavar="ID", help="Only the messages of this task.")
+@click.option("--task", "task", metavar="ID", type=TASK_ID, help="Only the messages of this task.")
 @click.argument("msg_ids", nargs=-1, metavar="[MSG_ID]...")
 @json_option
 def interlink_export(task: str | None, msg_ids: tuple[str, ...], as_json: bool) -> int:

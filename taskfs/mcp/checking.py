@@ -25,7 +25,7 @@ from taskfs.api.views import agents as views
 from taskfs.api.views import checks
 from taskfs.errors import fail
 from taskfs.mcp.running import Stopper, Watch
-from taskfs.mcp.tools import Tools, answer
+from taskfs.mcp.tools import TaskIdValue, Tools, answer
 
 CHECK = (
     "Report your result and check it: commit your work first (evidence from uncommitted files "
@@ -34,7 +34,7 @@ CHECK = (
     "command's last lines. Completes nothing: on pass, call agent_complete."
 )
 
-TaskId = Annotated[str, Field(description="The task's id (agent_inbox lists them).")]
+TaskId = Annotated[TaskIdValue, Field(description="The task's id (agent_inbox lists them).")]
 Result = Annotated[str, Field(description="Your result: what you did, where it is.")]
 
 

@@ -16,16 +16,16 @@ from taskfs.api.views.amendments import amended
 from taskfs.errors import fail
 from taskfs.mcp.declared import TASK, shape, writes
 from taskfs.mcp.intake import document
-from taskfs.mcp.tools import Tools, answer
+from taskfs.mcp.tools import TaskIdValue, Tools, answer
 
-TaskId = Annotated[str, Field(description="The task's id.")]
+TaskId = Annotated[TaskIdValue, Field(description="The task's id.")]
 
 
 def register_contract_tools(tools: Tools) -> None:
     s = tools.session
 
     def agent_discover(
-        task_id: Annotated[str, Field(description="The task you found it in.")],
+        task_id: Annotated[TaskIdValue, Field(description="The task you found it in.")],
         text: Annotated[str, Field(description="What needs doing, in prose.")],
         to: Annotated[str | None, Field(description="Who for; default: its sender.")] = None,
     ) -> CallToolResult:

@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -27,6 +28,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, INVALID_REQUEST
 from pydantic import ValidationError
 
+from taskfs.api.tasks.suggest import malformed
 from taskfs.core.envelope import value_reason
 from taskfs.errors import Problem, TaskfsError, problem
 from taskfs.mcp.tools import Tools, answer, refused_text
@@ -96,7 +98,7 @@ class Gate:
         if not isinstance(arguments, Mapping):
             return None
         found = unknown_arguments(name, tool.fn_metadata, arguments)
-        found += argument_problems(tool.fn_metadata, dict(arguments))
+        found += argument_problems(tool.fn_metadata, dict(arguments), self.tools.session.start)
         if not found:
             return None
 
@@ -119,21 +121,24 @@ def unknown_arguments(tool: str, metadata: Any, arguments: Mapping[str, Any]) ->
     ]
 
 
-def argument_problems(metadata: Any, arguments: dict[str, Any]) -> list[Problem]:
+def argument_problems(
+    metadata: Any, arguments: dict[str, Any], start: Path | None = None
+) -> list[Problem]:
     """Each argument that does not fit the tool's model, as `invalid_value`."""
     try:
         metadata.arg_model.model_validate(metadata.pre_parse_json(arguments))
     except ValidationError as exc:
         errors = exc.errors(include_url=False, include_input=True)
-        return [
-            problem(
-                "invalid_value",
-                field=".".join(str(p) for p in error["loc"]) or "arguments",
-                reason=value_reason(error["type"], error),
-            )
-            for error in errors
-        ]
+        return [_argument_problem(error, start) for error in errors]
     return []
+
+
+def _argument_problem(error: Any, start: Path | None) -> Problem:
+    field = ".".join(str(p) for p in error["loc"]) or "arguments"
+    if error["type"] == "invalid_task_id":  # `taskfs.mcp.tools.TaskIdValue`: the contract's code
+        found = malformed(error["input"], start)
+        return problem(found.code, field=field, **found.data)
+    return problem("invalid_value", field=field, reason=value_reason(error["type"], error))
 
 
 def _initialized(ctx: ServerRequestContext[Any, Any]) -> bool:

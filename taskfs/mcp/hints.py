@@ -54,6 +54,7 @@ _COMMANDS = [(re.compile(pattern), tool) for pattern, tool in COMMANDS]
 # The tool that fixes each refusal, for messages that name none.
 FIX: dict[str, str] = {
     "task_not_found": "agent_inbox",
+    "invalid_task_id": "agent_inbox",
     "transition_not_allowed": "agent_status",
     "agent_not_allowed": "agent_status",
     "reason_required": "agent_fail",

@@ -12,9 +12,9 @@ from pydantic import Field
 from taskfs.api.intake import requests
 from taskfs.api.views import intake as views
 from taskfs.mcp.declared import TASK, writes
-from taskfs.mcp.tools import Tools, answer
+from taskfs.mcp.tools import TaskIdValue, Tools, answer
 
-TaskId = Annotated[str, Field(description="The request's id (agent_inbox lists them).")]
+TaskId = Annotated[TaskIdValue, Field(description="The request's id (agent_inbox lists them).")]
 Envelope = Annotated[str, Field(description="The envelope you propose, as YAML.")]
 
 

@@ -28,7 +28,7 @@ from taskfs.core.display import safe
 from taskfs.errors import TaskfsError
 from taskfs.mcp import interlink_text as say
 from taskfs.mcp.declared import MESSAGE, reads, shape, writes
-from taskfs.mcp.tools import Tools, answer
+from taskfs.mcp.tools import OptionalTaskIdValue, TaskIdValue, Tools, answer
 
 To = Annotated[
     str,
@@ -46,7 +46,7 @@ Session = Annotated[
     Field(description="The peer's session to reach (an unsigned hint)."),
 ]
 TaskId = Annotated[
-    str | None,
+    OptionalTaskIdValue | None,
     Field(
         description="The task it is about; omit to open one (envelope text) or to go on with "
         "the last one exchanged with `to`."
@@ -174,7 +174,7 @@ def register_interlink_tools(tools: Tools) -> None:
 
     def cancel_task(
         to: Annotated[str, Field(description="The peer running the task, by its agent name.")],
-        task_id: Annotated[str, Field(description="The task to abort.")],
+        task_id: Annotated[TaskIdValue, Field(description="The task to abort.")],
         reason: Annotated[
             str | None,
             Field(description="Why, surfaced to the peer: the signed text of the message."),

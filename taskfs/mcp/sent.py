@@ -14,9 +14,9 @@ from taskfs.api.lifecycle import reassign as handing
 from taskfs.api.lifecycle import sent as api
 from taskfs.api.views import sent as views
 from taskfs.mcp.declared import reads, shape, writes
-from taskfs.mcp.tools import Tools, answer
+from taskfs.mcp.tools import TaskIdValue, Tools, answer
 
-TaskId = Annotated[str, Field(description="A task you sent.")]
+TaskId = Annotated[TaskIdValue, Field(description="A task you sent.")]
 HANDED_ON = shape("id", "newId", "newState")
 
 

@@ -56,7 +56,7 @@ from taskfs.mcp.gate import Gate
 from taskfs.mcp.inbox import register_inbox_tool
 from taskfs.mcp.interlink import register_interlink_tools
 from taskfs.mcp.sent import register_sent_tools
-from taskfs.mcp.tools import Session, Tools, answer
+from taskfs.mcp.tools import OptionalTaskIdValue, Session, TaskIdValue, Tools, answer
 
 INSTRUCTIONS = (
     "taskfs: tasks delegated between agents, kept as files in git. Start with agent_inbox; "
@@ -68,7 +68,7 @@ def _moved(result: transitions.Moved) -> dict[str, Any]:
     return shapes.transition(result.id, result.state, result.commit)
 
 
-TaskId = Annotated[str, Field(description="The task's id (agent_inbox lists them).")]
+TaskId = Annotated[TaskIdValue, Field(description="The task's id (agent_inbox lists them).")]
 Text = Annotated[str, Field(description="Message text (signed).")]
 Reason = Annotated[str, Field(description="Why, in a sentence; recorded with the transition.")]
 
@@ -104,7 +104,7 @@ def register_agent_tools(tools: Tools) -> None:
     def agent_send(
         envelope: Annotated[str, Field(description="The envelope, as YAML text.")],
         task_id: Annotated[
-            str | None, Field(description="Your request's id, to complete it.")
+            OptionalTaskIdValue | None, Field(description="Your request's id, to complete it.")
         ] = None,
     ) -> CallToolResult:
         def call() -> dict[str, Any]:

@@ -8,10 +8,12 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import AfterValidator
+from pydantic_core import PydanticCustomError
 
 from taskfs import i18n
 from taskfs.api import context
@@ -19,6 +21,7 @@ from taskfs.api.context import acting_agent
 from taskfs.api.tasks.suggest import explain
 from taskfs.core import shapes
 from taskfs.core.display import safe
+from taskfs.core.layout import is_task_id
 from taskfs.errors import TaskfsError, problem
 from taskfs.mcp import hints
 from taskfs.mcp.running import Running
@@ -26,6 +29,24 @@ from taskfs.mcp.schema import slim
 
 if TYPE_CHECKING:
     from taskfs.api.context import Repository
+
+
+def _task_id(value: str) -> str:
+    if not is_task_id(value):
+        # Named by its code: the gate (`taskfs.mcp.gate`) refuses it as `invalid_task_id`.
+        raise PydanticCustomError("invalid_task_id", "not a task id")
+    return value
+
+
+def _task_id_or_none(value: str) -> str:
+    return value and _task_id(value)  # an optional id left empty is none, as it always was
+
+
+# Every tool argument that names a task is read through one of these (each tool adds its own
+# description), so that a malformed id is refused as `invalid_task_id` by every tool alike,
+# before anything is looked up, as the command line's `taskfs.cli.ids` refuses it.
+TaskIdValue = Annotated[str, AfterValidator(_task_id)]
+OptionalTaskIdValue = Annotated[str, AfterValidator(_task_id_or_none)]
 
 
 class Session:

@@ -51,3 +51,25 @@ def test_a_request_names_what_it_lacks_without_its_problem_list(repo: Path) -> N
     assert "problems" not in request
     (mine,) = inbox("alice")["requested"]
     assert set(mine) == {"id", "to", "missing"}
+
+
+def test_the_inbox_offers_to_claim_only_what_a_claim_would_take(repo: Path) -> None:
+    """The team day: bob's inbox said `2 to claim` and `claim mul`, where `mul` waited on an
+    unfinished task and its claim was refused (dependencies_unresolved)."""
+    first = submit(repo, id="first", filesAndInterfaces=["src/first.py"])
+    submit(repo, id="second", dependsOn=[first], filesAndInterfaces=["src/second.py"])
+    text = taskfs("inbox", "--agent", "builder").stdout
+    assert text.splitlines()[0].startswith("builder: 1 to claim")
+    rows = [line.split() for line in text.splitlines()[1:]]
+    assert ["claim", "first", "from", "planner"] in rows
+    assert not any(r[:2] == ["claim", "second"] for r in rows)
+    assert any(r[:2] == ["waits", "second"] and "first" in " ".join(r[2:]) for r in rows)
+    box = taskfs("inbox", "--agent", "builder", "--json").json
+    assert box["counts"]["toClaim"] == 1
+    assert [(t["id"], t["ready"]) for t in box["toClaim"]] == [("first", True), ("second", False)]
+    prime = taskfs("prime", "--agent", "builder").stdout
+    assert "claim first" in prime
+    assert "claim second" not in prime
+    assert taskfs("claim", "second", "--agent", "builder", "--json").codes == [
+        "dependencies_unresolved"
+    ]

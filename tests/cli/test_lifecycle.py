@@ -138,7 +138,7 @@ def test_reason_required(repo: Path, command: str, reason: str | None) -> None:
 def test_unknown_task(repo: Path) -> None:
     assert taskfs("claim", "nope", "--agent", "builder", "--json").codes == ["task_not_found"]
     assert taskfs("show", "nope", "--json").codes == ["task_not_found"]
-    assert taskfs("show", "../etc", "--json").codes == ["task_not_found"]
+    assert taskfs("show", "../etc", "--json").codes == ["invalid_task_id"]  # no id at all
 
 
 def test_unknown_state_is_a_command_line_error(repo: Path) -> None:

@@ -107,9 +107,9 @@ def test_a_fresh_agent_resumes_the_work_it_holds_first(repo: Path) -> None:
     # They come before anything else that waits: right after the badge line.
     assert lines.index("Resume first, the tasks you hold:") == 4
     text = result.stdout
-    assert f"claim {ids['blocked']}" in text
+    assert f"waits {ids['blocked']}" in text  # offered only once a claim would take it
     assert f"(blocked by {ids['waits']} (input_required))" in text
-    assert text.index(f"claim {ids['free']}") < text.index(f"claim {ids['blocked']}")
+    assert text.index(f"claim {ids['free']}") < text.index(f"waits {ids['blocked']}")
     # Holding working tasks, it needs the steps of working: ask, progress, done.
     assert "taskfs check ID" in text
     assert "--status needs_input" in text

@@ -314,7 +314,8 @@ def _waiting(repo: Repository, box: Inbox, mcp: bool) -> list[str]:
                     if found
                     else i18n.say(" (blocked)")
                 )
-            lines.append(f"- claim {task.id}: {_short(task.envelope.objective)}{why}")
+            verb = "claim" if task.id in box.ready else i18n.say("waits")
+            lines.append(f"- {verb} {task.id}: {_short(task.envelope.objective)}{why}")
         if len(box.to_claim) > SHOWN:
             lines.append(
                 i18n.say(
@@ -386,7 +387,7 @@ def _needed(box: Inbox, held: list[resume.Held]) -> list[str]:
         steps.append("retry")
     if box.quiet:
         steps.append("reassign")
-    if box.to_claim:
+    if box.claimable:
         steps.append("claim")
     if not steps:
         steps += ["claim", "send"]

@@ -139,6 +139,24 @@ def held_lines(repo: Repository, box: Inbox) -> list[str]:
     return rows
 
 
+def waiting_lines(repo: Repository, box: Inbox) -> list[str]:
+    """The text inbox's rows for the tasks to claim that a claim would refuse now, each with
+    what it waits on (`blockers`: the claim's own gates), where `claim` rows were offered."""
+    if not box.waiting_claims:
+        return []
+    from taskfs.store.index import summaries
+
+    known = summaries(repo)
+    rows = []
+    for task in box.waiting_claims:
+        found = blockers(task.id, known) if task.id in known else []
+        said = i18n.say("{id}  from {agent}", id=task.id, agent=task.envelope.sender or "-")
+        if found:
+            said += i18n.say(" (blocked by {ids})", ids=", ".join(found))
+        rows.append(row(i18n.say("waits"), said))
+    return rows
+
+
 def unread_lines(box: Inbox, limit: int = 72) -> list[str]:
     """The unread messages, cancellations first, each with an excerpt of its text."""
     order = sorted(box.unread, key=lambda c: c.record.status != "canceled")

@@ -98,6 +98,16 @@ class Inbox:
         return [c.record.msg_id for c in self.unread if c.record.task_id]
 
     @property
+    def claimable(self) -> tuple[Task, ...]:
+        """The tasks to claim that a claim would take now (`listing.ready`, the claim's own
+        gates); the others wait on a dependency or a rival (`waiting_claims`)."""
+        return tuple(t for t in self.to_claim if t.id in self.ready)
+
+    @property
+    def waiting_claims(self) -> tuple[Task, ...]:
+        return tuple(t for t in self.to_claim if t.id not in self.ready)
+
+    @property
     def badge(self) -> str:
         """The count line a status bar shows a person, in their language (the document's
         `counts` are the data)."""
@@ -108,7 +118,7 @@ class Inbox:
         line = i18n.say(
             "{agent}: {claim} to claim, {answer} to answer, {review} to review, {unread} unread",
             agent=self.agent,
-            claim=len(self.to_claim),
+            claim=len(self.claimable),
             answer=len(self.questions),
             review=len(self.results),
             unread=len(self.unread),

@@ -98,6 +98,19 @@ def send(
         return act(repo, writer, task, thread, item, now=now, new=True, intent=intent)
 
 
+# The statuses whose text is the transition's reason, with that transition's own rule for a
+# blank one: `failed` needs a reason (`reason_required`, as `move` says), `canceled` may go
+# without (agent_cancel without a reason).
+REASONS = ("failed", "canceled")
+
+
+def refuse_blank(text: str) -> None:
+    """`message_empty` for a text that says nothing: every message an agent writes is asked
+    this before it is drafted, whichever door it came through."""
+    if not text.strip():
+        raise fail("message_empty")
+
+
 def _draft(
     repo: Repository,
     task_id: str,
@@ -113,6 +126,8 @@ def _draft(
 ) -> tuple[Task, Thread, Stored]:
     """The task, its thread and the new message as it would be stored."""
     task = load_task(repo, task_id, strict=True)
+    if status not in REASONS:
+        refuse_blank(text)
     thread = read_thread(repo, task_id, pending=NOT_ASKED)
     name = stamped_name(now)
     in_reply_to = replying_to(task, thread, agent, status, in_reply_to)

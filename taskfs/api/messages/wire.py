@@ -168,6 +168,7 @@ def send_conversation(
 ) -> Said:
     """A plain message from `agent` to `to` about no task (interlink's chat turn), signed as
     every message is, recorded under `.taskfs/conversations/` in one commit. It moves nothing."""
+    messages.refuse_blank(text)
     now = now or datetime.now(timezone.utc)
     pair = keys.load_private("agent", agent)
     with repo.writing() as writer:

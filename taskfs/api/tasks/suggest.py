@@ -61,3 +61,17 @@ def explain(problems: Sequence[Problem], start: Path | None = None) -> list[Prob
             )
         )
     return out
+
+
+def malformed(value: object, start: Path | None = None) -> Problem:
+    """`invalid_task_id` for an id a command or tool was given (the doors refuse it before
+    any lookup), naming the existing id it most likely meant (`T-FREE`: `t-free`)."""
+    near = nearest(value, task_ids(start or Path.cwd())) if isinstance(value, str) else None
+    if near is None:
+        return problem("invalid_task_id", value=value)
+    return problem(
+        "invalid_task_id",
+        value=value,
+        suggestion=near,
+        near_text=f" (did you mean {near!r}? `taskfs ls` lists the tasks)",
+    )

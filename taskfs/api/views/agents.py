@@ -110,7 +110,7 @@ def compact(checked: Any, reader: str) -> dict[str, Any]:
 
 def _counts(box: Any) -> dict[str, int]:
     return {
-        "toClaim": len(box.to_claim),
+        "toClaim": len(box.claimable),
         "questions": len(box.questions),
         "results": len(box.results),
         "unread": len(box.unread),
