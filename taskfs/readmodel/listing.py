@@ -149,15 +149,21 @@ def rows(
         for attempt in (0, 1):
             taken = None
             if os.path.exists(where):
-                conn = db.connect(where)
                 try:
-                    taken = snapshot(conn, root, git_dir, catch_up, chosen)
+                    conn = db.connect(where)
+                    try:
+                        taken = snapshot(conn, root, git_dir, catch_up, chosen)
+                    finally:
+                        # Not closed: closing costs a checkpoint's worth of work at exit; the
+                        # process ends at once (or the collector closes it).
+                        conn.rollback()
+                except sqlite3.OperationalError:
+                    # Another process holds it (`BEGIN EXCLUSIVE`, a stuck `sqlite3` shell):
+                    # read its file as it stands, checked like any store, rather than wait.
+                    words.clear()
+                    taken = _from_copy(where, root, git_dir, chosen)
                 except Exception:
                     taken = None
-                finally:
-                    # Not closed: closing costs a checkpoint's worth of work at exit; the
-                    # process ends at once (or the collector closes it).
-                    conn.rollback()
             if taken is not None:
                 # The claim's checks of what a word says are the full path's (git, the api).
                 return None if words else taken[1]
@@ -165,6 +171,23 @@ def rows(
                 return None
         return None
     except Exception:  # a store that cannot be read is rebuilt by the full path, never trusted
+        return None
+
+
+def _from_copy(
+    where: str, root: str, git_dir: str, chosen: Callable[[Iterable[tuple[object, ...]]], list[T]]
+) -> tuple[db.State, list[T]] | None:
+    """`snapshot` of a private copy of the store's file (`db.private_copy`); None when there is
+    none, or it cannot vouch for the answer (it is not at HEAD: catching up is the full path's)."""
+    try:
+        copy = db.private_copy(where)
+    except Exception:
+        return None
+    if copy is None:
+        return None
+    try:
+        return snapshot(copy, root, git_dir, None, chosen)
+    except Exception:
         return None
 
 
