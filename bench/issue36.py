@@ -135,7 +135,7 @@ def _bulk(
 
     source, _manifest = direct.cached_repo(cache, args.size, _log)
     work = cache / "work" / f"issue36-bulk-{args.size}"
-    ratios, walls, commits = [], [], []
+    ratios, walls, commits, cpus = [], [], [], []
     for n in range(args.bulk_runs + 1):  # run 0 is the warm-up
         repo = run_module._copy(source, work / "repo")
         subprocess.run([*tf, "ls", "--json"], cwd=repo, env=env, capture_output=True, check=False)
@@ -151,6 +151,7 @@ def _bulk(
             ratios.append(done.seconds / bare.seconds)
             walls.append(done.seconds)
             commits.append(bare.seconds)
+            cpus.append((done.cpu, bare.cpu))
     shutil.rmtree(work, ignore_errors=True)
     found = {
         "new_ms": [round(w * 1000) for w in walls],
@@ -158,6 +159,10 @@ def _bulk(
         "ratio": round(sorted(ratios)[len(ratios) // 2], 2),
         "ratio_min": round(min(ratios), 2),
         "ratio_max": round(max(ratios), 2),
+        # user + system CPU of the process and its children (git), each run
+        "new_cpu_ms": [round(a * 1000) for a, _b in cpus],
+        "bare_cpu_ms": [round(b * 1000) for _a, b in cpus],
+        "cpu_ratio": round(sorted(a / b for a, b in cpus)[len(cpus) // 2], 2),
     }
     _log(f"new of 1,000 into {args.size} / one bare commit: {found} (target <= 10)")
     return found
