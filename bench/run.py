@@ -179,7 +179,10 @@ def _installed_script(cache: Path, env: dict[str, str]) -> Path:
     digest = _source_digest()
     if not stamp.is_file() or stamp.read_text() != digest:
         _log("taskfs changed: reinstalling it into the measuring venv ...")
+        built = (ROOT / "build").exists()
         subprocess.run([*pip, "--no-deps", "--force-reinstall", str(ROOT)], check=True, env=env)
+        if not built:  # setuptools builds in the tree: a `build/` left there shadows `build`
+            shutil.rmtree(ROOT / "build", ignore_errors=True)
         stamp.write_text(digest)
     return venv / "bin" / "taskfs"
 

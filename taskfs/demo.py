@@ -123,6 +123,7 @@ def run_demo(run: Run, keep: bool = False) -> int:
     settings = {
         "TASKFS_KEY_DIR": str(base / "keys"),
         "TASKFS_TRUSTED_RUNNERS": str(base / "trusted-runners.yaml"),
+        "TASKFS_CACHE_KEY": str(base / "cache.key"),  # the key the caches are sealed with
         # Each command the demo types chooses its language afresh: the demo's own, passed on.
         "TASKFS_LANG": next(iter(i18n.languages()), "en"),
     }

@@ -208,6 +208,8 @@ MESSAGES: dict[str, str] = {
     "agent_required": "name the acting agent with --agent or TASKFS_AGENT",
     "config_invalid": "{path} is not a valid taskfs configuration: {reason}",
     "git_failed": "git {command} failed: {reason}",
+    "git_dir_read_only": "{path} cannot be written ({reason}): every question is answered here, "
+    "but a change needs a checkout whose git dir you may write",
     "range_invalid": "{range!r} is not a revision range of this repository: {reason}",
     "usage": "{reason}",
     "internal_error": "taskfs hit an unexpected error ({reason}); set TASKFS_DEBUG=1 to see the "

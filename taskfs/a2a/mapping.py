@@ -20,6 +20,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from taskfs.api.messages.threads import submitter
 from taskfs.api.sync.events import LedgerEvent, TaskEvents
 from taskfs.api.tasks.visible import intake_context
+from taskfs.core import lifecycle
 from taskfs.core.intake import Intake
 from taskfs.errors import Problem, problem
 
@@ -34,7 +35,7 @@ STATES: dict[str, int] = {
     "rejected": pb.TASK_STATE_REJECTED,
 }
 FROM_A2A = {value: name for name, value in STATES.items()}
-TERMINAL = frozenset({"completed", "failed", "canceled", "rejected"})
+TERMINAL = lifecycle.TERMINAL  # the states with no way out of the lifecycle table
 INTERRUPTED = frozenset({"input_required", "auth_required"})
 ENVELOPE_MEDIA_TYPE = "application/vnd.taskfs.envelope+json"
 EVIDENCE_ARTIFACT = "acceptance-evidence"

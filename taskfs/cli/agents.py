@@ -16,7 +16,7 @@ from taskfs.api.views import agents as views
 from taskfs.cli import bodies
 from taskfs.cli.group import agent_option, cli, json_option, listen_options
 from taskfs.cli.ids import TASK_ID
-from taskfs.cli.options import clicked
+from taskfs.cli.options import Given, clicked
 from taskfs.cli.output import act, open_repo, refuse
 from taskfs.core import shapes
 
@@ -29,19 +29,9 @@ session_option = click.option(
 
 @cli.command()
 @clicked("send")
-def send(
-    *,
-    task_id: str,
-    text: str,
-    agent: str | None,
-    status: str | None,
-    in_reply_to: str | None,
-    to: str | None,
-    session: str | None,
-    as_json: bool,
-) -> int:
+def send(given: Given) -> int:
     """Send a message about a task (TEXT, or - for stdin), with its transition if it asks one."""
-    return bodies.send(task_id, text, agent, status, in_reply_to, to, session, as_json)
+    return bodies.answer(given)
 
 
 @cli.command()

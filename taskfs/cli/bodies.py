@@ -1,8 +1,9 @@
 """The bodies of the hottest commands, free of click.
 
 The click commands (`taskfs.cli.commands`) and the fast path that skips click
-(`taskfs.cli.fast`) both call these, so that a command prints the same document whichever
-way its arguments were read.
+(`taskfs.cli.fast`) both read a command line into one value through the option table
+(`taskfs.cli.options.Given`) and hand it to `answer`, so that a command prints the same document
+whichever way its arguments were read, and an option means the same to both.
 """
 
 from __future__ import annotations
@@ -12,31 +13,77 @@ from typing import Any
 
 from taskfs.api.context import acting_agent
 from taskfs.cli import render
+from taskfs.cli.options import Given
 from taskfs.cli.output import act, open_repo
 from taskfs.core import shapes
 from taskfs.core.display import safe
 
 
-def ls(as_json: bool, archived: bool = False, **filters: Any) -> int:
-    """`ls`: `filters` are the table's (`taskfs.cli.options`), as either path read them."""
-    from taskfs.api.tasks import listing
+def answer(given: Given) -> int:
+    """The command `given` names, run on what it was given: the one body each command of the
+    option table has, whichever path read its command line."""
+    name = given.name
+    if name == "ls":
+        return ls(given)
+    if name == "ready":
+        return ready(given)
+    if name == "show":
+        return showing(given)
+    if name == "claim":
+        if given["push"]:
+            from taskfs.cli.sync import claim_synced
 
-    given = {k: (list(v) if isinstance(v, tuple) else v) for k, v in filters.items() if v}
-    return act(
-        as_json, lambda: listing.ls(open_repo(), archived=archived, **given), render.task_list
+            return claim_synced(given["task_id"], given["agent"], given["as_json"])
+        return claim(given["task_id"], given["agent"], given["as_json"])
+    if name == "new":
+        return new(given["files"], given["agent"], given["as_json"])
+    if name == "send":
+        return send(given)
+    if name == "check":
+        from taskfs.cli import checking
+
+        return checking.check(
+            given["task_id"],
+            timeout=given["timeout"],
+            fresh=given["fresh"],
+            request=given["request"],
+            text=given["text"],
+            sandbox=given["sandbox"],
+            network=given["network"],
+            agent=given["agent"],
+            as_json=given["as_json"],
+        )
+    target = given["state"] if name == "move" else TARGETS[name]
+    return transition(
+        given["task_id"],
+        target,
+        given["agent"],
+        given.get("reason"),
+        given["as_json"],
+        artifacts=given.get("artifacts", ()),
     )
 
 
-def ready(agent: str | None, as_json: bool, **filters: Any) -> int:
+# The transitions besides `move`: the state each enters.
+TARGETS = {"claim": "working", "refuse": "rejected", "complete": "completed"}
+
+
+def ls(given: Given) -> int:
     from taskfs.api.tasks import listing
 
+    return act(given["as_json"], lambda: listing.ls(open_repo(), given.filters()), render.task_list)
+
+
+def ready(given: Given) -> int:
+    from taskfs.api.tasks import listing
+
+    as_json = given["as_json"]
     blocked: list[Any] = []
 
     def call() -> list[Any]:
         repo = open_repo()
-        who = acting_agent(agent, required=False)
-        given = {k: (list(v) if isinstance(v, tuple) else v) for k, v in filters.items() if v}
-        found = listing.ready(repo, who, **given)
+        who = acting_agent(given["agent"], required=False)
+        found = listing.ready(repo, who, given.filters())
         if not found and not as_json:  # nothing to claim: say what the rest waits for
             from taskfs.api.lifecycle.resume import blocked as waiting
 
@@ -119,33 +166,26 @@ def _lint_submitted(repo: Any, sources: list[Any]) -> list[Any]:
     return list(lint_api.advice(repo, sources))
 
 
-def send(  # noqa: PLR0917 - the command's arguments, as click reads them
-    task_id: str,
-    text: str,
-    agent: str | None,
-    status: str | None,
-    in_reply_to: str | None,
-    to: str | None,
-    session: str | None,
-    as_json: bool,
-) -> int:
+def send(given: Given) -> int:
     """`send ID TEXT`: a message about a task, with the transition it asks for."""
     import sys
 
     from taskfs.api.context import read_message_text
     from taskfs.api.messages import sending as messages
 
+    text = given["text"]
+
     def call() -> messages.Sent:
         body = read_message_text(sys.stdin.buffer) if text == "-" else text
         return messages.send(
             open_repo(),
-            task_id,
-            acting_agent(agent) or "",
+            given["task_id"],
+            acting_agent(given["agent"]) or "",
             body,
-            status=status,
-            in_reply_to=in_reply_to,
-            to=acting_agent(to, required=False),
-            session=session,
+            status=given["status"],
+            in_reply_to=given["in_reply_to"],
+            to=acting_agent(given["to"], required=False),
+            session=given["session"],
         )
 
     def show(sent: messages.Sent) -> tuple[dict[str, Any], str]:
@@ -158,7 +198,7 @@ def send(  # noqa: PLR0917 - the command's arguments, as click reads them
         said = i18n.say("{msg_id}: sent to {to}", msg_id=record.msg_id, to=record.recipient)
         return doc, said + moved
 
-    return act(as_json, call, show)
+    return act(given["as_json"], call, show)
 
 
 def claim(task_id: str, agent: str | None, as_json: bool) -> int:
@@ -176,6 +216,15 @@ def claim(task_id: str, agent: str | None, as_json: bool) -> int:
     )
 
 
+def showing(given: Given) -> int:
+    """`show ID`: markdown for a pull request, else the task as `show` reads it."""
+    if given["fmt"] == "markdown":
+        from taskfs.cli.review import show_markdown
+
+        return show_markdown(given["task_id"], given["as_json"])
+    return show(given["task_id"], given["as_json"])
+
+
 def show(task_id: str, as_json: bool) -> int:
     """`show ID` (text or `--json`) through the full reader; a task found valid is stored
     ready-made (`taskfs.readmodel.show`) for the next `show` to print without reading it."""
@@ -188,13 +237,15 @@ def show(task_id: str, as_json: bool) -> int:
     repo = None
     before: tuple[Any, ...] = ()
     signed_before: tuple[Any, ...] = ()
+    key: bytes | None = None
+    archived = False
     stamp = time.time_ns()
     born: list[dict[str, Any]] = []  # the request it came from, if any
     amended: list[dict[str, Any]] = []  # its amendments, if any
     found: list[dict[str, Any]] = []  # the follow-ups found while working on it
 
     def call() -> Any:
-        nonlocal repo, before, signed_before
+        nonlocal repo, before, signed_before, key, archived
         repo = open_repo()
         from taskfs.api.intake import linked, requests
         from taskfs.api.views.intake import origin
@@ -204,6 +255,8 @@ def show(task_id: str, as_json: bool) -> int:
         where = (str(repo.root), str(repo.git_dir), repo.tasks_rel, task_id)
         before = answers.identity(*where, False)
         signed_before = answers.identity(*where, True)
+        key = queries.stored_key(repo, task_id)
+        archived = queries.is_archived(repo, task_id)
         task = queries.show(repo, task_id)
         home = queries.home(repo, task_id)
         intake = linked.origin(home, task_id)
@@ -220,9 +273,9 @@ def show(task_id: str, as_json: bool) -> int:
         if isinstance(task, Answer):
             return render.intake(task)
         doc, text = render.show(task, born[0] if born else None, amended, found)
-        if repo is not None and not repo.has_task(task_id):  # read from the archive's commit
+        if archived:  # read from the archive's commit
             doc["archived"] = True
-            return doc, text.replace(f"# {task_id}: ", f"# {task_id} (archived): ", 1)
+            text = text.replace(f"# {task_id}: ", f"# {task_id} (archived): ", 1)
         if repo is not None and not task.problems:
             signed = any(row["signature"] != "unsigned" for row in views.evidence(task))
             answers.store(
@@ -235,6 +288,7 @@ def show(task_id: str, as_json: bool) -> int:
                 stamp=stamp,
                 document=json.dumps(doc, ensure_ascii=False),
                 text=text,
+                key=key,
             )
         return doc, text
 

@@ -13,7 +13,7 @@ from taskfs.api.context import acting_agent
 from taskfs.cli import bodies, render
 from taskfs.cli.group import agent_option, cli, json_option
 from taskfs.cli.ids import TASK_ID
-from taskfs.cli.options import clicked
+from taskfs.cli.options import Given, clicked
 from taskfs.cli.output import act, open_repo, repo_if_any
 from taskfs.cli.states import StateChoice
 from taskfs.core import shapes
@@ -75,13 +75,13 @@ def init(agent: str | None, hooks: bool, gitignore: bool, as_json: bool) -> int:
 
 @cli.command()
 @clicked("new")
-def new(files: tuple[str, ...], agent: str | None, as_json: bool) -> int:
+def new(given: Given) -> int:
     """Submit envelopes (FILE... or - for stdin): all of them in one commit, or none.
 
     Every key an envelope may hold is in .taskfs/schema/envelope.schema.json, the JSON Schema
     taskfs init writes (docs/envelope.md explains each).
     """
-    return bodies.new(files, agent, as_json)
+    return bodies.answer(given)
 
 
 @cli.command()
@@ -100,27 +100,23 @@ def validate(paths: tuple[str, ...], as_json: bool) -> int:
 
 @cli.command()
 @clicked("show")
-def show(task_id: str, fmt: str, as_json: bool) -> int:
+def show(given: Given) -> int:
     """The envelope and current state of a task."""
-    if fmt == "markdown":
-        from taskfs.cli.review import show_markdown
-
-        return show_markdown(task_id, as_json)
-    return bodies.show(task_id, as_json)
+    return bodies.answer(given)
 
 
 @cli.command(name="ls")
 @clicked("ls")
-def ls_command(as_json: bool, archived: bool, **filters: Any) -> int:
+def ls_command(given: Given) -> int:
     """All tasks with their state."""
-    return bodies.ls(as_json, archived=archived, **filters)
+    return bodies.answer(given)
 
 
 @cli.command()
 @clicked("ready")
-def ready(agent: str | None, as_json: bool, **filters: Any) -> int:
+def ready(given: Given) -> int:
     """The tasks that can be claimed now (by --agent, when given)."""
-    return bodies.ready(agent, as_json, **filters)
+    return bodies.answer(given)
 
 
 def _artifacts(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[Any]:
@@ -137,34 +133,30 @@ def _artifacts(ctx: click.Context, param: click.Parameter, values: tuple[str, ..
 
 @cli.command()
 @clicked("claim")
-def claim(task_id: str, agent: str | None, push: bool, as_json: bool) -> int:
+def claim(given: Given) -> int:
     """Take a submitted task: submitted -> working."""
-    if push:
-        from taskfs.cli.sync import claim_synced
-
-        return claim_synced(task_id, agent, as_json)
-    return bodies.claim(task_id, agent, as_json)
+    return bodies.answer(given)
 
 
 @cli.command()
 @clicked("move", state={"type": StateChoice(), "metavar": "STATE"})
-def move(task_id: str, state: str, agent: str | None, reason: str | None, as_json: bool) -> int:
+def move(given: Given) -> int:
     """Any transition of the lifecycle table."""
-    return bodies.transition(task_id, state, agent, reason, as_json)
+    return bodies.answer(given)
 
 
 @cli.command()
 @clicked("refuse")
-def refuse(task_id: str, agent: str | None, reason: str | None, as_json: bool) -> int:
+def refuse(given: Given) -> int:
     """Refuse a submitted task: submitted -> rejected."""
-    return bodies.transition(task_id, "rejected", agent, reason, as_json)
+    return bodies.answer(given)
 
 
 @cli.command()
 @clicked("complete", artifacts={"callback": _artifacts})
-def complete(task_id: str, agent: str | None, artifacts: list[Any], as_json: bool) -> int:
+def complete(given: Given) -> int:
     """working -> completed, only with passing evidence of the acceptance check."""
-    return bodies.transition(task_id, "completed", agent, None, as_json, artifacts=artifacts)
+    return bodies.answer(given)
 
 
 @cli.command()

@@ -13,7 +13,7 @@ from taskfs import i18n
 from taskfs.api.context import acting_agent
 from taskfs.cli.group import agent_option, cli, json_option
 from taskfs.cli.ids import TASK_ID
-from taskfs.cli.options import clicked
+from taskfs.cli.options import Given, clicked
 from taskfs.cli.output import act, open_repo
 from taskfs.core.shapes import document
 from taskfs.errors import fail
@@ -38,32 +38,11 @@ def _finite(_ctx: click.Context, _param: click.Parameter, value: float | None) -
         "callback": _finite,
     },
 )
-def check(
-    task_id: str,
-    *,
-    timeout: float | None,
-    fresh: bool,
-    request: bool,
-    text: str,
-    sandbox: str | None,
-    network: bool | None,
-    agent: str | None,
-    as_json: bool,
-) -> int:
+def check(given: Given) -> int:
     """Run the acceptance check and record its evidence; exit 0 when it passed."""
-    from taskfs.cli import checking
+    from taskfs.cli import bodies
 
-    return checking.check(
-        task_id,
-        timeout=timeout,
-        fresh=fresh,
-        request=request,
-        text=text,
-        sandbox=sandbox,
-        network=network,
-        agent=agent,
-        as_json=as_json,
-    )
+    return bodies.answer(given)
 
 
 # -- evidence add -----------------------------------------------------------------------------

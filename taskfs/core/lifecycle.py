@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import Literal, NamedTuple
 
 from taskfs import i18n
+from taskfs.core.shown import offered_to
 from taskfs.errors import Problem, problem
 
 State = Literal[
@@ -130,7 +131,7 @@ def _agent_refusal(
     current: State, target: State, agent: str, parties: Parties
 ) -> dict[str, str] | None:
     if current == "submitted" and target == "working":
-        if parties.recipient is None or parties.recipient == agent:
+        if offered_to(parties.recipient, agent):  # the rule `ready` offers by
             return None
         return {"reason": i18n.said("the task is addressed to {agent!r}", agent=parties.recipient)}
     if target == "completed":

@@ -13,7 +13,7 @@ successor's submission verifies as that sender's act (`taskfs.api.review.authori
 submission_problems`: written by it, and signed where it has a key).
 
 Pure: tasks are passed in as facts (`taskfs.core.facts`). A mapping of tasks that keeps who
-follows whom by key (the read model's `taskfs.store.ledger_view.Ledger`, through a `following`
+follows whom by key (the read model's `taskfs.readmodel.ledger.Ledger`, through a `following`
 method) is asked for a task's successors; any other is read whole, once, when first needed.
 """
 

@@ -345,6 +345,8 @@ def owns_everything(raw: str) -> bool:
     if entry.kind != "path":
         return False
     first = entry.text.split("/", 1)[0]
+    if not any(mark in first for mark in "*?["):
+        return False  # it holds one top-level name, and `*` matches any other
     return first in ("**", "*") or globs.covers(entry, _EVERY_TOP_FILE)
 
 

@@ -219,3 +219,23 @@ def claimable(
         return candidates  # no rival to order
     graph, parents = relations(tasks)
     return [task for task in candidates if not rivals(task, tasks, graph, parents)]
+
+
+def rests_on_words(
+    task: TaskFacts, tasks: Mapping[str, TaskFacts], lineage: Lineage | None = None
+) -> bool:
+    """Whether a claim of `task` reads a dependency from a word, not a fact, and so checks it
+    against git before it is believed (`taskfs.api.lifecycle.standing`): an archived task (its
+    row is what an archive file says), or a successor down a dependency's line (its link is a
+    key anyone may write). `ready` asks the same checks of the tasks this says (issue 36)."""
+    depends = task.envelope.depends_on
+    if not depends:
+        return False
+    lineage = lineage or Lineage(tasks)
+    for dep in depends:
+        found = tasks.get(dep)
+        if found is not None and getattr(found, "archived", False):
+            return True
+        if lineage.line(dep):
+            return True
+    return False

@@ -61,6 +61,17 @@ def task_row(
     return row
 
 
+# The fields a task's row may hold, in order: `task_row`'s (`priority` and `labels` where the
+# envelope names them), and `archived` for a task `taskfs archive` took out of the working
+# tree. The read model's store keeps each row's values in this order, for the listings'
+# filters (`taskfs.readmodel.filters`).
+_EVERY_FIELD = task_row(
+    "", "", sender=None, recipient=None, context_id=None, holder=None, superseded=0,
+    priority=0, labels=("",),
+)  # fmt: skip
+ROW_FIELDS: tuple[str, ...] = (*_EVERY_FIELD, "archived")
+
+
 def listing_head(schema_version: int = SCHEMA_VERSION) -> str:
     """What `json.dumps(document(True, tasks=rows), ensure_ascii=False)` prints before the
     rows; the rows follow joined by ", ", then `LISTING_TAIL`."""

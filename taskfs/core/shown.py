@@ -1,9 +1,9 @@
 """Which tasks `ready` offers an agent, and in which order: the recipient rule, the rank.
 
-Pure and import-free: the claim's gates (`taskfs.core.readiness`) and the listings answered from
-the read model's store (`taskfs.readmodel.db`, `taskfs.store.index`) filter with this same one.
-The filters of `ls` (`--state`, `--to`, `--context`) are the store's query
-(`taskfs.readmodel.db.listing_rows`), on both paths.
+Pure and import-free: the claim's party rule (`taskfs.core.lifecycle`), its readiness
+(`taskfs.core.readiness`) and the listings answered from the read model's store
+(`taskfs.readmodel.listing`) all ask this same one (issue 35, item 8: one rule, stated once).
+The filters of `ls` are `taskfs.readmodel.filters`, on both paths.
 """
 
 from __future__ import annotations

@@ -2,25 +2,27 @@
 (issue 38: an agent runs them on every turn, and its host runs `prime` at every session start).
 
 Whoever computes one through the full path stores what it printed in
-`<git dir>/taskfs/cache/answers/<key>`, with what it was derived from: the commit HEAD names (the
+`<git dir>/taskfs/cache/answers/<key>` (sealed, as every file of the cache is:
+`taskfs.readmodel.cache`), with what it was derived from: the commit HEAD names (the
 ledger as HEAD holds it, as `ls --json` answers from it), the settings file and the tasks folder
 (a folder taken away or added by hand), and the language. `answer` takes those again (HEAD read
 from git's files, two `stat` calls) and prints the stored text when they hold, and when no time
 has passed that would change a list in it (a holder turning quiet: `until`). Durations in it are
 said as of the moment it is printed (`taskfs.readmodel.clock`). Anything else, or a file that
 cannot be read, answers None, and the full path runs (and stores it again). Deleting it changes
-no answer. It imports nothing but `os`, `marshal`, `hashlib` and the read model's leaves.
+no answer, and neither does any other damage to it (a file cut short, garbage, a text rewritten
+by hand: its seal does not hold). It imports nothing but `os`, `hashlib` and the read model's
+leaves.
 """
 
 from __future__ import annotations
 
-import marshal
 import os
 import time
 
 from taskfs import __version__
 from taskfs.core import layout
-from taskfs.readmodel import clock, stamps
+from taskfs.readmodel import cache, clock, stamps
 
 TYPE_CHECKING = False  # `typing` costs the hot path 3 ms to import
 if TYPE_CHECKING:
@@ -43,11 +45,10 @@ def identity(root: str, git_dir: str, tasks_rel: str) -> tuple[Any, ...]:
     )
 
 
-def _path(git_dir: str, request: tuple[Any, ...]) -> str:
+def _name(request: tuple[Any, ...]) -> str:
     import hashlib
 
-    name = hashlib.sha1(repr(request).encode(), usedforsecurity=False).hexdigest()
-    return f"{stamps.cache_dir(git_dir)}/{FOLDER}/{name}"
+    return hashlib.sha1(repr(request).encode(), usedforsecurity=False).hexdigest()
 
 
 def store(
@@ -65,7 +66,7 @@ def store(
     if before[3] is None or identity(root, git_dir, before[1]) != before:
         return
     fields = ((FORMAT, __version__), request, before, stamp, recording.nonce, recording.until, text)
-    stamps.dump(_path(git_dir, request), fields)
+    cache.remember(git_dir, FOLDER, _name(request), (), fields)
 
 
 def answer(request: tuple[Any, ...], start: str | None = None) -> str | None:
@@ -76,8 +77,10 @@ def answer(request: tuple[Any, ...], start: str | None = None) -> str | None:
         if found is None:
             return None
         root, git_dir = found
-        with open(_path(git_dir, request), "rb") as handle:
-            header, asked, before, stamp, nonce, until, text = marshal.loads(handle.read())
+        fields = cache.recall(git_dir, FOLDER, _name(request), ())
+        if fields is None:
+            return None
+        header, asked, before, stamp, nonce, until, text = fields
         if header != (FORMAT, __version__) or asked != request:
             return None
         now = time.time()

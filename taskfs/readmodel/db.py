@@ -1,22 +1,33 @@
-"""The read model's one store: a SQLite database per checkout, in its git dir
+"""The read model's store: one SQLite file per checkout, in its git dir
 (`<git dir>/taskfs/cache/readmodel-vN.sqlite`), never committed, never shared between
-worktrees, deletable at any time (issue 31).
+worktrees, deletable at any time (issues 31 and 36). This module is its one description (its
+schema) and the only code that speaks SQL to it.
 
-It holds the ledger as HEAD holds it: one row per task folder HEAD has (`rows`: its projection,
-`taskfs.readmodel.projection.Summary`, and a digest of the bytes it was read from), each task's
-row in `ls` (`listing`, with whether `ready` offers it), the relations the rules look up by
-key (`deps`, `children`, `follows`: the task each was reassigned or retried from, `entries`:
-ownership entries filed by the first two segments of their place, `overlaps`), and in `meta`
-the commit the rows are HEAD's view of. A row depends on committed files only, so the store
-is fresh exactly when HEAD is that commit; a commit that moved HEAD names the task folders it
-changed (`git diff`), and only those are read again
-(`taskfs.store.index`, the writing side). Writers update the rows they change in their commit
-step, in one transaction with the new HEAD.
+What it holds, and how a reader knows taskfs wrote it. The store is a tree of digests with one
+seal at its root (`taskfs.readmodel.seal`), so that anything in it that does not decode, or that
+someone rewrote (a row saying a dependency completed, a trigger that marks tasks ready), is
+found the moment it is read, and the store is rebuilt instead of believed:
 
-This module is the store's one description (its schema) and its reading side: `answer` prints
-`ls --json` and `ready --json` from it without loading anything but this package. A store that
-is not what this version wrote, or that SQLite finds damaged, is thrown away and rebuilt, never
-trusted.
+- `state`, one row, sealed: the commit HEAD named when the rows were settled (`head`), the
+  tasks folder and the settings file it was read under, and the digests of the parts below;
+- `chunks`: the manifest, every task id's entry in id order, cut into chunks of a few hundred
+  (`Entry`: the digest of its row, what `ls` and `ready` answer of it, and the key of the git
+  objects its row was read from); each chunk's digest is in `state`;
+- `rows`: per task id, its projection and its relations (`taskfs.readmodel.view.Row`), each
+  checked against the digest its manifest entry names;
+- `entries`: every ownership entry of a live task, filed by the first two segments of its
+  place; `buckets`: the digest of each file's entries, in chunks like the manifest's, each
+  chunk's digest in `state`.
+
+The root names chunks, not rows, so it stays small whatever the ledger's size; a change
+rewrites the chunks it touches (`Chunks.patched`).
+
+Nothing else may be in the file (`check_schema`): an object SQLite keeps that this version did
+not make (a trigger, a view, an index) is damage. `Damaged` says a store is not what taskfs
+wrote; whoever meets it rebuilds. SQLite's own errors (a file cut short, garbage, another
+program's database) are `Damaged` too.
+
+Imports nothing but the standard library and this package.
 """
 
 from __future__ import annotations
@@ -24,374 +35,561 @@ from __future__ import annotations
 import marshal
 import os
 import sqlite3
-import time
+from bisect import bisect_right
+from itertools import chain
 
 from taskfs import __version__
-from taskfs.core import shapes
-from taskfs.core.layout import checkout
-from taskfs.readmodel.stamps import (
-    CONFIG,
-    cache_dir,
-    file_digest,
-    file_key,
-    head_commit,
-    newest,
-    racy_margin,
-    task_ids,
-)
+from taskfs.readmodel import seal
+from taskfs.readmodel.stamps import cache_dir
 
 TYPE_CHECKING = False  # `typing` costs the hot path 3 ms to import; type checkers know this
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
     from typing import Any
 
-    from taskfs.readmodel.projection import Summary
     from taskfs.readmodel.stamps import FileKey
 
-    # Whether the store was brought up to HEAD (checkout, git dir): asked of the store when
-    # HEAD moved since the rows were settled.
-    CatchUp = Callable[[str, str], bool]
-
-# 4: priority and labels, and each task's place in `ready` (issue 38); 3: the lineage
-# (`follows`, issue 29); 2: when the last transition was made
-FORMAT = 4
+# 5: sealed (issue 36), with priority, labels, the place in `ready`, what `ls --grep` searches
+# and the follow-ups found (issue 38); 3: the lineage (`follows`, issue 29)
+FORMAT = 5
 NAME = f"readmodel-v{FORMAT}.sqlite"
+# Journal mode, chosen by measurement and by what damage does to it (bench/RESULTS.md): SQLite's
+# rollback journal. In WAL a reader never waits for a writer, but every connection maps the
+# `-shm` file into memory, and a process whose mapping outlives a truncation of that file (by
+# a hand, a bad sync, a full disk) is killed by the kernel (SIGBUS), where every other damage
+# costs a rebuild. A store another process holds is read as a private copy (`private_copy`).
+JOURNAL = "DELETE"
+BUSY_MS = 250  # the longest a command waits for the store before it answers without it
 
-SCHEMA = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB) WITHOUT ROWID;
-CREATE TABLE rows (
-    id TEXT PRIMARY KEY,
-    archived INTEGER NOT NULL,
-    summary BLOB,
-    digest BLOB
-) WITHOUT ROWID;
-CREATE TABLE listing (
-    archived INTEGER NOT NULL,
-    id TEXT NOT NULL,
-    state TEXT NOT NULL,
-    recipient TEXT,
-    context TEXT NOT NULL,
-    intake INTEGER NOT NULL,
-    ready INTEGER NOT NULL,
-    shown TEXT NOT NULL,
-    rank TEXT NOT NULL,
-    PRIMARY KEY (archived, id)
-) WITHOUT ROWID;
-CREATE INDEX listing_ready ON listing (rank) WHERE ready = 1;
-CREATE INDEX listing_state ON listing (state, archived);
-CREATE TABLE deps (dep TEXT NOT NULL, task TEXT NOT NULL, PRIMARY KEY (dep, task)) WITHOUT ROWID;
-CREATE INDEX deps_task ON deps (task);
-CREATE TABLE children (
-    parent TEXT NOT NULL, task TEXT NOT NULL, PRIMARY KEY (parent, task)
-) WITHOUT ROWID;
-CREATE INDEX children_task ON children (task);
-CREATE TABLE follows (
-    before TEXT NOT NULL, task TEXT NOT NULL, PRIMARY KEY (before, task)
-) WITHOUT ROWID;
-CREATE INDEX follows_task ON follows (task);
-CREATE TABLE discovered (
-    source TEXT NOT NULL, task TEXT NOT NULL, PRIMARY KEY (source, task)
-) WITHOUT ROWID;
-CREATE INDEX discovered_task ON discovered (task);
-CREATE TABLE entries (
-    file TEXT NOT NULL,
-    raw TEXT NOT NULL,
-    task TEXT NOT NULL,
-    place TEXT NOT NULL,
-    PRIMARY KEY (file, raw, task)
-) WITHOUT ROWID;
-CREATE INDEX entries_task ON entries (task);
-CREATE TABLE overlaps (a TEXT NOT NULL, b TEXT NOT NULL, PRIMARY KEY (a, b)) WITHOUT ROWID;
-CREATE TABLE labels (label TEXT NOT NULL, task TEXT NOT NULL, PRIMARY KEY (label, task))
-    WITHOUT ROWID;
-CREATE INDEX labels_task ON labels (task);
-CREATE TABLE texts (task TEXT PRIMARY KEY, text TEXT NOT NULL) WITHOUT ROWID;
-CREATE INDEX overlaps_b ON overlaps (b);
-"""
+SCHEMA: dict[str, str] = {
+    "state": "CREATE TABLE state (k INTEGER PRIMARY KEY CHECK (k = 0), data BLOB NOT NULL)",
+    "chunks": "CREATE TABLE chunks (first TEXT PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID",
+    "buckets": "CREATE TABLE buckets (first TEXT PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID",
+    "rows": "CREATE TABLE rows (id TEXT PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID",
+    "entries": (
+        "CREATE TABLE entries (file TEXT NOT NULL, raw TEXT NOT NULL, task TEXT NOT NULL, "
+        "place TEXT NOT NULL, PRIMARY KEY (file, raw, task)) WITHOUT ROWID"
+    ),
+    "entries_task": "CREATE INDEX entries_task ON entries (task)",
+}
 
-# meta keys
-HEAD, TASKS_REL, SETTINGS, FOLDER, STATES, VERSION = (
-    "head",
-    "tasks_rel",
-    "settings",
-    "folder",
-    "states",
-    "version",
-)
-TERMINAL_SQL = "('completed', 'failed', 'canceled', 'rejected')"  # core.lifecycle.TERMINAL
+# A manifest entry, a plain tuple (marshal stores no other): (id, its row's digest, FLAGS, its
+# row's fields in `ROW_FIELDS` order (None when not listed), its row in `ls` as JSON text (None
+# when not listed), the key of the git objects it was read from (None when not known), its
+# place in `ready` (`taskfs.core.shown.rank`; None when not listed)).
+if TYPE_CHECKING:
+    Entry = tuple[Any, ...]
+ID, DIGEST, FLAGS, FIELDS, SHOWN, KEY, RANK = range(7)
+ENTRY_WIDTH = 7
+# HELD: a folder HEAD holds (not archived); READABLE: its files read into a projection.
+# WORDS: `ready` offers it on the word of a row a claim checks against git first (an archived
+# task's, a successor's link: `taskfs.core.readiness.rests_on_words`); the fast path leaves it
+# to the full path, which asks the claim's checks (`taskfs.api.lifecycle.standing.offered`).
+HELD, LISTED, ARCHIVED, READY, INTAKE, READABLE, WORDS = 1, 2, 4, 8, 16, 32, 64
+OFFERED = READY | WORDS
+
+STATE = b"state"
+
+
+class Damaged(Exception):
+    """The store is not what this version of taskfs wrote: rebuild it, never use it."""
+
+
+class State:
+    """What the sealed root of the store says (see the module docstring)."""
+
+    __slots__ = ("buckets", "chunks", "folder", "head", "settings", "tasks_rel", "version")
+
+    def __init__(  # noqa: PLR0917 - the root's fields, in the order it stores them
+        self,
+        version: str,
+        tasks_rel: str,
+        head: str | None,
+        settings: tuple[FileKey, int, bytes],
+        folder: tuple[FileKey, int],
+        chunks: tuple[tuple[str, bytes], ...],
+        buckets: tuple[tuple[str, bytes], ...],
+    ) -> None:
+        self.version = version
+        self.tasks_rel = tasks_rel
+        self.head = head
+        self.settings = settings  # the settings file's identity, age and bytes' digest
+        self.folder = folder  # the tasks folder's identity and age (0: list it to trust it)
+        self.chunks = chunks  # (first id, digest) of each chunk of the manifest, in order
+        self.buckets = buckets  # (first file, digest) of each chunk of the files' digests
+
+    def fields(self) -> tuple[Any, ...]:
+        return (self.version, self.tasks_rel, self.head, self.settings, self.folder,
+                self.chunks, self.buckets)  # fmt: skip
+
+    def replace(self, **changes: Any) -> State:
+        values = dict(zip(self.__slots__, (getattr(self, n) for n in self.__slots__), strict=True))
+        values.update(changes)
+        return State(*(values[n] for n in ("version", "tasks_rel", "head", "settings",
+                                            "folder", "chunks", "buckets")))  # fmt: skip
 
 
 def path(git_dir: str) -> str:
     return f"{cache_dir(git_dir)}/{NAME}"
 
 
-def connect(where: str) -> sqlite3.Connection:
-    """The store at `where` (made if missing); sqlite3.Error when it cannot be opened."""
-    conn = sqlite3.connect(where, timeout=60, isolation_level=None, check_same_thread=False)
+# -- opening -----------------------------------------------------------------------------------
+
+
+def connect(where: str, *, busy_ms: int = BUSY_MS) -> sqlite3.Connection:
+    """The store at `where` (":memory:" for one in memory); sqlite3.Error when it cannot be
+    opened. It waits at most `busy_ms` for another process that holds it."""
+    conn = sqlite3.connect(
+        where, timeout=busy_ms / 1000, isolation_level=None, check_same_thread=False
+    )
     # A cache: a crash may lose it whole (it is rebuilt), never half of a transaction.
     conn.execute("PRAGMA synchronous = OFF")
+    conn.execute("PRAGMA trusted_schema = OFF")
     return conn
 
 
-def intact(where: str) -> bool:
-    """Whether the file at `where` is whole as SQLite last wrote it, as far as its header can
-    tell without reading the rest: the header's own magic, and as many pages as it counts (a
-    file cut short, or written over, is not). SQLite names the damage it meets in the pages."""
-    if os.path.exists(where + "-journal"):
-        return True  # a transaction in flight, or one to roll back: SQLite's to settle
+def private_copy(where: str) -> sqlite3.Connection | None:
+    """The store's file read as bytes into a connection of this process alone: when another
+    process holds the file locked, or this one may not write beside it (a read-only `.git`).
+    What the copy holds is checked like any store; None when there is no such file."""
     try:
         with open(where, "rb") as handle:
-            header = handle.read(100)
-            size = os.fstat(handle.fileno()).st_size
+            data = handle.read()
     except OSError:
-        return not os.path.exists(where)
-    if len(header) < 100 or not header.startswith(b"SQLite format 3\0"):
-        return size == 0  # a file SQLite has not written yet
-    page = int.from_bytes(header[16:18], "big")
-    page = 65536 if page == 1 else page
-    pages = int.from_bytes(header[28:32], "big")
-    counted = header[24:28] == header[92:96]  # the count is valid for this version
-    return not counted or size == page * pages
+        return None
+    if not data:
+        return None
+    conn = connect(":memory:")
+    try:
+        conn.deserialize(data)  # type: ignore[attr-defined]
+    except sqlite3.Error:
+        conn.close()
+        raise Damaged("not a store") from None
+    return conn
 
 
 def create(conn: sqlite3.Connection) -> None:
-    """Lay the schema down in an empty store (inside the caller's transaction)."""
-    for statement in SCHEMA.split(";"):
-        if statement.strip():
-            conn.execute(statement)
+    """Lay the schema down in an empty store."""
+    conn.execute(f"PRAGMA journal_mode = {JOURNAL}")
+    conn.execute("BEGIN IMMEDIATE")
+    for statement in SCHEMA.values():
+        conn.execute(statement)
     conn.execute(f"PRAGMA user_version = {FORMAT}")
+    conn.execute("COMMIT")
 
 
-def read_meta(conn: sqlite3.Connection) -> dict[str, Any] | None:
-    """The store's meta values, unmarshalled; None when it is not a store this version wrote
-    (empty, another format, another taskfs) or cannot be read."""
+def check_schema(conn: sqlite3.Connection) -> bool:
+    """Whether the store holds exactly this version's tables and index, and nothing else
+    (False for an empty file: a store not made yet). `Damaged` for anything else."""
     try:
-        if conn.execute("PRAGMA user_version").fetchone()[0] != FORMAT:
-            return None
-        found = {key: marshal.loads(value) for key, value in conn.execute("SELECT * FROM meta")}
-    except (sqlite3.Error, ValueError, EOFError, TypeError):
-        return None
-    if found.get(VERSION) != __version__:
-        return None
-    return found
-
-
-def write_meta(conn: sqlite3.Connection, **values: Any) -> None:
-    conn.executemany(
-        "INSERT OR REPLACE INTO meta VALUES (?, ?)",
-        [(key, marshal.dumps(value)) for key, value in values.items()],
-    )
-
-
-# -- the rows' serialisation ---------------------------------------------------------------------
-
-
-def shown_row(summary: Summary) -> str:
-    """A task's row in `ls` and `ready` as JSON text (contract section 4), rendered once per
-    change of its files."""
-    import json
-
-    return json.dumps(summary.row(), ensure_ascii=False)
-
-
-def dump_summary(summary: Summary | None) -> bytes | None:
-    if summary is None:
-        return None
-    from taskfs.readmodel import projection
-
-    return marshal.dumps(projection.encode(summary._replace(overlaps=(), text=None)))
-
-
-def load_summary(data: bytes | None, overlaps: tuple[str, ...] = ()) -> Summary | None:
-    """The projection `dump_summary` stored; ValueError when it is not one."""
-    if data is None:
-        return None
-    from taskfs.readmodel import projection
-
-    summary = projection.decode(marshal.loads(data))
-    return summary._replace(overlaps=overlaps) if overlaps else summary
-
-
-# -- reading: the listings (the hot path) --------------------------------------------------------
-
-
-# The filters of `ls` (and `ready`), by option: each one is a condition on a task's listing row
-# with one `?` for its value; a repeated option (`--label a --label b`) adds its condition once
-# per value (all must hold). Both paths filter here: the fast path's stored rows and the full
-# path's (`taskfs.store.index.listing`).
-FILTERS: dict[str, str] = {
-    "state": "state = ?",
-    "to": "recipient = ?",
-    "context": "context = ?",
-    "labels": "id IN (SELECT task FROM labels WHERE label = ?)",
-    "grep": "id IN (SELECT task FROM texts WHERE instr(text, ?) > 0)",
-}
-
-
-def searched(text: str) -> str:
-    """Text as `ls --grep` compares it: case folded (`texts` holds it so)."""
-    return text.casefold()
-
-
-def listing_rows(
-    conn: sqlite3.Connection, *, archived: bool = False, **filters: Any
-) -> list[tuple[str, str]]:
-    """(id, row text) of every task `ls` shows (with `archived`: every archived one instead),
-    in the order of the ids, filtered as `ls` filters (`FILTERS`): an option not given shows
-    every task."""
-    where, args = filtered(archived, filters)
-    return conn.execute(f"SELECT id, shown FROM listing WHERE {where} ORDER BY id", args).fetchall()
-
-
-def listing_text(conn: sqlite3.Connection, **filters: Any) -> str:
-    """The rows of `listing_rows` as the listing's JSON text, joined inside SQLite."""
-    where, args = filtered(bool(filters.pop("archived", False)), filters)
-    found = conn.execute(
-        "SELECT group_concat(shown, ', ') FROM "
-        f"(SELECT shown FROM listing WHERE {where} ORDER BY id)",
-        args,
-    ).fetchone()
-    return found[0] or ""
-
-
-def filtered(archived: bool, filters: dict[str, Any]) -> tuple[str, list[Any]]:
-    where = ["archived = ?"]
-    args: list[Any] = [1 if archived else 0]
-    for option, value in filters.items():
-        if value is None or option not in FILTERS:
-            continue
-        for one in value if isinstance(value, list | tuple) else [value]:
-            where.append(FILTERS[option])
-            args.append(searched(one) if option == "grep" else one)
-    return " AND ".join(where), args
-
-
-def ready_rows(conn: sqlite3.Connection, **filters: Any) -> list[tuple[str, str | None, str]]:
-    """(id, recipient, row text) of every task a claim would succeed on now, by anyone the
-    recipient rule allows (`taskfs.core.shown.offered_to`), the most urgent first, then the
-    oldest (`taskfs.core.shown.rank`, stored with each row); filtered as `ls` filters."""
-    where, args = filtered(False, filters)
-    return conn.execute(
-        f"SELECT id, recipient, shown FROM listing WHERE ready = 1 AND {where} ORDER BY rank",
-        args,
-    ).fetchall()
-
-
-def answer(
-    command: str, options: dict[str, Any], agent: str | None, catch_up: CatchUp | None = None
-) -> str | None:
-    """`ls --json` (options `state`, `to`, `context`, `archived`) or `ready --json` (for
-    `agent`), as the full path prints it, or None when the store cannot vouch for it: another
-    HEAD than its rows' (after `catch_up`, when given, could not bring it there), other
-    settings, or a task folder taken away by hand (the full path says what that changes)."""
-    try:
-        found = checkout(os.getcwd())
-        if found is None:
-            return None
-        root, git_dir = found
-        where = path(git_dir)
-        if not os.path.exists(where) or not intact(where):
-            return None
-        conn = connect(where)
-        try:
-            return _answer(conn, root, git_dir, command, options, agent, catch_up)
-        finally:
-            conn.close()
-    except Exception:  # a store that cannot be read is rebuilt by the full path, never trusted
-        return None
-
-
-def _answer(  # noqa: PLR0917 - the question and where it is asked
-    conn: sqlite3.Connection,
-    root: str,
-    git_dir: str,
-    command: str,
-    options: dict[str, Any],
-    agent: str | None,
-    catch_up: CatchUp | None,
-) -> str | None:
-    meta = read_meta(conn)
-    if meta is None or not settled_settings(root, meta):
-        return None
-    if options.get("state") not in (None, *meta[STATES]):
-        return None  # the full path names the states there are
-    if meta[HEAD] != head_commit(git_dir):
-        if catch_up is None or not catch_up(root, git_dir):
-            return None
-        meta = read_meta(conn)
-        if meta is None or meta[HEAD] != head_commit(git_dir):
-            return None
-    if not settled_folder(conn, root, meta):
-        return None
-    opening = shapes.listing_head()
-    if command == "ready":
-        from taskfs.core.shown import offered_to
-
-        rows = [text for _id, to, text in ready_rows(conn, **options) if offered_to(to, agent)]
-        return f"{opening}{', '.join(rows)}{shapes.LISTING_TAIL}"
-    return f"{opening}{listing_text(conn, **options)}{shapes.LISTING_TAIL}"
-
-
-def settled_settings(root: str, meta: dict[str, Any]) -> bool:
-    """Whether the settings file (which says where the tasks folder is) is the one the rows
-    were read under: its identity, or its bytes while the identity is too young to trust."""
-    key, age, digest = meta[SETTINGS]
-    if file_key(f"{root}/{CONFIG}") != key:
+        found = conn.execute(
+            "SELECT name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"
+        ).fetchall()
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+    except sqlite3.Error as exc:
+        raise Damaged(str(exc)) from None
+    if not found and version == 0:
         return False
-    return bool(age > racy_margin() or file_digest(f"{root}/{CONFIG}") == digest)
-
-
-def settled_folder(conn: sqlite3.Connection, root: str, meta: dict[str, Any]) -> bool:
-    """Whether every task folder the rows hold is in the working tree: the tasks folder's
-    identity is the one stored (one `stat`), or a listing of it, when the identity changed or
-    is too young to trust, names every row's folder (and the identity is stored again). A
-    folder taken away by hand, which no commit took away, answers False: the full path hides
-    it (`taskfs.store.index.hidden`)."""
-    tasks_dir = f"{root}/{meta[TASKS_REL]}"
-    stamp = time.time_ns()
-    key = file_key(tasks_dir)
-    stored, age = meta[FOLDER]
-    if key == stored and age > racy_margin():
-        return True
-    if missing_folders(conn, tasks_dir):
-        return False
-    with _writing(conn):
-        write_meta(conn, **{FOLDER: (key, stamp - newest(key))})
+    if version != FORMAT or dict(found) != SCHEMA:
+        raise Damaged("not this version's schema")
     return True
 
 
-def missing_folders(conn: sqlite3.Connection, tasks_dir: str) -> set[str]:
-    """The tasks HEAD holds (not archived) whose folders are not in the working tree."""
-    present = set(task_ids(tasks_dir))
-    held = {row[0] for row in conn.execute("SELECT id FROM rows WHERE archived = 0")}
-    return held - present
+# -- the sealed root ---------------------------------------------------------------------------
 
 
-class _writing:
-    """A write transaction that waits for others (`BEGIN IMMEDIATE`), committed on success."""
+def read_state(conn: sqlite3.Connection) -> State | None:
+    """The store's root; None for a store with none yet (or another version's); `Damaged`
+    when it is not one this version sealed."""
+    try:
+        found = conn.execute("SELECT data FROM state WHERE k = 0").fetchone()
+    except sqlite3.Error as exc:
+        raise Damaged(str(exc)) from None
+    if found is None:
+        return None
+    blob = found[0]
+    if blob == _last[1] and _last[0] is not None and _last[0] == seal.key():
+        checked: State = _last[2]
+        return checked  # the root this process checked already, under the same key
+    data = seal.unwrap(STATE, blob) if type(blob) is bytes else None
+    if data is None:
+        raise Damaged("the store's root is not sealed by this checkout's key")
+    try:
+        fields = marshal.loads(data)
+        state = State(*fields)
+    except Exception:
+        raise Damaged("the store's root does not decode") from None
+    if state.version != __version__:
+        return None
+    _last[:] = [seal.key(), blob, state]
+    return state
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+
+# The last root this process checked (the key, its sealed bytes, what they say): asked again of
+# the same bytes under the same key, the seal is not checked twice.
+_last: list[Any] = [None, None, None]
+
+
+def sealed_state(state: State) -> bytes | None:
+    return seal.wrap(STATE, marshal.dumps(state.fields()))
+
+
+# -- reading the parts, checked against the root ------------------------------------------------
+
+CHUNK = 256  # items per chunk: a change rewrites one chunk, a few kilobytes
+
+
+class Chunks:
+    """A sorted map kept in a chunk table (`chunks`: the manifest's entries by task id;
+    `buckets`: the digests of the entries filed under each file, by file), each item a tuple
+    whose first value is its key; every chunk is checked against the digest the root names
+    (`refs`: (first key, digest) of each chunk, in order) when it is first read."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        table: str,
+        refs: tuple[tuple[str, bytes], ...],
+        *,
+        keep: bool = True,
+    ):
         self.conn = conn
+        self.table = table
+        self.refs = refs
+        self.keep = keep  # False: a chunk read is not kept (a listing reads each once)
+        self._firsts = [first for first, _digest in refs]
+        self._loaded: dict[int, dict[str, tuple[Any, ...]]] = {}
 
-    def __enter__(self) -> sqlite3.Connection:
-        self.conn.execute("BEGIN IMMEDIATE")
-        return self.conn
+    def _chunk(self, index: int) -> dict[str, tuple[Any, ...]]:
+        found = self._loaded.get(index)
+        if found is None:
+            first, digest = self.refs[index]
+            try:
+                row = self.conn.execute(
+                    f"SELECT data FROM {self.table} WHERE first = ?", (first,)
+                ).fetchone()
+            except sqlite3.Error as exc:
+                raise Damaged(str(exc)) from None
+            if row is None or type(row[0]) is not bytes or seal.digest(row[0]) != digest:
+                raise Damaged(f"{self.table} {first!r} is not the chunk the root names")
+            try:
+                items = marshal.loads(row[0])
+            except Exception:
+                raise Damaged(f"{self.table} {first!r} does not decode") from None
+            if type(items) is not tuple:  # its digest holds: it is what this version wrote
+                raise Damaged(f"{self.table} {first!r} is not a chunk")
+            found = {item[0]: item for item in items}
+            if self.keep:
+                self._loaded[index] = found
+        return found
 
-    def __exit__(self, kind: object, *_rest: object) -> None:
-        self.conn.execute("ROLLBACK" if kind is not None else "COMMIT")
+    def _index(self, key: str) -> int:
+        return max(bisect_right(self._firsts, key) - 1, 0)
+
+    def get(self, key: str) -> tuple[Any, ...] | None:
+        if not self._firsts:
+            return None
+        return self._chunk(self._index(key)).get(key)
+
+    def items(self) -> Iterator[tuple[Any, ...]]:
+        """Every item, in the order of the keys."""
+        for index in range(len(self._firsts)):
+            yield from (v for _k, v in sorted(self._chunk(index).items()))
+
+    def between(self, low: str, high: str) -> Iterator[tuple[Any, ...]]:
+        """The items whose keys are at least `low` and below `high`, in order."""
+        if not self._firsts:
+            return
+        for index in range(self._index(low), len(self._firsts)):
+            if index and self._firsts[index] >= high:
+                return
+            yield from (v for k, v in sorted(self._chunk(index).items()) if low <= k < high)
+
+    def patched(
+        self, changes: Mapping[str, tuple[Any, ...] | None]
+    ) -> tuple[dict[str, bytes | None], tuple[tuple[str, bytes], ...]]:
+        """The chunks `changes` (key: new item, or None: gone) rewrite, by first key (None:
+        gone), and the refs of the map after them."""
+        by_chunk: dict[int, list[str]] = {}
+        for key in changes:
+            by_chunk.setdefault(self._index(key) if self._firsts else 0, []).append(key)
+        written: dict[str, bytes | None] = {}
+        made: dict[int, list[tuple[str, bytes]]] = {}
+        for index, keys in by_chunk.items():
+            held = dict(self._chunk(index)) if index < len(self.refs) else {}
+            for key in keys:
+                item = changes[key]
+                if item is None:
+                    held.pop(key, None)
+                else:
+                    held[key] = item
+            if index < len(self.refs):
+                written[self.refs[index][0]] = None
+            ordered = [held[k] for k in sorted(held)]
+            pieces = []
+            for start in range(0, len(ordered), CHUNK):
+                data = marshal.dumps(tuple(ordered[start : start + CHUNK]))
+                written[ordered[start][0]] = data
+                pieces.append((ordered[start][0], seal.digest(data)))
+            made[index] = pieces
+        refs: list[tuple[str, bytes]] = []
+        for index in range(max(len(self.refs), 1)):
+            if index in made:
+                refs += made[index]
+            elif index < len(self.refs):
+                refs.append(self.refs[index])
+        return written, tuple(refs)
 
 
-def writing(conn: sqlite3.Connection) -> _writing:
-    return _writing(conn)
+def read_rows(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, bytes]:
+    """The stored bytes of the rows of `ids` that exist (checked by the caller, against the
+    digests the manifest names)."""
+    out: dict[str, bytes] = {}
+    try:
+        for chunk in _chunks(ids):
+            marks = ",".join("?" * len(chunk))
+            for task_id, data in conn.execute(
+                f"SELECT id, data FROM rows WHERE id IN ({marks})", chunk
+            ):
+                out[task_id] = data
+    except sqlite3.Error as exc:
+        raise Damaged(str(exc)) from None
+    return out
 
 
-def ids(conn: sqlite3.Connection, query: str, args: Iterable[Any] = ()) -> list[str]:
-    return [row[0] for row in conn.execute(query, tuple(args))]
+def read_entries(
+    conn: sqlite3.Connection, buckets: Chunks, files: Iterable[str]
+) -> list[tuple[str, str, str, str]]:
+    """(file, task, entry, place) of every ownership entry filed in `files`, each file's
+    entries checked against the digest the root's buckets name for it."""
+    wanted = sorted(set(files))
+    found: dict[str, list[tuple[str, str, str]]] = {}
+    try:
+        for chunk in _chunks(wanted):
+            marks = ",".join("?" * len(chunk))
+            query = f"SELECT file, raw, task, place FROM entries WHERE file IN ({marks})"
+            for file, raw, task, place in conn.execute(query, chunk):
+                found.setdefault(file, []).append((raw, task, place))
+    except sqlite3.Error as exc:
+        raise Damaged(str(exc)) from None
+    out: list[tuple[str, str, str, str]] = []
+    for file in wanted:
+        rows = sorted(found.get(file, ()))
+        named = buckets.get(file)
+        if (named is None and rows) or (
+            named is not None and bucket_digest(file, rows) != named[1]
+        ):
+            raise Damaged(f"the entries filed under {file!r} are not the ones the root names")
+        out += [(file, task, raw, place) for raw, task, place in rows]
+    return out
 
 
-def folder_identity(tasks_dir: str) -> tuple[FileKey, int]:
-    """The tasks folder's identity and its age now (stored with rows that were checked against
-    a listing of it)."""
-    stamp = time.time_ns()
-    key = file_key(tasks_dir)
-    return key, stamp - newest(key)
+def bucket_digest(file: str, rows: Sequence[tuple[str, str, str]]) -> bytes:
+    """The digest of a file's entries, (entry, task, place) sorted. (Not of their marshalled
+    form: marshal writes a value seen twice as a reference to it, so equal rows need not
+    marshal to equal bytes.)"""
+    text = "\n".join(f"{raw}\0{task}\0{place}" for raw, task, place in rows)
+    return seal.digest(f"{file}\n{text}".encode("utf-8", "surrogateescape"))
+
+
+# -- writing ------------------------------------------------------------------------------------
+
+
+def write(  # noqa: PLR0917 - one transaction's whole change
+    conn: sqlite3.Connection,
+    state: State,
+    manifest: Mapping[str, Entry | None],
+    rows: Mapping[str, bytes | None],
+    entries: Mapping[str, Sequence[tuple[str, str, str]] | None],
+    expect: State | None,
+) -> State:
+    """Store, in one transaction: the manifest's `manifest` entries (by id; None: gone),
+    `rows` (by id; None: gone), the ownership entries of the tasks in `entries` ((file, entry,
+    place) rows; None: none), and the root `state` (its head and identities) with the digests
+    of what changed. `expect` is the root the change was made on (None: an empty store): when
+    another process changed the store's parts meanwhile, nothing is written (the next reader
+    catches up). The new root; sqlite3.Error when the store cannot be written (busy,
+    read-only, changed)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        now = read_state(conn) if expect is not None else None
+        if (now is None) != (expect is None) or (
+            now is not None and expect is not None and parts(now) != parts(expect)
+        ):
+            raise sqlite3.OperationalError("the store changed meanwhile")
+        base = expect or state
+        for task_id, data in rows.items():
+            conn.execute("DELETE FROM rows WHERE id = ?", (task_id,))
+            if data is not None:
+                conn.execute("INSERT INTO rows VALUES (?, ?)", (task_id, data))
+        files = _file_entries(conn, entries)
+        digests: dict[str, tuple[Any, ...] | None] = {}
+        for file in files:
+            held = conn.execute(
+                "SELECT raw, task, place FROM entries WHERE file = ? ORDER BY raw, task, place",
+                (file,),
+            ).fetchall()
+            digests[file] = (file, bucket_digest(file, [tuple(r) for r in held])) if held else None
+        chunks, listed = Chunks(conn, "chunks", base.chunks).patched(manifest)
+        filed, buckets = Chunks(conn, "buckets", base.buckets).patched(digests)
+        for table, written in (("chunks", chunks), ("buckets", filed)):
+            for first in written:
+                conn.execute(f"DELETE FROM {table} WHERE first = ?", (first,))
+            for first, data in written.items():
+                if data is not None:
+                    conn.execute(f"INSERT INTO {table} VALUES (?, ?)", (first, data))
+        state = state.replace(chunks=listed if manifest else base.chunks,
+                              buckets=buckets if digests else base.buckets)  # fmt: skip
+        root = sealed_state(state)
+        if root is None:
+            raise sqlite3.OperationalError("no key to seal the store with")
+        conn.execute("INSERT OR REPLACE INTO state VALUES (0, ?)", (root,))
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return state
+
+
+def _file_entries(
+    conn: sqlite3.Connection, entries: Mapping[str, Sequence[tuple[str, str, str]] | None]
+) -> set[str]:
+    """Put the ownership entries of each task of `entries`; the files that changed."""
+    files: set[str] = set()
+    for task_id, filed in entries.items():
+        files.update(
+            r[0] for r in conn.execute("SELECT file FROM entries WHERE task = ?", (task_id,))
+        )
+        conn.execute("DELETE FROM entries WHERE task = ?", (task_id,))
+        file_entries(conn, task_id, filed or ())
+        files.update(file for file, _raw, _place in filed or ())
+    return files
+
+
+# -- building a store anew (`taskfs.readmodel.rebuild`), inside its one transaction ------------
+
+
+def file_entries(
+    conn: sqlite3.Connection, task_id: str, filed: Sequence[tuple[str, str, str]]
+) -> None:
+    conn.executemany(
+        "INSERT OR IGNORE INTO entries VALUES (?, ?, ?, ?)",
+        [(file, raw, task_id, place) for file, raw, place in filed],
+    )
+
+
+def put_rows(conn: sqlite3.Connection, rows: Sequence[tuple[str, bytes]]) -> None:
+    conn.executemany("INSERT OR REPLACE INTO rows VALUES (?, ?)", rows)
+
+
+def iter_rows(conn: sqlite3.Connection, step: int = 500) -> Iterator[tuple[str, bytes]]:
+    """Every row, in the order of the ids, read a few hundred at a time (each batch read
+    whole before it is handed on, so that the caller may write rows meanwhile)."""
+    last = ""
+    while True:
+        found = conn.execute(
+            "SELECT id, data FROM rows WHERE id > ? ORDER BY id LIMIT ?", (last, step)
+        ).fetchall()
+        if not found:
+            return
+        yield from found
+        last = found[-1][0]
+
+
+def filed_by_file(conn: sqlite3.Connection) -> Iterator[tuple[str, list[tuple[str, str]]]]:
+    """(file, [(task, entry), ...]) of every file entries are filed in, in order, read as it
+    goes (the caller writes to no table meanwhile)."""
+    current: str | None = None
+    held: list[tuple[str, str]] = []
+    query = "SELECT file, task, raw FROM entries ORDER BY file, task, raw"
+    for file, task, raw in conn.execute(query):
+        if file != current:
+            if current is not None:
+                yield current, held
+            current, held = file, []
+        held.append((task, raw))
+    if current is not None:
+        yield current, held
+
+
+def filed_short(conn: sqlite3.Connection) -> dict[str, list[tuple[str, str]]]:
+    """The entries filed in files of fewer than two segments (no `/`; not interfaces): those
+    every entry below them may meet."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    query = (
+        "SELECT file, task, raw FROM entries WHERE file NOT LIKE '%/%' "
+        "AND file NOT LIKE 'interface:%' ORDER BY file, task, raw"
+    )
+    for file, task, raw in conn.execute(query):
+        out.setdefault(file, []).append((task, raw))
+    return out
+
+
+def put_chunk(conn: sqlite3.Connection, table: str, items: Sequence[Entry]) -> tuple[str, bytes]:
+    """Store one chunk of items (in key order); its (first key, digest)."""
+    data = marshal.dumps(tuple(items))
+    conn.execute(f"INSERT INTO {table} VALUES (?, ?)", (items[0][0], data))
+    return items[0][0], seal.digest(data)
+
+
+def put_buckets(conn: sqlite3.Connection) -> tuple[tuple[str, bytes], ...]:
+    """The digests of every file's entries, stored in chunks; the chunks' refs."""
+    refs: list[tuple[str, bytes]] = []
+    pending: list[tuple[str, bytes]] = []
+    current: str | None = None
+    rows: list[tuple[str, str, str]] = []
+    query = "SELECT file, raw, task, place FROM entries ORDER BY file, raw, task, place"
+    # Read as it goes (the entries of every live task), writing only to another table.
+    for file, raw, task, place in chain(conn.execute(query), [(None, "", "", "")]):
+        if file != current:
+            if current is not None:
+                pending.append((current, bucket_digest(current, rows)))
+                if len(pending) >= CHUNK:
+                    refs.append(put_chunk(conn, "buckets", pending))
+                    pending = []
+            current, rows = file, []
+        rows.append((raw, task, place))
+    if pending:
+        refs.append(put_chunk(conn, "buckets", pending))
+    return tuple(refs)
+
+
+def put_root(conn: sqlite3.Connection, root: bytes) -> None:
+    conn.execute("INSERT OR REPLACE INTO state VALUES (0, ?)", (root,))
+
+
+def parts(state: State) -> tuple[Any, ...]:
+    """What a root says of the store's content (not of the identities it was checked
+    against, which readers store again)."""
+    return (state.version, state.tasks_rel, state.head, state.chunks, state.buckets)
+
+
+def write_root(conn: sqlite3.Connection, state: State) -> bool:
+    """Store the root `state`, when the store's parts are still the ones it names (a reader
+    storing the identities it checked them against); whether it was written."""
+    root = sealed_state(state)
+    if root is None:
+        return False
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        now = read_state(conn)
+        if now is None or parts(now) != parts(state):
+            conn.execute("ROLLBACK")
+            return False
+        conn.execute("INSERT OR REPLACE INTO state VALUES (0, ?)", (root,))
+        conn.execute("COMMIT")
+    except (sqlite3.Error, Damaged):
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        return False
+    return True
+
+
+def _chunks(items: Sequence[str], size: int = 500) -> Iterable[Sequence[str]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def exists(where: str) -> bool:
+    return os.path.exists(where)

@@ -148,7 +148,8 @@ class Summary(NamedTuple):
         return bool(self.length) or self.intake
 
     def row(self) -> dict[str, Any]:
-        """Its row in `ls` and `ready` (contract section 4); an archived task's says so."""
+        """Its row in `ls` and `ready` (contract section 4); an archived task's says so. The
+        fields it may hold are `taskfs.core.shapes.ROW_FIELDS`."""
         from taskfs.core.shapes import task_row
 
         env = self.envelope

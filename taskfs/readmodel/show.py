@@ -23,20 +23,21 @@ rewritten in place (which the contract forbids) is seen.
 
 from __future__ import annotations
 
-import marshal
 import os
 
 from taskfs import __version__
 from taskfs.core import layout
-from taskfs.readmodel import stamps
+from taskfs.readmodel import cache, stamps
 
 TYPE_CHECKING = False  # `typing` costs the hot path 3 ms to import
 if TYPE_CHECKING:
     from typing import Any
 
-# 4: the agent keys beside amendments; 3: amendments and intake in the identity (issue 38);
-# 2: `Shown`'s slots in order
-FORMAT = 4
+    from taskfs.readmodel.listing import CatchUp
+
+# 5: the key of HEAD's objects (issue 36) beside issue 38's identities (4: the agent keys beside
+# amendments; 3: amendments and intake); 2: `Shown`'s slots in order (issue 17)
+FORMAT = 5
 FOLDER = "show"
 TRUST_LIST_ENV = "TASKFS_TRUSTED_RUNNERS"  # taskfs.store.keys.TRUST_LIST_ENV
 
@@ -53,6 +54,7 @@ class Shown:
         "stamp",
         "document",
         "text",
+        "key",
     )
     header: tuple[int, str]  # (FORMAT, taskfs version)
     task_id: str
@@ -61,6 +63,7 @@ class Shown:
     stamp: int  # when they were taken, before the files were read (ns)
     document: str  # what `show ID --json` printed
     text: str  # what `show ID` printed
+    key: bytes | None  # the key of the objects HEAD held in its folder (the store's row's)
 
     def __init__(self, *fields: Any) -> None:
         for name, value in zip(self.__slots__, fields, strict=True):
@@ -142,7 +145,7 @@ def _newest(found: tuple[Any, ...]) -> int:
 
 
 def path(git_dir: str, task_id: str) -> str:
-    return f"{stamps.cache_dir(git_dir)}/{FOLDER}/{task_id}"
+    return cache.path(git_dir, FOLDER, task_id)
 
 
 def store(
@@ -156,18 +159,23 @@ def store(
     stamp: int,
     document: str,
     text: str,
+    key: bytes | None,
 ) -> None:
     """Remember a task's answer, derived from files whose identity was `before` (taken at
-    `stamp`, before they were read). Nothing is stored when they changed while being read."""
+    `stamp`, before they were read) when HEAD held the objects `key` names in its folder (the
+    store's row's key, taken before too). Nothing is stored when they changed while being
+    read."""
     if identity(root, git_dir, tasks_rel, task_id, signed) != before:
         return
-    shown = Shown((FORMAT, __version__), task_id, signed, before, stamp, document, text)
-    stamps.dump(path(git_dir, task_id), shown.fields())
+    shown = Shown((FORMAT, __version__), task_id, signed, before, stamp, document, text, key)
+    cache.remember(git_dir, FOLDER, task_id, (), shown.fields())
 
 
-def answer(task_id: str, as_json: bool) -> str | None:
+def answer(task_id: str, as_json: bool, catch_up: CatchUp | None = None) -> str | None:
     """What `show ID` (`--json`) printed the last time, when every identity it was derived
-    from still holds and none was too young to be trusted; otherwise None."""
+    from still holds and none was too young to be trusted, and HEAD still holds the objects it
+    was derived from (the store's row of the task has the key it was stored under, once the
+    store is at HEAD: `catch_up`); otherwise None."""
     from taskfs.core.layout import is_task_id
 
     if not is_task_id(task_id):
@@ -177,14 +185,21 @@ def answer(task_id: str, as_json: bool) -> str | None:
         if found is None:
             return None
         root, git_dir = found
-        with open(path(git_dir, task_id), "rb") as handle:
-            shown = Shown(*marshal.loads(handle.read()))
+        fields = cache.recall(git_dir, FOLDER, task_id, ())
+        if fields is None:
+            return None
+        shown = Shown(*fields)
         if shown.header != (FORMAT, __version__) or shown.task_id != task_id:
             return None
         if _newest(shown.before) >= shown.stamp - stamps.racy_margin():
             return None  # a file as young as the stat: its key may hide a change
         if identity(root, git_dir, shown.before[1], task_id, shown.signed) != shown.before:
             return None
+        from taskfs.readmodel import listing
+
+        held = listing.key_at_head(root, git_dir, task_id, catch_up)
+        if held is None or held[0] != shown.key:
+            return None  # HEAD holds other objects there: the files are not what it says
         return str(shown.document if as_json else shown.text)
     except Exception:  # a file that cannot be read is rebuilt, never trusted
         return None

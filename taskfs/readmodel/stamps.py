@@ -21,7 +21,6 @@ from taskfs.core import layout
 TYPE_CHECKING = False  # `typing` costs the hot path 3 ms to import; type checkers know this
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from typing import Any
 
 # On-disk names the stamps are taken of: their one home is the leaf `taskfs.core.layout`.
 CONFIG = layout.CONFIG_PATH
@@ -135,21 +134,3 @@ def task_ids(tasks_dir: str) -> list[str]:
 def cache_dir(git_dir: str) -> str:
     """Where the caches of a checkout live: in its git dir, never committed."""
     return f"{git_dir}/{CACHE}"
-
-
-def dump(path: str, data: Any) -> None:
-    """Write `data` (marshalled) to `path` atomically; one that cannot be written is left
-    (a cache that cannot be written, in a read-only checkout, only costs speed)."""
-    import marshal
-
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(tmp, "wb") as handle:
-            handle.write(marshal.dumps(data))
-        os.replace(tmp, path)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            return

@@ -59,14 +59,16 @@ def choose(
     readonly: Sequence[str] = (),
     hidden: Sequence[str] = (),
     path: str | None = None,
+    git_dir: str | None = None,
 ) -> Choice:
-    """The sandbox `mode` asks for, when bwrap is on `path` ($PATH by default) and works."""
+    """The sandbox `mode` asks for, when bwrap is on `path` ($PATH by default) and works
+    (remembered in `git_dir`'s caches, when given: `probed`)."""
     if mode == "off":
         return Choice(None, "turned off (--sandbox off)")
     bwrap = shutil.which(BWRAP, path=path if path is not None else os.environ.get("PATH"))
     if bwrap is None:
         return Choice(None, f"{BWRAP} (bubblewrap) was not found on PATH")
-    broken = probe(bwrap)
+    broken = probed(bwrap, git_dir) if git_dir is not None else probe(bwrap)
     if broken is not None:
         return Choice(None, broken)
     spec = Sandbox(
@@ -77,6 +79,43 @@ def choose(
         tuple(_real(p) for p in hidden),
     )
     return Choice(spec, None)
+
+
+def probed(bwrap: str, git_dir: str) -> str | None:
+    """`probe`, remembered (sealed, `taskfs.readmodel.cache`) while bwrap, the kernel, the user
+    and the kernel's namespace settings are the ones it worked under: a check pays for
+    starting bwrap once, not twice. Only that it works is remembered."""
+    from taskfs.readmodel import cache
+
+    key = _host(bwrap)
+    if cache.recall(git_dir, "host", "sandbox", key) is True:
+        return None
+    broken = probe(bwrap)
+    if broken is None:
+        cache.remember(git_dir, "host", "sandbox", key, True)
+    return broken
+
+
+def _host(bwrap: str) -> tuple[object, ...]:
+    """What decides whether bwrap works here: the binary, the kernel, the user, and the
+    kernel's settings for unprivileged namespaces."""
+    settings: list[str | None] = []
+    for setting in (
+        "/proc/sys/kernel/unprivileged_userns_clone",
+        "/proc/sys/user/max_user_namespaces",
+        "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+    ):
+        try:
+            with open(setting, encoding="ascii") as handle:
+                settings.append(handle.read().strip())
+        except OSError:
+            settings.append(None)
+    try:
+        found = os.stat(bwrap)
+        binary: tuple[object, ...] = (bwrap, found.st_ino, found.st_size, found.st_mtime_ns)
+    except OSError:
+        binary = (bwrap,)
+    return (*binary, os.uname().release, os.getuid(), *settings)
 
 
 @functools.cache

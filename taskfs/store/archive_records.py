@@ -9,7 +9,7 @@ of successors, `show`) read it from there (`held`); `audit` compares every row w
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 
 from taskfs.core import layout
 from taskfs.core.layout import ARCHIVE_DIR
@@ -59,14 +59,21 @@ def records(
 def archived(
     repo: Repository, rev: str = "HEAD", paths: Collection[str] | None = None
 ) -> dict[str, tuple[Summary, str | None]]:
-    """Each archived task's row and the commit that holds its files, as of commit `rev`."""
-    return archive.latest(records(repo, rev, paths)[0])
+    """Each archived task's row (the archive's word) and the commit the archive took it from
+    (`taken_from`, as commit `rev`'s history says; None when it cannot say), as of `rev`."""
+    found = records(repo, rev, paths)[0]
+    files = _latest_files(found)
+    taken = _taken_from_files(repo, set(files.values()), rev)
+    return {
+        task_id: (summary, taken.get(files[task_id]))
+        for task_id, (summary, _named) in archive.latest(found).items()
+    }
 
 
 def archived_in(repo: Repository, task_id: str) -> str | None:
     """The commit that archived `task_id`, as history says: the one that added the latest
     archive file naming it (None: no archive names it)."""
-    found = _latest_file(repo, task_id)
+    found = _latest_files(records(repo)[0], {task_id}).get(task_id)
     if found is None:
         return None
     added = repo.git.file_additions([found]).get(found)
@@ -75,16 +82,47 @@ def archived_in(repo: Repository, task_id: str) -> str | None:
 
 def taken_from(repo: Repository, task_id: str) -> str | None:
     """The commit an archive took `task_id` from: the first parent of `archived_in`'s."""
-    commit = archived_in(repo, task_id)
-    return repo.git.verify(f"{commit}^1") if commit is not None else None
+    return taken_from_many(repo, [task_id]).get(task_id)
 
 
-def _latest_file(repo: Repository, task_id: str) -> str | None:
-    latest = None
-    for path, record in records(repo)[0]:  # in name order: the latest wins, as `archived`
-        if any(summary.id == task_id for summary in record.tasks):
-            latest = path
-    return latest
+def taken_from_many(repo: Repository, task_ids: Collection[str]) -> dict[str, str | None]:
+    """`taken_from` of each of `task_ids` (None: no archive names it, or history cannot say),
+    the archive's files read once."""
+    if not task_ids:
+        return {}
+    files = _latest_files(records(repo)[0], set(task_ids))
+    taken = _taken_from_files(repo, set(files.values()), "HEAD")
+    return {t: taken.get(files[t]) if t in files else None for t in task_ids}
+
+
+def _latest_files(
+    found: list[tuple[str, archive.Record]], wanted: Collection[str] | None = None
+) -> dict[str, str]:
+    """The latest archive file (by name, as `archive.latest` takes its row) naming each task
+    (of `wanted`, when given)."""
+    out: dict[str, str] = {}
+    for path, record in sorted(found, key=lambda item: item[0]):
+        for summary in record.tasks:
+            if wanted is None or summary.id in wanted:
+                out[summary.id] = path
+    return out
+
+
+def _taken_from_files(repo: Repository, paths: Collection[str], rev: str) -> dict[str, str]:
+    """The first parent of the commit of `rev`'s history that added each archive file of
+    `paths`: the commit the archive that wrote it took its tasks from."""
+    if not paths:
+        return {}
+    added = repo.git.file_additions(sorted(paths), revisions=(rev,))
+    parents: dict[str, str | None] = {}
+    out: dict[str, str] = {}
+    for path, author in added.items():
+        if author.commit not in parents:
+            parents[author.commit] = repo.git.verify(f"{author.commit}^1")
+        parent = parents[author.commit]
+        if path in paths and parent is not None:
+            out[path] = parent
+    return out
 
 
 def held(repo: Repository, rev: str, task_ids: Collection[str]) -> dict[str, Summary | None]:
@@ -108,12 +146,24 @@ def archived_truth(repo: Repository, task_ids: Collection[str]) -> dict[str, Sum
     them (`taken_from`), as the archive keeps a row (`as_archived`): what a decision reads of
     an archived task. A task an archive names but no such commit holds is left out (it does
     not exist, as far as a rule can tell)."""
+    return truth_at(repo, taken_from_many(repo, task_ids))
+
+
+def truth_at(repo: Repository, taken: Mapping[str, str | None]) -> dict[str, Summary]:
+    """Each task of `taken` as the commit named beside it (the one an archive took it from)
+    held it, as the archive keeps a row (`as_archived`); one a commit does not hold, or none
+    is named for, is left out."""
+    by_commit: dict[str, list[str]] = {}
+    for task_id, rev in taken.items():
+        if rev is not None:
+            by_commit.setdefault(rev, []).append(task_id)
     out: dict[str, Summary] = {}
-    for task_id in task_ids:
-        rev = taken_from(repo, task_id)
-        found = held(repo, rev, [task_id]).get(task_id) if rev is not None else None
-        if found is not None:
-            out[task_id] = archive.as_archived(found)
+    for rev, ids in sorted(by_commit.items()):
+        try:
+            found = held(repo, rev, ids)
+        except TaskfsError:
+            continue  # the commit is gone from this clone's history
+        out.update({t: archive.as_archived(s) for t, s in found.items() if s is not None})
     return out
 
 
@@ -155,14 +205,9 @@ def archived_tasks(repo: Repository, task_ids: Collection[str]) -> dict[str, Tas
     from taskfs.store.task_reader import load_task
 
     wanted = {t for t in task_ids if layout.is_task_id(t) and not repo.has_task(t)}
-    latest: dict[str, str] = {}
-    for path, record in records(repo)[0] if wanted else []:  # in name order: the latest wins
-        latest.update((row.id, path) for row in record.tasks if row.id in wanted)
-    added = repo.git.file_additions(sorted(set(latest.values()))) if latest else {}
     out: dict[str, Task] = {}
-    for task_id, path in sorted(latest.items()):
-        commit = added[path].commit if path in added else None
-        view = _view_at(repo, task_id, repo.git.verify(f"{commit}^1") if commit else None)
+    for task_id, rev in sorted(taken_from_many(repo, wanted).items()):
+        view = _view_at(repo, task_id, rev)
         if view is not None:
             out[task_id] = load_task(view, task_id)
     return out

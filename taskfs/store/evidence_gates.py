@@ -1,10 +1,10 @@
 """A task's evidence files as the completion gate reads them (`taskfs.core.evidence.Gate`),
-from what was read of them before (`taskfs.readmodel.gate`) when their bytes and the runner
-trust are the same, else read whole (`task_reader.load_evidence`: the models) and kept."""
+from what was read of them before (`taskfs.readmodel.gate`, sealed) when their object ids and
+the runner trust are the same, else read whole (`task_reader.load_evidence`: the models) and
+kept."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 
 from taskfs.core.evidence import Gate, GateFacts, RunnerTrust
@@ -27,11 +27,11 @@ def gates(repo: Repository, task_id: str, trust: RunnerTrust) -> list[Gate]:
     kept: dict[str, cache.Entry] = {}
     out: list[Gate] = []
     for name in names:
-        digest = _digest(folder / name)
+        digest = _object_id(repo, folder / name)
         entry = stored.get(name)
         if entry is None or entry[0] != digest or entry[1] != trusted:
             facts, signature = _read_whole(repo, task_id, name, trust)
-            unchanged = _digest(folder / name) == digest  # kept only if read twice the same
+            unchanged = _object_id(repo, folder / name) == digest  # kept if read twice alike
             entry = (digest, trusted, facts, signature) if digest and unchanged else None
         else:
             facts, signature = entry[2], entry[3]
@@ -59,8 +59,7 @@ def remember(
     own evidence: it knows the facts without reading the file back through the models)."""
     trusted = (trust.source, tuple(sorted(trust.keys.items())))
     stored = cache.read(str(repo.git_dir), task_id)
-    digest = hashlib.sha256(data).digest()
-    stored[name] = (digest, trusted, tuple(facts), signature)
+    stored[name] = (repo.git.blob_id(data), trusted, tuple(facts), signature)
     cache.write(str(repo.git_dir), task_id, stored)
 
 
@@ -79,9 +78,10 @@ def _read_whole(
     return tuple(item.facts), item.signature
 
 
-def _digest(path: os.PathLike[str]) -> bytes | None:
+def _object_id(repo: Repository, path: os.PathLike[str]) -> str | None:
+    """The id git gives the file's bytes (what HEAD names it by once it is committed)."""
     try:
         with open(path, "rb") as handle:
-            return hashlib.sha256(handle.read()).digest()
+            return repo.git.blob_id(handle.read())
     except OSError:
         return None

@@ -123,6 +123,43 @@ def repo_lock(path: Path) -> Iterator[None]:
         os.close(fd)
 
 
+@contextlib.contextmanager
+def lock_within(path: Path, seconds: float) -> Iterator[bool]:
+    """Hold the lock file `path` for the block when it can be taken within `seconds` (True),
+    else run the block without it (False): another process holds it, or the lock file cannot
+    be made (a read-only git dir). For work that can be done without the lock, only not
+    saved (the read model catching up)."""
+    import time
+
+    if holding(path):
+        yield True
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        yield False
+        return
+    try:
+        until = time.monotonic() + seconds
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= until:
+                    yield False
+                    return
+                time.sleep(0.01)
+        _held.add(str(path))
+        try:
+            yield True
+        finally:
+            _held.discard(str(path))
+    finally:
+        os.close(fd)
+
+
 def holding(path: Path) -> bool:
     """Whether this process holds the lock file `path` (`repo_lock`)."""
     return str(path) in _held

@@ -25,8 +25,8 @@ from taskfs.errors import Problem, TaskfsError, problem
 from taskfs.store.repository import Repository
 
 if TYPE_CHECKING:
+    from taskfs.readmodel.ledger import Ledger
     from taskfs.readmodel.projection import Summary
-    from taskfs.store.ledger_view import Ledger
 
 # Past this many task folders one pathspec for the whole tasks folder is cheaper.
 _SCOPED_MAX = 200
@@ -108,6 +108,32 @@ def at_head(repo: Repository, task_ids: Collection[str]) -> dict[str, Summary | 
     files = repo.git.head_files([repo.task_rel(t) for t in sorted(task_ids)])
     ledger = CommitView(repo, files)
     return {task_id: project(ledger, task_id) for task_id in task_ids}
+
+
+def committed_folder(repo: Repository, task_id: str) -> Repository | None:
+    """The task's folder as HEAD holds it, read as a `Repository` (a `CommitView`); None when
+    HEAD holds no task there."""
+    from taskfs.store.commit_view import CommitView
+
+    files = repo.git.head_files([repo.task_rel(task_id)])
+    view = CommitView(repo, files)
+    return view if view.has_task(task_id) else None
+
+
+def at_head_keyed(
+    repo: Repository, task_ids: Collection[str]
+) -> dict[str, tuple[Summary | None, bytes]]:
+    """`at_head`, each with the key of the objects HEAD holds in its folder
+    (`taskfs.store.readmodel_store.key`)."""
+    if not task_ids:
+        return {}
+    from taskfs.store.commit_view import CommitView
+    from taskfs.store.intake_reader import project
+    from taskfs.store.readmodel_store import key
+
+    files = repo.git.head_files([repo.task_rel(t) for t in sorted(task_ids)])
+    ledger = CommitView(repo, files)
+    return {task_id: (project(ledger, task_id), key(ledger, task_id)) for task_id in task_ids}
 
 
 def committed_view(repo: Repository, tasks: Ledger, found: Collection[str]) -> Ledger:

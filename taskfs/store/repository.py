@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
-import marshal
 import os
 import stat
 import time
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from taskfs.core import layout
 from taskfs.core.layout import CONFIG_PATH, ENVELOPE, find_git_dir, find_worktree, relative_folder
 from taskfs.errors import TaskfsError, fail, problem
+from taskfs.readmodel import cache
 from taskfs.readmodel.stamps import NO_FILE, FileKey, file_key, newest, racy_margin, task_ids
 
 if TYPE_CHECKING:
@@ -71,17 +71,15 @@ class Repository:
         except OSError:
             data = b""
         digest = hashlib.sha1(data, usedforsecurity=False).digest()
-        memo = layout.cache_dir(find_git_dir(self.root)) / "check-settings"
-        with contextlib.suppress(Exception):
-            stored, timeout, sandbox = marshal.loads(memo.read_bytes())
-            if stored == digest and type(timeout) is int and type(sandbox) is str:
+        git_dir = str(find_git_dir(self.root))
+        kept = cache.recall(git_dir, "settings", "check", digest)
+        if type(kept) is tuple and len(kept) == 2:
+            timeout, sandbox = kept
+            if type(timeout) is int and type(sandbox) is str:
                 return timeout, sandbox
         config = parse_settings(data if data else None)  # names what is wrong with them
         found = config.check_timeout_seconds, config.check.sandbox
-        from taskfs.store import fs
-
-        with contextlib.suppress(OSError):
-            fs.replace(memo, marshal.dumps((digest, *found)), durable=False)  # a cache
+        cache.remember(git_dir, "settings", "check", digest, found)
         return found
 
     @cached_property
@@ -161,13 +159,13 @@ def tasks_folder(root: Path, git_dir: Path, key: FileKey) -> tuple[str, bytes]:
             return "tasks", b""
         except OSError as exc:
             raise fail("config_invalid", path=CONFIG_PATH, reason=str(exc)) from None
-    memo = layout.cache_dir(git_dir) / "tasks-dir"
     data: bytes | None = None
-    with contextlib.suppress(Exception):
-        cached_key, digest, remembered = marshal.loads(memo.read_bytes())
-        if cached_key == key and isinstance(remembered, str):
-            if newest(key) < time.time_ns() - racy_margin():  # not racily the same
-                return remembered, digest
+    kept = cache.recall(str(git_dir), "settings", "tasks-dir", key)
+    if type(kept) is tuple and len(kept) == 2 and isinstance(kept[1], str):
+        digest, remembered = kept
+        if newest(key) < time.time_ns() - racy_margin():  # not racily the same
+            return remembered, digest
+        with contextlib.suppress(OSError):
             data = path.read_bytes()
             if hashlib.sha1(data, usedforsecurity=False).digest() == digest:
                 return remembered, digest
@@ -185,10 +183,7 @@ def tasks_folder(root: Path, git_dir: Path, key: FileKey) -> tuple[str, bytes]:
         load_config(root)  # names the problem
         raise fail("config_invalid", path=CONFIG_PATH, reason="tasksDir is not a folder")
     digest = hashlib.sha1(data, usedforsecurity=False).digest()
-    from taskfs.store import fs
-
-    with contextlib.suppress(OSError):
-        fs.replace(memo, marshal.dumps((key, digest, value)), durable=False)  # a cache
+    cache.remember(str(git_dir), "settings", "tasks-dir", key, (digest, value))
     return value, digest
 
 

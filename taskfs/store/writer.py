@@ -31,9 +31,23 @@ if TYPE_CHECKING:
 
 @contextlib.contextmanager
 def writing(repo: Repository) -> Iterator[Writer]:
-    with fs.repo_lock(repo.state_dir() / "lock"):
+    with _locked(repo):
         recover(repo)
         yield Writer(repo)
+
+
+@contextlib.contextmanager
+def _locked(repo: Repository) -> Iterator[None]:
+    """The checkout's lock, or `git_dir_read_only` when its git dir cannot be written (a
+    read-only mount, a repository the user may only read): every question is answered without
+    the lock, but no change can be made."""
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(fs.repo_lock(repo.state_dir() / "lock"))
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            raise fail("git_dir_read_only", path=str(repo.git_dir), reason=reason) from None
+        yield
 
 
 class Writer:
@@ -165,7 +179,7 @@ class Writer:
         from taskfs.store import readmodel_store
 
         changed = [*files, *included, *removed, *(f"{rel}/{ENVELOPE}" for rel in retired)]
-        readmodel_store.committed(repo, changed, rows)
+        readmodel_store.committed(repo, changed, rows, written=files)
         return commit
 
 

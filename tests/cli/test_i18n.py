@@ -13,7 +13,7 @@ import pytest
 
 from taskfs import i18n
 from taskfs.errors import MESSAGES
-from tests.helpers import submit, taskfs, taskfs_process, write_envelope
+from tests.helpers import git, submit, taskfs, taskfs_process, write_envelope
 
 CATALOG = Path(i18n.LOCALE_DIR) / "tr" / "LC_MESSAGES" / "taskfs.mo"
 LOCALE = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG", "TASKFS_LANG")
@@ -151,6 +151,7 @@ def test_a_message_passed_on_as_data_stays_english(repo: Path) -> None:
     task = submit(repo, id="edited")
     path = repo / "tasks" / task / "envelope.yaml"
     path.write_text("\n".join(x for x in path.read_text().splitlines() if "objective" not in x))
+    git(repo, "commit", "-qam", "edited in the ledger")  # what show reads is HEAD's
     english = taskfs("show", task, "--json")
     turkish = taskfs("--lang", "tr", "show", task, "--json")
     assert english.codes == turkish.codes == ["file_invalid"]

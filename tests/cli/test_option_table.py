@@ -11,7 +11,7 @@ import pytest
 
 from taskfs.cli import fast
 from taskfs.cli.app import cli
-from taskfs.cli.options import COMMANDS, Command, allowed, parse
+from taskfs.cli.options import COMMANDS, Command, Given, allowed, parse
 from tests.helpers import submit, taskfs
 
 
@@ -75,25 +75,47 @@ def test_every_command_the_fast_path_reads_is_in_the_table() -> None:
     ],
 )
 def test_spellings_of_an_option_read_alike(args: list[str]) -> None:
-    parsed = parse(COMMANDS["ready"], args)
-    assert parsed == ({"agent": "builder", "as_json": True}, [])
+    parsed = parse("ready", args)
+    assert parsed == Given("ready", {"agent": "builder", "labels": (), "as_json": True})
 
 
 def test_what_click_must_say_is_left_to_click() -> None:
-    table = COMMANDS["send"]
-    assert parse(table, ["t", "hi", "--reason", "x"]) is None  # not an option of send
-    assert parse(table, ["t", "hi", "--to"]) is None  # a value missing
-    assert parse(table, ["t", "hi", "--to", "--json"]) is None  # an option for a value
-    assert parse(table, ["t"]) is None  # an argument missing
-    assert parse(table, ["t", "hi", "--json=1"]) is None  # a flag given a value
-    assert parse(COMMANDS["complete"], ["t", "--artifact", "a=b", "--artifact=c=d"]) == (
-        {"artifacts": ["a=b", "c=d"]},
-        ["t"],
+    assert parse("send", ["t", "hi", "--reason", "x"]) is None  # not an option of send
+    assert parse("send", ["t", "hi", "--to"]) is None  # a value missing
+    assert parse("send", ["t", "hi", "--to", "--json"]) is None  # an option for a value
+    assert parse("send", ["t"]) is None  # an argument missing
+    assert parse("send", ["t", "hi", "--json=1"]) is None  # a flag given a value
+    completed = parse("complete", ["t", "--artifact", "a=b", "--artifact=c=d"])
+    assert completed is not None
+    assert (completed["artifacts"], completed["task_id"]) == (("a=b", "c=d"), "t")
+    off = parse("check", ["t", "--no-network"])
+    assert off is not None
+    assert off["network"] is False
+    on = parse("check", ["t", "--network", "--json"])
+    assert on is not None
+    assert (on["network"], on["as_json"]) == (True, True)
+    assert parse("check", ["t", "--network", "--no-network"]) is None  # one of the two, once
+    unset = parse("check", ["t"])
+    assert unset is not None
+    assert (unset["network"], unset["text"], unset["fresh"]) == (
+        None,
+        "",
+        False,
     )
-    check = COMMANDS["check"]
-    assert parse(check, ["t", "--no-network"]) == ({"network": False}, ["t"])
-    assert parse(check, ["t", "--network", "--json"]) == ({"network": True, "as_json": True}, ["t"])
-    assert parse(check, ["t", "--network", "--no-network"]) is None  # one of the two, once
+
+
+def test_the_fast_path_fills_in_what_click_fills_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The one value both paths build: an option not given has its environment variable's
+    value (an empty one is none), else its default, as click gives it."""
+    monkeypatch.setenv("TASKFS_AGENT", "builder")
+    given = parse("claim", ["t"])
+    assert given == Given(
+        "claim", {"agent": "builder", "push": False, "as_json": False, "task_id": "t"}
+    )
+    monkeypatch.setenv("TASKFS_AGENT", "")
+    given = parse("claim", ["t", "--json"])
+    assert given is not None
+    assert given["agent"] is None
 
 
 def test_a_command_line_answers_the_same_through_either(repo: Path) -> None:

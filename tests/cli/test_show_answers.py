@@ -17,7 +17,7 @@ from taskfs.core import yamlio
 from taskfs.readmodel import show as answers
 from taskfs.store import keys
 from tests.cli.test_evidence import check, make_task, new_runner
-from tests.helpers import Result, taskfs
+from tests.helpers import Result, git, taskfs
 
 
 @pytest.fixture(autouse=True)
@@ -51,12 +51,21 @@ def test_every_change_to_a_task_is_seen(repo: Path) -> None:
     assert "evidence" in _shown(repo, task)[1][1]
     assert taskfs("move", task, "input_required", "--agent", "builder").code == 0
     assert '"input_required"' in _shown(repo, task)[0][1]
-    # Forbidden edits in place are seen too: the envelope, and a status file.
+    # Forbidden edits in place are seen too: the envelope, and a status file. `show` says
+    # what HEAD holds, as `ls` and the decisions do, and names each edited file (issue 36).
     envelope = repo / "tasks" / task / "envelope.yaml"
     envelope.write_text(envelope.read_text().replace("Open the app", "Start the app"))
-    assert "Start the app" in _shown(repo, task)[1][1]
+    text = _shown(repo, task)[1][1]
+    assert "Start the app" not in text
+    assert "ledger_file_uncommitted" in text
+    assert f"tasks/{task}/envelope.yaml" in text
     status = sorted((repo / "tasks" / task / "status").iterdir())[-1]
     status.write_text(status.read_text().replace("builder", "mallory"))
+    document = _shown(repo, task)[0][1]
+    assert '"mallory"' not in document
+    assert status.relative_to(repo).as_posix() in document
+    # Once committed, the edits are HEAD's: shown as the task's.
+    git(repo, "commit", "-qam", "edited in place")
     assert '"mallory"' in _shown(repo, task)[0][1]
 
 
@@ -64,6 +73,10 @@ def test_a_task_with_problems_is_never_stored(repo: Path) -> None:
     task = make_task(repo, "true")
     status = sorted((repo / "tasks" / task / "status").iterdir())[-1]
     status.write_text("state: [unclosed\n")
+    found = _shown(repo, task)
+    assert "ledger_file_uncommitted" in found[0][1]  # HEAD holds another file there
+    assert not _stored(repo, task).exists()
+    git(repo, "commit", "-qam", "broken in place")
     found = _shown(repo, task)
     assert "file_invalid" in found[0][1]
     assert not _stored(repo, task).exists()

@@ -170,7 +170,9 @@ def test_stored_answers_follow_head_and_survive_commits_of_code(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from taskfs.cli.fast import _catch_up as catch_up
-    from taskfs.readmodel import db
+    from taskfs.readmodel import listing as db
+
+    every = (("archived", False),)
 
     task = submit(repo, id="plain")
     listed = taskfs("ls", "--json").stdout
@@ -179,20 +181,20 @@ def test_stored_answers_follow_head_and_survive_commits_of_code(
     (repo / "code.py").write_text("x = 1\n")
     git(repo, "add", "code.py")
     git(repo, "commit", "-q", "-m", "code")
-    assert db.answer("ls", {}, None) is None  # HEAD moved: not vouched for alone ...
+    assert db.answer("ls", every, None) is None  # HEAD moved: not vouched for alone ...
     # ... but the fast path has the store catch up: a `git diff` names no task changed
-    assert db.answer("ls", {}, None, catch_up=catch_up) == listed.rstrip("\n")
-    assert db.answer("ls", {}, None) == listed.rstrip("\n")  # and it remembers that
+    assert db.answer("ls", every, None, catch_up=catch_up) == listed.rstrip("\n")
+    assert db.answer("ls", every, None) == listed.rstrip("\n")  # and it remembers that
     # A transition's own commit keeps the answers in use as well (the hot path: claim, ready).
     other = submit(repo, id="other", filesAndInterfaces=["other/**"])
     taskfs("ls", "--json")
     assert taskfs("claim", other, "--agent", "builder").code == 0
-    assert db.answer("ready", {}, None) is not None
+    assert db.answer("ready", (), None) is not None
     git(repo, "reset", "-q", "--hard", "HEAD~2")  # the claim and `other` go away
     # HEAD moving the task's files out of every commit is seen without a file changing.
     git(repo, "reset", "-q", "HEAD~2")
-    assert db.answer("ls", {}, None) is None
-    answered = db.answer("ls", {}, None, catch_up=catch_up)
+    assert db.answer("ls", every, None) is None
+    answered = db.answer("ls", every, None, catch_up=catch_up)
     assert answered is not None
     assert task not in answered
     assert task not in [t["id"] for t in taskfs("ready", "--json").json["tasks"]]

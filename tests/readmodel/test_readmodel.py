@@ -11,8 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import taskfs
-from taskfs.readmodel import db, projection
-from taskfs.readmodel.projection import Facts, Summary
+from taskfs.readmodel import projection
+from taskfs.readmodel.projection import Facts, Summary, text_of
+from taskfs.readmodel.view import Row
 from taskfs.store import index
 from taskfs.store.repository import Repository
 from tests.helpers import submit
@@ -43,10 +44,10 @@ summaries = st.builds(
 @given(summaries)
 def test_a_projection_survives_its_serialisation(summary: Summary) -> None:
     assert projection.decode(projection.encode(summary)) == summary
-    # The store keeps a task's overlaps and its searched text (`ls --grep`) in tables of their
-    # own, beside its row.
-    stored = db.dump_summary(summary)
-    assert db.load_summary(stored, summary.overlaps) == summary._replace(text=None)
+    # The store keeps a task's overlaps in its row, beside its projection (its searched text,
+    # `ls --grep`, inside it).
+    stored = Row(summary, overlaps=summary.overlaps).encode()
+    assert Row.decode(stored).summary == summary
 
 
 @pytest.mark.parametrize(
@@ -74,8 +75,11 @@ def test_the_store_holds_what_the_full_reader_says(repo: Path) -> None:
     ledger = index.summaries(store)
     assert sorted(ledger) == ["first", "second"]
     for task_id, summary in ledger.items():
-        expected = Summary.of(load_task(store, task_id))
-        assert summary._replace(overlaps=()) == expected
+        task = load_task(store, task_id)
+        expected = Summary.of(task)
+        # What `ls --grep` searches is the reader's too: the objective, case folded.
+        assert summary._replace(overlaps=(), text=None) == expected
+        assert summary.text == text_of(task.envelope.objective)
     assert ledger["second"].overlaps == ("first",)
     assert ledger["first"].holder == "builder"
 

@@ -1,5 +1,5 @@
 """Ownership entries filed in the read model's store by the first segments of their places
-(`taskfs.store.ledger_view.Ledger.near`): a new task is checked only against the entries near
+(`taskfs.readmodel.ledger.Ledger.near`): a new task is checked only against the entries near
 its own, and that must never lose an overlap."""
 
 from __future__ import annotations

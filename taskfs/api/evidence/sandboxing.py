@@ -95,6 +95,7 @@ def place(
         readonly=sorted({str(git.git_dir), str(git.common_dir)}),
         hidden=_operator_files(),
         path=environ.get("PATH"),
+        git_dir=str(repo.git_dir),
     )
     if choice.sandbox is None and chosen_mode == "on":
         raise fail("sandbox_unavailable", reason=choice.reason or "unknown")
@@ -124,10 +125,12 @@ def with_interpreters(placement: Placement, commands: Sequence[str], cwd: str) -
 
 
 def _operator_files() -> list[str]:
+    from taskfs.readmodel import seal
     from taskfs.store import capability_ledger, keys, operator, policy
 
     return [
         str(operator.config_home()),
+        seal.key_path(),  # the key the caches are sealed with: a check must not forge them
         str(keys.key_dir()),
         str(keys.trust_list_path()),
         str(policy.policy_path()),

@@ -19,8 +19,7 @@ def due_reminder(root: Path, agent: str) -> str | None:
     from taskfs.store.git import Git
 
     git = Git(root)
-    path = nudges.memory_path(git, agent)
-    memory = nudges.load(path)
+    memory = nudges.recall(git, agent)
     inputs = nudges.answer_inputs(git, root)
     now = time.time()
     if memory.inputs == inputs and (memory.due is None or now < memory.due):
@@ -44,5 +43,5 @@ def due_reminder(root: Path, agent: str) -> str | None:
     dues = [due(q.last, reminded.get(q.task_id), found.quiet_minutes) for q in found.tasks]
     memory.due = min(dues).timestamp() if dues else None
     memory.inputs = inputs
-    nudges.save(path, memory)
+    nudges.remember(git, agent, memory)
     return text

@@ -11,17 +11,21 @@ status file anyone could have written: a dependency counts as completed only whe
 was its holder's (or its sender's) to make, signed where that agent has a key (or resting on a
 signed message of it), on a valid passing run (`evidence_gate.completion_flaw`); otherwise it
 counts as still worked on. All of it is asked only of the tasks a claim's dependencies lead to.
+
+`ready` reads the first two as the claim does (`offered`, issue 36): the read model's rows note
+which tasks it offers on such a word, and those are asked the same checks before they are
+offered, so that `ready` never offers what a claim refuses for them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from taskfs.core.lineage import Lineage
 from taskfs.errors import TaskfsError
+from taskfs.readmodel.ledger import Ledger
 from taskfs.readmodel.projection import Summary
-from taskfs.store.ledger_view import Ledger
 from taskfs.store.repository import Repository
 
 
@@ -30,19 +34,9 @@ def dependency_view(repo: Repository, task: Summary, tasks: Ledger) -> Ledger:
     depends = task.envelope.depends_on
     if not depends:
         return tasks
-    changes: dict[str, Summary | None] = {}
-    consulted = {*depends, *(t for dep in depends for t in Lineage(tasks).line(dep))}
-    archived = sorted(t for t in consulted if (s := tasks.get(t)) is not None and s.archived)
-    if archived:
-        from taskfs.store.archive_records import archived_truth
+    from taskfs.store.archive_records import archived_truth
 
-        truth = archived_truth(repo, archived)
-        changes.update({t: truth.get(t) for t in archived})
-    view = tasks.overlay(changes) if changes else tasks
-    successors = sorted({t for dep in depends for t in Lineage(view).line(dep)})
-    for task_id in _unvouched(repo, successors) if successors else []:
-        summary = view[task_id]
-        changes[task_id] = summary._replace(envelope=summary.envelope._replace(follows=None))
+    changes, successors = _words(repo, task, tasks, lambda ids: archived_truth(repo, ids))
     view = tasks.overlay(changes) if changes else tasks
     done = [t for t in {*depends, *successors} if (s := view.get(t)) and s.state == "completed"]
     if done:
@@ -53,6 +47,57 @@ def dependency_view(repo: Repository, task: Summary, tasks: Ledger) -> Ledger:
                 if not completion_holds(repo, view[task_id], key_of):
                     changes[task_id] = view[task_id]._replace(state="working")
     return tasks.overlay(changes) if changes else tasks
+
+
+def offered(repo: Repository, tasks: Ledger, found: list[Summary]) -> list[Summary]:
+    """Those of `found` (what `ready` offers, as the read model's rows say) whose claim would
+    not be refused for a dependency read from a word: the archived tasks and successors its
+    dependencies lead to, read as `dependency_view` reads them for the claim, by the same
+    `_words` (an archived task from the commit the archive took it from, as the row of it
+    names that commit; a link only from a submission that verifies as its sender's), and its
+    dependencies asked again as the claim asks them. Only the tasks whose readiness rests on a
+    word are asked (`core.readiness.rests_on_words`: the store notes them); the checks of
+    completions are the claim's alone (each completed dependency's files and keys)."""
+    from taskfs.core.readiness import rests_on_words, unfinished_dependencies
+    from taskfs.store.archive_records import truth_at
+
+    def truth(ids: list[str]) -> dict[str, Summary]:
+        return truth_at(repo, {t: tasks.archived_commit(t) for t in ids})
+
+    lineage = Lineage(tasks)
+    out: list[Summary] = []
+    for summary in found:
+        if rests_on_words(summary, tasks, lineage):
+            changes, _successors = _words(repo, summary, tasks, truth)
+            view = tasks.overlay(changes) if changes else tasks
+            if unfinished_dependencies(summary, view):
+                continue
+        out.append(summary)
+    return out
+
+
+def _words(
+    repo: Repository,
+    task: Summary,
+    tasks: Ledger,
+    truth: Callable[[list[str]], Mapping[str, Summary]],
+) -> tuple[dict[str, Summary | None], list[str]]:
+    """What a claim of `task` reads otherwise than the rows say of the archived tasks and
+    successors its dependencies lead to (`truth`: the archived tasks as the commits the archives
+    took them from held them), and the successors it reads."""
+    depends = task.envelope.depends_on
+    changes: dict[str, Summary | None] = {}
+    consulted = {*depends, *(t for dep in depends for t in Lineage(tasks).line(dep))}
+    archived = sorted(t for t in consulted if (s := tasks.get(t)) is not None and s.archived)
+    if archived:
+        found = truth(archived)
+        changes.update({t: found.get(t) for t in archived})
+    view = tasks.overlay(changes) if changes else tasks
+    successors = sorted({t for dep in depends for t in Lineage(view).line(dep)})
+    for task_id in _unvouched(repo, successors) if successors else []:
+        summary = view[task_id]
+        changes[task_id] = summary._replace(envelope=summary.envelope._replace(follows=None))
+    return changes, successors
 
 
 def completion_holds(

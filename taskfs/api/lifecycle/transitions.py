@@ -16,18 +16,18 @@ from taskfs.api.lifecycle import signing as transition_keys
 from taskfs.api.tasks import rules
 from taskfs.core import readiness
 from taskfs.core.layout import STATUS, format_time, status_name
-from taskfs.core.lifecycle import Parties, State, check_transition, is_state
+from taskfs.core.lifecycle import TERMINAL, Parties, State, check_transition, is_state
 from taskfs.core.lineage import Lineage
 from taskfs.core.status_file import status_document, status_text
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.readmodel.projection import Summary
-from taskfs.store.index import summaries
+from taskfs.store.index import check, summaries
 from taskfs.store.repository import Repository
 from taskfs.store.writer import Writer
 
 if TYPE_CHECKING:
     from taskfs.core.records import Artifact
-    from taskfs.store.ledger_view import Ledger
+    from taskfs.readmodel.ledger import Ledger
 
 
 @dataclass(frozen=True)
@@ -90,10 +90,10 @@ def transition(
     return Moved(task_id, state, staged.rel, commit)
 
 
-# The acts that end or refuse a task, and its claim: the other party hears of each when it is
-# a peer (an interlink agent that sent the task sees it taken, as from an interlink executor's
-# first `update`, rather than open until the next act).
-NOTIFIED: frozenset[State] = frozenset({"rejected", "failed", "canceled", "completed"})
+# The acts that end or refuse a task (the terminal states), and its claim: the other party
+# hears of each when it is a peer (an interlink agent that sent the task sees it taken, as from
+# an interlink executor's first `update`, rather than open until the next act: `tell_claim`).
+NOTIFIED: frozenset[State] = TERMINAL
 
 
 def claims(before: State, after: State) -> bool:
@@ -294,6 +294,9 @@ def _committed(
     found = head_ledger.loose(repo, [task_id, *others])
     if task_id in found:
         raise TaskfsError(head_ledger.refusals(repo, {task_id: found[task_id]}))
+    # What the gates rest on is checked against the objects of its folders, read again when
+    # its row says otherwise (the task itself was, by `summaries(verify=...)`).
+    check(repo, tasks, [t for t in others if t not in found])
     edited = unsealed(repo, task_id)
     if edited is not None:  # a contract changed after its submission: nothing builds on it
         raise TaskfsError(edited)

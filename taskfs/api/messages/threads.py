@@ -188,9 +188,9 @@ def file_reports(repo: Repository, task_id: str) -> list[FileReport]:
 
 
 def messages(repo: Repository, task_id: str) -> Thread:
-    """A task's messages; an archived task's as the archive took them, with those that arrived
-    in its folder after it (`archive_records.archived_view`)."""
-    from taskfs.store.archive_records import home
+    """A task's messages; an archived task's as the commit the archive took it from holds
+    them, with those that arrived in its folder after it (`taskfs.store.index.home`)."""
+    from taskfs.store.index import home
 
     where = home(repo, task_id)
     load_task(where, task_id)

@@ -21,10 +21,10 @@ from taskfs.core.layout import ARCHIVE_DIR, CONFIG_PATH, format_time, stamped_na
 from taskfs.core.lifecycle import TERMINAL
 from taskfs.errors import fail
 from taskfs.readmodel import archive as records
+from taskfs.readmodel.ledger import Ledger
 from taskfs.readmodel.projection import Summary
 from taskfs.store import head_ledger
 from taskfs.store.index import summaries
-from taskfs.store.ledger_view import Ledger
 from taskfs.store.repository import Repository
 from taskfs.store.writer import Writer
 

@@ -208,35 +208,31 @@ def _dependency_states(
 
 def settings_of(repo: Repository) -> rules.Settings:
     """The repository's lint settings (`lint:`), remembered beside the ledger cache by the
-    digest of the settings file's bytes they were validated from: `new` lints every envelope
-    it takes, and validating the settings' model costs it more than the lint itself. Only
-    settings that passed validation are remembered."""
-    import contextlib
-    import marshal
-
-    from taskfs.store import fs
+    digest of the settings file's bytes they were validated from (sealed:
+    `taskfs.readmodel.cache`): `new` lints every envelope it takes, and validating the
+    settings' model costs it more than the lint itself. Only settings that passed validation
+    are remembered."""
+    from taskfs.readmodel import cache
 
     identity = repo.settings_identity
-    memo = layout.cache_dir(repo.git_dir) / "lint-settings"
-    remembered = _remembered(memo, identity[2]) if identity is not None else None
-    if remembered is not None:
-        return remembered
+    git_dir = str(repo.git_dir)
+    if identity is not None:
+        kept = cache.recall(git_dir, "settings", "lint", identity[2])
+        remembered = _remembered(kept)
+        if remembered is not None:
+            return remembered
     settings = repo.config.lint.settings()
     if identity is not None:
-        kept = (identity[2], tuple(sorted(settings.disable)), settings.objective_min_words)
-        with contextlib.suppress(OSError):  # a read-only checkout: validated again next time
-            fs.replace(memo, marshal.dumps(kept), durable=False)
+        kept = (tuple(sorted(settings.disable)), settings.objective_min_words)
+        cache.remember(git_dir, "settings", "lint", identity[2], kept)
     return settings
 
 
-def _remembered(memo: Path, digest: bytes) -> rules.Settings | None:
-    import marshal
-
-    try:
-        kept, disable, words = marshal.loads(memo.read_bytes())
-    except Exception:  # no memo, or a damaged one: the settings are validated
+def _remembered(kept: object) -> rules.Settings | None:
+    if type(kept) is not tuple or len(kept) != 2:
         return None
-    if kept != digest or type(words) is not int or type(disable) is not tuple:
+    disable, words = kept
+    if type(words) is not int or type(disable) is not tuple:
         return None
     if not all(type(code) is str for code in disable):
         return None

@@ -6,24 +6,39 @@ no YAML. What they answer is what the full reader would (store/index.py says why
 
 from __future__ import annotations
 
-from typing import Any
-
 from taskfs.readmodel.projection import Summary
 from taskfs.store import index
 from taskfs.store.repository import Repository
 
-
-def ls(repo: Repository, *, archived: bool = False, **filters: Any) -> list[Summary]:
-    """The tasks `ls` shows (an envelope the watcher has not taken in yet is not a task),
-    filtered (`--state`, `--to`, `--context`, `--label`, `--grep`: `readmodel.db.FILTERS`);
-    with `archived`, the tasks `taskfs archive` took out of the working tree."""
-    return index.listing(repo, archived=archived, **filters)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from taskfs.readmodel.filters import Filters
 
 
-def ready(repo: Repository, agent: str | None = None, **filters: Any) -> list[Summary]:
-    """The tasks a claim would succeed on now (by `agent`, when one is named): the same rules
-    as the claim's gates (`taskfs.core.readiness`), kept in the store; filtered as `ls`."""
-    return index.ready(repo, agent, **filters)
+def ls(repo: Repository, filters: Filters = ()) -> list[Summary]:
+    """The tasks `ls` shows (an envelope the watcher has not taken in yet is not a task) that
+    pass `filters` (fields of a task's row and the values they must hold, from the option
+    table: `--state`, `--to`, `--context`, `--label`, `--grep`; `taskfs.readmodel.filters`);
+    with `("archived", True)`, the tasks `taskfs archive` took out of the working tree."""
+    return index.listing(repo, filters)
+
+
+def ready(repo: Repository, agent: str | None = None, filters: Filters = ()) -> list[Summary]:
+    """The tasks a claim would succeed on now (by `agent`, when one is named) that pass
+    `filters`, the most urgent first, then the oldest: the same rules as the claim's gates
+    (`taskfs.core.readiness`), kept in the store, and the claim's own checks of a dependency
+    read from a word (an archived task's row, a successor's link: `standing.offered`)."""
+    from taskfs.core.lineage import Lineage
+    from taskfs.core.readiness import rests_on_words
+
+    found = index.ready(repo, agent, filters)
+    ledger = index.summaries(repo)
+    lineage = Lineage(ledger)
+    if not any(rests_on_words(summary, ledger, lineage) for summary in found):
+        return found
+    from taskfs.api.lifecycle.standing import offered
+
+    return offered(repo, ledger, found)
 
 
 def catch_up(root: str) -> bool:

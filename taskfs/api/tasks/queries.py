@@ -25,17 +25,38 @@ from taskfs.store.task_reader import Task, load_task
 
 
 def show(repo: Repository, task_id: str) -> Task:
-    """The task with its evidence files (and how each one's signature stands); an archived
-    task as the commit that archived it found it."""
+    """The task with its evidence files (and how each one's signature stands), as HEAD holds
+    it: the state `ls`, `ready` and the decisions read (issue 36). A file in its folder that no
+    commit holds is not read as part of it but named, `ledger_file_uncommitted` among its
+    problems. An archived task as the commit that archived it found it."""
     from taskfs.api.evidence import checks as evidence
     from taskfs.store.envelope_seal import unsealed
 
     where = home(repo, task_id)
+    problems: list[Problem] = []
+    # A folder taken away by hand is no task here, as `ls` does not list it.
+    if where is repo and layout.is_task_id(task_id) and repo.task_dir(task_id).is_dir():
+        from taskfs.store import head_ledger
+
+        loose = head_ledger.loose(repo, [task_id])
+        if loose:
+            problems = head_ledger.refusals(repo, loose)
+            committed = head_ledger.committed_folder(repo, task_id)
+            if committed is not None:
+                where = committed
     task = evidence.with_evidence(where, load_task(where, task_id))
     edited = unsealed(where, task_id)  # what a claim refuses is named where the task is shown
     if edited is not None and edited not in task.problems:
-        task = task._replace(problems=(*task.problems, edited))
-    return task
+        problems.append(edited)
+    return task._replace(problems=(*task.problems, *problems)) if problems else task
+
+
+def stored_key(repo: Repository, task_id: str) -> bytes | None:
+    """The key of the git objects HEAD holds in the task's folder, as the store's row of it
+    says (None: no row): what a stored answer of `show` is kept under."""
+    from taskfs.store import index
+
+    return index.row_key(repo, task_id)
 
 
 def amendments(repo: Repository, task: Task) -> list[dict[str, Any]]:
@@ -64,10 +85,11 @@ def follow_ups(repo: Repository, task_id: str) -> list[dict[str, Any]]:
 def home(repo: Repository, task_id: str) -> Repository:
     """Where a task's files are read: the working tree, or, for a task `taskfs archive` took
     out of it, the commit whose tree still holds them (`task_not_found` when neither has it,
-    as the reader says)."""
-    from taskfs.store.archive_records import home as found_at
+    as the reader says). The store's row of an archived task names the commit it was taken
+    from; what arrived in its folder since (its messages) is read with it."""
+    from taskfs.store import index
 
-    return found_at(repo, task_id)
+    return index.home(repo, task_id)
 
 
 def is_archived(repo: Repository, task_id: str) -> bool:

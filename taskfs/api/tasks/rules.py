@@ -19,8 +19,8 @@ from taskfs.core.lifecycle import TERMINAL
 from taskfs.core.lineage import same_contract
 from taskfs.core.readiness import ordered, parent_map, relations
 from taskfs.errors import Problem, TaskfsError, problem
+from taskfs.readmodel.ledger import Ledger
 from taskfs.store.index import summaries
-from taskfs.store.ledger_view import Ledger
 from taskfs.store.repository import Repository
 
 if TYPE_CHECKING:

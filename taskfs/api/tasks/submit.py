@@ -123,18 +123,22 @@ def _config_text(config: Config) -> str:
 # -- reading envelopes -----------------------------------------------------------------
 
 
+PARSED_KEPT = 2048  # envelopes: a `new` of a thousand lints and submits each from one read
+
+
 def parse_source(source: Source) -> tuple[Envelope | None, list[Problem]]:
     """An envelope from raw bytes, or every problem with it (each tagged with its source)."""
     envelope, problems = _parsed(source, i18n.languages())
     return envelope, list(problems)
 
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=PARSED_KEPT)
 def _parsed(
     source: Source, _languages: tuple[str, ...]
 ) -> tuple[Envelope | None, tuple[Problem, ...]]:
     # `new` lints what it submits before submitting it: the same bytes are read once (an
-    # envelope is immutable, and so is what is wrong with it, in the language it is said in).
+    # envelope is immutable, and so is what is wrong with it, in the language it is said in),
+    # for a batch of a thousand envelopes too (with 32 kept, each was read twice).
     try:
         value = yamlio.load(source.data)
     except yamlio.YamlError as exc:

@@ -79,7 +79,7 @@ def periods(repo: Repository, reports: Sequence[TaskReport], now: datetime) -> P
     day_start = local.replace(hour=0, minute=0, second=0, microsecond=0)
     week_start = day_start - timedelta(days=local.weekday())
     found: dict[str, Completion] = {}
-    for summary in listing.ls(repo, state="completed", archived=True):
+    for summary in listing.ls(repo, (("state", "completed"), ("archived", True))):
         at = parse_time_or_none(summary.head_at or "")
         if at is not None and at >= week_start:
             found[summary.id] = Completion(summary.id, summary.holder, at)

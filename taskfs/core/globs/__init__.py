@@ -21,6 +21,9 @@ Callers use the names below, from `taskfs.core.globs`; the modules' `_` names ar
 own.
 """
 
+from taskfs.core.globs import automata as _automata
+from taskfs.core.globs import parse as _parse
+from taskfs.core.globs import relations as _relations
 from taskfs.core.globs.automata import matches, reaches_below
 from taskfs.core.globs.index import OwnershipIndex, placement
 from taskfs.core.globs.parse import parse_entry
@@ -54,3 +57,16 @@ __all__ = [
     "placement",
     "reaches_below",
 ]
+
+
+def forget() -> None:
+    """Drop what the memos of parsing, compiling and comparing entries hold: a process that
+    reads every task of a large ledger once (a rebuild of the read model) keeps its memory
+    flat instead of holding tens of thousands of them."""
+    for memo in (
+        _parse._parse_text,
+        _automata._segment,
+        _automata._compile,
+        _relations._meet_patterns,
+    ):
+        memo.cache_clear()

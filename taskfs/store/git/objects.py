@@ -19,9 +19,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from functools import cached_property
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from taskfs.errors import TaskfsError, fail
+from taskfs.store.git import packs
 from taskfs.store.git.process import Process, git_error, nul_list
 from taskfs.store.git.reader import ObjectReader, tree_entries
 
@@ -300,13 +301,20 @@ class Objects(Process):
         when: datetime | None,
     ) -> str:
         """The commit of `contents` on `parent` (its objects written, no ref moved)."""
+        new: dict[str, tuple[str, bytes]] = {}  # the objects it makes, written together
         with self.reader() as reader:
             base_tree = reader.commit_tree(parent) if parent else None
-            tree = self._write_tree(reader, base_tree, _nest(contents))
+            tree = self._write_tree(reader, base_tree, _nest(contents), new)
+        # Loose, or as one pack when there are many (`packs`): two files, not thousands.
+        packs.write_all(self.common_dir / "objects", new, self._hash, self.write_object,
+                        self.hardens_loose_objects)  # fmt: skip
         return self.write_commit(tree, (parent,) if parent else (), message, author, when)
 
-    def _write_tree(self, reader: ObjectReader, base: str | None, changes: Nested) -> str:
-        """The tree `base` with `changes` applied (the empty tree when nothing is left).
+    def _write_tree(
+        self, reader: ObjectReader, base: str | None, changes: Nested, new: dict[str, Any]
+    ) -> str:
+        """The tree `base` with `changes` applied (the empty tree when nothing is left), its
+        objects added to `new` (by id: kind and body) for the caller to write.
 
         The base's entries are kept as the bytes git wrote: a tasks folder of thousands of
         tasks is re-joined, not re-encoded, when one task's entry changes."""
@@ -323,10 +331,10 @@ class Objects(Process):
             if isinstance(change, Stored):
                 mode, oid = FILE_MODE, change.oid
             elif isinstance(change, bytes):
-                mode, oid = FILE_MODE, self.write_object("blob", change)
+                mode, oid = FILE_MODE, packs.put(new, self._hash, "blob", change)
             else:
                 sub_base = old[-size:].hex() if old and old_mode == TREE_MODE else None
-                mode, oid = TREE_MODE, self._write_tree(reader, sub_base, change)
+                mode, oid = TREE_MODE, self._write_tree(reader, sub_base, change, new)
                 if oid == self.empty_tree:
                     entries.pop(raw, None)  # git keeps no empty folders
                     continue
@@ -338,7 +346,7 @@ class Objects(Process):
             body = b"".join(entries[n] for n in order)
         else:
             body = b"".join(entries.values())  # the base's order, which git made
-        return self.write_object("tree", body)
+        return packs.put(new, self._hash, "tree", body)
 
     def _loose(self, oid: str) -> bool:
         return (self.common_dir / "objects" / oid[:2] / oid[2:]).exists()
@@ -483,7 +491,10 @@ class Objects(Process):
                         changes[old] = None
                         if edit is not None:
                             changes[edit[0]] = edit[1]
-                new_tree = self._write_tree(reader, tree, _nest(changes)) if changes else tree
+                made: dict[str, tuple[str, bytes]] = {}
+                new_tree = self._write_tree(reader, tree, _nest(changes), made) if changes else tree
+                packs.write_all(self.common_dir / "objects", made, self._hash,
+                                self.write_object, self.hardens_loose_objects)  # fmt: skip
                 if (
                     changes
                     and len(parents) == 1

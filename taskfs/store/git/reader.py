@@ -9,15 +9,21 @@ from collections.abc import Iterator
 from taskfs.errors import fail
 from taskfs.store.git.process import Process, argv, scrubbed_env
 
+# What a reader that walks a whole ledger's trees asks of git: to map its packs a little at a
+# time (the pages it touched count as its memory) and keep few deltas' bases.
+LEAN = ("-c", "core.packedGitWindowSize=1m", "-c", "core.packedGitLimit=16m",
+        "-c", "core.deltaBaseCacheLimit=4m")  # fmt: skip
+
 
 class ObjectReader:
-    """One long-lived `git cat-file --batch` for all reads of a command; closed after use."""
+    """One long-lived `git cat-file --batch` for all reads of a command; closed after use.
+    `lean`: for reading very many objects in little memory (`LEAN`)."""
 
-    def __init__(self, git: Process) -> None:
+    def __init__(self, git: Process, *, lean: bool = False) -> None:
         self._git = git
         self.digest_size = git._hash().digest_size  # of its object ids: SHA-1 or SHA-256
         self._proc = subprocess.Popen(
-            argv("cat-file", "--batch"),
+            argv(*(LEAN if lean else ()), "cat-file", "--batch"),
             cwd=git.root,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -55,6 +61,11 @@ class ObjectReader:
     def tree_body(self, oid: str) -> bytes | None:
         """A tree object's bytes; None when `oid` is not a tree."""
         found = self.read(oid)
+        return found[1] if found is not None and found[0] == "tree" else None
+
+    def tree_body_at(self, revision_path: str) -> bytes | None:
+        """The bytes of the tree `revision_path` names (e.g. `HEAD:tasks`); None if none."""
+        found = self.read(revision_path)
         return found[1] if found is not None and found[0] == "tree" else None
 
     def tree_at(self, revision_path: str) -> list[tuple[str, tuple[str, str]]]:
