@@ -37,19 +37,26 @@ def message(checked: Any) -> dict[str, Any]:
     }
 
 
-def sent(result: Any) -> dict[str, Any]:
-    record = result.record
-    moved = result.transition
+def _sent_header(record: Any, task_id: str | None, status: str | None) -> dict[str, Any]:
+    """What every answer to a message sent says of it: its id, task, parties, status, session,
+    that it was sent, and whether it is signed (either encoding)."""
     return {
         "msg_id": record.msg_id,
-        "id": record.task_id,
-        "task_id": record.task_id,
+        "id": task_id,
+        "task_id": task_id,
         "from": record.sender,
         "to": record.recipient,
-        "status": record.status,
+        "status": status,
         "session": record.session,
         "delivery": "sent",
         "signed": record.signature is not None or record.sig is not None,
+    }
+
+
+def sent(result: Any) -> dict[str, Any]:
+    moved = result.transition
+    return {
+        **_sent_header(result.record, result.record.task_id, result.record.status),
         "state": result.state,
         "transition": {"from": moved[0], "to": moved[1]} if moved else None,
         "checkRequested": result.check_requested,
@@ -310,17 +317,8 @@ def sent_or_opened(result: Any) -> dict[str, Any]:
     from taskfs.api.messages.wire import Said
 
     if isinstance(result, Said):  # a message about no task: conversation
-        record = result.record
         return {
-            "msg_id": record.msg_id,
-            "id": None,
-            "task_id": None,
-            "from": record.sender,
-            "to": record.recipient,
-            "status": None,
-            "session": record.session,
-            "delivery": "sent",
-            "signed": record.sig is not None,
+            **_sent_header(result.record, None, None),
             "state": None,
             "transition": None,
             "checkRequested": False,
@@ -331,17 +329,8 @@ def sent_or_opened(result: Any) -> dict[str, Any]:
         row = opening(result)
         return {**row, "id": row["task_id"], "state": result.task.state, "transition": None}
     if isinstance(result, Requested):  # a request on a new task id: not a task yet
-        record = result.record
         return {
-            "msg_id": record.msg_id,
-            "id": record.task_id,
-            "task_id": record.task_id,
-            "from": record.sender,
-            "to": record.recipient,
-            "status": None,
-            "session": record.session,
-            "delivery": "sent",
-            "signed": record.sig is not None,
+            **_sent_header(result.record, result.record.task_id, None),
             "state": result.answer.state,
             "request": True,
             "missing": [p.to_json() for p in result.answer.problems],
