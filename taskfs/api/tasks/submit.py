@@ -233,6 +233,7 @@ def write_new_tasks(
     the `submitted` (audit) and is exported as stored, from any clone, never re-signed."""
     now = datetime.now(timezone.utc)
     signer = _opening_signer(repo, actor) if opened is None else None
+    acts = transition_keys.Signer(repo, actor)  # one question of keys for the whole batch
 
     def writing() -> str:
         return i18n.say("writing {count} tasks", count=len(batch))
@@ -249,6 +250,7 @@ def write_new_tasks(
                 actor,
                 now=now,
                 signer=signer,
+                acts=acts,
                 in_place=envelope.id in in_place,
                 opened=opened,
                 discovered_from=discovered_from,
@@ -288,13 +290,15 @@ def stage_new_task(
     *,
     now: datetime,
     signer: OpeningSigner | None,
+    acts: transition_keys.Signer | None = None,
     in_place: bool = False,
     opened: str | None = None,
     discovered_from: str | None = None,
 ) -> None:
     """Add one new task to `writer`: its envelope file (already in place, or written now), its
     opening signed by `signer` when it can sign it, and its `submitted` status naming that
-    opening (or `opened`), signed by `actor` where its key is here."""
+    opening (or `opened`), signed by `actor` where its key is here (by `acts`, when the caller
+    stages many)."""
     task_id = envelope.id
     assert task_id is not None
     envelope_rel = repo.task_rel(task_id, ENVELOPE)
@@ -319,7 +323,8 @@ def stage_new_task(
         message=message.msg_id if message is not None else opened,
         envelope=envelope_digest(text),
     )
-    document = transition_keys.signed(repo, actor, record.to_document(), f"submit task {task_id!r}")
+    acts = acts or transition_keys.Signer(repo, actor)
+    document = acts.status(record.to_document(), f"submit task {task_id!r}")
     name = status_name(1, "submitted")
     writer.add(repo.task_rel(task_id, STATUS, name), record_bytes(document))
     # The read model's row, as the full reader will read these files (their commit stores it:
