@@ -88,7 +88,6 @@ def create_folder(target: Path, files: Mapping[str, bytes], *, durable: bool = T
     `target` exists and holds anything. A new task's files cost a rename, not a temporary
     file and a link each. Files are created as `create_new` creates them (mode 0600).
     `durable`: each flushed to disk before the folder appears."""
-    target.parent.mkdir(parents=True, exist_ok=True)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     while True:
         tmp = f"{target.parent}{os.sep}.{target.name}.{os.urandom(6).hex()}{_FOLDER_TMP}"
@@ -97,13 +96,20 @@ def create_folder(target: Path, files: Mapping[str, bytes], *, durable: bool = T
             break
         except FileExistsError:
             continue
+        except FileNotFoundError:
+            target.parent.mkdir(parents=True, exist_ok=True)
     try:
         made = {tmp}
         for rel, data in files.items():
             path = f"{tmp}{os.sep}{rel}"
             folder = os.path.dirname(path)
             if folder not in made:
-                os.makedirs(folder, exist_ok=True)
+                try:
+                    os.mkdir(folder)
+                except FileExistsError:
+                    pass  # made on the way to a deeper one
+                except FileNotFoundError:
+                    os.makedirs(folder, exist_ok=True)
                 made.add(folder)
             fd = os.open(path, flags, 0o600)
             try:

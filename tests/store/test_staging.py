@@ -6,6 +6,7 @@ task's folder appears by one rename; a writer killed while writing one leaves no
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -81,8 +82,13 @@ def test_many_files_taken_in_place_with_crlf_are_committed_as_git_stores_them(
             writer.include(f"tasks/t{n}/envelope.yaml")
         writer.commit("many in place", "tester")
     assert git(repo, "status", "--porcelain") == ""
-    blob = git(repo, "cat-file", "-p", "HEAD:tasks/t5/envelope.yaml")
-    assert "\r" not in blob and blob == "id: t5\nkind: dropped"
+    blob = subprocess.run(
+        ["git", "cat-file", "-p", "HEAD:tasks/t5/envelope.yaml"],
+        cwd=repo,
+        capture_output=True,
+        check=True,
+    ).stdout
+    assert blob == b"id: t5\nkind: dropped\n"  # bytes as stored: no carriage return
 
 
 def test_files_added_to_a_task_folder_that_is_there_leave_its_other_files_alone(
@@ -102,8 +108,10 @@ def test_files_added_to_a_task_folder_that_is_there_leave_its_other_files_alone(
 
 def test_a_folder_is_created_whole_or_not_at_all(tmp_path: Path) -> None:
     target = tmp_path / "tasks" / "t1"
-    fs.create_folder(target, {"envelope.yaml": b"e\n", "status/0001.yaml": b"s\n"})
+    files = {"a/b/deep.yaml": b"d\n", "a/x.yaml": b"x\n", "envelope.yaml": b"e\n"}
+    fs.create_folder(target, {**files, "status/0001.yaml": b"s\n"})
     assert (target / "status" / "0001.yaml").read_bytes() == b"s\n"
+    assert all((target / rel).read_bytes() == data for rel, data in files.items())
     assert (target / "envelope.yaml").stat().st_mode & 0o777 == 0o600
     # Someone filled the folder first: refused, theirs kept, no temporary folder left.
     with pytest.raises(FileExistsError):
