@@ -455,6 +455,14 @@ def _new_message(task_ids: Sequence[str], agent: str, extra: Sequence[str] = ())
 
 
 def envelope_bytes(repo: Repository, envelope: Envelope) -> bytes:
-    schema = os.path.relpath(repo.root / ENVELOPE_SCHEMA, repo.tasks_dir / "x")
-    header = f"# yaml-language-server: $schema={PurePosixPath(schema)}\n"
-    return (header + yamlio.dump(envelope.to_document())).encode()
+    return (
+        _schema_header(repo.root, repo.tasks_dir) + yamlio.dump(envelope.to_document())
+    ).encode()
+
+
+@functools.lru_cache(maxsize=8)
+def _schema_header(root: Path, tasks_dir: Path) -> str:
+    """The line that points an editor at the envelope schema from a task's folder (the same
+    for every task of a checkout: a bulk `new` writes it a thousand times)."""
+    schema = os.path.relpath(root / ENVELOPE_SCHEMA, tasks_dir / "x")
+    return f"# yaml-language-server: $schema={PurePosixPath(schema)}\n"
