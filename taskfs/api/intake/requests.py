@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from typing import NamedTuple
 
 from taskfs import i18n
-from taskfs.api.tasks import submit
+from taskfs.api.tasks import ids, submit
 from taskfs.api.tasks.filing import record_bytes
 from taskfs.core import layout, yamlio
 from taskfs.core.envelope import validate_envelope
@@ -186,9 +186,9 @@ def open_within(
         raise fail("invalid_task_id", field="id", value=task_id)
     now = now or datetime.now(timezone.utc)
     if task_id is None:
-        task_id = submit.fresh_id(repo, ())
-    elif repo.task_dir(task_id).exists():
-        raise fail("task_exists", field="id", id=task_id)
+        task_id = ids.fresh_id(repo)
+    else:  # any folder takes it, the requester's own request too (more words go to that)
+        ids.refuse_taken(repo, [task_id])
     record = IntakeRecord(
         intake=task_id,
         kind="request",
