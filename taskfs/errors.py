@@ -172,6 +172,8 @@ MESSAGES: dict[str, str] = {
     "(from the bus roster), or wait until it is online{sessions_text}",
     "message_empty": "the message says nothing: write its words (a blank or empty text is "
     "not sent)",
+    "message_ambiguous": "{msg_id!r} fits {count} messages ({matches_text}): give more of its "
+    "id, or the whole id; `taskfs messages TASK` lists a task's messages",
     # host set-up: taskfs setup claude|codex (README: Where agents live)
     "host_config_invalid": "{path} is not valid {format}: {reason}; nothing was changed (fix or "
     "move it, then run taskfs setup again)",

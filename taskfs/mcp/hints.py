@@ -63,6 +63,7 @@ FIX: dict[str, str] = {
     "evidence_stale": "agent_check",
     "work_uncommitted": "agent_check",
     "message_not_found": "agent_history",
+    "message_ambiguous": "agent_history",
     "message_misaddressed": "agent_history",
     "ownership_conflict": "agent_status",
     "ownership_not_held": "agent_status",
