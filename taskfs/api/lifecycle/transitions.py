@@ -226,7 +226,7 @@ def stage_transition(
 
             if not acceptance.recorded_after(repo.git, accepted.stored.rel, decision.rests_on):
                 why = (
-                    f": the passing evidence predates {task.holder!r}'s result "
+                    f": the passing evidence predates {task.holder}'s result "
                     f"{accepted.record.msg_id} (run `taskfs check {task_id}` after it)"
                 )
                 problems.append(problem("completion_requires_evidence", id=task_id, why_text=why))
@@ -317,7 +317,7 @@ def _describe_action(task_id: str, state: State) -> str:
 
 
 def _name_current(found: Problem, by: str | None, current: State) -> Problem:
-    why = i18n.say(" ({state} since {agent!r}'s transition)", state=current, agent=by)
+    why = i18n.say(" ({state} since {agent}'s transition)", state=current, agent=by or "?")
     if current == "working":
         why = i18n.say(" (it was already claimed by {agent!r})", agent=by)
     return problem("transition_not_allowed", **{**found.data, "by": by, "why_text": why})
