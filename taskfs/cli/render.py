@@ -8,7 +8,6 @@ from typing import Any
 from taskfs import i18n
 from taskfs.api.views import documents as views
 from taskfs.api.views.checks import said_lines
-from taskfs.core import shapes
 from taskfs.core.shapes import document
 from taskfs.errors import Problem
 from taskfs.report import terminal
@@ -23,7 +22,17 @@ def submitted(results: Sequence[Any], single: bool) -> tuple[dict[str, Any], str
 
 
 def moved(result: Any) -> tuple[dict[str, Any], str]:
-    doc = document(True, **shapes.transition(result.id, result.state, result.commit))
+    """A transition's answer; a completion's warnings on stderr too, as `check` says its own
+    (whatever the output format: the document carries them as well)."""
+    import sys
+
+    from taskfs.core.display import safe
+
+    doc = document(True, **views.moved(result))
+    for found in getattr(result, "warnings", None) or ():
+        sys.stderr.write(safe(f"taskfs: warning[{found.code}]: {found.message}") + "\n")
+    if doc.get("already"):
+        return doc, i18n.say("{id}: already completed by you; nothing changed", id=result.id)
     return doc, f"{result.id}: {result.state}"
 
 

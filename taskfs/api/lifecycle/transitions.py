@@ -36,6 +36,8 @@ class Moved:
     state: State
     status_file: str
     commit: str
+    # A completion's warnings (`completion_warnings`): what it left behind; None: no completion.
+    warnings: tuple[Problem, ...] | None = None
 
 
 # A gate is a rule that only some transitions need (dependencies and ownership for a claim).
@@ -87,7 +89,11 @@ def transition(
         commit = writer.commit(
             transition_message(task_id, staged.before, state, agent, reason), agent, when=now
         )
-    return Moved(task_id, state, staged.rel, commit)
+    if state != "completed":
+        return Moved(task_id, state, staged.rel, commit)
+    from taskfs.api.lifecycle.completion_warnings import left_behind
+
+    return Moved(task_id, state, staged.rel, commit, left_behind(repo, staged.after))
 
 
 # The acts that end or refuse a task (the terminal states), and its claim: the other party
