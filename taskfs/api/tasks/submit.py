@@ -70,6 +70,7 @@ class Initialised(NamedTuple):
     # `gitignore`, else offered.
     unignored: tuple[str, ...] = ()
     ignored: tuple[str, ...] = ()  # those it added
+    appended: tuple[str, ...] = ()  # files that were there, added to (`.gitignore`)
 
 
 def init(start: Path, agent: str, *, gitignore: bool = False) -> Initialised:
@@ -104,14 +105,16 @@ def init(start: Path, agent: str, *, gitignore: bool = False) -> Initialised:
         before = ignore.read_text(encoding="utf-8", errors="replace") if ignore.exists() else ""
         lacking = tuple(ignores.missing(before))
         added: tuple[str, ...] = ()
+        appended: list[str] = []
         if gitignore and lacking:
             lead = before if not before or before.endswith("\n") else before + "\n"
             text = lead + "# build outputs (taskfs init --gitignore)\n" + "\n".join(lacking) + "\n"
+            (appended if ignore.exists() else created).append(".gitignore")
             fs.replace(ignore, text.encode())
-            created.append(".gitignore")
             added, lacking = lacking, ()
-        commit = writer.commit_existing(created, "taskfs: init", agent) if created else None
-    return Initialised(root, tuple(created), commit, lacking, added)
+        changed = [*created, *appended]
+        commit = writer.commit_existing(changed, "taskfs: init", agent) if changed else None
+    return Initialised(root, tuple(created), commit, lacking, added, tuple(appended))
 
 
 def _config_text(config: Config) -> str:
