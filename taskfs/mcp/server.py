@@ -56,6 +56,7 @@ from taskfs.mcp.gate import Gate
 from taskfs.mcp.inbox import register_inbox_tool
 from taskfs.mcp.interlink import register_interlink_tools
 from taskfs.mcp.sent import register_sent_tools
+from taskfs.mcp.syncing import register_sync_tool
 from taskfs.mcp.tools import OptionalTaskIdValue, Session, TaskIdValue, Tools, answer
 
 INSTRUCTIONS = (
@@ -321,6 +322,7 @@ def build(session: Session) -> Tools:
     intake_tools.register_intake_tools(tools)
     register_contract_tools(tools)
     register_sent_tools(tools)
+    register_sync_tool(tools)
     register_interlink_tools(tools)
     return tools
 
