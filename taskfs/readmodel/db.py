@@ -49,9 +49,10 @@ if TYPE_CHECKING:
 
     from taskfs.readmodel.stamps import FileKey
 
-# 5: sealed (issue 36), with priority, labels, the place in `ready`, what `ls --grep` searches
-# and the follow-ups found (issue 38); 3: the lineage (`follows`, issue 29)
-FORMAT = 5
+# 6: whether a completion stands (`Summary.stands`); 5: sealed (issue 36), with priority,
+# labels, the place in `ready`, what `ls --grep` searches and the follow-ups found (issue 38);
+# 3: the lineage (`follows`, issue 29)
+FORMAT = 6
 NAME = f"readmodel-v{FORMAT}.sqlite"
 # Journal mode, chosen by measurement and by what damage does to it (bench/RESULTS.md): SQLite's
 # rollback journal. In WAL a reader never waits for a writer, but every connection maps the

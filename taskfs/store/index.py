@@ -429,18 +429,22 @@ def _every_row(repo: Repository, head: str | None, missing: list[str]) -> Iterat
         return
     from taskfs.store import head_ledger
     from taskfs.store.intake_reader import project
+    from taskfs.store.key_history import act_keys
 
     present = set(stamps.task_ids(str(repo.tasks_dir)))
     archived = archive_records.archived(repo)
     other: list[str] = []  # read as HEAD holds them, together, at the end
     ids = sorted({*present, *archived}, key=_tree_order)
-    with progress.step(_reading_label(len(ids)), len(ids)) as advance:
+    with (
+        progress.step(_reading_label(len(ids)), len(ids)) as advance,
+        act_keys(repo, None) as key_of,
+    ):
         for task_id, held in _in_step(ids, _head_keys(repo)):
             advance(1)
             if held is not None and task_id in present:
                 now = key(repo, task_id)
                 if now == held:
-                    yield task_id, Row(project(repo, task_id), now)
+                    yield task_id, Row(project(repo, task_id, key_of), now)
                 else:
                     other.append(task_id)
             elif held is not None:

@@ -8,13 +8,18 @@ archive took it from (`archive_records.archived_truth`). A successor's link (`x-
 only when the successor's submission verifies as its sender's act, by the very checks `audit`
 replays (`authority.submission_problems`); otherwise the link is cleared. And a completion is a
 status file anyone could have written: a dependency counts as completed only when its completion
-was its holder's (or its sender's) to make, signed where that agent has a key (or resting on a
-signed message of it), on a valid passing run (`evidence_gate.completion_flaw`); otherwise it
-counts as still worked on. All of it is asked only of the tasks a claim's dependencies lead to.
+stands (`taskfs.store.completions`: its holder's or sender's own act, signed where that agent
+had a key when it was committed, or resting on a result of it that verifies so, on a passing
+run of the task's command) and its run is signed by a runner trusted now, where runner keys
+are trusted (`completion_holds`). All of it is asked only of the tasks a claim's dependencies
+lead to.
 
 `ready` reads the first two as the claim does (`offered`, issue 36): the read model's rows note
 which tasks it offers on such a word, and those are asked the same checks before they are
-offered, so that `ready` never offers what a claim refuses for them.
+offered, so that `ready` never offers what a claim refuses for them. Whether a completion stands
+is fixed once it is committed (the key rule is the key at the commit), so the read model keeps
+it in the completed task's row (`Summary.stands`), made by the same rule (`stands_as_written`
+for the completion a writer commits), and `ready` reads it from there (`core.lineage.done`).
 """
 
 from __future__ import annotations
@@ -44,8 +49,9 @@ def dependency_view(repo: Repository, task: Summary, tasks: Ledger) -> Ledger:
 
         with act_keys(repo, done) as key_of:
             for task_id in sorted(done):
-                if not completion_holds(repo, view[task_id], key_of):
-                    changes[task_id] = view[task_id]._replace(state="working")
+                holds = completion_holds(repo, view[task_id], key_of)
+                if holds != view[task_id].stands:  # the files decide, whatever the row says
+                    changes[task_id] = view[task_id]._replace(stands=holds)
     return tasks.overlay(changes) if changes else tasks
 
 
@@ -103,44 +109,46 @@ def _words(
 def completion_holds(
     repo: Repository, summary: Summary, key_of: Callable[[str, str], bytes | None]
 ) -> bool:
-    """Whether the task's completion is what only its holder (or its sender, on the holder's
-    result) could have written: by one of them, signed where that agent had a key when it was
-    committed (`key_of`: audit's rule; or resting on a message of it that verifies), on a
-    passing run of the task's own command (by a trusted runner where runner keys are trusted).
-    Read from the files themselves, with YAML alone: a claim pays no model for a dependency's
-    completion."""
-    from taskfs.core.layout import EVIDENCE, STATUS
+    """Whether the task's completion counts for what depends on it: it stands
+    (`taskfs.store.completions`: its holder's or sender's own act, signed where that agent had
+    a key when it was committed, on a passing run of the task's own command; what the read
+    model's row keeps as `stands`), and its run is signed by a runner trusted now, where runner
+    keys are trusted (`runs_trusted`)."""
+    from taskfs.store import completions
     from taskfs.store.archive_records import home
 
     where = home(repo, summary.id)
-    names = [n for n in where.list_dir(summary.id, STATUS) if "-completed-" in n]
-    if not names:
+    found = completions.completion(where, summary.id)
+    if found is None or not completions.judged(where, summary, *found, key_of):
         return False
-    rel = where.task_rel(summary.id, STATUS, max(names))
-    document = _fields(where.read_bytes(rel))
-    by, evidence = document.get("by"), document.get("evidence")
-    if by not in (summary.holder, summary.envelope.sender) or not isinstance(evidence, str):
-        return False
-    if not _signed_by(where, summary.id, document, key_of(rel, str(by))):
-        return False
-    try:
-        run = _fields(where.read_bytes(where.task_rel(summary.id, EVIDENCE, evidence)))
-    except OSError:
-        return False
-    passed = (run.get("kind"), run.get("verdict")) == ("check", "pass")
-    if not passed or run.get("command") != summary.envelope.command:
-        return False
-    return not _runners_trusted(repo) or _trusted_run(repo, where, summary.id, evidence)
+    return _run_trusted(repo, where, summary.id, found[1])
 
 
-def _fields(data: bytes) -> dict[str, Any]:
-    from taskfs.core import yamlio
+def stands_as_written(
+    repo: Repository, summary: Summary, rel: str, document: dict[str, Any]
+) -> bool:
+    """Whether a completion about to be committed at `rel`, holding `document`, stands
+    (`taskfs.store.completions`, the rule the read model's row keeps and a claim asks): what the
+    writer stores in the task's row with the commit. A file not committed yet is checked
+    against the key that stands now, which the commit will hold."""
+    from taskfs.store import completions
+    from taskfs.store.key_history import act_keys
 
-    try:
-        value = yamlio.load(data)
-    except yamlio.YamlError:
-        return {}
-    return value if isinstance(value, dict) else {}
+    with act_keys(repo, [summary.id]) as key_of:
+        return completions.judged(repo, summary, rel, document, key_of)
+
+
+def _run_trusted(
+    repo: Repository, where: Repository, task_id: str, document: dict[str, Any]
+) -> bool:
+    """Whether the run a completion (`document`) names is signed by a runner trusted now, where
+    runner keys are trusted (True where none is)."""
+    from taskfs.store import completions
+
+    name = completions.run_of(document)
+    if name is None:
+        return False
+    return not _runners_trusted(repo) or _trusted_run(repo, where, task_id, name)
 
 
 def _runners_trusted(repo: Repository) -> bool:
@@ -162,26 +170,6 @@ def _trusted_run(repo: Repository, where: Repository, task_id: str, name: str) -
     except TaskfsError:
         return False
     return item.signature == "valid"
-
-
-def _signed_by(repo: Repository, task_id: str, document: dict[str, Any], key: bytes | None) -> bool:
-    """Whether a status file is signed as its `by`'s acts are: under `key`, the key that stood
-    for its `by` when the file was committed (`authority.standing_key`, audit's rule), or
-    resting on a message of its `by` that verifies; True when no key stood."""
-    from taskfs.core import act_signing
-
-    by = str(document.get("by"))
-    if key is None:
-        return True
-    if document.get("sig") is not None:
-        return act_signing.verifies("status", document, key)
-    message = document.get("message")
-    if not isinstance(message, str):
-        return False
-    from taskfs.api.messages.threads import read_thread
-
-    found = read_thread(repo, task_id).find(message)
-    return found is not None and found.ok and found.record.sender == by
 
 
 def vouched(repo: Repository, task_ids: list[str]) -> list[str]:

@@ -266,6 +266,10 @@ def stage_transition(
         length=task.length + 1,
         head_at=format_time(now),
     )
+    if state == "completed":  # whether it stands, by the rule `ready` and a claim ask of it
+        from taskfs.api.lifecycle.standing import stands_as_written
+
+        after = after._replace(stands=stands_as_written(repo, after, rel, document))
     writer.project(after)  # the read model's row, stored with the commit
     return Staged(current, rel, after, evidence)
 
