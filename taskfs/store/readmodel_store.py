@@ -20,7 +20,15 @@ import os
 import sqlite3
 from collections.abc import Collection, Mapping
 
-from taskfs.core.layout import AMENDMENTS, ENVELOPE, EVIDENCE, INTAKE, MESSAGES, STATUS
+from taskfs.core.layout import (
+    AMENDMENTS,
+    ENVELOPE,
+    EVIDENCE,
+    INTAKE,
+    MESSAGES,
+    RUNNER_KEYS_DIR,
+    STATUS,
+)
 from taskfs.readmodel import db, stamps
 from taskfs.readmodel.db import Damaged
 from taskfs.readmodel.projection import Summary
@@ -251,6 +259,8 @@ def committed(
         view = view_of(opened)
         if view is None or view.head != parent or view.state.tasks_rel != repo.tasks_rel:
             return
+        if any(path.startswith(RUNNER_KEYS_DIR + "/") for path in paths):
+            return  # whether HEAD holds runner keys (`State.runners`): the next reader says
         changed = row_tasks(repo, paths)
         projected = {t for t, read in changed.items() if read}
         if not projected <= rows.keys():

@@ -21,7 +21,7 @@ from taskfs.core import act_signing, yamlio
 from taskfs.store import keys
 from tests.cli.test_authority import AT, findings, make_keys, status_files
 from tests.cli.test_ready_as_claim import _offered
-from tests.helpers import check, commit_as, send, submit, taskfs
+from tests.helpers import check, commit_as, git, send, submit, taskfs
 from tests.mcp.test_server import serve, server_env
 
 
@@ -232,3 +232,58 @@ def test_the_watchers_completion_on_the_holders_signed_result_stands(
     assert {"second", "after-twin"} <= set(_to_claim())
     assert taskfs("claim", "second", "--agent", "builder").code == 0
     assert findings() == []
+
+
+# -- a run trusted now: the one part of a completion that can change after it is committed ----
+
+
+def _unsigned_run(repo: Path) -> str:
+    """A passing run of first's check, as `check` records it on a machine without the trusted
+    runner's key: unsigned."""
+    key = keys.private_path("runner", "ci")
+    away = key.with_name("elsewhere")
+    key.rename(away)
+    try:
+        return _evidence(repo)
+    finally:
+        away.rename(key)
+
+
+def _trust(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runner: dict[str, str]) -> None:
+    listed = tmp_path / "trusted-runners.yaml"
+    listed.write_text(yamlio.dump({"runners": {runner["name"]: runner["publicKey"]}}))
+    monkeypatch.setenv("TASKFS_TRUSTED_RUNNERS", str(listed))
+
+
+TRUSTS = ("the repository's runner key", "the repository's runner key, later", "the operator's")
+
+
+@pytest.mark.parametrize("trust", TRUSTS)
+def test_a_completion_on_a_run_no_trusted_runner_signed_is_no_completion_to_ready_either(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trust: str
+) -> None:
+    """builder has no agent key: its completion, written by hand, stands but for its run,
+    which no trusted runner signed; the claim refuses it, and so must `ready`, whether the
+    trust was there when the completion was committed or came after it (a runner key committed
+    since, or the operator's list, which no commit says: the store stands at HEAD)."""
+    runner = taskfs("keys", "new", "--runner", "ci", "--json")
+    assert runner.code == 0, runner.stdout
+    _plan(repo)  # twin's run is signed by ci
+    rel = _completion(repo, evidence=_unsigned_run(repo))
+    if trust != TRUSTS[0]:
+        git(repo, "rm", "-q", "--cached", ".taskfs/keys/runner/ci.pub")
+        git(repo, "commit", "-q", "-m", "no runner key in the repository")
+        for way, ids in _offered(repo).items():  # nothing trusts a runner yet
+            assert {"second", "after-twin"} <= set(ids), way
+    if trust == TRUSTS[1]:
+        commit_as(repo, "planner", "the runner key again", ".taskfs/keys/runner/ci.pub")
+    elif trust == TRUSTS[2]:
+        _trust(tmp_path, monkeypatch, runner.json)
+    assert rel in {path for _code, path in findings()}
+    for way, ids in _offered(repo).items():
+        assert "second" not in ids, way
+        assert "after-twin" in ids, way
+    assert "second" not in _to_claim()
+    refused = taskfs("claim", "second", "--agent", "builder", "--json")
+    assert (refused.code, refused.codes) == (1, ["dependencies_unresolved"]), refused.stdout
+    assert taskfs("claim", "after-twin", "--agent", "builder").code == 0

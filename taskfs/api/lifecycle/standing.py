@@ -11,7 +11,7 @@ status file anyone could have written: a dependency counts as completed only whe
 stands (`taskfs.store.completions`: its holder's or sender's own act, signed where that agent
 had a key when it was committed, or resting on a result of it that verifies so, on a passing
 run of the task's command) and its run is signed by a runner trusted now, where runner keys
-are trusted (`completion_holds`). All of it is asked only of the tasks a claim's dependencies
+are trusted (`runs_trusted`). All of it is asked only of the tasks a claim's dependencies
 lead to.
 
 `ready` reads the first two as the claim does (`offered`, issue 36): the read model's rows note
@@ -24,7 +24,7 @@ for the completion a writer commits), and `ready` reads it from there (`core.lin
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from taskfs.core.lineage import Lineage
@@ -47,9 +47,10 @@ def dependency_view(repo: Repository, task: Summary, tasks: Ledger) -> Ledger:
     if done:
         from taskfs.store.key_history import act_keys
 
+        trusted = runs_trusted(repo, done)
         with act_keys(repo, done) as key_of:
             for task_id in sorted(done):
-                holds = completion_holds(repo, view[task_id], key_of)
+                holds = task_id in trusted and completion_stands(repo, view[task_id], key_of)
                 if holds != view[task_id].stands:  # the files decide, whatever the row says
                     changes[task_id] = view[task_id]._replace(stands=holds)
     return tasks.overlay(changes) if changes else tasks
@@ -61,9 +62,11 @@ def offered(repo: Repository, tasks: Ledger, found: list[Summary]) -> list[Summa
     dependencies lead to, read as `dependency_view` reads them for the claim, by the same
     `_words` (an archived task from the commit the archive took it from, as the row of it
     names that commit; a link only from a submission that verifies as its sender's), and its
-    dependencies asked again as the claim asks them. Only the tasks whose readiness rests on a
-    word are asked (`core.readiness.rests_on_words`: the store notes them); the checks of
-    completions are the claim's alone (each completed dependency's files and keys)."""
+    dependencies asked again as the claim asks them; nor for a completion it rests on whose run
+    no runner trusted now signed, where runner keys are trusted (`runs_trusted`, as the claim
+    asks it). Only the tasks whose readiness rests on a word are asked of words
+    (`core.readiness.rests_on_words`: the store notes them); whether a completion stands
+    otherwise is the rows' (`Summary.stands`, made by the claim's rule)."""
     from taskfs.core.readiness import rests_on_words, unfinished_dependencies
     from taskfs.store.archive_records import truth_at
 
@@ -71,15 +74,24 @@ def offered(repo: Repository, tasks: Ledger, found: list[Summary]) -> list[Summa
         return truth_at(repo, {t: tasks.archived_commit(t) for t in ids})
 
     lineage = Lineage(tasks)
-    out: list[Summary] = []
+    kept: list[tuple[Summary, Ledger]] = []  # each with the ledger as its claim reads it
     for summary in found:
+        view = tasks
         if rests_on_words(summary, tasks, lineage):
             changes, _successors = _words(repo, summary, tasks, truth)
             view = tasks.overlay(changes) if changes else tasks
             if unfinished_dependencies(summary, view):
                 continue
-        out.append(summary)
-    return out
+        kept.append((summary, view))
+    if not any(s.envelope.depends_on for s, _view in kept) or not runners_trusted(repo):
+        return [summary for summary, _view in kept]
+    # The completions each rests on (its dependencies' or their successors'), asked once each.
+    completing = [
+        (summary, {Lineage(view).completed(dep) for dep in summary.envelope.depends_on})
+        for summary, view in kept
+    ]
+    trusted = runs_trusted(repo, {t for _s, ids in completing for t in ids if t is not None})
+    return [summary for summary, ids in completing if ids <= trusted]
 
 
 def _words(
@@ -106,22 +118,17 @@ def _words(
     return changes, successors
 
 
-def completion_holds(
+def completion_stands(
     repo: Repository, summary: Summary, key_of: Callable[[str, str], bytes | None]
 ) -> bool:
-    """Whether the task's completion counts for what depends on it: it stands
-    (`taskfs.store.completions`: its holder's or sender's own act, signed where that agent had
-    a key when it was committed, on a passing run of the task's own command; what the read
-    model's row keeps as `stands`), and its run is signed by a runner trusted now, where runner
-    keys are trusted (`runs_trusted`)."""
+    """Whether the task's completion stands (`taskfs.store.completions`: its holder's or
+    sender's own act, signed where that agent had a key when it was committed, on a passing
+    run of the task's own command; what the read model's row keeps as `stands`), read from its
+    files (an archived task's from the commit the archive took it from)."""
     from taskfs.store import completions
     from taskfs.store.archive_records import home
 
-    where = home(repo, summary.id)
-    found = completions.completion(where, summary.id)
-    if found is None or not completions.judged(where, summary, *found, key_of):
-        return False
-    return _run_trusted(repo, where, summary.id, found[1])
+    return completions.stands(home(repo, summary.id), summary, key_of)
 
 
 def stands_as_written(
@@ -138,38 +145,43 @@ def stands_as_written(
         return completions.judged(repo, summary, rel, document, key_of)
 
 
-def _run_trusted(
-    repo: Repository, where: Repository, task_id: str, document: dict[str, Any]
-) -> bool:
-    """Whether the run a completion (`document`) names is signed by a runner trusted now, where
-    runner keys are trusted (True where none is)."""
+def runs_trusted(repo: Repository, task_ids: Collection[str]) -> set[str]:
+    """Those of the completed tasks `task_ids` whose completion names a run signed by a runner
+    trusted now (every one, where no runner key is trusted): the one part of a completion that
+    is not fixed once it is committed (the operator's trust list lies outside the repository),
+    asked at the time, by the claim and by `ready` alike."""
+    if not task_ids or not runners_trusted(repo):
+        return set(task_ids)
+    from taskfs.api.evidence import gate as evidence_gate
     from taskfs.store import completions
+    from taskfs.store.archive_records import home
+    from taskfs.store.task_reader import load_evidence_file
 
-    name = completions.run_of(document)
-    if name is None:
-        return False
-    return not _runners_trusted(repo) or _trusted_run(repo, where, task_id, name)
+    trust = evidence_gate.trust_root(repo)
+    out: set[str] = set()
+    for task_id in sorted(task_ids):
+        where = home(repo, task_id)
+        found = completions.completion(where, task_id)
+        name = completions.run_of(found[1]) if found is not None else None
+        if name is None:
+            continue
+        try:
+            item = load_evidence_file(where, task_id, name, trust)
+        except TaskfsError:
+            continue
+        if item.signature == "valid":
+            out.add(task_id)
+    return out
 
 
-def _runners_trusted(repo: Repository) -> bool:
-    """Whether evidence must be signed by a trusted runner here (`evidence_gate.trust_root`)."""
+def runners_trusted(repo: Repository) -> bool:
+    """Whether evidence must be signed by a trusted runner here (`evidence_gate.trust_root`),
+    asked without loading it: the operator keeps a trust list, or HEAD holds runner keys."""
     from taskfs.store import keys
 
     if keys.operator_trusted_runners(repo.root) is not None:
         return True
     return bool(keys.committed_public_keys(repo.git, "runner"))
-
-
-def _trusted_run(repo: Repository, where: Repository, task_id: str, name: str) -> bool:
-    """Where runner keys are trusted: whether the run's signature is a trusted runner's."""
-    from taskfs.api.evidence import gate as evidence_gate
-    from taskfs.store.task_reader import load_evidence_file
-
-    try:
-        item = load_evidence_file(where, task_id, name, evidence_gate.trust_root(repo))
-    except TaskfsError:
-        return False
-    return item.signature == "valid"
 
 
 def vouched(repo: Repository, task_ids: list[str]) -> list[str]:
