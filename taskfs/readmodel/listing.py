@@ -177,7 +177,7 @@ def rows(
             if taken is not None:
                 # The claim's checks of what a word says are the full path's (git, the api),
                 # and so is whether a runner trusted now signed the runs completions rest on.
-                return None if words or (runs and runs_trusted(taken[0])) else taken[1]
+                return None if words or (runs and runs_trusted(taken[0].runners)) else taken[1]
             if attempt or catch_up is None or not catch_up(root, git_dir):
                 return None
         return None
@@ -185,12 +185,13 @@ def rows(
         return None
 
 
-def runs_trusted(state: db.State) -> bool:
-    """Whether a run a completion rests on must be signed by a trusted runner (so that `ready`
-    asks it of each, as a claim does: `taskfs.api.lifecycle.standing`): HEAD holds runner keys,
-    as the store's rows were read (`State.runners`), or the operator keeps a trust list (which
-    `$TASKFS_TRUSTED_RUNNERS` names, missing or not: the full path says what is wrong with it)."""
-    if state.runners or os.environ.get(TRUST_LIST_ENV):
+def runs_trusted(runners: bool) -> bool:
+    """Whether a run a completion rests on may have to be signed by a trusted runner (so that
+    `ready` asks it of each, as a claim does: `taskfs.api.lifecycle.standing`): HEAD holds
+    runner keys, as the store's rows were read (`runners`: `State.runners`), or the operator
+    keeps a trust list (which `$TASKFS_TRUSTED_RUNNERS` names, missing or not: the full path
+    says what is wrong with it). One `stat` at most."""
+    if runners or os.environ.get(TRUST_LIST_ENV):
         return True
     return os.path.exists(operator_file(TRUST_LIST_ENV, TRUST_LIST_NAME))
 

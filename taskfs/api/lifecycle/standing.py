@@ -83,14 +83,15 @@ def offered(repo: Repository, tasks: Ledger, found: list[Summary]) -> list[Summa
             if unfinished_dependencies(summary, view):
                 continue
         kept.append((summary, view))
-    if not any(s.envelope.depends_on for s, _view in kept) or not runners_trusted(repo):
+    if not any(s.envelope.depends_on for s, _view in kept) or not runners_trusted(repo, tasks):
         return [summary for summary, _view in kept]
     # The completions each rests on (its dependencies' or their successors'), asked once each.
     completing = [
         (summary, {Lineage(view).completed(dep) for dep in summary.envelope.depends_on})
         for summary, view in kept
     ]
-    trusted = runs_trusted(repo, {t for _s, ids in completing for t in ids if t is not None})
+    done = {t for _s, ids in completing for t in ids if t is not None}
+    trusted = runs_trusted(repo, done, tasks)
     return [summary for summary, ids in completing if ids <= trusted]
 
 
@@ -145,12 +146,15 @@ def stands_as_written(
         return completions.judged(repo, summary, rel, document, key_of)
 
 
-def runs_trusted(repo: Repository, task_ids: Collection[str]) -> set[str]:
+def runs_trusted(
+    repo: Repository, task_ids: Collection[str], tasks: Ledger | None = None
+) -> set[str]:
     """Those of the completed tasks `task_ids` whose completion names a run signed by a runner
-    trusted now (every one, where no runner key is trusted): the one part of a completion that
-    is not fixed once it is committed (the operator's trust list lies outside the repository),
-    asked at the time, by the claim and by `ready` alike."""
-    if not task_ids or not runners_trusted(repo):
+    trusted now (every one, where no runner key is trusted: `runners_trusted`, of `tasks`
+    when given): the one part of a completion that is not fixed once it is committed (the
+    operator's trust list lies outside the repository), asked at the time, by the claim and by
+    `ready` alike."""
+    if not task_ids or not runners_trusted(repo, tasks):
         return set(task_ids)
     from taskfs.api.evidence import gate as evidence_gate
     from taskfs.store import completions
@@ -174,13 +178,16 @@ def runs_trusted(repo: Repository, task_ids: Collection[str]) -> set[str]:
     return out
 
 
-def runners_trusted(repo: Repository) -> bool:
+def runners_trusted(repo: Repository, tasks: Ledger | None = None) -> bool:
     """Whether evidence must be signed by a trusted runner here (`evidence_gate.trust_root`),
-    asked without loading it: the operator keeps a trust list, or HEAD holds runner keys."""
+    asked without loading it: the operator keeps a trust list, or HEAD holds runner keys (as
+    the read model's root says it, when `tasks` is read from it at HEAD)."""
     from taskfs.store import keys
 
     if keys.operator_trusted_runners(repo.root) is not None:
         return True
+    if tasks is not None:
+        return tasks.view.runners
     return bool(keys.committed_public_keys(repo.git, "runner"))
 
 

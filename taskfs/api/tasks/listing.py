@@ -39,10 +39,10 @@ def ready(repo: Repository, agent: str | None = None, filters: Filters = ()) -> 
     ledger = index.summaries(repo)
     lineage = Lineage(ledger)
     if not any(rests_on_words(summary, ledger, lineage) for summary in found):
-        from taskfs.api.lifecycle.standing import runners_trusted
+        from taskfs.readmodel.listing import runs_trusted
 
-        if not runners_trusted(repo):
-            return found
+        if not runs_trusted(ledger.view.runners):
+            return found  # neither a word nor a run a runner trusted now must have signed
     from taskfs.api.lifecycle.standing import offered
 
     return offered(repo, ledger, found)
