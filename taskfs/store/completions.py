@@ -30,6 +30,10 @@ from taskfs.readmodel.projection import Summary
 from taskfs.store.key_history import KeyOf
 from taskfs.store.repository import Repository
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from taskfs.core.evidence import GateFacts
+
 
 def stands(where: Repository, summary: Summary, key_of: KeyOf) -> bool:
     """Whether the completion of the task `summary` (read from `where`: the working tree, or
@@ -58,9 +62,17 @@ def run_of(document: dict[str, Any]) -> str | None:
 
 
 def judged(
-    where: Repository, summary: Summary, rel: str, document: dict[str, Any], key_of: KeyOf
+    where: Repository,
+    summary: Summary,
+    rel: str,
+    document: dict[str, Any],
+    key_of: KeyOf,
+    *,
+    run: dict[str, Any] | None = None,
 ) -> bool:
-    """Whether the completion at `rel` holding `document` stands for the task `summary`."""
+    """Whether the completion at `rel` holding `document` stands for the task `summary`.
+    `run`: the fields of the run it names, when the caller read them already (a writer's
+    completion gate: `ran`); else they are read from its file."""
     by, evidence = document.get("by"), run_of(document)
     if by not in (summary.holder, summary.envelope.sender) or evidence is None:
         return False
@@ -68,15 +80,22 @@ def judged(
         return False
     if not _signed_by(where, summary.id, rel, document, key_of):
         return False
-    try:
-        run = fields(where.read_bytes(where.task_rel(summary.id, EVIDENCE, evidence)))
-    except OSError:
-        return False
+    if run is None:
+        try:
+            run = fields(where.read_bytes(where.task_rel(summary.id, EVIDENCE, evidence)))
+        except OSError:
+            return False
     return (
         (run.get("kind"), run.get("verdict")) == ("check", "pass")
         and run.get("task") == summary.id
         and run.get("command") == summary.envelope.command
     )
+
+
+def ran(task_id: str, facts: GateFacts) -> dict[str, Any]:
+    """The fields `judged` reads of a run, from what the completion gate read of it
+    (`taskfs.core.evidence.GateFacts`, of a readable evidence file of the task `task_id`)."""
+    return {"task": task_id, "kind": facts.kind, "verdict": facts.verdict, "command": facts.command}
 
 
 def fields(data: bytes) -> dict[str, Any]:

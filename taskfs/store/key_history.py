@@ -22,7 +22,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 
-from taskfs.core import act_signing, signing, yamlio
+from taskfs.core import act_signing, signing
 from taskfs.core.layout import KEYS_DIR
 from taskfs.core.ledger_kinds import OPERATOR, may_revoke
 from taskfs.errors import Problem, problem
@@ -126,6 +126,8 @@ def _revocation(
     found = reader.read(f"{commit}:{record}") if (commit, record) in added else None
     if found is None:
         return None
+    from taskfs.core import yamlio  # only where a revocation is read: a writer's check has none
+
     try:
         value = yamlio.load(found[1])
     except yamlio.YamlError:

@@ -33,6 +33,10 @@ from taskfs.readmodel.ledger import Ledger
 from taskfs.readmodel.projection import Summary
 from taskfs.store.repository import Repository
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from taskfs.core.evidence import GateFacts
+
 
 def dependency_view(repo: Repository, task: Summary, tasks: Ledger) -> Ledger:
     """`tasks` as the claim of `task` must read them (see the module's account)."""
@@ -133,17 +137,19 @@ def completion_stands(
 
 
 def stands_as_written(
-    repo: Repository, summary: Summary, rel: str, document: dict[str, Any]
+    repo: Repository, summary: Summary, rel: str, document: dict[str, Any], run: GateFacts | None
 ) -> bool:
     """Whether a completion about to be committed at `rel`, holding `document`, stands
     (`taskfs.store.completions`, the rule the read model's row keeps and a claim asks): what the
     writer stores in the task's row with the commit. A file not committed yet is checked
-    against the key that stands now, which the commit will hold."""
+    against the key that stands now, which the commit will hold; the run it names, as the
+    completion gate read it (`run`: no evidence file is read again)."""
     from taskfs.store import completions
     from taskfs.store.key_history import act_keys
 
+    fields = completions.ran(summary.id, run) if run is not None else None
     with act_keys(repo, [summary.id]) as key_of:
-        return completions.judged(repo, summary, rel, document, key_of)
+        return completions.judged(repo, summary, rel, document, key_of, run=fields)
 
 
 def runs_trusted(
