@@ -57,6 +57,9 @@ MESSAGES: dict[str, str] = {
     "check{why_text}",
     "evidence_stale": "the passing evidence of task {id!r} predates a change to the files it "
     "owns{why_text}",
+    "owned_files_untouched": "no commit since {holder}'s claim of task {id!r} touched the files "
+    "it owns ({owned_text}): it is completed all the same, on work committed before the claim or "
+    "on none; if the work is elsewhere, tell its sender (`taskfs send {id}`)",
     # intake: requests not yet a contract (contract section 12)
     "intake_open": "{id!r} is a request from {requester!r}, not a task yet: it becomes one "
     "when {requester!r} sends the whole envelope on its id (`taskfs intake add {id}`; `taskfs "
@@ -70,6 +73,13 @@ MESSAGES: dict[str, str] = {
     "shows the contract in force",
     "amendment_not_found": "task {id!r} has no amendment {name!r} waiting for its holder: "
     "`taskfs show {id}` lists its amendments",
+    "amendment_pending": "an amendment of task {id!r} waits for its holder {holder}'s answer "
+    "({file}, by {by}, changing {keys_text}): accept it with `taskfs amend {id} --accept` and "
+    "check again, or decline it by completing the task to the version {holder} claimed, which "
+    "lets it lapse",
+    "amendment_lapsed": "task {id!r} ended with an amendment its holder {holder} did not answer "
+    "({file}, by {by}, changing {keys_text}): this completion declined it, and it can no longer "
+    "be accepted; tell {by} (`taskfs send {id}`) if its change is still wanted",
     # ownership: owners, guard and the hook (contract sections 4, 5)
     "ownership_guard": "{path} is owned by open task {id!r} of {owner_text} (entry "
     "{entry!r}){more_text}; {agent_text} may not change it while that task is open"
@@ -172,6 +182,8 @@ MESSAGES: dict[str, str] = {
     "(from the bus roster), or wait until it is online{sessions_text}",
     "message_empty": "the message says nothing: write its words (a blank or empty text is "
     "not sent)",
+    "message_ambiguous": "{msg_id!r} fits {count} messages ({matches_text}): give more of its "
+    "id, or the whole id; `taskfs messages TASK` lists a task's messages",
     # host set-up: taskfs setup claude|codex (README: Where agents live)
     "host_config_invalid": "{path} is not valid {format}: {reason}; nothing was changed (fix or "
     "move it, then run taskfs setup again)",

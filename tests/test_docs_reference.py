@@ -158,8 +158,15 @@ def error_rows(text: str) -> list[tuple[str, str]]:
     return [(code, exit_cell.strip()) for code, exit_cell in ROW.findall(prose(text))]
 
 
-# Codes that are never a refusal: a note leaves `audit` clean (taskfs/api/review/audit.py).
-NOTES = {"runner_key_added": "0", "agent_key_revoked": "0", "config_changed": "0"}
+# Codes that are never a refusal: a note leaves `audit` clean (taskfs/api/review/audit.py), a
+# completion's warning leaves it done (taskfs/api/lifecycle/completion_warnings.py).
+NOTES = {
+    "runner_key_added": "0",
+    "agent_key_revoked": "0",
+    "config_changed": "0",
+    "amendment_lapsed": "0",
+    "owned_files_untouched": "0",
+}
 
 
 def refusal_exit(code: str, capsys: pytest.CaptureFixture[str]) -> int:

@@ -44,7 +44,7 @@ from taskfs.api.lifecycle import transitions
 from taskfs.api.messages import sending as messages
 from taskfs.api.messages import threads
 from taskfs.api.sync import mirror
-from taskfs.api.tasks import queries, submit
+from taskfs.api.tasks import ids, queries, submit
 from taskfs.core import yamlio
 from taskfs.core.records import Artifact
 from taskfs.errors import TaskfsError, fail
@@ -121,7 +121,7 @@ async def send(repo: Repository, agent: str, url: str, label: str, data: bytes) 
         remote = card.name
         document = _local_document(label, data, agent, remote, url)
         if not document.get("id"):
-            document["id"] = submit.fresh_id(repo, ())
+            document["id"] = ids.fresh_id(repo)
         source = submit.Source(label, json.dumps(document).encode())
         task_id = submit.submit(repo, [source], agent)[0].id
         await _open_remote(repo, client, url, task_id)

@@ -53,6 +53,8 @@ def answer(given: Given) -> int:
             agent=given["agent"],
             as_json=given["as_json"],
         )
+    if name == "complete":
+        return complete(given["task_id"], given["agent"], given["as_json"], given["artifacts"])
     target = given["state"] if name == "move" else TARGETS[name]
     return transition(
         given["task_id"],
@@ -213,6 +215,20 @@ def claim(task_id: str, agent: str | None, as_json: bool) -> int:
 
     return act(
         as_json, lambda: claiming.claim(open_repo(), task_id, acting_agent(agent) or ""), show
+    )
+
+
+def complete(task_id: str, agent: str | None, as_json: bool, artifacts: Sequence[Any]) -> int:
+    """`complete`: working -> completed; a completion the agent already made, the same way, is
+    said so, exit 0 (`completing`)."""
+    from taskfs.api.lifecycle import completing
+
+    return act(
+        as_json,
+        lambda: completing.complete(
+            open_repo(), task_id, acting_agent(agent) or "", artifacts=artifacts
+        ),
+        render.moved,
     )
 
 

@@ -52,10 +52,15 @@ def init(agent: str | None, hooks: bool, gitignore: bool, as_json: bool) -> int:
             True,
             root=str(result.root),
             created=list(result.created),
+            appended=list(result.appended),
             gitignore={"added": list(result.ignored), "missing": list(result.unignored)},
         )
-        text = "\n".join(i18n.say("created {path}", path=p) for p in result.created)
-        text = text or i18n.say("already initialised")
+        lines = [i18n.say("created {path}", path=p) for p in result.created]
+        lines += [
+            i18n.say("appended to {path}: {patterns}", path=p, patterns=" ".join(result.ignored))
+            for p in result.appended
+        ]
+        text = "\n".join(lines) or i18n.say("already initialised")
         if result.unignored:
             text += "\n" + i18n.say(
                 "tip: .gitignore does not name the usual build outputs {patterns}; `taskfs init "

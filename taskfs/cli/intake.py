@@ -103,11 +103,11 @@ def add(task_id: str, text: str | None, file: str | None, agent: str | None, as_
 @json_option
 def propose(task_id: str, file: str, agent: str | None, as_json: bool) -> int:
     """The recipient proposes an envelope; only the requester's acceptance submits it."""
-    from taskfs.api.intake import requests
+    from taskfs.api.intake import proposals
 
     return act(
         as_json,
-        lambda: requests.propose(
+        lambda: proposals.propose(
             open_repo(), task_id, acting_agent(agent) or "", _words(None, file)
         ),
         render.intake,
@@ -130,12 +130,12 @@ def accept(
     task_id: str, proposal: str | None, to: str | None, agent: str | None, as_json: bool
 ) -> int:
     """The requester takes the proposal it read as its envelope (submitting the task)."""
-    from taskfs.api.intake import requests
+    from taskfs.api.intake import proposals, requests
 
     def call() -> requests.Answer:
         acting = acting_agent(agent) or ""
         target = acting_agent(to, required=False)
-        return requests.accept(open_repo(), task_id, acting, proposal=proposal, to=target)
+        return proposals.accept(open_repo(), task_id, acting, proposal=proposal, to=target)
 
     return act(as_json, call, render.intake)
 

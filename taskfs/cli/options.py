@@ -389,7 +389,11 @@ def clicked(name: str, **extra: dict[str, Any]) -> Callable[[Any], Any]:
                 settings["multiple"] = True
             if option.envvar:
                 settings["envvar"] = option.envvar
-            if option.choices:
+            if option.choices == "listed_states":  # a near miss names the state meant
+                from taskfs.cli.states import StateChoice
+
+                settings["type"] = StateChoice(allowed(option.choices))
+            elif option.choices:
                 settings["type"] = click.Choice(allowed(option.choices))
             if option.metavar:
                 settings["metavar"] = option.metavar

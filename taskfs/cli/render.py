@@ -8,7 +8,6 @@ from typing import Any
 from taskfs import i18n
 from taskfs.api.views import documents as views
 from taskfs.api.views.checks import said_lines
-from taskfs.core import shapes
 from taskfs.core.shapes import document
 from taskfs.errors import Problem
 from taskfs.report import terminal
@@ -23,7 +22,17 @@ def submitted(results: Sequence[Any], single: bool) -> tuple[dict[str, Any], str
 
 
 def moved(result: Any) -> tuple[dict[str, Any], str]:
-    doc = document(True, **shapes.transition(result.id, result.state, result.commit))
+    """A transition's answer; a completion's warnings on stderr too, as `check` says its own
+    (whatever the output format: the document carries them as well)."""
+    import sys
+
+    from taskfs.core.display import safe
+
+    doc = document(True, **views.moved(result))
+    for found in getattr(result, "warnings", None) or ():
+        sys.stderr.write(safe(f"taskfs: warning[{found.code}]: {found.message}") + "\n")
+    if doc.get("already"):
+        return doc, i18n.say("{id}: already completed by you; nothing changed", id=result.id)
     return doc, f"{result.id}: {result.state}"
 
 
@@ -94,6 +103,7 @@ def show(
 
     doc = document(True, **views.detail(task))
     text = f"# {task.id}: {task.state}\n" + yamlio.dump(task.envelope.to_document())
+    text += outcome(task)
     if amended:
         doc["amendments"] = list(amended)
         text += "\n# " + i18n.say("amendments") + "\n"
@@ -128,6 +138,28 @@ def show(
     for found in task.problems:
         text += f"\nproblem[{found.code}]: {found.message}"
     return doc, text.rstrip("\n")
+
+
+# The ends a task is given a reason for (`reason_required`, or a cancellation's words).
+ENDED_WITH_A_REASON = ("failed", "rejected", "canceled")
+
+
+def outcome(task: Any) -> str:
+    """How a task ended, as `show` says it after the envelope: why it failed, was refused or
+    canceled (who said so, when), and the artifacts its completion named. Read from its status
+    files, which `--json` gives whole in `history`."""
+    text = ""
+    head = task.chain.head
+    if task.state in ENDED_WITH_A_REASON and head is not None and head.record.reason:
+        record = head.record
+        line = i18n.say("by {agent} at {at}: {reason}", agent=record.by, at=record.at,
+                        reason=record.reason)  # fmt: skip
+        text += f"\n# {task.state}\n  {line}\n"
+    made = [a for link in task.chain.links for a in link.record.artifacts or ()]
+    if made:
+        text += "\n# " + i18n.say("artifacts") + "\n"
+        text += "".join(f"  {a.name}: {a.location}\n" for a in made)
+    return text
 
 
 def amendment_line(row: dict[str, Any], task_id: str) -> str:

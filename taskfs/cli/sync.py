@@ -48,18 +48,9 @@ def claim_synced(task_id: str, agent: str | None, as_json: bool) -> int:
 
 
 def synced(result: Any) -> tuple[dict[str, Any], str]:
-    doc = shapes.document(
-        True,
-        remote=result.upstream.remote,
-        branch=result.upstream.branch,
-        fetched=result.fetched,
-        integration=result.integration,
-        head=result.head,
-        pushed=result.pushed,
-        attempts=result.attempts,
-        demoted=[{**d.lost.to_json(), "file": d.file, "now": d.now} for d in result.demoted],
-        superseded=[lost.to_json() for lost in result.superseded],
-    )
+    from taskfs.api.views import synced as views
+
+    doc = shapes.document(True, **views.document(result))
     fetched = result.fetched[:12] if result.fetched else "nothing"
     pushed = f"pushed {result.pushed[:12]}" if result.pushed else "nothing to push"
     tries = f" ({result.attempts} attempts)" if result.attempts > 1 else ""

@@ -118,7 +118,7 @@ def signature_state(document: Mapping[str, Any], trust: RunnerTrust) -> tuple[Si
     except (TypeError, ValueError):
         ok = False
     if not ok:
-        return "invalid", f"runner {name!r}'s signature does not match the file's content"
+        return "invalid", f"runner {name}'s signature does not match the file's content"
     return "valid", f"signed by runner {name!r}"
 
 

@@ -213,7 +213,7 @@ class Intake(NamedTuple):
         acceptance and `audit` share (`taskfs.api.review.intake_audit`)."""
         record, requester, recipient = entry.record, self.requester, self.recipient
         if record.kind == "request" and record.by != requester:
-            return f"it is {requester!r}'s request"
+            return f"it is {requester}'s request"
         if record.kind == "proposal" and (
             record.by == requester or recipient not in (None, record.by)
         ):
@@ -277,7 +277,7 @@ def addressing_problems(
                 agent=str(given.get("from")),
                 action="submit",
                 action_text=f"send the envelope of intake {task_id!r}",
-                reason=f"the request is {requester!r}'s",
+                reason=f"the request is {requester}'s",
             )
         )
     if recipient is not None and "to" in given and given["to"] != recipient:

@@ -144,7 +144,7 @@ def authenticity(record: MessageRecord, trust: SenderTrust) -> list[Problem]:
     if record.sig is not None:
         return _wire_authenticity(record, key, trust)
     if record.key_id != signing.key_id(key):
-        return [_bad_signature(record, f"it names key {record.key_id}, not {record.sender!r}'s")]
+        return [_bad_signature(record, f"it names key {record.key_id}, not {record.sender}'s")]
     signature = record.signature or ""
     if not signing.verify(key, signing.MESSAGE_DOMAIN, signed_fields(record), signature):
         return [_bad_signature(record, "the signature does not match the message")]
@@ -153,12 +153,10 @@ def authenticity(record: MessageRecord, trust: SenderTrust) -> list[Problem]:
 
 def _wire_authenticity(record: MessageRecord, key: bytes, trust: SenderTrust) -> list[Problem]:
     if record.from_id != wire.b64(key):
-        return [_bad_signature(record, f"it was signed by another key than {record.sender!r}'s")]
+        return [_bad_signature(record, f"it was signed by another key than {record.sender}'s")]
     to_key = trust.public_keys.get(record.recipient)
     if to_key is not None and record.to_id != wire.b64(to_key):
-        return [
-            _bad_signature(record, f"it is addressed to another key than {record.recipient!r}'s")
-        ]
+        return [_bad_signature(record, f"it is addressed to another key than {record.recipient}'s")]
     if not wire_message(record).verified():
         return [_bad_signature(record, "the signature does not match the message")]
     return []

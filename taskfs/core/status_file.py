@@ -80,3 +80,14 @@ def _plain(value: str) -> bool:
     if not _SAFE.fullmatch(value) or value in _WORDS:
         return False
     return not value[0].isdigit() or _NOT_A_NUMBER.search(value) is not None
+
+
+def written_at(text: str) -> str | None:
+    """The `at` of a status file as `status_text` writes it (its `at: 'TIME'` line, at the
+    start of a line: a block scalar's lines are indented); None when the file holds no such
+    line, which a caller then reads as YAML. The fast path's reading of its own writing, for
+    the one value a completion needs of its claim (`completion_warnings`)."""
+    for line in text.splitlines():
+        if line.startswith("at: '") and line.endswith("'") and _TIME.fullmatch(line[5:-1]):
+            return line[5:-1]
+    return None

@@ -7,6 +7,7 @@ task somewhere unintended), and the refusal names the state meant: `completed`.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 
 from taskfs.core.lifecycle import STATES
 
@@ -53,12 +54,14 @@ SYNONYMS: dict[str, str] = {
 }
 
 
-def meant(word: str) -> str | None:
-    """The state `word` most likely means; None when it is no near miss of any."""
+def meant(word: str, states: Sequence[str] = STATES) -> str | None:
+    """The state among `states` (the lifecycle's, or those a listing takes: `intake` too) that
+    `word` most likely means; None when it is no near miss of any."""
     key = word.strip().lower()
-    if key in STATES:
+    if key in states:
         return key
-    if key in SYNONYMS:
-        return SYNONYMS[key]
-    close = difflib.get_close_matches(key, [*STATES, *SYNONYMS], n=1, cutoff=0.7)
-    return SYNONYMS.get(close[0], close[0]) if close else None
+    synonyms = {k: v for k, v in SYNONYMS.items() if v in states}
+    if key in synonyms:
+        return synonyms[key]
+    close = difflib.get_close_matches(key, [*states, *synonyms], n=1, cutoff=0.7)
+    return synonyms.get(close[0], close[0]) if close else None

@@ -2,11 +2,12 @@
 
 **Hints** (`annotations`): a tool that only reads says so (`readOnlyHint`); one that writes
 says whether it may end or undo something (`destructiveHint`: cancelling, refusing or failing a
-task, running an acceptance command) and, when a second identical call changes nothing more,
-`idempotentHint`; every tool says whether it reaches beyond this repository while it runs
-(`openWorldHint`: only `agent_check`, whose acceptance command may do anything). The two hints
-whose defaults assume the worst (destructive, open world) are always spelled out; the others
-only where they are true, since false is their default.
+task, running an acceptance command, a sync undoing an act that lost to a published one) and,
+when a second identical call changes nothing more, `idempotentHint`; every tool says whether it
+reaches beyond this repository while it runs (`openWorldHint`: `agent_check`, whose acceptance
+command may do anything, and `agent_sync`, which fetches from and pushes to the git remote). The
+two hints whose defaults assume the worst (destructive, open world) are always spelled out; the
+others only where they are true, since false is their default.
 
 **Answers** (`outputSchema`): every tool answers a JSON document (`structuredContent`), the
 same as the command line's `--json`; its schema requires the keys a caller acts on (and

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from typing import Any
 
 from taskfs.errors import Problem
 
@@ -63,6 +64,7 @@ FIX: dict[str, str] = {
     "evidence_stale": "agent_check",
     "work_uncommitted": "agent_check",
     "message_not_found": "agent_history",
+    "message_ambiguous": "agent_history",
     "message_misaddressed": "agent_history",
     "ownership_conflict": "agent_status",
     "ownership_not_held": "agent_status",
@@ -93,6 +95,17 @@ def fix_for(code: str, tool: str) -> str | None:
     if tool == "agent_send":
         return ENVELOPE_FIX  # an envelope refusal: send it again, mended
     return None
+
+
+def warnings_for_tools(warnings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """An answer's warnings (`warnings`, as JSON) as a model using only the tools acts on them:
+    their command-line steps spelled as tools, the tool each names in `tool`."""
+    out = []
+    for found in warnings:
+        message = rewrite(str(found.get("message", "")))
+        named = TOOL_RE.search(message)
+        out.append({**found, "message": message, **({"tool": named.group(0)} if named else {})})
+    return out
 
 
 def for_tools(problems: tuple[Problem, ...], tool: str) -> tuple[Problem, ...]:

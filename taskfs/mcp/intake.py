@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from taskfs.api.intake import requests
+from taskfs.api.intake import proposals, requests
 from taskfs.api.views import intake as views
 from taskfs.mcp.declared import TASK, writes
 from taskfs.mcp.tools import TaskIdValue, Tools, answer
@@ -39,7 +39,7 @@ def register_intake_tools(tools: Tools) -> None:
 
     def agent_propose(task_id: TaskId, envelope: Envelope) -> CallToolResult:
         return answer(
-            lambda: document(requests.propose(s.repo(), task_id, s.agent(), envelope), s.agent())
+            lambda: document(proposals.propose(s.repo(), task_id, s.agent(), envelope), s.agent())
         )
 
     def agent_accept(
@@ -53,7 +53,7 @@ def register_intake_tools(tools: Tools) -> None:
         # request did not is refused here; the requester says it with agent_send on the id.
         def call() -> dict[str, Any]:
             return document(
-                requests.accept(s.repo(), task_id, s.agent(), proposal=proposal), s.agent()
+                proposals.accept(s.repo(), task_id, s.agent(), proposal=proposal), s.agent()
             )
 
         return answer(call)

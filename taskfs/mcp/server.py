@@ -45,7 +45,7 @@ from taskfs.api.tasks import lint, queries
 from taskfs.api.tasks.submit import Source
 from taskfs.api.views import agents as views
 from taskfs.api.views.documents import evidence as evidence_rows
-from taskfs.core import shapes
+from taskfs.api.views.documents import moved
 from taskfs.core.display import safe
 from taskfs.errors import Problem, TaskfsError
 from taskfs.mcp import intake as intake_tools
@@ -56,6 +56,7 @@ from taskfs.mcp.gate import Gate
 from taskfs.mcp.inbox import register_inbox_tool
 from taskfs.mcp.interlink import register_interlink_tools
 from taskfs.mcp.sent import register_sent_tools
+from taskfs.mcp.syncing import register_sync_tool
 from taskfs.mcp.tools import OptionalTaskIdValue, Session, TaskIdValue, Tools, answer
 
 INSTRUCTIONS = (
@@ -64,8 +65,8 @@ INSTRUCTIONS = (
 )
 
 
-def _moved(result: transitions.Moved) -> dict[str, Any]:
-    return shapes.transition(result.id, result.state, result.commit)
+def _moved(result: Any) -> dict[str, Any]:
+    return moved(result)
 
 
 TaskId = Annotated[TaskIdValue, Field(description="The task's id (agent_inbox lists them).")]
@@ -170,10 +171,11 @@ def register_agent_tools(tools: Tools) -> None:
         ] = None,
     ) -> CallToolResult:
         def call() -> dict[str, Any]:
+            from taskfs.api.lifecycle import completing
             from taskfs.core.records import Artifact
 
             made = [Artifact(name=k, location=v) for k, v in (artifacts or {}).items()]
-            return move(task_id, "completed", artifacts=made)
+            return _moved(completing.complete(s.repo(), task_id, s.agent(), artifacts=made))
 
         return answer(call)
 
@@ -320,6 +322,7 @@ def build(session: Session) -> Tools:
     intake_tools.register_intake_tools(tools)
     register_contract_tools(tools)
     register_sent_tools(tools)
+    register_sync_tool(tools)
     register_interlink_tools(tools)
     return tools
 

@@ -80,6 +80,8 @@ def answer(
     always the document."""
     try:
         result = call()
+        if isinstance(result.get("warnings"), list):  # their next steps as tools, as refusals'
+            result["warnings"] = hints.warnings_for_tools(result["warnings"])
         doc = shapes.document(bool(result.pop("ok", True)), **result)
     except TaskfsError as exc:
         doc = shapes.refusal(hints.for_tools(tuple(explain(exc.problems)), tool))

@@ -5,7 +5,8 @@ Whoever computes one through the full path stores what it printed in
 `<git dir>/taskfs/cache/answers/<key>` (sealed, as every file of the cache is:
 `taskfs.readmodel.cache`), with what it was derived from: the commit HEAD names (the
 ledger as HEAD holds it, as `ls --json` answers from it), the settings file and the tasks folder
-(a folder taken away or added by hand), and the language. `answer` takes those again (HEAD read
+(a folder taken away or added by hand), the language, and git's configuration file (a remote
+added by hand: `prime` then names sync). `answer` takes those again (HEAD read
 from git's files, two `stat` calls) and prints the stored text when they hold, and when no time
 has passed that would change a list in it (a holder turning quiet: `until`). Durations in it are
 said as of the moment it is printed (`taskfs.readmodel.clock`). Anything else, or a file that
@@ -42,6 +43,8 @@ def identity(root: str, git_dir: str, tasks_rel: str) -> tuple[Any, ...]:
         stamps.file_key(f"{root}/{tasks_rel}"),
         stamps.head_commit(git_dir),
         i18n.languages(),
+        # git's own settings: a remote added or removed changes what `prime` says (its sync).
+        stamps.file_key(f"{stamps.common_dir(git_dir)}/config"),
     )
 
 

@@ -144,7 +144,7 @@ def _revocation(
     if author is not None and (author.name, author.email) != (expected.name, expected.email):
         return f"revocation {record}, which says {by!r} made it, authored by {author.name!r}"
     if signer is not None and not act_signing.verifies("revocation", value, signer):
-        return f"revocation {record} in {by!r}'s name, which {by!r}'s key did not sign"
+        return f"revocation {record} in {by}'s name, which {by}'s key did not sign"
     why = f" ({value['reason']})" if isinstance(value.get("reason"), str) else ""
     return problem(
         "agent_key_revoked",

@@ -183,6 +183,15 @@ def message_index(repo: Repository) -> dict[str, str]:
     """msg_id -> the first task (in task order) whose messages folder holds it: one pass over
     the message files, for callers that look up many ids."""
     found: dict[str, str] = {}
+    for task_id, _name, msg_id in message_files(repo):
+        found.setdefault(msg_id, task_id)
+    return found
+
+
+def message_files(repo: Repository) -> list[tuple[str, str, str]]:
+    """(task id, file name, msg_id) of every readable message file of every task, in task
+    order: what a message id given in part (a prefix, a file stem) is looked for among."""
+    found: list[tuple[str, str, str]] = []
     for task_id in repo.task_ids():
         for name in repo.list_dir(task_id, MESSAGES):
             try:
@@ -191,7 +200,7 @@ def message_index(repo: Repository) -> dict[str, str]:
                 continue
             msg_id = value.get("msg_id") if isinstance(value, dict) else None
             if isinstance(msg_id, str):
-                found.setdefault(msg_id, task_id)
+                found.append((task_id, name, msg_id))
     return found
 
 

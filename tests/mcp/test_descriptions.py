@@ -28,8 +28,9 @@ from tests.mcp.test_server import Agent, serve, server_env
 # tool's refusal too (`anyOf` its keys or `errors`), about 16 tokens a tool: clients that check
 # structured content against it (the TypeScript SDK's) threw every refusal away before. Issue
 # 38 added two tools (agent_discover, agent_amend), the inbox's `full`, the label filters and
-# priority in agent_send's description: 26 tools at about 170 tokens each.
-BUDGET = 4_600
+# priority in agent_send's description: 26 tools at about 170 tokens each. The team day added
+# agent_sync (143 tokens: an MCP agent in a clone had no way to exchange the ledger).
+BUDGET = 4_750
 DECLARED = 62
 INTERLINK_TOOLS = {
     "send_message",

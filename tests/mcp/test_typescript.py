@@ -211,6 +211,14 @@ def test_every_tool_succeeds_and_is_refused_without_the_typescript_client_throwi
         assert planner.ok("agent_tasks")["tasks"]
         assert planner.refused("agent_tasks", mine=True) == ["unknown_argument"]
 
+        # the ledger exchanged with the remote: none yet, then a bare one the branch tracks
+        assert planner.refused("agent_sync") == ["sync_no_upstream"]
+        bare = tmp_path / "remote.git"
+        subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+        git(repo, "remote", "add", "origin", str(bare))
+        git(repo, "push", "-q", "-u", "origin", git(repo, "branch", "--show-current"))
+        assert builder.ok("agent_sync")["integration"] == "none"
+
         # interlink's five
         sent = planner.ok("send_message", to="builder", task_id=request["id"], text="thanks")
         assert planner.refused("send_message", to="builder", task_id="nope", text="x") == [
@@ -228,7 +236,7 @@ def test_every_tool_succeeds_and_is_refused_without_the_typescript_client_throwi
         assert planner.refused("cancel_task", to="builder", task_id="nope") == ["task_not_found"]
 
         tools = set(planner.tools)
-        assert len(tools) >= 26
+        assert len(tools) >= 27
         assert set().union(*(a.succeeded for a in everyone)) == tools
         assert set().union(*(a.refusals for a in everyone)) == tools
     assert git(repo, "status", "--porcelain", "--", "tasks") == ""

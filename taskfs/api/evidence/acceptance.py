@@ -26,6 +26,7 @@ class Acceptance(NamedTuple):
     verdict_source: str | None
     entries: tuple[str, ...]
     state: str  # the task's state (a closed task's evidence cannot complete it)
+    pending: int = 0  # amendments waiting for its holder's answer (`taskfs.core.amendments`)
 
 
 def acceptance(repo: Repository, task_id: str) -> Acceptance:
@@ -46,6 +47,7 @@ def acceptance(repo: Repository, task_id: str) -> Acceptance:
                 raw.get("verdictSource"),
                 row.envelope.files_and_interfaces,
                 row.state,
+                row.pending,
             )
     from taskfs.store.task_reader import load_task  # names what is wrong with its files
 
@@ -61,6 +63,7 @@ def acceptance(repo: Repository, task_id: str) -> Acceptance:
         check.verdict_source,
         tuple(found.files_and_interfaces),
         task.state,
+        len(task.version.pending) if task.version is not None else 0,
     )
 
 

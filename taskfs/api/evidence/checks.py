@@ -70,6 +70,8 @@ class CheckRun:
     # Set when the check ran without the sandbox it would have had (`auto` fell back): why.
     sandbox_fallback: str | None = None
     state: str = ""  # the task's state when the check ran (a closed task cannot complete)
+    # What the task's holder must hear beside the verdict (`amendment_pending`).
+    notices: tuple[Problem, ...] = ()
 
     @property
     def verdict(self) -> Verdict:
@@ -82,10 +84,14 @@ class CheckRun:
     @property
     def warnings(self) -> tuple[Problem, ...]:
         """What the answer says beside the verdict: each file of git's settings the command
-        changed, and taskfs put back (`git_settings_changed`)."""
-        return tuple(
-            problem("git_settings_changed", path=c["path"], change=c["change"])
-            for c in self.document.get("gitChanges") or ()
+        changed, and taskfs put back (`git_settings_changed`); an amendment waiting for the
+        holder's answer (`amendment_pending`)."""
+        return (
+            *(
+                problem("git_settings_changed", path=c["path"], change=c["change"])
+                for c in self.document.get("gitChanges") or ()
+            ),
+            *self.notices,
         )
 
     @property
@@ -198,7 +204,17 @@ def check(
             before_write()
         rel, commit = _write_check(repo, task_id, document, author, trust)
         fallback = placement.reason if placement.fell_back else None
-        return CheckRun(task_id, rel, document, commit, fallback, task.state)
+        return CheckRun(task_id, rel, document, commit, fallback, task.state, _notices(repo, task))
+
+
+def _notices(repo: Repository, task: Acceptance) -> tuple[Problem, ...]:
+    """An amendment its holder has not answered, said while the holder can still accept it
+    (its row counts them: nothing is read when none waits)."""
+    if not task.pending:
+        return ()
+    from taskfs.api.tasks.amend import HELD, waiting
+
+    return tuple(waiting(repo, task.task_id)) if task.state in HELD else ()
 
 
 def _fresh_run(

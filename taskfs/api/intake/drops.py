@@ -22,10 +22,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from taskfs.api.tasks import rules
-from taskfs.api.tasks.submit import Source, fresh_id, parse_source, write_new_tasks
+from taskfs.api.tasks import ids, rules
+from taskfs.api.tasks.submit import Source, parse_source, write_new_tasks
 from taskfs.core import layout
 from taskfs.core.envelope import Envelope
 from taskfs.core.layout import ENVELOPE, STATUS
@@ -33,6 +33,9 @@ from taskfs.errors import Problem, TaskfsError, problem
 from taskfs.store.index import summaries
 from taskfs.store.repository import Repository, read_dropped
 from taskfs.store.writer import Writer
+
+if TYPE_CHECKING:
+    from taskfs.readmodel.ledger import Ledger
 
 TRAILER = "Taskfs-Intake"
 ANONYMOUS = "anonymous"
@@ -115,6 +118,7 @@ class _Batch:
 
     repo: Repository
     index: IntakeIndex
+    ledger: Ledger
     admission: rules.Admission
     results: dict[str, Taken] = field(default_factory=dict)
     admitted: dict[str, list[tuple[str, Envelope, str]]] = field(default_factory=dict)
@@ -133,7 +137,8 @@ def take_in(repo: Repository, paths: Sequence[str], index: IntakeIndex) -> list[
     """
     with repo.writing() as writer:
         index.refresh(repo)
-        batch = _Batch(repo, index, rules.Admission(repo, summaries(repo)))
+        ledger = summaries(repo)
+        batch = _Batch(repo, index, ledger, rules.Admission(repo, ledger))
         for rel in sorted(paths):
             batch.results[rel] = _decide(batch, rel)
         for actor, admitted in batch.admitted.items():
@@ -197,11 +202,18 @@ def _with_id(
             ]
         if folder in batch.given_ids:
             return None, [problem("task_exists", field="id", id=folder)]
+        # The folder is the drop's own; an archived task's id stays taken all the same.
+        found = ids.taken(repo, [folder], ledger=batch.ledger, placed=[folder])
+        if found:
+            return None, list(found.values())
         return envelope if envelope.id else envelope.with_id(folder), []
     if envelope.id is None:
-        return envelope.with_id(fresh_id(repo, batch.given_ids)), []
-    if envelope.id in batch.given_ids or repo.task_dir(envelope.id).exists():
+        return envelope.with_id(ids.fresh_id(repo, batch.given_ids, ledger=batch.ledger)), []
+    if envelope.id in batch.given_ids:
         return None, [problem("task_exists", field="id", id=envelope.id)]
+    found = ids.taken(repo, [envelope.id], ledger=batch.ledger)
+    if found:
+        return None, list(found.values())
     return envelope, []
 
 

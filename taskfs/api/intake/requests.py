@@ -1,5 +1,6 @@
-"""Requests that are not yet a contract: opening, completing, proposing, accepting and
-canceling an intake (contract section 12; the files are `taskfs.core.intake`'s).
+"""Requests that are not yet a contract: opening, completing and canceling an intake (contract
+section 12; the files are `taskfs.core.intake`'s); the recipient's proposals and their
+acceptance are `taskfs.api.intake.proposals`, which adds its requests through `add_within`.
 
 Every door calls these: `taskfs intake` and `send` on the command line, the MCP tools, A2A's
 `SendMessage` with a text part, and interlink's prose opening. A request is kept whatever it
@@ -16,7 +17,7 @@ from datetime import datetime, timezone
 from typing import NamedTuple
 
 from taskfs import i18n
-from taskfs.api.tasks import submit
+from taskfs.api.tasks import ids, submit
 from taskfs.api.tasks.filing import record_bytes
 from taskfs.core import layout, yamlio
 from taskfs.core.envelope import validate_envelope
@@ -25,9 +26,6 @@ from taskfs.core.intake import (
     Entry,
     Intake,
     IntakeRecord,
-    fields_of,
-    proposal_digest,
-    proposal_id,
 )
 from taskfs.core.interlink import text_fields
 from taskfs.core.layout import INTAKE, format_time, stamped_name
@@ -180,17 +178,17 @@ def open_within(
 ) -> Answer:
     """`open_request` under a writer the caller holds (a door that imports messages in
     batches); `reply` makes the door's answer, committed with the request."""
-    _agent(requester, "agent")
+    check_agent(requester, "agent")
     if to is not None:
-        _agent(to, "to")
+        check_agent(to, "to")
     _said(text)
     if task_id is not None and not layout.is_task_id(task_id):
         raise fail("invalid_task_id", field="id", value=task_id)
     now = now or datetime.now(timezone.utc)
     if task_id is None:
-        task_id = submit.fresh_id(repo, ())
-    elif repo.task_dir(task_id).exists():
-        raise fail("task_exists", field="id", id=task_id)
+        task_id = ids.fresh_id(repo)
+    else:  # any folder takes it, the requester's own request too (more words go to that)
+        ids.refuse_taken(repo, [task_id])
     record = IntakeRecord(
         intake=task_id,
         kind="request",
@@ -249,7 +247,7 @@ def add_within(
     """`add_request` under a writer the caller holds; `reply` as for `open_within`."""
     now = now or datetime.now(timezone.utc)
     _said(text)
-    intake = _open_intake(repo, task_id)
+    intake = open_intake(repo, task_id)
     if requester != intake.requester:
         raise fail(
             "agent_not_allowed",
@@ -271,148 +269,6 @@ def add_within(
     return _record(repo, writer, intake, record, now=now, extra=extra, reply=reply)
 
 
-def propose(
-    repo: Repository, task_id: str, agent: str, text: str, *, now: datetime | None = None
-) -> Answer:
-    """The recipient's envelope drawn up from the words: kept for the requester to accept;
-    it submits nothing."""
-    now = now or datetime.now(timezone.utc)
-    fields = fields_of(text)
-    if fields is None:
-        raise fail("yaml_invalid", reason="a proposal is an envelope: a YAML mapping of its keys")
-    with repo.writing() as writer:
-        intake = _open_intake(repo, task_id)
-        if agent == intake.requester or intake.recipient not in (None, agent):
-            raise fail(
-                "agent_not_allowed",
-                agent=agent,
-                action="propose",
-                action_text=f"propose an envelope for intake {task_id!r}",
-                reason=f"only its recipient ({intake.recipient or 'anyone but the requester'}) "
-                "may; the requester sends its envelope itself",
-            )
-        intake.refuse_misaddressed(fields)
-        record = IntakeRecord(
-            intake=task_id, kind="proposal", by=agent, at=format_time(now), text=text
-        )
-        rel = _add(repo, writer, record, now)
-        proposed = Intake(task_id, (*intake.entries, Entry(rel.rsplit("/", 1)[1], record)))
-        commit = writer.commit(_subject(task_id, agent, "proposal"), agent, when=now)
-    file = rel
-    # How the proposal would stand as the requester's envelope.
-    draft = proposed.draft()
-    from taskfs.core.intake import draft_problems, merge_into
-
-    merge_into(draft, fields)
-    problems = draft_problems(task_id, intake.requester, intake.recipient, draft)
-    return Answer(proposed, tuple(problems), False, commit, file)
-
-
-def accept(
-    repo: Repository,
-    task_id: str,
-    agent: str,
-    *,
-    proposal: str | None = None,
-    to: str | None = None,
-    now: datetime | None = None,
-) -> Answer:
-    """The requester takes a proposal as its own words (submitting the task when the envelope
-    is whole): exactly the one it names (`proposal`: its id or its digest, as `show`, `inbox`
-    and MCP give them), which must be the one waiting now; without a name, the one waiting,
-    when no other came since the requester last spoke. A proposal does not say who the task is
-    for: the intake's recipient does, or, when it named none, the requester's own word (`to`)."""
-    if to is not None:
-        _agent(to, "to")
-    with repo.writing() as writer:
-        intake = _open_intake(repo, task_id)
-        chosen = _chosen(repo, intake, proposal)
-        text = chosen.record.text or ""
-        fields = fields_of(text) or {}
-        intake.refuse_misaddressed(fields)
-        named = fields.get("to")
-        if intake.recipient is None and named is not None and named != to:
-            why = (
-                f"the proposal addresses the task to {named!r}; who it is for is the "
-                f"requester's word: accept it with --to {named}"
-            )
-            raise fail("invalid_value", field="to", reason=why, rule="intake")
-        if to is not None and intake.recipient not in (None, to):
-            raise fail(
-                "invalid_value",
-                field="to",
-                reason=f"the request is addressed to {intake.recipient!r}",
-            )
-        if to is not None and named != to:
-            text = yamlio.dump({**fields, "to": to})
-        done = add_within(repo, writer, task_id, agent, text, accepts=chosen.name, now=now)
-    envelope = _submitted(repo, task_id) if done.submitted else None
-    return done._replace(accepted=proposal_id(chosen), envelope=envelope)
-
-
-def _chosen(repo: Repository, intake: Intake, named: str | None) -> Entry:
-    """The proposal an acceptance takes (see `accept`), or the refusal that says why not."""
-    waiting = intake.pending_proposal()
-    if waiting is None:
-        raise fail("proposal_not_found", id=intake.id, rule="intake")
-    refused = _unauthorized(repo, intake, waiting)
-    if refused is not None:
-        raise TaskfsError(refused)
-    why = None
-    if named is not None:
-        found = [e for e in intake.proposals() if named in (proposal_id(e), proposal_digest(e))]
-        if not found:
-            raise fail("proposal_not_found", id=intake.id, proposal=named, rule="intake")
-        if found[-1].name != waiting.name:
-            why = f" (not {named}, which came before it)"
-    elif len(intake.proposals_since_request()) > 1:
-        why = " (more than one came since you last spoke: name the one you read)"
-    if why is not None:
-        raise fail(
-            "proposal_superseded",
-            id=intake.id,
-            proposal=proposal_id(waiting),
-            why_text=why,
-            rule="intake",
-        )
-    return waiting
-
-
-def _unauthorized(repo: Repository, intake: Intake, entry: Entry) -> Problem | None:
-    """Why a proposal is not its writer's to make, or not signed as its writer's acts are (the
-    rule `audit` replays: `intake_audit`): nothing is accepted on it."""
-    why = intake.refusal(entry)
-    if why is None and entry.record.message is None:
-        from taskfs.core import act_signing
-        from taskfs.store import keys
-
-        key = keys.standing_key(repo.root, entry.record.by)
-        if key is not None and not act_signing.verifies("intake", entry.record.to_document(), key):
-            why = f"{entry.record.by!r} has a key, and did not sign it"
-    if why is None:
-        return None
-    from taskfs.errors import problem
-
-    return problem(
-        "intake_unauthorized",
-        id=intake.id,
-        path=repo.task_rel(intake.id, INTAKE, entry.name),
-        by=entry.record.by,
-        kind=entry.record.kind,
-        reason=why,
-        rule="intake",
-    )
-
-
-def _submitted(repo: Repository, task_id: str) -> dict[str, object] | None:
-    from taskfs.store.task_reader import load_envelope
-
-    try:
-        return load_envelope(repo, task_id).to_document()
-    except TaskfsError:
-        return None
-
-
 def cancel(
     repo: Repository,
     task_id: str,
@@ -425,7 +281,7 @@ def cancel(
     """Close an open intake: its requester's or its recipient's act."""
     now = now or datetime.now(timezone.utc)
     with repo.writing() as writer:
-        intake = _open_intake(repo, task_id, target="canceled")
+        intake = open_intake(repo, task_id, target="canceled")
         parties = {intake.requester, intake.recipient} - {None}
         if agent not in parties:
             named = ", ".join(repr(p) for p in sorted(p for p in parties if p))
@@ -443,10 +299,10 @@ def cancel(
             at=format_time(now),
             reason=reason.strip() if reason and reason.strip() else None,
         )
-        rel = _add(repo, writer, record, now)
+        rel = add_record(repo, writer, record, now)
         for item in extra:
             writer.add(item.rel, item.data)
-        commit = writer.commit(_subject(task_id, agent, "canceled"), agent, when=now)
+        commit = writer.commit(subject(task_id, agent, "canceled"), agent, when=now)
     closed = Intake(task_id, (*intake.entries, Entry(rel.rsplit("/", 1)[1], record)))
     return Answer(closed, (), False, commit, rel)
 
@@ -503,7 +359,7 @@ def _record(
     submit the task in the same commit; else commit the request alone, with the door's
     answer (`reply`) when it makes one. A submitted task's answer follows in a commit of its
     own (the answer says it was submitted, which is known only once it was)."""
-    rel = _add(repo, writer, record, now)
+    rel = add_record(repo, writer, record, now)
     for item in extra:
         writer.add(item.rel, item.data)
     entries = intake.entries if intake is not None else ()
@@ -533,18 +389,18 @@ def _record(
             answered = reply(done) if reply is not None else None
             if answered is not None:
                 writer.add(answered.rel, answered.data)
-                commit = writer.commit(_subject(after.id, answered.by, "answer"), answered.by)
+                commit = writer.commit(subject(after.id, answered.by, "answer"), answered.by)
                 return done._replace(commit=commit)
             return done
     kept = Answer(after, tuple(problems), False, None, rel)
     answered = reply(kept) if reply is not None else None
     if answered is not None:
         writer.add(answered.rel, answered.data)
-    commit = writer.commit(_subject(after.id, record.by, "request"), record.by, when=now)
+    commit = writer.commit(subject(after.id, record.by, "request"), record.by, when=now)
     return kept._replace(commit=commit)
 
 
-def _add(repo: Repository, writer: Writer, record: IntakeRecord, now: datetime) -> str:
+def add_record(repo: Repository, writer: Writer, record: IntakeRecord, now: datetime) -> str:
     """Add the intake file, signed by its writer where it has a key (a request a peer's signed
     message carried rests on that message: `message`)."""
     from taskfs.api.lifecycle.signing import sign_act
@@ -557,7 +413,7 @@ def _add(repo: Repository, writer: Writer, record: IntakeRecord, now: datetime) 
     return rel
 
 
-def _open_intake(repo: Repository, task_id: str, *, target: str | None = None) -> Intake:
+def open_intake(repo: Repository, task_id: str, *, target: str | None = None) -> Intake:
     """The open intake `task_id`, read from committed files; a task, a closed intake or no
     such thing is refused by name."""
     if not layout.is_task_id(task_id) or not repo.task_dir(task_id).exists():
@@ -587,12 +443,12 @@ def _said(text: str) -> None:
     text_fields(text)
 
 
-def _agent(name: str, field: str) -> None:
+def check_agent(name: str, field: str) -> None:
     if not layout.is_agent_name(name):
         raise fail("invalid_agent", field=field, value=name)
 
 
-def _subject(task_id: str, agent: str, kind: str) -> str:
+def subject(task_id: str, agent: str, kind: str) -> str:
     return (
         f"taskfs: {task_id} intake {kind} by {agent}\n\n"
         f"Taskfs-Task: {task_id}\nTaskfs-Request: {kind}\nTaskfs-Agent: {agent}\n"

@@ -23,8 +23,8 @@ from typing import Literal
 from taskfs import i18n
 from taskfs.api.lifecycle.transitions import stage_transition, tell_peer
 from taskfs.api.messages.openings import OpeningSigner
-from taskfs.api.tasks import rules
-from taskfs.api.tasks.submit import fresh_id, stage_new_task
+from taskfs.api.tasks import ids, rules
+from taskfs.api.tasks.submit import stage_new_task
 from taskfs.core.envelope import Envelope
 from taskfs.core.lifecycle import TERMINAL, next_states
 from taskfs.core.lineage import LINKS, REASSIGNED_FROM, RETRIED_FROM, Lineage
@@ -207,15 +207,13 @@ def _message(
 
 
 def _new_id(repo: Repository, old: str) -> str:
-    """`<old>-r1`, `<old>-r2`, ... counted from the original (a fresh id when too long)."""
+    """`<old>-r1`, `<old>-r2`, ... counted from the original, the first that no task, request
+    or archived task takes (`ids.taken`); a fresh id when none is left or the name is too long."""
     base = re.sub(r"-r\d+$", "", old)
-    for n in range(1, 100):
-        candidate = f"{base}-r{n}"
-        if len(candidate) > MAX_ID:
-            break
-        if not repo.task_dir(candidate).exists():
-            return candidate
-    return fresh_id(repo, ())
+    candidates = [f"{base}-r{n}" for n in range(1, 100)]
+    candidates = [c for c in candidates if len(c) <= MAX_ID]
+    refused = ids.taken(repo, candidates)
+    return next((c for c in candidates if c not in refused), None) or ids.fresh_id(repo)
 
 
 def _handed_on(envelope: Envelope, new_id: str, to: str | None, old: str, link: str) -> Envelope:

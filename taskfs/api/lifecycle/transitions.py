@@ -37,6 +37,8 @@ class Moved:
     state: State
     status_file: str
     commit: str
+    # A completion's warnings (`completion_warnings`): what it left behind; None: no completion.
+    warnings: tuple[Problem, ...] | None = None
 
 
 # A gate is a rule that only some transitions need (dependencies and ownership for a claim).
@@ -88,7 +90,11 @@ def transition(
         commit = writer.commit(
             transition_message(task_id, staged.before, state, agent, reason), agent, when=now
         )
-    return Moved(task_id, state, staged.rel, commit)
+    if state != "completed":
+        return Moved(task_id, state, staged.rel, commit)
+    from taskfs.api.lifecycle.completion_warnings import left_behind
+
+    return Moved(task_id, state, staged.rel, commit, left_behind(repo, staged.after))
 
 
 # The acts that end or refuse a task (the terminal states), and its claim: the other party
@@ -227,7 +233,7 @@ def stage_transition(
 
             if not acceptance.recorded_after(repo.git, accepted.stored.rel, decision.rests_on):
                 why = (
-                    f": the passing evidence predates {task.holder!r}'s result "
+                    f": the passing evidence predates {task.holder}'s result "
                     f"{accepted.record.msg_id} (run `taskfs check {task_id}` after it)"
                 )
                 problems.append(problem("completion_requires_evidence", id=task_id, why_text=why))
@@ -328,7 +334,7 @@ def _describe_action(task_id: str, state: State) -> str:
 
 
 def _name_current(found: Problem, by: str | None, current: State) -> Problem:
-    why = i18n.say(" ({state} since {agent!r}'s transition)", state=current, agent=by)
+    why = i18n.say(" ({state} since {agent}'s transition)", state=current, agent=by or "?")
     if current == "working":
         why = i18n.say(" (it was already claimed by {agent!r})", agent=by)
     return problem("transition_not_allowed", **{**found.data, "by": by, "why_text": why})

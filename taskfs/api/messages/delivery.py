@@ -9,13 +9,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from taskfs.api.messages.sending import Sent, act
-from taskfs.api.messages.threads import NOT_ASKED, Thread, locate, read_thread
+from taskfs.api.messages.threads import NOT_ASKED, Thread, locate, named, read_thread, stem
 from taskfs.api.tasks.filing import record_bytes
 from taskfs.core import messages as rules
 from taskfs.core.layout import MESSAGES, READS, format_time, message_location, stamped_name
 from taskfs.core.records import ReadRecord
 from taskfs.errors import Problem, TaskfsError, fail, problem
-from taskfs.store.messages import load_message_file, message_index, pending_paths
+from taskfs.store.messages import load_message_file, message_files, pending_paths
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import load_task
 
@@ -91,16 +91,10 @@ def mark_read(
         raise fail("usage", reason="name at least one message id")
     with repo.writing() as writer:
         threads: dict[str, Thread] = {}
-        problems: list[Problem] = []
         marks: dict[str, list[str]] = {}
         already: list[str] = []
-        opaque = [m for m in wanted if message_location(m) is None]
-        index = message_index(repo) if opaque else None
-        for msg_id in wanted:
-            task_id = locate(repo, msg_id, index)
-            if task_id is None:
-                problems.append(problem("message_not_found", msg_id=msg_id))
-                continue
+        found_ids, problems = _located(repo, wanted)
+        for msg_id, task_id in found_ids:
             thread = threads.get(task_id) or read_thread(repo, task_id)
             threads[task_id] = thread
             found = thread.find(msg_id)
@@ -129,3 +123,34 @@ def mark_read(
         trailers = "".join(f"Taskfs-Task: {task_id}\n" for task_id in marks)
         commit = writer.commit(f"{subject}\n\n{trailers}Taskfs-Agent: {agent}\n", agent, when=now)
     return Marked(marked, tuple(already), commit)
+
+
+def _located(
+    repo: Repository, wanted: Sequence[str]
+) -> tuple[list[tuple[str, str]], list[Problem]]:
+    """(msg_id, task id) of each message `wanted` names, once each: by its id, or by a prefix
+    of it or its file's stem, read as `send --in-reply-to` reads them (`threads.named`); and
+    why the others name none."""
+    opaque = [m for m in wanted if message_location(m) is None]
+    files = message_files(repo) if opaque else []
+    index: dict[str, str] = {}
+    for task, _name, msg_id in files:
+        index.setdefault(msg_id, task)
+    known = [(msg_id, stem(name)) for _task, name, msg_id in files]
+    found: dict[str, str] = {}
+    problems: list[Problem] = []
+    for given in wanted:
+        msg_id = given
+        task_id = locate(repo, given, index)
+        if task_id is None and message_location(given) is None:
+            try:
+                msg_id = named(given, known) or given
+            except TaskfsError as exc:
+                problems += exc.problems
+                continue
+            task_id = index.get(msg_id)
+        if task_id is None:
+            problems.append(problem("message_not_found", msg_id=given))
+        else:
+            found.setdefault(msg_id, task_id)
+    return list(found.items()), problems

@@ -23,7 +23,9 @@ from taskfs.api.messages.threads import (
     CheckedMessage,
     Thread,
     counterpart,
+    named,
     read_thread,
+    stem,
     submitter,
     trust,
 )
@@ -446,18 +448,7 @@ def replying_to(
     if token.lower() == "last":
         mine = [c for c in placed if c.record.recipient == agent]
         return mine[-1].record.msg_id if mine else given
-    found = {
-        c.record.msg_id
-        for c in placed
-        if c.record.msg_id.startswith(token) or c.stored.name.rsplit(".", 1)[0] == token
-    }
-    if len(found) > 1:
-        raise fail(
-            "message_not_found",
-            msg_id=given,
-            why_text=f" (the prefix fits {len(found)} messages: give more of the id)",
-        )
-    return found.pop() if found else given
+    return named(token, ((c.record.msg_id, stem(c.stored.name)) for c in placed)) or given
 
 
 def request_check(

@@ -7,10 +7,12 @@ that fails is shown with its codes and never acted on.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Literal
 
+from taskfs import i18n
 from taskfs.api.tasks.filing import FileReport
 from taskfs.core import messages as rules
 from taskfs.core.layout import CONVERSATIONS, MESSAGES, READS, message_location
@@ -244,6 +246,41 @@ def pending(repo: Repository, sender: str | None = None) -> list[CheckedMessage]
         if checked.delivery == "pending" and sender in (None, checked.record.sender)
     ]
     return sorted(found, key=lambda c: (c.record.at, c.record.msg_id))
+
+
+# The ids an ambiguous one is said to fit, at most (a one-letter prefix may fit thousands).
+FITS_SHOWN = 20
+
+
+def named(given: str, known: Iterable[tuple[str, str]]) -> str | None:
+    """The msg_id `given` names among `known` ((msg_id, file stem) of each message in its
+    place): that id itself, else the one id it is a prefix of or the one file it is the stem
+    of; None when it names none; `message_ambiguous` when it fits more than one. Every command
+    that takes a message id reads it so (`send --in-reply-to`, `read`, `agent_answer`)."""
+    token = given.strip()
+    if not token:
+        return None
+    pairs = list(known)
+    if any(msg_id == token for msg_id, _stem in pairs):
+        return token
+    found = sorted({msg_id for msg_id, stem in pairs if msg_id.startswith(token) or stem == token})
+    if len(found) > 1:
+        shown = found[:FITS_SHOWN]
+        more = len(found) - len(shown)
+        raise fail(
+            "message_ambiguous",
+            msg_id=given,
+            count=len(found),
+            matches=shown,
+            matches_text=", ".join(shown)
+            + (i18n.say(" and {count} more", count=more) if more else ""),
+        )
+    return found[0] if found else None
+
+
+def stem(name: str) -> str:
+    """A message file's name without its `.yaml`: what `send --in-reply-to` takes for it."""
+    return name.rsplit(".", 1)[0]
 
 
 def locate(repo: Repository, msg_id: str, index: dict[str, str] | None = None) -> str | None:

@@ -37,7 +37,7 @@ from taskfs.api.messages.threads import (
     read_thread,
     trust,
 )
-from taskfs.api.tasks import submit
+from taskfs.api.tasks import ids, submit
 from taskfs.api.tasks.filing import record_bytes
 from taskfs.api.tasks.rules import check_new_tasks
 from taskfs.core import interlink as vocabulary
@@ -396,6 +396,9 @@ class _Importer:
         )
         if self.repo.task_dir(task_id).exists() or not whole:
             return self._request(number, record, name)
+        taken = ids.taken(self.repo, [task_id], record.sender)
+        if taken:  # an archived task's id: no door takes it (`ids`)
+            return LineReport(number, record.msg_id, tuple(taken.values()), task_id=task_id)
         assert fields is not None
         addressed, wrong = vocabulary.addressed(
             {**fields, "id": fields.get("id", task_id)}, record.sender, self.agent

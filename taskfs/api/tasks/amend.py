@@ -22,7 +22,7 @@ from taskfs.core.amendments import AmendmentRecord, changed_keys, fixed_changes
 from taskfs.core.envelope import Envelope, validate_envelope
 from taskfs.core.layout import AMENDMENTS, format_time, stamped_name
 from taskfs.core.lifecycle import TERMINAL
-from taskfs.errors import TaskfsError, fail
+from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import head_ledger
 from taskfs.store.index import summaries
 from taskfs.store.repository import Repository
@@ -165,6 +165,31 @@ def accept(
 def pending(task: Task) -> list[str]:
     """The names of the task's amendments that wait for its holder's acceptance."""
     return [e.name for e in task.version.pending] if task.version is not None else []
+
+
+def waiting(repo: Repository, task_id: str, *, ended: bool = False) -> list[Problem]:
+    """The warning an act on task `task_id` carries while amendments wait for its holder's
+    answer: `amendment_pending` (a check: the holder may still accept the latest, or decline it
+    by finishing to the version it claimed), or, once the act ended the task, `amendment_lapsed`
+    (a completion declined them: they can no longer be accepted). None when none waits."""
+    task = load_task(repo, task_id)
+    waits = task.version.pending if task.version is not None else ()
+    if not waits:
+        return []
+    latest = waits[-1]
+    changed = changed_keys(task.envelope.to_document(), latest.record.envelope or {})
+    return [
+        problem(
+            "amendment_lapsed" if ended else "amendment_pending",
+            id=task_id,
+            file=latest.name,
+            by=latest.record.by,
+            holder=task.holder,
+            changed=changed,
+            keys_text=", ".join(changed) or "-",
+            amendments=[e.name for e in waits],
+        )
+    ]
 
 
 def _parsed(task_id: str, text: str, sender: str | None) -> Envelope:

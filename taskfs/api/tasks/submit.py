@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from taskfs import i18n
 from taskfs.api.lifecycle import signing as transition_keys
-from taskfs.api.tasks import rules
+from taskfs.api.tasks import ids, rules
 from taskfs.api.tasks.filing import record_bytes
-from taskfs.core import layout, progress, yamlio
+from taskfs.core import progress, yamlio
 from taskfs.core.config import Config
 from taskfs.core.envelope import Envelope, envelope_json_schema, validate_envelope
 from taskfs.core.layout import (
@@ -70,6 +70,7 @@ class Initialised(NamedTuple):
     # `gitignore`, else offered.
     unignored: tuple[str, ...] = ()
     ignored: tuple[str, ...] = ()  # those it added
+    appended: tuple[str, ...] = ()  # files that were there, added to (`.gitignore`)
 
 
 def init(start: Path, agent: str, *, gitignore: bool = False) -> Initialised:
@@ -104,14 +105,16 @@ def init(start: Path, agent: str, *, gitignore: bool = False) -> Initialised:
         before = ignore.read_text(encoding="utf-8", errors="replace") if ignore.exists() else ""
         lacking = tuple(ignores.missing(before))
         added: tuple[str, ...] = ()
+        appended: list[str] = []
         if gitignore and lacking:
             lead = before if not before or before.endswith("\n") else before + "\n"
             text = lead + "# build outputs (taskfs init --gitignore)\n" + "\n".join(lacking) + "\n"
+            (appended if ignore.exists() else created).append(".gitignore")
             fs.replace(ignore, text.encode())
-            created.append(".gitignore")
             added, lacking = lacking, ()
-        commit = writer.commit_existing(created, "taskfs: init", agent) if created else None
-    return Initialised(root, tuple(created), commit, lacking, added)
+        changed = [*created, *appended]
+        commit = writer.commit_existing(changed, "taskfs: init", agent) if changed else None
+    return Initialised(root, tuple(created), commit, lacking, added, tuple(appended))
 
 
 def _config_text(config: Config) -> str:
@@ -374,19 +377,11 @@ def _actor(agent: str | None, envelopes: Sequence[Envelope], sources: Sequence[S
     return "anonymous"
 
 
-def _archived_exists(task_id: str) -> Problem:
-    """`task_exists` for an id an archive took: the task is gone from `ls`, so say where."""
-    why = i18n.said(
-        " (archived: `taskfs show {id}` and `taskfs ls --archived` still show it; choose "
-        "another id)",
-        id=task_id,
-    )
-    return problem("task_exists", field="id", id=task_id, archived=True, archived_text=why)
-
-
 def _assign_ids(
     repo: Repository, parsed: Sequence[tuple[Source, Envelope]], actor: str
 ) -> list[Envelope]:
+    """Each envelope with its id: its own, or a fresh one; every id the rule of `ids.taken`
+    refuses (a task's, another's request's, an archived task's) named at once."""
     from taskfs.store.index import summaries
 
     batch: list[Envelope] = []
@@ -394,49 +389,17 @@ def _assign_ids(
     problems: list[Problem] = []
     ledger = summaries(repo)
     for source, envelope in parsed:
-        task_id = envelope.id or fresh_id(repo, seen)
-        # An archived task's id stays taken: history and the rules still name it.
-        if ledger.is_archived(task_id):
-            problems.append(_at(_archived_exists(task_id), source.label))
-        elif task_id in seen or _taken(repo, task_id, actor):
+        task_id = envelope.id or ids.fresh_id(repo, seen, ledger=ledger)
+        if task_id in seen:
             problems.append(_at(problem("task_exists", field="id", id=task_id), source.label))
-        seen[task_id] = source.label
+        seen.setdefault(task_id, source.label)
         batch.append(envelope if envelope.id else envelope.with_id(task_id))
     chosen = [envelope.id for _source, envelope in parsed if envelope.id]
-    if chosen and not problems:
-        from taskfs.store.archive_records import once_named
-
-        # An id an archive once named stays taken, though its record was edited or removed
-        # since (audit names that); a generated id is new to history anyway.
-        for task_id in sorted(once_named(repo, chosen)):
-            problems.append(_at(_archived_exists(task_id), seen[task_id]))
+    for task_id, found in ids.taken(repo, chosen, actor, ledger=ledger).items():
+        problems.append(_at(found, seen[task_id]))
     if problems:
         raise TaskfsError(problems)
     return batch
-
-
-def _taken(repo: Repository, task_id: str, actor: str) -> bool:
-    """Whether `task_id` is another's: a task, or an intake that is not `actor`'s own open
-    request (whose envelope, sent by its requester, submits it: contract section 12)."""
-    if not repo.task_dir(task_id).exists():
-        return False
-    from taskfs.store.intake_reader import is_intake, load_intake
-
-    if not is_intake(repo, task_id):
-        return True
-    try:
-        intake, _problems = load_intake(repo, task_id)
-    except TaskfsError:
-        return True
-    return not (intake.is_open and intake.requester == actor)
-
-
-def fresh_id(repo: Repository, taken: Iterable[str]) -> str:
-    """A generated id that no task folder and nothing in `taken` uses."""
-    while True:
-        candidate = layout.new_task_id()
-        if candidate not in taken and not repo.task_dir(candidate).exists():
-            return candidate
 
 
 def _new_message(task_ids: Sequence[str], agent: str, extra: Sequence[str] = ()) -> str:

@@ -39,10 +39,16 @@ def pathspecs(repo: Repository, entries: Sequence[str]) -> list[str]:
 
 
 def touching(
-    repo: Repository, revisions: str, entries: Sequence[str], *, limit: int = LIMIT
+    repo: Repository,
+    revisions: str,
+    entries: Sequence[str],
+    *,
+    limit: int = LIMIT,
+    since: int | None = None,
 ) -> tuple[CodeCommit, ...]:
-    """The latest commits of `revisions` that touched the files `entries` own, newest first."""
-    found = repo.git.touching(revisions, pathspecs(repo, entries), limit=limit)
+    """The latest commits of `revisions` that touched the files `entries` own, newest first
+    (`since`: committed at or after that time, in seconds since the epoch)."""
+    found = repo.git.touching(revisions, pathspecs(repo, entries), limit=limit, since=since)
     return tuple(
         CodeCommit(e.commit, e.author, e.message.split("\n", 1)[0], e.committed) for e in found
     )

@@ -12,6 +12,21 @@ if TYPE_CHECKING:
     from taskfs.store.task_reader import Task
 
 
+def moved(result: Any) -> dict[str, Any]:
+    """What a transition answers besides `ok` (`transitions.Moved`), with a completion's
+    warnings (`completion_warnings`); a completion repeated by its maker (`completing.Done`)
+    says `already`."""
+    from taskfs.core import shapes
+
+    doc = shapes.transition(result.id, result.state, result.commit)
+    if getattr(result, "by", None) is not None:  # a completion already made, the same way
+        doc["already"] = True
+    warnings = getattr(result, "warnings", None)
+    if warnings is not None:
+        doc["warnings"] = [w.to_json() for w in warnings]
+    return doc
+
+
 def summary(task: Summary | Task) -> dict[str, Any]:
     """A task's row in `ls` and `ready` (from a cached summary, or a task read from disk)."""
     return (task if isinstance(task, Summary) else Summary.of(task)).row()

@@ -178,13 +178,19 @@ class History(Process):
             if entry.committed:
                 yield entry.committed, [change.path for change in entry.changes]
 
-    def touching(self, revisions: str, pathspecs: Sequence[str], *, limit: int) -> list[LogEntry]:
+    def touching(
+        self, revisions: str, pathspecs: Sequence[str], *, limit: int, since: int | None = None
+    ) -> list[LogEntry]:
         """The latest `limit` commits of `revisions` that touched `pathspecs` (with their
-        messages), newest first; none when git cannot say (a range it does not know)."""
-        if not pathspecs or self.head() is None:
+        messages), newest first; none when git cannot say (a range it does not know). `since`:
+        only those committed at or after that time (seconds since the epoch), where git stops
+        walking, so that the answer costs the recent history only. (A branch with no commit yet
+        is a range git does not know: no `rev-parse` first, one process a question.)"""
+        if not pathspecs:
             return []
         args = log_args(
             f"--max-count={limit}",
+            *([f"--since=@{since}"] if since is not None else []),
             "--no-patch",
             "--end-of-options",
             revisions,
