@@ -206,6 +206,7 @@ class CompletionDecision:
     rests_on: str | None
     code: Refusal | None = None
     why: str = ""
+    run: GateFacts | None = None  # what was read of the run it rests on
 
 
 def counts(item: Gate, command: str, trust: RunnerTrust) -> bool:
@@ -237,7 +238,7 @@ def decide_completion(
             why = _uncommitted(newest.rel, facts, still)
             return CompletionDecision(None, "work_uncommitted", why)
         if facts.verdict == "pass":
-            return CompletionDecision(newest.rel)
+            return CompletionDecision(newest.rel, run=facts)
         return CompletionDecision(
             None,
             "completion_requires_evidence",

@@ -55,6 +55,27 @@ DEFAULT_TASKS_DIR = "tasks"
 # Folders that are the ledger whatever the settings say: every agent writes them, none owns them.
 FIXED_LEDGER_FOLDERS = (".git", TASKFS_DIR)
 
+# -- the operator's files, outside every repository (`taskfs.store.operator`) -----------------
+
+# The runner keys the operator trusts (`taskfs.store.keys.operator_trusted_runners`).
+TRUST_LIST_ENV = "TASKFS_TRUSTED_RUNNERS"
+TRUST_LIST_NAME = "trusted-runners.yaml"
+
+
+def operator_file(variable: str, name: str) -> str:
+    """Where an operator's file is: `$variable` when it is set, else `name` under
+    `$XDG_CONFIG_HOME/taskfs` (`~/.config/taskfs` when that is not set)."""
+    configured = os.environ.get(variable)
+    if configured:
+        return os.path.expanduser(configured)
+    return os.path.join(operator_home(), name)
+
+
+def operator_home() -> str:
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(base, "taskfs")
+
+
 # -- a task's folder ---------------------------------------------------------------------------
 
 ENVELOPE = "envelope.yaml"

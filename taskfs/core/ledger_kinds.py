@@ -90,8 +90,9 @@ STATUS = Kind(
     ),
     ("claim", "move", "complete", "ready", "lineage", "archive", "ownership"),
     live="nothing is written unsigned in a keyed agent's name (`signature_required`); a "
-    "dependency's completion counts only by its holder or sender, signed where it "
-    "has a key, on a valid passing run",
+    "dependency's completion counts (for a claim and for `ready` alike) only by its holder or "
+    "sender, signed where it had a key when it was committed, on a passing run of the task's "
+    "command, signed by a runner trusted now where one is required",
     removed_by="archive",
 )
 EVIDENCE = Kind(

@@ -50,6 +50,14 @@ def same_contract(successor: EnvelopeFacts, predecessor: EnvelopeFacts) -> bool:
     )
 
 
+def done(task: TaskFacts) -> bool:
+    """Whether a task counts as completed for what depends on it: completed, by an act that
+    stands (`stands`, as the read model's row keeps it: `taskfs.store.completions`). A task
+    read whole from its files (no `stands` of its own) says what its chain says: only the rows
+    decide."""
+    return task.state == "completed" and bool(getattr(task, "stands", True))
+
+
 class Lineage:
     """The successors of the tasks in `tasks`, found when first asked for (one pass over
     the tasks, shared by every question of one listing or claim)."""
@@ -98,8 +106,8 @@ class Lineage:
         return self.followers(task_id)
 
     def completed(self, task_id: str) -> str | None:
-        """The task that completed for `task_id`: itself, or a successor down its line;
-        None while none has."""
+        """The task that completed for `task_id` (`done`): itself, or a successor down its
+        line; None while none has."""
         seen: set[str] = set()
         todo = [task_id]
         while todo:
@@ -108,7 +116,7 @@ class Lineage:
                 continue
             seen.add(current)
             task = self._tasks.get(current)
-            if task is not None and task.state == "completed":
+            if task is not None and done(task):
                 return current
             todo += self.successors(current)
         return None

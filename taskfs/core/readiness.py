@@ -15,7 +15,7 @@ from taskfs import i18n
 from taskfs.core.facts import EnvelopeFacts, TaskFacts
 from taskfs.core.graph import depends_on
 from taskfs.core.lifecycle import TERMINAL
-from taskfs.core.lineage import Lineage, lineage_edges
+from taskfs.core.lineage import Lineage, done, lineage_edges
 from taskfs.core.shown import offered_to
 from taskfs.errors import Problem, problem
 
@@ -126,13 +126,10 @@ def open_tasks(tasks: Mapping[str, T]) -> list[T]:
 def unfinished_dependencies(
     task: TaskFacts, tasks: Mapping[str, TaskFacts], lineage: Lineage | None = None
 ) -> list[str]:
-    """The tasks `task` depends on that are not completed (or do not exist yet), neither
-    they nor a successor down their line (a reassigned or retried task: `core.lineage`)."""
-    pending = [
-        dep
-        for dep in task.envelope.depends_on
-        if dep not in tasks or tasks[dep].state != "completed"
-    ]
+    """The tasks `task` depends on that are not completed by an act that stands (or do not
+    exist yet: `core.lineage.done`), neither they nor a successor down their line (a reassigned
+    or retried task: `core.lineage`)."""
+    pending = [dep for dep in task.envelope.depends_on if dep not in tasks or not done(tasks[dep])]
     if not pending:
         return pending
     lineage = lineage or Lineage(tasks)
@@ -141,9 +138,12 @@ def unfinished_dependencies(
 
 def waiting_on(dep: str, tasks: Mapping[str, TaskFacts], lineage: Lineage | None = None) -> str:
     """An unfinished dependency as people read it: `a (working)`, `a (does not exist yet)`,
-    or, when it was handed on or retried, `a (failed; now a-r1: working)`."""
+    `a (completed by an act that does not stand)`, or, when it was handed on or retried,
+    `a (failed; now a-r1: working)`."""
     if dep not in tasks:
         return i18n.say("{id} (does not exist yet)", id=dep)
+    if tasks[dep].state == "completed":  # and it does not count (`core.lineage.done`)
+        return i18n.say("{id} (completed by an act that does not stand)", id=dep)
     now = (lineage or Lineage(tasks)).standing(dep)
     if now == dep:
         return f"{dep} ({tasks[dep].state})"

@@ -179,6 +179,9 @@ def _summary(row: object) -> Summary:
         values["length"],
         head_at=values["headAt"],
         archived=True,
+        # The file's word, as its state is: a decision reads an archived task from the commit
+        # the archive took it from (`taskfs.core.readiness.rests_on_words`), completion and all.
+        stands=values["state"] == "completed",
     )
 
 

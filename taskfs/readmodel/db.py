@@ -49,9 +49,10 @@ if TYPE_CHECKING:
 
     from taskfs.readmodel.stamps import FileKey
 
-# 5: sealed (issue 36), with priority, labels, the place in `ready`, what `ls --grep` searches
-# and the follow-ups found (issue 38); 3: the lineage (`follows`, issue 29)
-FORMAT = 5
+# 6: whether a completion stands (`Summary.stands`); 5: sealed (issue 36), with priority,
+# labels, the place in `ready`, what `ls --grep` searches and the follow-ups found (issue 38);
+# 3: the lineage (`follows`, issue 29)
+FORMAT = 6
 NAME = f"readmodel-v{FORMAT}.sqlite"
 # Journal mode, chosen by measurement and by what damage does to it (bench/RESULTS.md): SQLite's
 # rollback journal. In WAL a reader never waits for a writer, but every connection maps the
@@ -85,8 +86,11 @@ ENTRY_WIDTH = 7
 # WORDS: `ready` offers it on the word of a row a claim checks against git first (an archived
 # task's, a successor's link: `taskfs.core.readiness.rests_on_words`); the fast path leaves it
 # to the full path, which asks the claim's checks (`taskfs.api.lifecycle.standing.offered`).
-HELD, LISTED, ARCHIVED, READY, INTAKE, READABLE, WORDS = 1, 2, 4, 8, 16, 32, 64
-OFFERED = READY | WORDS
+# RUNS: `ready` offers it on completions, each on a run that a runner trusted now must have
+# signed where runner keys are trusted (`State.runners`, the operator's trust list): the one
+# part of a completion not fixed once committed; then the full path asks it too.
+HELD, LISTED, ARCHIVED, READY, INTAKE, READABLE, WORDS, RUNS = 1, 2, 4, 8, 16, 32, 64, 128
+OFFERED = READY | WORDS | RUNS
 
 STATE = b"state"
 
@@ -98,7 +102,9 @@ class Damaged(Exception):
 class State:
     """What the sealed root of the store says (see the module docstring)."""
 
-    __slots__ = ("buckets", "chunks", "folder", "head", "settings", "tasks_rel", "version")
+    # The fields in the order the root stores them (`fields`), and its slots.
+    ORDER = ("version", "tasks_rel", "head", "settings", "folder", "chunks", "buckets", "runners")
+    __slots__ = ORDER
 
     def __init__(  # noqa: PLR0917 - the root's fields, in the order it stores them
         self,
@@ -109,6 +115,7 @@ class State:
         folder: tuple[FileKey, int],
         chunks: tuple[tuple[str, bytes], ...],
         buckets: tuple[tuple[str, bytes], ...],
+        runners: bool = False,
     ) -> None:
         self.version = version
         self.tasks_rel = tasks_rel
@@ -117,16 +124,13 @@ class State:
         self.folder = folder  # the tasks folder's identity and age (0: list it to trust it)
         self.chunks = chunks  # (first id, digest) of each chunk of the manifest, in order
         self.buckets = buckets  # (first file, digest) of each chunk of the files' digests
+        self.runners = runners  # whether `head` holds runner keys (a run must be signed: RUNS)
 
     def fields(self) -> tuple[Any, ...]:
-        return (self.version, self.tasks_rel, self.head, self.settings, self.folder,
-                self.chunks, self.buckets)  # fmt: skip
+        return tuple(getattr(self, name) for name in self.ORDER)
 
     def replace(self, **changes: Any) -> State:
-        values = dict(zip(self.__slots__, (getattr(self, n) for n in self.__slots__), strict=True))
-        values.update(changes)
-        return State(*(values[n] for n in ("version", "tasks_rel", "head", "settings",
-                                            "folder", "chunks", "buckets")))  # fmt: skip
+        return State(*(changes.get(n, getattr(self, n)) for n in self.ORDER))
 
 
 def path(git_dir: str) -> str:

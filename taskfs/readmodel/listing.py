@@ -12,7 +12,7 @@ import os
 import sqlite3
 
 from taskfs.core import shapes
-from taskfs.core.layout import checkout
+from taskfs.core.layout import TRUST_LIST_ENV, TRUST_LIST_NAME, checkout, operator_file
 from taskfs.core.shown import offered_to
 from taskfs.readmodel import db
 from taskfs.readmodel import filters as filtering
@@ -26,6 +26,7 @@ from taskfs.readmodel.db import (
     LISTED,
     RANK,
     READY,
+    RUNS,
     SHOWN,
     WORDS,
     Damaged,
@@ -122,11 +123,13 @@ def rows(
     when the store cannot vouch for them: none, damaged or not sealed here, another HEAD than
     its rows' (after `catch_up`, when given, could not bring it there), other settings, a task
     folder taken away by hand (the full path says what that changes), a listing filtered by what
-    `ls --grep` searches (in the rows, not the manifest), or a task `ready` offers on a word a
-    claim checks against git first (`WORDS`: the full path asks the claim's checks). A store
-    that is missing or damaged is built again first by `catch_up` (when it can be saved), so
-    that even the first listing reads the manifest, not every task's row. The manifest is read a
-    chunk at a time: what stays in memory is the rows chosen."""
+    `ls --grep` searches (in the rows, not the manifest), a task `ready` offers on a word a
+    claim checks against git first (`WORDS`: the full path asks the claim's checks), or one it
+    offers on completions where their runs must be a trusted runner's (`RUNS`, `runs_trusted`:
+    the full path asks which are). A store that is missing or damaged is built again first by
+    `catch_up` (when it can be saved), so that even the first listing reads the manifest, not
+    every task's row. The manifest is read a chunk at a time: what stays in memory is the rows
+    chosen."""
     if filtering.searches(filters):
         return None  # what `ls --grep` searches is in the rows, not the manifest: the full path
     try:
@@ -137,12 +140,18 @@ def rows(
         where = db.path(git_dir)
 
         words: list[bool] = []  # one it offers on a word a claim checks first (`WORDS`)
+        runs: list[bool] = []  # one it offers on completions, each on a run (`RUNS`)
+
+        ready = command == "ready"  # what `ls` shows of a task is its row alone
 
         def chosen(entries: Iterable[tuple[object, ...]]) -> list[str]:
             out = []
             for entry in select(entries, command, filters, agent):
-                if entry[FLAGS] & WORDS:  # type: ignore[operator]
+                flags: int = entry[FLAGS]  # type: ignore[assignment]
+                if ready and flags & WORDS:
                     words.append(True)
+                if ready and flags & RUNS:
+                    runs.append(True)
                 out.append(str(entry[SHOWN]))
             return out
 
@@ -161,17 +170,30 @@ def rows(
                     # Another process holds it (`BEGIN EXCLUSIVE`, a stuck `sqlite3` shell):
                     # read its file as it stands, checked like any store, rather than wait.
                     words.clear()
+                    runs.clear()
                     taken = _from_copy(where, root, git_dir, chosen)
                 except Exception:
                     taken = None
             if taken is not None:
-                # The claim's checks of what a word says are the full path's (git, the api).
-                return None if words else taken[1]
+                # The claim's checks of what a word says are the full path's (git, the api),
+                # and so is whether a runner trusted now signed the runs completions rest on.
+                return None if words or (runs and runs_trusted(taken[0].runners)) else taken[1]
             if attempt or catch_up is None or not catch_up(root, git_dir):
                 return None
         return None
     except Exception:  # a store that cannot be read is rebuilt by the full path, never trusted
         return None
+
+
+def runs_trusted(runners: bool) -> bool:
+    """Whether a run a completion rests on may have to be signed by a trusted runner (so that
+    `ready` asks it of each, as a claim does: `taskfs.api.lifecycle.standing`): HEAD holds
+    runner keys, as the store's rows were read (`runners`: `State.runners`), or the operator
+    keeps a trust list (which `$TASKFS_TRUSTED_RUNNERS` names, missing or not: the full path
+    says what is wrong with it). One `stat` at most."""
+    if runners or os.environ.get(TRUST_LIST_ENV):
+        return True
+    return os.path.exists(operator_file(TRUST_LIST_ENV, TRUST_LIST_NAME))
 
 
 def _from_copy(

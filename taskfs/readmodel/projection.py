@@ -88,6 +88,12 @@ class Summary(NamedTuple):
     # case folded (`text_of`): carried by a projection on its way into the store (`texts`),
     # never stored in the row itself; None: not known, the stored text stands.
     text: str | None = None
+    # Whether its completion stands (`taskfs.store.completions`): its holder's or sender's own
+    # act, signed where that agent had a key when it was committed, on a passing run of its
+    # command; only then does it count for what depends on it (`taskfs.core.lineage.done`).
+    # Fixed once committed (the key rule is the key at the commit), so the row keeps it; False
+    # for a task that is not completed, and wherever it was not asked (never in a task's favour).
+    stands: bool = False
 
     @classmethod
     def of(cls, task: Task) -> Summary:

@@ -18,7 +18,7 @@ from taskfs.core import globs
 from taskfs.core.lineage import Lineage
 from taskfs.core.readiness import claimable, rests_on_words
 from taskfs.errors import TaskfsError
-from taskfs.readmodel.db import READY, WORDS
+from taskfs.readmodel.db import READY, RUNS, WORDS
 from taskfs.readmodel.ledger import Ledger, filed
 from taskfs.readmodel.projection import Summary
 from taskfs.readmodel.view import Batch, Row
@@ -243,5 +243,7 @@ def settle(batch: Batch, affected: Collection[str] | None) -> None:
 def offer(task: Summary, tasks: Mapping[str, Summary], lineage: Lineage | None = None) -> int:
     """How `ready` offers a task the claim's rules let be claimed: READY, with WORDS when a
     dependency is read from a word a claim checks against git before it believes it
-    (`taskfs.core.readiness.rests_on_words`)."""
-    return READY | (WORDS if rests_on_words(task, tasks, lineage) else 0)
+    (`taskfs.core.readiness.rests_on_words`), and RUNS when it has dependencies (each completed
+    on a run, which a runner trusted now must have signed where runner keys are trusted)."""
+    words = WORDS if rests_on_words(task, tasks, lineage) else 0
+    return READY | words | (RUNS if task.envelope.depends_on else 0)

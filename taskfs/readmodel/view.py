@@ -116,6 +116,11 @@ class View:
     def head(self) -> str | None:
         return self.state.head
 
+    @property
+    def runners(self) -> bool:
+        """Whether the commit the rows were read from holds runner keys (`State.runners`)."""
+        return self.state.runners
+
     # -- the manifest ---------------------------------------------------------------------------
 
     def entry(self, task_id: str) -> db.Entry | None:
@@ -196,6 +201,10 @@ class Batch(View):
         self._by_file: dict[str, dict[str, list[tuple[str, str]]]] = {}  # file -> task -> ...
         self.new_state = base.state
         self.saved = False
+
+    @property
+    def runners(self) -> bool:
+        return self.new_state.runners
 
     # reading through the change
     def entry(self, task_id: str) -> db.Entry | None:

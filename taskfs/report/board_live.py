@@ -17,7 +17,10 @@ request for the stream.
 One reader of the ledger serves every open page (`Publisher`): it looks at the ledger's mark
 (`taskfs.api.views.board.mark`: HEAD, git's index, the tasks folder) a few times a second,
 builds the board again in one worker thread when the mark moved (or every half minute, for
-the ages it shows), and wakes the streams when the parts changed. A stream sends the latest
+the ages it shows), and wakes the streams when the parts changed. A board during whose build
+the mark moved may have read two commits (the tasks at one, what `ready` says of them at the
+next): it is built again before it is shown, up to `SETTLE` times in a row (a ledger that
+never rests for a whole build still gets its board shown). A stream sends the latest
 parts, never a queue: a slow reader skips to the newest board, a reader that takes no bytes for
 `SEND_TIMEOUT` seconds is dropped, and one that goes away is noticed at once. A comment line
 every `KEEPALIVE` seconds finds the ones that vanished without a word.
@@ -51,6 +54,7 @@ POLL = 0.25  # seconds between looks at the ledger's mark
 REDRAW = 30.0  # seconds: the board is built again even when nothing moved (its ages)
 KEEPALIVE = 15.0  # seconds of quiet before a stream sends a comment line
 SEND_TIMEOUT = 20.0  # seconds a stream waits for a reader to take its bytes
+SETTLE = 3  # builds in a row the ledger may move under before one is shown all the same
 EVENTS = "/events"
 
 
@@ -64,11 +68,13 @@ class Publisher:
         *,
         poll: float = POLL,
         redraw: float = REDRAW,
+        settle: int = SETTLE,
     ) -> None:
         self.build = build
         self.moved = moved
         self.poll = poll
         self.redraw = redraw
+        self.settle = settle
         self.version = 0
         self.parts: dict[str, Any] | None = None  # the latest board's parts
         self.event: bytes | None = None  # the latest `board` event, as sent
@@ -94,13 +100,19 @@ class Publisher:
         loop = asyncio.get_running_loop()
         seen: object = None
         drawn = float("-inf")
+        unsettled = 0  # builds in a row the ledger moved under
         while True:
             try:
                 mark = await loop.run_in_executor(self._worker, self.moved)
                 if mark != seen or loop.time() - drawn >= self.redraw:
                     parts = await loop.run_in_executor(self._worker, self.build)
                     seen, drawn = mark, loop.time()
-                    self.publish(parts)
+                    after = await loop.run_in_executor(self._worker, self.moved)
+                    if after != mark and unsettled < self.settle:
+                        unsettled += 1  # it may mix two commits: built again (`seen` moved)
+                    else:
+                        unsettled = 0
+                        self.publish(parts)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a ledger caught mid-write, a file unreadable: say why

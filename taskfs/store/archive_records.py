@@ -130,14 +130,17 @@ def held(repo: Repository, rev: str, task_ids: Collection[str]) -> dict[str, Sum
     the reader the read model's rows are made with."""
     from taskfs.store.commit_view import CommitView
     from taskfs.store.intake_reader import project
+    from taskfs.store.key_history import act_keys, reading
 
     wanted = sorted(t for t in task_ids if layout.is_task_id(t))
     out: dict[str, Summary | None] = {}
-    for start in range(0, len(wanted), 1000):
-        chunk = wanted[start : start + 1000]
-        view = CommitView(repo, repo.git.head_files([repo.task_rel(t) for t in chunk], rev=rev))
-        for task_id in chunk:
-            out[task_id] = project(view, task_id) if view.has_task(task_id) else None
+    with act_keys(repo, reading(wanted)) as key_of:
+        for start in range(0, len(wanted), 1000):
+            chunk = wanted[start : start + 1000]
+            files = repo.git.head_files([repo.task_rel(t) for t in chunk], rev=rev)
+            view = CommitView(repo, files)
+            for task_id in chunk:
+                out[task_id] = project(view, task_id, key_of) if view.has_task(task_id) else None
     return out
 
 

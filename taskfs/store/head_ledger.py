@@ -129,11 +129,16 @@ def at_head_keyed(
         return {}
     from taskfs.store.commit_view import CommitView
     from taskfs.store.intake_reader import project
+    from taskfs.store.key_history import act_keys, reading
     from taskfs.store.readmodel_store import key
 
     files = repo.git.head_files([repo.task_rel(t) for t in sorted(task_ids)])
     ledger = CommitView(repo, files)
-    return {task_id: (project(ledger, task_id), key(ledger, task_id)) for task_id in task_ids}
+    with act_keys(repo, reading(task_ids)) as key_of:
+        return {
+            task_id: (project(ledger, task_id, key_of), key(ledger, task_id))
+            for task_id in task_ids
+        }
 
 
 def committed_view(repo: Repository, tasks: Ledger, found: Collection[str]) -> Ledger:

@@ -41,7 +41,13 @@ from collections.abc import Callable, Collection, Iterator
 from typing import TypeVar
 
 from taskfs.core import layout, progress
-from taskfs.core.layout import AGENT_KEYS_DIR, AMENDMENTS, ARCHIVE_DIR, REVOKED_DIR
+from taskfs.core.layout import (
+    AGENT_KEYS_DIR,
+    AMENDMENTS,
+    ARCHIVE_DIR,
+    REVOKED_DIR,
+    RUNNER_KEYS_DIR,
+)
 from taskfs.errors import TaskfsError
 from taskfs.readmodel import db, stamps
 from taskfs.readmodel import listing as listings
@@ -240,15 +246,17 @@ def _fresh(repo: Repository) -> View:
             head = _head(repo)
             if view is not None and view.head == head:
                 return view
-        changed = None if view is None else _changed(repo, view.head, head)
-        if view is None or changed is None:
+        found = None if view is None else _changed(repo, view.head, head)
+        if view is None or found is None:
             return _rebuild(repo, head, locked)
+        changed, rekeyed = found
         batch = Batch(view)
         try:
             changing.replace(batch, changed)
         except Damaged:
             return _rebuild(repo, head, locked)
-        batch.new_state = batch.state.replace(head=head, settings=_settings(repo))
+        runners = _runners(repo) if rekeyed else view.state.runners
+        batch.new_state = batch.state.replace(head=head, settings=_settings(repo), runners=runners)
         return save(opened, batch) if locked else batch
 
 
@@ -290,19 +298,23 @@ def _note_settings(opened: Opened, view: View, repo: Repository) -> None:
         db.write_root(opened.conn, view.state.replace(settings=settings))
 
 
-def _changed(repo: Repository, old: str | None, new: str | None) -> dict[str, Row | None] | None:
+def _changed(
+    repo: Repository, old: str | None, new: str | None
+) -> tuple[dict[str, Row | None], bool] | None:
     """The rows of the tasks HEAD changed between the commits `old` and `new`, read from
-    `new`; None when every task should be read (not known, or too many)."""
+    `new`, and whether the runner keys changed; None when every task should be read (not
+    known, or too many)."""
     if old == new:
-        return {}
+        return {}, False
     if old is None or new is None:
         return None
     try:
         paths = repo.git.changed_paths(
-            old, new, repo.tasks_rel, ARCHIVE_DIR, AGENT_KEYS_DIR, REVOKED_DIR
+            old, new, repo.tasks_rel, ARCHIVE_DIR, AGENT_KEYS_DIR, REVOKED_DIR, RUNNER_KEYS_DIR
         )
     except TaskfsError:
         return None  # the old commit is gone (a rewrite)
+    runners = any(p.startswith(RUNNER_KEYS_DIR + "/") for p in paths)
     rekeyed = [p for p in paths if p.startswith((AGENT_KEYS_DIR + "/", REVOKED_DIR + "/"))]
     files = [p for p in paths if archive_records.is_archive_file(p)]
     if files and not set(repo.git.head_files(files, rev=new)) >= set(files):
@@ -324,7 +336,15 @@ def _changed(repo: Repository, old: str | None, new: str | None) -> dict[str, Ro
         row = out.get(task_id)
         if row is None or row.summary is None:  # the archive's row, unless the tree says more
             out[task_id] = _archived_row(summary, commit)
-    return out
+    return out, runners
+
+
+def _runners(repo: Repository) -> bool:
+    """Whether HEAD holds runner keys: then every run a completion rests on must be signed by
+    one (`taskfs.api.evidence.gate.trust_root`), which `ready` asks as a claim does (`RUNS`)."""
+    from taskfs.store import keys
+
+    return bool(keys.committed_public_keys(repo.git, "runner"))
 
 
 def _said_only(repo: Repository, paths: Collection[str]) -> set[str]:
@@ -393,7 +413,9 @@ def _rebuild(repo: Repository, head: str | None, locked: bool) -> View:
     with the ledger). Saved as the store when the lock is held (`locked`) and the file can be
     written, else kept in memory for this command."""
     folder = _folder_identity(repo)  # taken before the folder is listed
-    empty = db.State(_version(), repo.tasks_rel, head, _settings(repo), folder, (), ())
+    empty = db.State(
+        _version(), repo.tasks_rel, head, _settings(repo), folder, (), (), _runners(repo)
+    )
     opened = recreate(repo) if locked else recreate_in_memory(repo)
     try:
         state = _built(opened, repo, empty)
@@ -429,18 +451,22 @@ def _every_row(repo: Repository, head: str | None, missing: list[str]) -> Iterat
         return
     from taskfs.store import head_ledger
     from taskfs.store.intake_reader import project
+    from taskfs.store.key_history import act_keys
 
     present = set(stamps.task_ids(str(repo.tasks_dir)))
     archived = archive_records.archived(repo)
     other: list[str] = []  # read as HEAD holds them, together, at the end
     ids = sorted({*present, *archived}, key=_tree_order)
-    with progress.step(_reading_label(len(ids)), len(ids)) as advance:
+    with (
+        progress.step(_reading_label(len(ids)), len(ids)) as advance,
+        act_keys(repo, None) as key_of,
+    ):
         for task_id, held in _in_step(ids, _head_keys(repo)):
             advance(1)
             if held is not None and task_id in present:
                 now = key(repo, task_id)
                 if now == held:
-                    yield task_id, Row(project(repo, task_id), now)
+                    yield task_id, Row(project(repo, task_id, key_of), now)
                 else:
                     other.append(task_id)
             elif held is not None:

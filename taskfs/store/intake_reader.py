@@ -18,6 +18,7 @@ from taskfs.store.task_reader import first_error, read_yaml
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from taskfs.readmodel.projection import Summary
+    from taskfs.store.key_history import KeyOf
 
 
 def has_intake(repo: Repository, task_id: str) -> bool:
@@ -62,20 +63,24 @@ def _record(repo: Repository, rel: str, name: str, task_id: str) -> IntakeRecord
     return record
 
 
-def project(repo: Repository, task_id: str) -> Summary | None:
+def project(repo: Repository, task_id: str, key_of: KeyOf | None = None) -> Summary | None:
     """The read model's row of a task folder: the task its files say, else the intake they
-    hold (a folder with no envelope), else None (nothing readable: `validate` names it)."""
+    hold (a folder with no envelope), else None (nothing readable: `validate` names it).
+    `key_of`: `key_history.act_keys`'s, when the caller reads many tasks (one for each task
+    that asks, otherwise)."""
     from taskfs.readmodel.projection import Summary as Projected
     from taskfs.readmodel.projection import text_of
     from taskfs.store.task_reader import load_task
 
     try:
-        task = load_task(repo, task_id)
+        task = load_task(repo, task_id, key_of=key_of)
     except TaskfsError:
         if repo.has_task(task_id) or not repo.list_dir(task_id, INTAKE):
             return None
     else:
         found = Projected.of(task)
+        if found.state == "completed":
+            found = found._replace(stands=completion_stands(repo, found, key_of))
         if not repo.list_dir(task_id, INTAKE):
             return found._replace(text=text_of(task.envelope.objective, *said(repo, task_id)))
         # A task born from a request: a follow-up of the task the request names, if any.
@@ -94,6 +99,19 @@ def project(repo: Repository, task_id: str) -> Summary | None:
     return Projected.of_intake(intake)._replace(
         problems=tuple(p.code for p in problems), text=text_of(*words, *said(repo, task_id))
     )
+
+
+def completion_stands(repo: Repository, summary: Summary, key_of: KeyOf | None = None) -> bool:
+    """Whether the completion of the task `summary`, read from `repo`, stands
+    (`taskfs.store.completions`), with the keys of `key_of` (opened for it when None)."""
+    from taskfs.store import completions
+
+    if key_of is not None:
+        return completions.stands(repo, summary, key_of)
+    from taskfs.store.key_history import act_keys
+
+    with act_keys(repo, [summary.id]) as keys:
+        return completions.stands(repo, summary, keys)
 
 
 def said(repo: Repository, task_id: str) -> list[str]:

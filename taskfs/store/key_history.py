@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Collection, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 
-from taskfs.core import act_signing, signing, yamlio
+from taskfs.core import act_signing, signing
 from taskfs.core.layout import KEYS_DIR
 from taskfs.core.ledger_kinds import OPERATOR, may_revoke
 from taskfs.errors import Problem, problem
@@ -126,6 +126,8 @@ def _revocation(
     found = reader.read(f"{commit}:{record}") if (commit, record) in added else None
     if found is None:
         return None
+    from taskfs.core import yamlio  # only where a revocation is read: a writer's check has none
+
     try:
         value = yamlio.load(found[1])
     except yamlio.YamlError:
@@ -172,9 +174,13 @@ def keys_at(
 ) -> KeysAt:
     """Agent keys as each commit held them (`history`: `path_history` of the keys' folder;
     `ghosts`: `agent_keys(...).ghosts`, the keys removed by no revocation, which stand still)."""
+    return KeysAt(reader, "agent", _names(repo, history), ghosts=ghosts, is_ancestor=is_ancestor)
+
+
+def _names(repo: Repository, history: list[tuple[str, str, str, str]]) -> set[str]:
+    """The names that ever had an agent key: in the keys' folder's `history`, or now."""
     names = {path.rsplit("/", 1)[-1].removesuffix(".pub") for *_rest, path in history}
-    names |= set(keys.public_keys(repo.root, "agent"))
-    return KeysAt(reader, "agent", names, ghosts=ghosts, is_ancestor=is_ancestor)
+    return names | set(keys.public_keys(repo.root, "agent"))
 
 
 def key_of(added: Mapping[str, Author], at: KeysAt, rel: str, name: str) -> bytes | None:
@@ -183,6 +189,17 @@ def key_of(added: Mapping[str, Author], at: KeysAt, rel: str, name: str) -> byte
     yet."""
     author = added.get(rel)
     return at.key(author.commit if author else "HEAD", name)
+
+
+# Past this many tasks, the commits that added their files are found by one `git log` of the
+# whole tasks folder rather than one naming each task's folder.
+WHOLE_AT = 64
+
+
+def reading(task_ids: Collection[str]) -> Collection[str] | None:
+    """What `act_keys` is asked for when `task_ids` are read together: those tasks, or (past
+    `WHOLE_AT`) every task, whose files one `git log` of the tasks folder names."""
+    return task_ids if len(task_ids) <= WHOLE_AT else None
 
 
 _HISTORY: dict[tuple[str, str | None], list[tuple[str, str, str, str]]] = {}
@@ -199,16 +216,37 @@ def _history(repo: Repository) -> list[tuple[str, str, str, str]]:
 
 
 @contextmanager
-def act_keys(repo: Repository, task_ids: Collection[str]) -> Iterator[KeyOf]:
-    """`key_of` for a decision about the files of the tasks `task_ids`. A repository where no
-    agent ever had a key answers None for every file after one `git log` of the keys' folder."""
+def act_keys(repo: Repository, task_ids: Collection[str] | None) -> Iterator[KeyOf]:
+    """`key_of` for a decision about the files of the tasks `task_ids` (None: of every task, as
+    a read of the whole ledger asks: the commits that added its files are then found by one
+    `git log` of the tasks folder). A repository where no agent ever had a key answers None for
+    every file after one `git log` of the keys' folder; the rest (git's objects, the commits
+    that added the files) is read when a file by an agent that had a key is first asked of."""
     history = _history(repo)
     if not history and not keys.public_keys(repo.root, "agent"):
         yield lambda _rel, _name: None
         return
-    with repo.git.reader() as reader:
-        ghosts = agent_keys(repo, history, reader, repo.git.is_ancestor).ghosts
-        at = keys_at(repo, reader, repo.git.is_ancestor, history, ghosts)
-        folders = [repo.task_rel(task_id) for task_id in sorted(task_ids)]
-        added = repo.git.file_additions(folders) if folders else {}
-        yield lambda rel, name: key_of(added, at, rel, name)
+    with ExitStack() as stack:
+        known: list[tuple[KeysAt, dict[str, Author]]] = []
+
+        def opened() -> tuple[KeysAt, dict[str, Author]]:
+            if not known:
+                reader = stack.enter_context(repo.git.reader())
+                ghosts = agent_keys(repo, history, reader, repo.git.is_ancestor).ghosts
+                at = keys_at(repo, reader, repo.git.is_ancestor, history, ghosts)
+                if task_ids is None:
+                    folders = [repo.tasks_rel]
+                else:
+                    folders = [repo.task_rel(task_id) for task_id in sorted(task_ids)]
+                known.append((at, repo.git.file_additions(folders) if folders else {}))
+            return known[0]
+
+        names = _names(repo, history)
+
+        def lookup(rel: str, name: str) -> bytes | None:
+            if name not in names:
+                return None  # no key ever stood for it: nothing to read
+            at, added = opened()
+            return key_of(added, at, rel, name)
+
+        yield lookup

@@ -312,12 +312,12 @@ class KeysAt:
         return self._parsed[data]
 
 
-TRUST_LIST_ENV = "TASKFS_TRUSTED_RUNNERS"
+TRUST_LIST_ENV = layout.TRUST_LIST_ENV
 _MISSING = object()
 
 
 def trust_list_path() -> Path:
-    return operator_path(TRUST_LIST_ENV, "trusted-runners.yaml")
+    return operator_path(TRUST_LIST_ENV, layout.TRUST_LIST_NAME)
 
 
 def operator_trusted_runners(root: Path) -> dict[str, bytes] | None:

@@ -10,6 +10,7 @@ returned as a `file_invalid` problem beside what could be read, never skipped in
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
@@ -95,6 +96,32 @@ def load_messages(
         assert isinstance(record, MessageRecord)
         found.append(Stored(name, rel, record, rel not in pending))
     return found, problems
+
+
+def placements(stored: Sequence[Stored], task_id: str) -> list[list[Problem]]:
+    """Each message of a task's thread (`stored`, in the order they were made) with what its
+    place says against it (`core.messages.placement`: a copy from elsewhere, a replay of one
+    seen before); an empty list: it is in its place. A replay counts against the copies only."""
+    from taskfs.core import messages as rules
+
+    seen: set[tuple[str, str]] = set()
+    out: list[list[Problem]] = []
+    for item in stored:
+        placed = rules.placement(item.record, task_id, item.own_id, seen)
+        if not placed:
+            seen.add(rules.replay_key(item.record))
+        out.append(placed)
+    return out
+
+
+def in_place(repo: Repository, task_id: str, msg_id: str) -> Stored | None:
+    """The message of a task's thread with that id, in its place (as `Thread.find` finds it:
+    a message's id is opaque, so it is found by the id its file holds, never by its name)."""
+    stored, _problems = load_messages(repo, task_id, pending=set())
+    for item, placed in zip(stored, placements(stored, task_id), strict=True):
+        if not placed and item.record.msg_id == msg_id:
+            return item
+    return None
 
 
 def load_message_file(repo: Repository, rel: str, pending: AbstractSet[str]) -> Stored:

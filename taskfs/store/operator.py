@@ -13,20 +13,17 @@ import os
 from pathlib import Path
 from typing import Any
 
+from taskfs.core import layout
 from taskfs.errors import fail
 
 
 def config_home() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "taskfs"
+    return Path(layout.operator_home())
 
 
 def operator_path(variable: str, default: str) -> Path:
     """`$variable` when it is set, else `default` under `config_home()`."""
-    configured = os.environ.get(variable)
-    if configured:
-        return Path(configured).expanduser()
-    return config_home() / default
+    return Path(layout.operator_file(variable, default))
 
 
 def inside(path: Path, root: Path) -> bool:

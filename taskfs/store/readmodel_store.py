@@ -20,7 +20,15 @@ import os
 import sqlite3
 from collections.abc import Collection, Mapping
 
-from taskfs.core.layout import AMENDMENTS, ENVELOPE, EVIDENCE, INTAKE, MESSAGES, STATUS
+from taskfs.core.layout import (
+    AMENDMENTS,
+    ENVELOPE,
+    EVIDENCE,
+    INTAKE,
+    MESSAGES,
+    RUNNER_KEYS_DIR,
+    STATUS,
+)
 from taskfs.readmodel import db, stamps
 from taskfs.readmodel.db import Damaged
 from taskfs.readmodel.projection import Summary
@@ -251,6 +259,8 @@ def committed(
         view = view_of(opened)
         if view is None or view.head != parent or view.state.tasks_rel != repo.tasks_rel:
             return
+        if any(path.startswith(RUNNER_KEYS_DIR + "/") for path in paths):
+            return  # whether HEAD holds runner keys (`State.runners`): the next reader says
         changed = row_tasks(repo, paths)
         projected = {t for t, read in changed.items() if read}
         if not projected <= rows.keys():
@@ -265,6 +275,8 @@ def committed(
             summary = rows.get(task_id)
             if summary is not None and summary.text is None and old is not None and old.summary:
                 summary = summary._replace(text=old.summary.text)  # not said: the stored stands
+            if _unsettled(old):
+                return  # what its completion rests on may have come: the next reader reads it
             if summary is not None and summary.archived:
                 # Taken out of the tree by this commit: its files are in the commit's parent,
                 # as the archive's record says.
@@ -284,6 +296,14 @@ def committed(
         folder = (stamps.NO_FILE, 0) if fresh_folders else view.state.folder
         batch.new_state = batch.new_state.replace(head=commit, folder=folder)
         save(opened, batch)
+
+
+def _unsettled(old: Row | None) -> bool:
+    """Whether a task's row says a completion that did not stand (`Summary.stands`): a commit
+    adding to its folder may bring the run or the message it names, which only the full reader
+    asks again (`taskfs.store.completions`). Rare: a completion taskfs makes stands."""
+    summary = old.summary if old is not None and old.held else None
+    return summary is not None and summary.state == "completed" and not summary.stands
 
 
 def _messaged(repo: Repository, paths: Collection[str]) -> set[str]:

@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # evidence is read only where it is shown: loading a task doe
     from taskfs.core.amendments import Entry as Amendment
     from taskfs.core.amendments import Version
     from taskfs.core.evidence import EvidenceFile, RunnerTrust
+    from taskfs.store.key_history import KeyOf
 
 
 class Task(NamedTuple):
@@ -209,7 +210,11 @@ def first_error(exc: ValidationError) -> str:
 
 
 def amended(
-    repo: Repository, task_id: str, submitted: Envelope, chain: Chain
+    repo: Repository,
+    task_id: str,
+    submitted: Envelope,
+    chain: Chain,
+    key_of: KeyOf | None = None,
 ) -> tuple[Envelope, Version | None, tuple[Amendment, ...], list[Problem]]:
     """The contract in force of a task submitted as `submitted` whose history is `chain`, the
     version it stands at, its readable amendment files, and those that are not readable."""
@@ -225,7 +230,7 @@ def amended(
         claimed=claim is not None,
         claimed_version=claim.record.amendment if claim is not None else None,
         holder=chain.holder,
-        unsigned=unsigned_amendments(repo, task_id, entries),
+        unsigned=unsigned_amendments(repo, task_id, entries, key_of),
     )
     if version.in_force is None:
         return submitted, version, tuple(entries), problems
@@ -235,22 +240,26 @@ def amended(
     return envelope.with_id(task_id), version, tuple(entries), problems
 
 
-def unsigned_amendments(repo: Repository, task_id: str, entries: Sequence[Amendment]) -> set[str]:
+def unsigned_amendments(
+    repo: Repository, task_id: str, entries: Sequence[Amendment], key_of: KeyOf | None = None
+) -> set[str]:
     """The amendment files not signed as their writer's acts are: by an agent that had a key
     when the file was committed (`key_history.act_keys`, audit's rule), without its signature
     over them (`taskfs.core.act_signing`). They count for nothing."""
-    from taskfs.store.key_history import act_keys
+    if key_of is None:
+        from taskfs.store.key_history import act_keys
 
+        with act_keys(repo, [task_id]) as keys:
+            return unsigned_amendments(repo, task_id, entries, keys)
     out: set[str] = set()
-    with act_keys(repo, [task_id]) as key_of:
-        for entry in entries:
-            key = key_of(repo.task_rel(task_id, AMENDMENTS, entry.name), entry.record.by)
-            if key is None:
-                continue
-            from taskfs.core import act_signing
+    for entry in entries:
+        key = key_of(repo.task_rel(task_id, AMENDMENTS, entry.name), entry.record.by)
+        if key is None:
+            continue
+        from taskfs.core import act_signing
 
-            if not act_signing.verifies("amendment", entry.record.to_document(), key):
-                out.add(entry.name)
+        if not act_signing.verifies("amendment", entry.record.to_document(), key):
+            out.add(entry.name)
     return out
 
 
@@ -298,14 +307,17 @@ def load_amendments(
     return found, problems
 
 
-def load_task(repo: Repository, task_id: str, *, strict: bool = False) -> Task:
-    """A task as its files say; `strict` refuses one whose ledger has malformed files."""
+def load_task(
+    repo: Repository, task_id: str, *, strict: bool = False, key_of: KeyOf | None = None
+) -> Task:
+    """A task as its files say; `strict` refuses one whose ledger has malformed files.
+    `key_of`: `key_history.act_keys`'s, when the caller reads many tasks."""
     envelope = submitted_envelope(repo, task_id)
     chain, problems = load_chain(repo, task_id)
     version = None
     entries: tuple[Amendment, ...] = ()
     if repo.list_dir(task_id, AMENDMENTS):
-        envelope, version, entries, unreadable = amended(repo, task_id, envelope, chain)
+        envelope, version, entries, unreadable = amended(repo, task_id, envelope, chain, key_of)
         problems += unreadable
     if not chain.links:
         problems.append(

@@ -196,3 +196,33 @@ def test_a_reader_that_takes_nothing_is_dropped_and_the_others_go_on() -> None:
     waiting, got = asyncio.run(scenario())
     assert waiting <= 1  # only the other reader waits for the next board
     assert sum(b"event: board" in body for body in got) >= 3
+
+
+def test_a_board_the_ledger_moved_under_is_built_again_before_it_is_shown() -> None:
+    """A build during which the ledger's mark moved may have read two commits (the tasks at
+    one, `ready` at the next): it is not sent; the board built again once the mark stood still
+    is. A ledger that never stands still still gets a board, after `settle` tries."""
+    import asyncio
+
+    from taskfs.report.board_live import Publisher
+
+    async def follow(marks: list[int], settle: int) -> tuple[int, dict[str, Any] | None]:
+        looked = iter(marks)
+        builds = iter(range(1, 100))
+        publisher = Publisher(
+            lambda: {"board": f"<p>build {next(builds)}</p>"},
+            lambda: next(looked, marks[-1]),
+            poll=0.01,
+            settle=settle,
+        )
+        publisher.start()
+        while publisher.version == 0:
+            await asyncio.sleep(0.01)
+        await publisher.stop()
+        return publisher.version, publisher.parts
+
+    # Looked at before build 1 (1) and after it (2: a commit landed meanwhile); then still.
+    assert asyncio.run(follow([1, 2, 2, 2], settle=3)) == (1, {"board": "<p>build 2</p>"})
+    # It moves under every build: the fourth is shown.
+    moving = list(range(1, 50))
+    assert asyncio.run(follow(moving, settle=3)) == (1, {"board": "<p>build 4</p>"})

@@ -61,6 +61,7 @@ def test_a_key_revoked_after_a_forged_completion_does_not_make_it_genuine(repo: 
     assert taskfs("claim", second, "--agent", "builder", "--json").codes == [
         "dependencies_unresolved"
     ]
+    assert second not in _ready("builder")
 
 
 def test_a_key_made_after_an_unsigned_amendment_leaves_it_in_force(repo: Path) -> None:

@@ -5,7 +5,8 @@ nowhere else.
 The property test builds random ledgers through the command line (recipients, dependencies on
 tasks that exist, do not, or ended in any state, files that meet) and asks, for each agent,
 `ready` once and `claim` of every task: each claim `ready` offered must be accepted, and every
-other refused.
+other refused. Some dependencies are completed by hand, by someone not allowed or on no run:
+`ready` must read those as the claim does.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import taskfs
@@ -25,8 +26,20 @@ PACKAGE = Path(taskfs.__file__).parent
 AGENTS = ("alice", "bob", "carol")
 FILES = ("src/a/**", "src/a/x.py", "src/b/**", "interface:api", "docs/*.md")
 TRUE = {"passFailCommand": "true", "endToEndVerification": "it runs"}
-# What may become of a task after it is submitted, and the agent who takes it there.
-FATES = ("submitted", "working", "completed", "failed", "canceled", "rejected")
+# What may become of a task after it is submitted, and the agent who takes it there; `forged-`:
+# completed by a status file written by hand, in the holder's name on no run, or in the name
+# of someone not allowed on a passing run (a completion that does not stand:
+# `taskfs.store.completions`).
+FATES = (
+    "submitted",
+    "working",
+    "completed",
+    "failed",
+    "canceled",
+    "rejected",
+    "forged-run",
+    "forged-by",
+)
 
 tasks = st.lists(
     st.fixed_dictionaries(
@@ -40,6 +53,11 @@ tasks = st.lists(
     min_size=1,
     max_size=5,
 )
+
+
+def _plan(fate: str) -> dict[str, object]:
+    """A task of a plan: alice's, owning `src/a/**`, depending on nothing, ending as `fate`."""
+    return {"to": "alice", "deps": [], "files": ["src/a/**"], "fate": fate}
 
 
 def _build(repo: Path, plan: list[dict[str, object]]) -> list[str]:
@@ -85,6 +103,23 @@ def _fate(task_id: str, fate: str, to: str | None) -> None:
     elif fate == "completed":
         run("check", task_id)
         run("complete", task_id, "--agent", holder)
+    elif fate.startswith("forged-"):
+        _forge(task_id, holder if fate == "forged-run" else "mallory", fate == "forged-by")
+
+
+def _forge(task_id: str, by: str, ran: bool) -> None:
+    """A completion of `task_id` written by hand in `by`'s name, on a passing run or none."""
+    from tests.helpers import commit_as
+
+    folder = Path("tasks") / task_id
+    evidence = Path(run("check", task_id, "--json").json["evidence"]).name if ran else "none.yaml"
+    prev = sorted(p.name for p in (folder / "status").iterdir())[-1]
+    rel = folder / "status" / "0003-completed-aaaaaaaa.yaml"
+    rel.write_text(
+        f"task: {task_id}\nstate: completed\nby: {by}\nat: '2026-01-01T00:00:00.000000Z'\n"
+        f"prev: {prev}\nevidence: {evidence}\n"
+    )
+    commit_as(Path.cwd(), by, "forged", str(rel))
 
 
 @settings(
@@ -93,6 +128,8 @@ def _fate(task_id: str, fate: str, to: str | None) -> None:
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(plan=tasks)
+@example(plan=[_plan("forged-by"), {**_plan("submitted"), "deps": [0], "files": ["src/b/**"]}])
+@example(plan=[_plan("forged-run"), {**_plan("submitted"), "deps": [0], "files": ["src/b/**"]}])
 def test_ready_offers_exactly_what_claim_accepts(repo: Path, plan: list[dict[str, object]]) -> None:
     start = git(repo, "rev-parse", "HEAD")
     try:

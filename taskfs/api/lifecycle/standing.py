@@ -8,18 +8,23 @@ archive took it from (`archive_records.archived_truth`). A successor's link (`x-
 only when the successor's submission verifies as its sender's act, by the very checks `audit`
 replays (`authority.submission_problems`); otherwise the link is cleared. And a completion is a
 status file anyone could have written: a dependency counts as completed only when its completion
-was its holder's (or its sender's) to make, signed where that agent has a key (or resting on a
-signed message of it), on a valid passing run (`evidence_gate.completion_flaw`); otherwise it
-counts as still worked on. All of it is asked only of the tasks a claim's dependencies lead to.
+stands (`taskfs.store.completions`: its holder's or sender's own act, signed where that agent
+had a key when it was committed, or resting on a result of it that verifies so, on a passing
+run of the task's command) and its run is signed by a runner trusted now, where runner keys
+are trusted (`runs_trusted`). All of it is asked only of the tasks a claim's dependencies
+lead to.
 
 `ready` reads the first two as the claim does (`offered`, issue 36): the read model's rows note
 which tasks it offers on such a word, and those are asked the same checks before they are
-offered, so that `ready` never offers what a claim refuses for them.
+offered, so that `ready` never offers what a claim refuses for them. Whether a completion stands
+is fixed once it is committed (the key rule is the key at the commit), so the read model keeps
+it in the completed task's row (`Summary.stands`), made by the same rule (`stands_as_written`
+for the completion a writer commits), and `ready` reads it from there (`core.lineage.done`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from taskfs.core.lineage import Lineage
@@ -27,6 +32,10 @@ from taskfs.errors import TaskfsError
 from taskfs.readmodel.ledger import Ledger
 from taskfs.readmodel.projection import Summary
 from taskfs.store.repository import Repository
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from taskfs.core.evidence import GateFacts
 
 
 def dependency_view(repo: Repository, task: Summary, tasks: Ledger) -> Ledger:
@@ -42,10 +51,12 @@ def dependency_view(repo: Repository, task: Summary, tasks: Ledger) -> Ledger:
     if done:
         from taskfs.store.key_history import act_keys
 
+        trusted = runs_trusted(repo, done)
         with act_keys(repo, done) as key_of:
             for task_id in sorted(done):
-                if not completion_holds(repo, view[task_id], key_of):
-                    changes[task_id] = view[task_id]._replace(state="working")
+                holds = task_id in trusted and completion_stands(repo, view[task_id], key_of)
+                if holds != view[task_id].stands:  # the files decide, whatever the row says
+                    changes[task_id] = view[task_id]._replace(stands=holds)
     return tasks.overlay(changes) if changes else tasks
 
 
@@ -55,9 +66,11 @@ def offered(repo: Repository, tasks: Ledger, found: list[Summary]) -> list[Summa
     dependencies lead to, read as `dependency_view` reads them for the claim, by the same
     `_words` (an archived task from the commit the archive took it from, as the row of it
     names that commit; a link only from a submission that verifies as its sender's), and its
-    dependencies asked again as the claim asks them. Only the tasks whose readiness rests on a
-    word are asked (`core.readiness.rests_on_words`: the store notes them); the checks of
-    completions are the claim's alone (each completed dependency's files and keys)."""
+    dependencies asked again as the claim asks them; nor for a completion it rests on whose run
+    no runner trusted now signed, where runner keys are trusted (`runs_trusted`, as the claim
+    asks it). Only the tasks whose readiness rests on a word are asked of words
+    (`core.readiness.rests_on_words`: the store notes them); whether a completion stands
+    otherwise is the rows' (`Summary.stands`, made by the claim's rule)."""
     from taskfs.core.readiness import rests_on_words, unfinished_dependencies
     from taskfs.store.archive_records import truth_at
 
@@ -65,15 +78,25 @@ def offered(repo: Repository, tasks: Ledger, found: list[Summary]) -> list[Summa
         return truth_at(repo, {t: tasks.archived_commit(t) for t in ids})
 
     lineage = Lineage(tasks)
-    out: list[Summary] = []
+    kept: list[tuple[Summary, Ledger]] = []  # each with the ledger as its claim reads it
     for summary in found:
+        view = tasks
         if rests_on_words(summary, tasks, lineage):
             changes, _successors = _words(repo, summary, tasks, truth)
             view = tasks.overlay(changes) if changes else tasks
             if unfinished_dependencies(summary, view):
                 continue
-        out.append(summary)
-    return out
+        kept.append((summary, view))
+    if not any(s.envelope.depends_on for s, _view in kept) or not runners_trusted(repo, tasks):
+        return [summary for summary, _view in kept]
+    # The completions each rests on (its dependencies' or their successors'), asked once each.
+    completing = [
+        (summary, {Lineage(view).completed(dep) for dep in summary.envelope.depends_on})
+        for summary, view in kept
+    ]
+    done = {t for _s, ids in completing for t in ids if t is not None}
+    trusted = runs_trusted(repo, done, tasks)
+    return [summary for summary, ids in completing if ids <= trusted]
 
 
 def _words(
@@ -100,88 +123,78 @@ def _words(
     return changes, successors
 
 
-def completion_holds(
+def completion_stands(
     repo: Repository, summary: Summary, key_of: Callable[[str, str], bytes | None]
 ) -> bool:
-    """Whether the task's completion is what only its holder (or its sender, on the holder's
-    result) could have written: by one of them, signed where that agent had a key when it was
-    committed (`key_of`: audit's rule; or resting on a message of it that verifies), on a
-    passing run of the task's own command (by a trusted runner where runner keys are trusted).
-    Read from the files themselves, with YAML alone: a claim pays no model for a dependency's
-    completion."""
-    from taskfs.core.layout import EVIDENCE, STATUS
+    """Whether the task's completion stands (`taskfs.store.completions`: its holder's or
+    sender's own act, signed where that agent had a key when it was committed, on a passing
+    run of the task's own command; what the read model's row keeps as `stands`), read from its
+    files (an archived task's from the commit the archive took it from)."""
+    from taskfs.store import completions
     from taskfs.store.archive_records import home
 
-    where = home(repo, summary.id)
-    names = [n for n in where.list_dir(summary.id, STATUS) if "-completed-" in n]
-    if not names:
-        return False
-    rel = where.task_rel(summary.id, STATUS, max(names))
-    document = _fields(where.read_bytes(rel))
-    by, evidence = document.get("by"), document.get("evidence")
-    if by not in (summary.holder, summary.envelope.sender) or not isinstance(evidence, str):
-        return False
-    if not _signed_by(where, summary.id, document, key_of(rel, str(by))):
-        return False
-    try:
-        run = _fields(where.read_bytes(where.task_rel(summary.id, EVIDENCE, evidence)))
-    except OSError:
-        return False
-    passed = (run.get("kind"), run.get("verdict")) == ("check", "pass")
-    if not passed or run.get("command") != summary.envelope.command:
-        return False
-    return not _runners_trusted(repo) or _trusted_run(repo, where, summary.id, evidence)
+    return completions.stands(home(repo, summary.id), summary, key_of)
 
 
-def _fields(data: bytes) -> dict[str, Any]:
-    from taskfs.core import yamlio
+def stands_as_written(
+    repo: Repository, summary: Summary, rel: str, document: dict[str, Any], run: GateFacts | None
+) -> bool:
+    """Whether a completion about to be committed at `rel`, holding `document`, stands
+    (`taskfs.store.completions`, the rule the read model's row keeps and a claim asks): what the
+    writer stores in the task's row with the commit. A file not committed yet is checked
+    against the key that stands now, which the commit will hold; the run it names, as the
+    completion gate read it (`run`: no evidence file is read again)."""
+    from taskfs.store import completions
+    from taskfs.store.key_history import act_keys
 
-    try:
-        value = yamlio.load(data)
-    except yamlio.YamlError:
-        return {}
-    return value if isinstance(value, dict) else {}
+    fields = completions.ran(summary.id, run) if run is not None else None
+    with act_keys(repo, [summary.id]) as key_of:
+        return completions.judged(repo, summary, rel, document, key_of, run=fields)
 
 
-def _runners_trusted(repo: Repository) -> bool:
-    """Whether evidence must be signed by a trusted runner here (`evidence_gate.trust_root`)."""
+def runs_trusted(
+    repo: Repository, task_ids: Collection[str], tasks: Ledger | None = None
+) -> set[str]:
+    """Those of the completed tasks `task_ids` whose completion names a run signed by a runner
+    trusted now (every one, where no runner key is trusted: `runners_trusted`, of `tasks`
+    when given): the one part of a completion that is not fixed once it is committed (the
+    operator's trust list lies outside the repository), asked at the time, by the claim and by
+    `ready` alike."""
+    if not task_ids or not runners_trusted(repo, tasks):
+        return set(task_ids)
+    from taskfs.api.evidence import gate as evidence_gate
+    from taskfs.store import completions
+    from taskfs.store.archive_records import home
+    from taskfs.store.task_reader import load_evidence_file
+
+    trust = evidence_gate.trust_root(repo)
+    out: set[str] = set()
+    for task_id in sorted(task_ids):
+        where = home(repo, task_id)
+        found = completions.completion(where, task_id)
+        name = completions.run_of(found[1]) if found is not None else None
+        if name is None:
+            continue
+        try:
+            item = load_evidence_file(where, task_id, name, trust)
+        except TaskfsError:
+            continue
+        if item.signature == "valid":
+            out.add(task_id)
+    return out
+
+
+def runners_trusted(repo: Repository, tasks: Ledger | None = None) -> bool:
+    """Whether evidence must be signed by a trusted runner here (`evidence_gate.trust_root`),
+    asked without loading it: the operator keeps a trust list, or HEAD holds runner keys (as
+    the read model's root says it, when `tasks` is read from it at HEAD)."""
     from taskfs.store import keys
 
     if keys.operator_trusted_runners(repo.root) is not None:
         return True
+    if tasks is not None:
+        return tasks.view.runners
     return bool(keys.committed_public_keys(repo.git, "runner"))
-
-
-def _trusted_run(repo: Repository, where: Repository, task_id: str, name: str) -> bool:
-    """Where runner keys are trusted: whether the run's signature is a trusted runner's."""
-    from taskfs.api.evidence import gate as evidence_gate
-    from taskfs.store.task_reader import load_evidence_file
-
-    try:
-        item = load_evidence_file(where, task_id, name, evidence_gate.trust_root(repo))
-    except TaskfsError:
-        return False
-    return item.signature == "valid"
-
-
-def _signed_by(repo: Repository, task_id: str, document: dict[str, Any], key: bytes | None) -> bool:
-    """Whether a status file is signed as its `by`'s acts are: under `key`, the key that stood
-    for its `by` when the file was committed (`authority.standing_key`, audit's rule), or
-    resting on a message of its `by` that verifies; True when no key stood."""
-    from taskfs.core import act_signing
-
-    by = str(document.get("by"))
-    if key is None:
-        return True
-    if document.get("sig") is not None:
-        return act_signing.verifies("status", document, key)
-    message = document.get("message")
-    if not isinstance(message, str):
-        return False
-    from taskfs.api.messages.threads import read_thread
-
-    found = read_thread(repo, task_id).find(message)
-    return found is not None and found.ok and found.record.sender == by
 
 
 def vouched(repo: Repository, task_ids: list[str]) -> list[str]:

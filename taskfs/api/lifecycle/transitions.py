@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from taskfs import i18n
 from taskfs.api.lifecycle import signing as transition_keys
@@ -26,6 +26,7 @@ from taskfs.store.repository import Repository
 from taskfs.store.writer import Writer
 
 if TYPE_CHECKING:
+    from taskfs.core.evidence import GateFacts
     from taskfs.core.records import Artifact
     from taskfs.readmodel.ledger import Ledger
 
@@ -272,8 +273,18 @@ def stage_transition(
         length=task.length + 1,
         head_at=format_time(now),
     )
+    if state == "completed":  # whether it stands, by the rule `ready` and a claim ask of it
+        after = after._replace(stands=_stands(repo, after, rel, document, decision.run))
     writer.project(after)  # the read model's row, stored with the commit
     return Staged(current, rel, after, evidence)
+
+
+def _stands(
+    repo: Repository, after: Summary, rel: str, document: dict[str, Any], run: GateFacts | None
+) -> bool:
+    from taskfs.api.lifecycle.standing import stands_as_written
+
+    return stands_as_written(repo, after, rel, document, run)
 
 
 def _committed(

@@ -27,6 +27,7 @@ from taskfs.store.messages import (
     load_messages,
     load_reads,
     pending_paths,
+    placements,
 )
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task, load_task
@@ -100,14 +101,10 @@ def read_thread(
     read_by = {
         (msg_id, mark.by) for mark in reads if _mark_holds(mark, trusted) for msg_id in mark.msg_ids
     }
-    seen: set[tuple[str, str]] = set()
     out: list[CheckedMessage] = []
-    for item in stored:
+    for item, placed in zip(stored, placements(stored, task_id), strict=True):
         record = item.record
         found = rules.authenticity(record, trusted)
-        placed = rules.placement(record, task_id, item.own_id, seen)
-        if not placed:
-            seen.add(rules.replay_key(record))
         delivery: Delivery = "sent"
         if not item.committed:
             delivery = "pending"

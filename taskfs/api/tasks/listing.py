@@ -26,16 +26,23 @@ def ls(repo: Repository, filters: Filters = ()) -> list[Summary]:
 def ready(repo: Repository, agent: str | None = None, filters: Filters = ()) -> list[Summary]:
     """The tasks a claim would succeed on now (by `agent`, when one is named) that pass
     `filters`, the most urgent first, then the oldest: the same rules as the claim's gates
-    (`taskfs.core.readiness`), kept in the store, and the claim's own checks of a dependency
-    read from a word (an archived task's row, a successor's link: `standing.offered`)."""
+    (`taskfs.core.readiness`), kept in the store (a dependency counts completed as its row
+    says its completion stands), and the claim's own checks of a dependency read from a word
+    (an archived task's row, a successor's link) and of the runs completions rest on, where
+    runner keys are trusted (`standing.offered`)."""
     from taskfs.core.lineage import Lineage
     from taskfs.core.readiness import rests_on_words
 
     found = index.ready(repo, agent, filters)
+    if not any(summary.envelope.depends_on for summary in found):
+        return found  # neither a word nor a run to ask of
     ledger = index.summaries(repo)
     lineage = Lineage(ledger)
     if not any(rests_on_words(summary, ledger, lineage) for summary in found):
-        return found
+        from taskfs.readmodel.listing import runs_trusted
+
+        if not runs_trusted(ledger.view.runners):
+            return found  # neither a word nor a run a runner trusted now must have signed
     from taskfs.api.lifecycle.standing import offered
 
     return offered(repo, ledger, found)

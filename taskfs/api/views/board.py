@@ -118,7 +118,9 @@ def board(repo: Repository, *, now: datetime | None = None, labels: Sequence[str
     from taskfs.api.tasks import lint, listing
 
     now = now or datetime.now(timezone.utc)
-    read = all_reports(repo)
+    # The tasks as HEAD holds them, as `ready` (below) reads them: a writer's files before its
+    # commit (or a file written by hand) are drawn as no commit held them with HEAD's `ready`.
+    read = all_reports(repo, committed=True)
     tasks = {r.id: r.task for r in read}  # in the order the ledger was read, as `inbox` reads it
     wanted = set(labels)
     reports = sorted((r for r in read if wanted <= set(r.task.envelope.labels)), key=lambda r: r.id)

@@ -182,11 +182,42 @@ def task_report(
     return replace(report, code_commits=found)
 
 
-def all_reports(repo: Repository) -> list[TaskReport]:
-    tasks = load_all(repo)
+def all_reports(repo: Repository, *, committed: bool = False) -> list[TaskReport]:
+    """Every task's report; `committed`: every task as HEAD holds it (`committed_tasks`), so
+    that what is drawn of them is what a commit held, as what `ready` says of them is."""
+    tasks, homes = committed_tasks(repo) if committed else (load_all(repo), {})
     lineage = lineage_of(tasks)
     trust = _trust(repo)
-    return [_report(repo, task, tasks, lineage, trust=trust) for task in tasks.values()]
+    return [
+        _report(homes.get(task.id, repo), task, tasks, lineage, trust=trust)
+        for task in tasks.values()
+    ]
+
+
+def committed_tasks(repo: Repository) -> tuple[dict[str, Task], dict[str, Repository]]:
+    """Every readable task as HEAD holds it, in the order `load_all` reads them: each task
+    whose folder holds a ledger file no commit holds (`head_ledger.loose`: a writer's files
+    before its commit, a file written by hand) read from HEAD's objects instead (left out when
+    HEAD holds none), with where each such task's files are read (by id). The working tree is
+    read first and HEAD asked after, so that a commit landing meanwhile leaves each task read
+    at that commit or later, never earlier than what is read of HEAD next (`ready`)."""
+    from taskfs.errors import TaskfsError
+    from taskfs.store import head_ledger
+
+    tasks = load_all(repo)
+    homes: dict[str, Repository] = {}
+    for task_id in head_ledger.loose(repo):
+        found = head_ledger.committed_folder(repo, task_id)
+        try:
+            task = load_task(found, task_id) if found is not None else None
+        except TaskfsError:
+            task = None
+        if found is None or task is None:
+            tasks.pop(task_id, None)  # HEAD holds no task there, or none it can read
+            continue
+        tasks[task_id] = task
+        homes[task_id] = found
+    return tasks, homes
 
 
 def _trust(repo: Repository) -> RunnerTrust:
