@@ -174,10 +174,13 @@ def _bulk(
     return found
 
 
-def _settled(limit_kib: int = 16 * 1024, patience: float = 20.0) -> None:
+def _settled(limit_kib: int = 16 * 1024, patience: float = 20.0, quiet: float = 60.0) -> None:
     """Wait until the page cache's dirty data is written back (a copy of a repository of
     hundreds of megabytes just made): a command run meanwhile pays, in system time, for the
-    writeback of files that are not its own."""
+    writeback of files that are not its own. Then, where the kernel reports pressure stall
+    information, wait (up to `quiet` seconds) until the disk has been idle for a while: on a
+    disk mounted with `discard`, the copies and deletions made between runs keep it busy long
+    after their data is written, and a run measured then pays for them in system time."""
     os.sync()
     deadline = time.monotonic() + patience
     while time.monotonic() < deadline:
@@ -189,8 +192,18 @@ def _settled(limit_kib: int = 16 * 1024, patience: float = 20.0) -> None:
             int(line.split()[1]) for line in meminfo if line.startswith(("Dirty:", "Writeback:"))
         )
         if pending < limit_kib:
-            return
+            break
         time.sleep(0.2)
+    deadline = time.monotonic() + quiet
+    while time.monotonic() < deadline:
+        try:
+            some = Path("/proc/pressure/io").read_text().splitlines()[0]
+        except (OSError, IndexError):
+            return
+        stalled = float(some.split("avg10=")[1].split()[0])
+        if stalled < 1.0:  # % of the last 10 s some task waited on the disk
+            return
+        time.sleep(0.5)
 
 
 def _archived(

@@ -208,6 +208,12 @@ def _child_env() -> dict[str, str]:
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.update(generate.IDENTITY)
     env["LC_ALL"] = "C"
+    # The operator's folder of its own: keys, a capability ledger or a trust list left in this
+    # machine's ~/.config/taskfs (by a demo, a test run by hand) must not change what is
+    # measured (a private key there makes every `new` of its agent load the signing library).
+    config = Path(__file__).resolve().parent / ".cache" / "config"
+    config.mkdir(parents=True, exist_ok=True)
+    env["XDG_CONFIG_HOME"] = str(config)
     return env
 
 

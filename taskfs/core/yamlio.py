@@ -45,7 +45,7 @@ from yaml.events import (
     SequenceStartEvent,
     StreamEndEvent,
 )
-from yaml.nodes import Node, ScalarNode
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.parser import Parser
 from yaml.reader import Reader
 from yaml.scanner import Scanner
@@ -357,6 +357,8 @@ else:
     _DumperBase = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 _STR_TAG = _CORE + "str"
+_MAP_TAG, _SEQ_TAG = _CORE + "map", _CORE + "seq"
+_BOOL_TAG, _INT_TAG, _NULL_TAG = _CORE + "bool", _CORE + "int", _CORE + "null"
 _WRITABLE = frozenset({dict, list, str, int, float, bool, type(None)})
 # Only double quotes escape these line breaks: PyYAML's emitter writes them raw in plain and
 # single-quoted scalars, where a loader folds them into a space, and a block would read them
@@ -382,21 +384,38 @@ class _Rules(_RulesBase):
         return True
 
     def represent_data(self, data: Any) -> Node:
+        # The nodes PyYAML's safe representer makes, made here for the types a ledger file
+        # holds (a thousand envelopes and statuses are written per bulk `new`): no alias
+        # bookkeeping (there are none), no lookup of a representer along the type's MRO.
         cls = type(data)
-        if cls not in _WRITABLE:
+        if cls is str:
+            return self.represent_str(data)
+        if cls is dict or cls is list:
+            self._depth += 1
+            try:
+                if self._depth > MAX_DEPTH:
+                    raise YamlError(f"the value nests deeper than {MAX_DEPTH} levels")
+                if cls is dict:
+                    pairs = [
+                        (self.represent_data(k), self.represent_data(v)) for k, v in data.items()
+                    ]
+                    return MappingNode(_MAP_TAG, pairs, flow_style=self.default_flow_style)
+                items = [self.represent_data(item) for item in data]
+                return SequenceNode(_SEQ_TAG, items, flow_style=self.default_flow_style)
+            finally:
+                self._depth -= 1
+        if cls is bool:
+            return ScalarNode(_BOOL_TAG, "true" if data else "false", style=self.default_style)
+        if cls is int:
+            return ScalarNode(_INT_TAG, str(data), style=self.default_style)
+        if data is None:
+            return ScalarNode(_NULL_TAG, "null", style=self.default_style)
+        if cls is not float:
             raise TypeError(
                 f"cannot write {cls.__name__} as YAML: only dict, list, str, int, float, bool "
                 "and None"
             )
-        if cls is not dict and cls is not list:
-            return super().represent_data(data)
-        self._depth += 1
-        try:
-            if self._depth > MAX_DEPTH:
-                raise YamlError(f"the value nests deeper than {MAX_DEPTH} levels")
-            return super().represent_data(data)
-        finally:
-            self._depth -= 1
+        return super().represent_data(data)
 
     def represent_str(self, data: str) -> ScalarNode:
         # Other scalars need no help: PyYAML's YAML 1.1 resolver reads every int, float, bool

@@ -264,12 +264,24 @@ class Ledger(Mapping[str, Summary]):
         for start in ranges:
             files.update(self.view.files(start))
         out: dict[tuple[str, str], None] = {}
+        agrees = _Agreement(wanted)
         for _file, task, raw, place_text in self.view.filed(files):
-            if raw.startswith(prefix) or everything or _agrees(place_text, wanted):
+            if raw.startswith(prefix) or everything or agrees(place_text):
                 out[(task, raw)] = None
         return list(out)
 
 
-def _agrees(place_text: str, wanted: list[tuple[str, ...]]) -> bool:
-    place = tuple(place_text.split("/")) if place_text else ()
-    return any(place[: len(p)] == p or p[: len(place)] == place for p in wanted)
+class _Agreement:
+    """Whether a stored entry's place agrees with one of the places `wanted`: one is a prefix
+    of the other, segment by segment. Asked by set lookups along the place, so that the
+    places of a whole batch (a thousand) cost no more per entry than one."""
+
+    def __init__(self, wanted: list[tuple[str, ...]]) -> None:
+        self._wanted = set(wanted)
+        self._above = {p[:i] for p in wanted for i in range(len(p) + 1)}  # a prefix of one
+
+    def __call__(self, place_text: str) -> bool:
+        place = tuple(place_text.split("/")) if place_text else ()
+        if place in self._above:  # the entry's place is a prefix of a wanted one
+            return True
+        return any(place[:i] in self._wanted for i in range(len(place) + 1))

@@ -136,15 +136,18 @@ def _store_overlaps(batch: Batch, ledger: Ledger, ids: list[str]) -> None:
     """Find and store the overlaps of the tasks `ids` (their entries filed already) with every
     task's, in both directions. Overlap is decided on the entries alone, whatever the tasks'
     states."""
+    owned: dict[str, list[str]] = {}
     for task_id in ids:
         row = batch.row(task_id)
         summary = row.summary if row is not None else None
-        own = list(summary.envelope.files_and_interfaces) if summary is not None else []
-        if not own:
-            continue
-        near: globs.OwnershipIndex[str] = globs.OwnershipIndex()
-        for other, raw in ledger.near(own):
-            near.add(other, raw)
+        if summary is not None and summary.envelope.files_and_interfaces:
+            owned[task_id] = list(summary.envelope.files_and_interfaces)
+    # The entries near any of them, looked up once (a bulk `new` stores a thousand rows): the
+    # index decides which overlap, so more entries change no answer.
+    near: globs.OwnershipIndex[str] = globs.OwnershipIndex()
+    for other, raw in ledger.near([raw for own in owned.values() for raw in own]) if owned else ():
+        near.add(other, raw)
+    for task_id, own in owned.items():
         for other in _meeting(near, own) - {task_id}:
             _relate(batch, task_id, "overlaps", other, add=True)
             _relate(batch, other, "overlaps", task_id, add=True)

@@ -15,7 +15,7 @@ import fcntl
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 
@@ -32,6 +32,17 @@ def _temp_beside(target: Path, data: bytes, *, durable: bool = True) -> Path:
             os.unlink(name)
         raise
     return Path(name)
+
+
+_FOLDER_TMP = ".folder.tmp"
+
+
+def folder_temporaries(target: Path) -> list[Path]:
+    """The temporary folders a `create_folder` of `target` killed midway may have left."""
+    try:
+        return sorted(target.parent.glob(f".{glob_escape(target.name)}.*{_FOLDER_TMP}"))
+    except OSError:
+        return []
 
 
 def temporaries(target: Path) -> list[Path]:
@@ -68,6 +79,64 @@ def create_new(target: Path, data: bytes, *, durable: bool = True) -> None:
         os.link(tmp, target)
     finally:
         os.unlink(tmp)
+
+
+def create_folder(target: Path, files: Mapping[str, bytes], *, durable: bool = True) -> None:
+    """Create the folder `target` holding `files` (relative paths to bytes), atomically: they
+    are written in a temporary folder beside it (`folder_temporaries`), which is renamed
+    into place, so that a reader sees the whole folder or nothing; FileExistsError if
+    `target` exists and holds anything. A new task's files cost a rename, not a temporary
+    file and a link each. Files are created as `create_new` creates them (mode 0600).
+    `durable`: each flushed to disk before the folder appears."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    while True:
+        tmp = f"{target.parent}{os.sep}.{target.name}.{os.urandom(6).hex()}{_FOLDER_TMP}"
+        try:
+            os.mkdir(tmp)
+            break
+        except FileExistsError:
+            continue
+        except FileNotFoundError:
+            target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        made = {tmp}
+        for rel, data in files.items():
+            path = f"{tmp}{os.sep}{rel}"
+            folder = os.path.dirname(path)
+            if folder not in made:
+                try:
+                    os.mkdir(folder)
+                except FileExistsError:
+                    pass  # made on the way to a deeper one
+                except FileNotFoundError:
+                    os.makedirs(folder, exist_ok=True)
+                made.add(folder)
+            fd = os.open(path, flags, 0o600)
+            try:
+                _write_all(fd, data)
+                if durable:
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+        try:
+            os.rename(tmp, target)
+        except OSError as exc:
+            if exc.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
+                raise FileExistsError(
+                    errno.EEXIST, os.strerror(errno.EEXIST), str(target)
+                ) from None
+            raise
+    except BaseException:
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def replace(target: Path, data: bytes, mode: int | None = None, *, durable: bool = True) -> None:

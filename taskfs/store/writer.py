@@ -11,8 +11,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import shutil
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -104,18 +104,8 @@ class Writer:
         if is_ledger_path(rel, tasks_rel) and kind_of(rel, tasks_rel) is None:
             raise ValueError(f"{rel} is no kind of ledger file: give it a row in ledger_kinds")
 
-    def commit(
-        self,
-        message: str,
-        agent: str,
-        *,
-        when: datetime | None = None,
-        meanwhile: Callable[[], object] | None = None,
-    ) -> str:
-        """Create the change's files and commit exactly them. `meanwhile`: work that needs the
-        files in place but not their commit (the cache's rows of new tasks), done in a second
-        thread while git commits; what it raises is dropped (its caller does the work again
-        when it finds it undone, and meets the error then)."""
+    def commit(self, message: str, agent: str, *, when: datetime | None = None) -> str:
+        """Create the change's files and commit exactly them."""
         repo = self._repo
         # One change per commit: whatever happens below, the writer starts empty again.
         files, included, removed = dict(self._files), list(self._included), list(self._removed)
@@ -139,14 +129,21 @@ class Writer:
             durable=durable,
         )
         created: list[Path] = []
-        alongside: threading.Thread | None = None
+
+        def place() -> None:
+            # A new task's folder appears whole (one rename); files added to a folder that is
+            # there appear one by one, each whole.
+            for folder, held in _by_new_folder(repo, files).items():
+                if folder is None:
+                    for rel, data in held.items():
+                        fs.create_new(repo.root / rel, data, durable=durable)
+                        created.append(repo.root / rel)
+                    continue
+                inside = {rel[len(folder) + 1 :]: data for rel, data in held.items()}
+                fs.create_folder(repo.root / folder, inside, durable=durable)
+                created.extend(repo.root / rel for rel in held)
+
         try:
-            for rel, data in files.items():
-                fs.create_new(repo.root / rel, data, durable=durable)
-                created.append(repo.root / rel)
-            if meanwhile is not None:
-                alongside = threading.Thread(target=_quietly, args=(meanwhile,), daemon=True)
-                alongside.start()
             commit = repo.git.commit_files(
                 [*files, *included],
                 message,
@@ -154,6 +151,8 @@ class Writer:
                 when=when,
                 removed=removed,
                 retired=retired,
+                contents=files,
+                place=place,
             )
         except (OSError, TaskfsError) as exc:
             # Nothing was committed: undo the files so the change is none rather than half.
@@ -168,9 +167,6 @@ class Writer:
             if isinstance(exc, OSError):
                 raise fail("file_unreadable", path=exc.filename, reason=exc.strerror) from None
             raise
-        finally:
-            if alongside is not None:
-                alongside.join()
         for rel in removed:
             (repo.root / rel).unlink(missing_ok=True)
         _take_out(repo, retired)
@@ -183,9 +179,24 @@ class Writer:
         return commit
 
 
+def _by_new_folder(repo: Repository, files: dict[str, bytes]) -> dict[str | None, dict[str, bytes]]:
+    """`files` by the task folder they make (one that is not there yet), or under None."""
+    prefix = repo.tasks_rel + "/"
+    grouped: dict[str | None, dict[str, bytes]] = {}
+    fresh: dict[str, bool] = {}
+    for rel, data in files.items():
+        folder: str | None = None
+        if rel.startswith(prefix) and "/" in rel[len(prefix) :]:
+            folder = prefix + rel[len(prefix) :].split("/", 1)[0]
+            if folder not in fresh:
+                fresh[folder] = not os.path.lexists(repo.root / folder)
+            folder = folder if fresh[folder] else None
+        grouped.setdefault(folder, {})[rel] = data
+    return grouped
+
+
 def _take_out(repo: Repository, folders: Sequence[str]) -> None:
     """Remove the folders a commit took out of the tree from the working tree too."""
-    import shutil
 
     def label() -> str:
         return i18n.say("removing {count} task folders", count=len(folders))
@@ -194,11 +205,6 @@ def _take_out(repo: Repository, folders: Sequence[str]) -> None:
         for rel in folders:
             shutil.rmtree(repo.root / rel, ignore_errors=True)
             advance(1)
-
-
-def _quietly(work: Callable[[], object]) -> None:
-    with contextlib.suppress(Exception):
-        work()
 
 
 def write_journal(
@@ -266,13 +272,29 @@ def recover(repo: Repository) -> None:
             for rel in present:
                 (repo.root / rel).unlink(missing_ok=True)
         # Under the lock no one else is writing: a temporary file beside one of these paths,
-        # or a folder made for one of them and left empty, is what a killed writer left.
+        # a temporary folder beside its task's (a new task's, `fs.create_folder`), or a
+        # folder made for one of them and left empty, is what a killed writer left.
         for rel in paths:
-            for leftover in fs.temporaries(repo.root / rel):
-                leftover.unlink(missing_ok=True)
+            for leftover in _leftovers(repo, rel):
+                if leftover.is_dir() and not leftover.is_symlink():
+                    shutil.rmtree(leftover, ignore_errors=True)
+                else:
+                    leftover.unlink(missing_ok=True)
         for rel in _deepest_first(pending):
             fs.prune((repo.root / rel).parent, up_to=repo.tasks_dir)
         path.unlink(missing_ok=True)
+
+
+def _leftovers(repo: Repository, rel: str) -> list[Path]:
+    """The temporary files beside `rel`, and the temporary folders beside each folder above
+    it, below the tasks folder."""
+    target = repo.root / rel
+    found = fs.temporaries(target)
+    while True:
+        target = target.parent
+        if target == repo.tasks_dir or repo.tasks_dir not in target.parents:
+            return found
+        found += fs.folder_temporaries(target)
 
 
 def _deepest_first(paths: Iterable[str]) -> list[str]:

@@ -115,6 +115,29 @@ def test_work_committed_after_the_claim_or_an_interface_only_task_is_not_warned_
     assert (done.code, _codes(done.json)) == (0, [])
 
 
+def test_work_is_found_by_the_whole_glob_not_by_its_literal_folder_alone(repo: Path) -> None:
+    """Whether a commit touched an owned file is asked of the folder the entry's literal part
+    names first (git cannot prune a wildcard's walk): a file under that folder the glob does
+    not own is no work on the task, a file it owns is."""
+    check = {"passFailCommand": "true", "endToEndVerification": "nothing to see"}
+    task = submit(repo, acceptanceCheck=check, filesAndInterfaces=["src/**/login.py"])
+    assert taskfs("claim", task, "--agent", "builder").code == 0
+    notes = repo / "src" / "auth" / "notes.txt"  # below src/, not owned
+    notes.parent.mkdir(parents=True)
+    notes.write_text("thoughts\n")
+    git(repo, "add", "src")
+    git(repo, "commit", "-q", "-m", "notes, not the work")
+    assert taskfs("check", task, "--agent", "builder").code == 0
+    done = taskfs("complete", task, "--agent", "builder", "--json")
+    assert (done.code, _codes(done.json)) == (0, ["owned_files_untouched"])
+    other = submit(repo, acceptanceCheck=check, filesAndInterfaces=["src/**/login.py"])
+    assert taskfs("claim", other, "--agent", "builder").code == 0
+    _work(repo)  # src/auth/login.py: owned
+    assert taskfs("check", other, "--agent", "builder").code == 0
+    done = taskfs("complete", other, "--agent", "builder", "--json")
+    assert (done.code, _codes(done.json)) == (0, [])
+
+
 def test_completing_again_the_same_way_is_said_done_anything_else_is_refused(repo: Path) -> None:
     task = submit(repo, acceptanceCheck=PASSES)
     assert taskfs("claim", task, "--agent", "builder").code == 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -405,8 +406,10 @@ def test_a_write_killed_after_its_commit_files_is_finished_by_the_next_pass(
 
     real_commit = store.git.commit_files
 
-    def die(*args: object, **kwargs: object) -> str:
+    def die(*args: object, place: Callable[[], object] | None = None, **kwargs: object) -> str:
         calls.append("commit")
+        if place is not None:
+            place()  # the files are written, then the process dies before git commits them
         raise Killed
 
     store.git.commit_files = die  # type: ignore[method-assign]

@@ -15,6 +15,7 @@ loaded.
 from __future__ import annotations
 
 import re
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from taskfs.core.layout import CONFIG_PATH
@@ -32,14 +33,7 @@ def signed(repo: Repository, agent: str, document: dict[str, Any], action: str) 
     it is not here, `agent_not_allowed` when the repository requires signed transitions and it
     cannot be signed, `key_invalid` when the key here is not the one the repository registered
     for `agent`."""
-    # A transition a message makes rests on that message, whose signature is the sender's (a
-    # peer's key lives on the peer's machine): audit checks it there.
-    vouched = "message" in document
-    if not keypaths.has_private("agent", agent) and requires_signatures(repo) and not vouched:
-        why = f"no private key of {agent!r} is on this machine"
-        if _standing(repo, agent) is None:
-            raise _unsigned(agent, action, why)
-    return sign_act(repo, agent, "status", document, action, vouched=vouched)
+    return Signer(repo, agent).status(document, action)
 
 
 def sign_act(
@@ -56,19 +50,64 @@ def sign_act(
     key standing and this machine does not hold it (unless `vouched`: a signed message that
     made the act carries the signature), and with `key_invalid` when the key here is not the
     one that stands for `agent`."""
-    if not keypaths.has_private("agent", agent):
-        if not vouched and _standing(repo, agent) is not None:
-            raise _missing(agent, kind, action)
-        return document
-    pair = act_pair(repo, agent)
-    if pair is None:
-        if kind == "status" and requires_signatures(repo) and not vouched:
-            why = f"{agent!r} has no registered key ({keypaths.public_rel('agent', agent)})"
-            raise _unsigned(agent, action, why)
-        return document
-    from taskfs.core import act_signing
+    return Signer(repo, agent).act(kind, document, action, vouched=vouched)
 
-    return act_signing.sign(kind, document, pair.private)
+
+class Signer:
+    """`signed` and `sign_act` for the acts of one agent in one change: what they ask of this
+    machine (is the private key here?) and of the repository (does a key stand for the agent,
+    are signatures required?) is asked once, however many acts the change holds (a `new` of a
+    thousand envelopes signs a thousand `submitted` statuses)."""
+
+    def __init__(self, repo: Repository, agent: str) -> None:
+        self._repo = repo
+        self.agent = agent
+
+    @cached_property
+    def _here(self) -> bool:
+        return keypaths.has_private("agent", self.agent)
+
+    @cached_property
+    def _standing(self) -> bytes | None:
+        return _standing(self._repo, self.agent)
+
+    @cached_property
+    def _required(self) -> bool:
+        return requires_signatures(self._repo)
+
+    @cached_property
+    def _pair(self) -> KeyPair | None:
+        return act_pair(self._repo, self.agent)
+
+    def status(self, document: dict[str, Any], action: str) -> dict[str, Any]:
+        """`signed`: a status file's fields, `by` = this agent."""
+        # A transition a message makes rests on that message, whose signature is the sender's
+        # (a peer's key lives on the peer's machine): audit checks it there.
+        vouched = "message" in document
+        if not self._here and self._required and not vouched and self._standing is None:
+            raise _unsigned(
+                self.agent, action, f"no private key of {self.agent!r} is on this machine"
+            )
+        return self.act("status", document, action, vouched=vouched)
+
+    def act(
+        self, kind: str, document: dict[str, Any], action: str, *, vouched: bool = False
+    ) -> dict[str, Any]:
+        """`sign_act`: an act of this agent of ledger kind `kind`."""
+        agent = self.agent
+        if not self._here:
+            if not vouched and self._standing is not None:
+                raise _missing(agent, kind, action)
+            return document
+        pair = self._pair
+        if pair is None:
+            if kind == "status" and self._required and not vouched:
+                why = f"{agent!r} has no registered key ({keypaths.public_rel('agent', agent)})"
+                raise _unsigned(agent, action, why)
+            return document
+        from taskfs.core import act_signing
+
+        return act_signing.sign(kind, document, pair.private)
 
 
 def act_pair(repo: Repository, agent: str) -> KeyPair | None:

@@ -79,6 +79,9 @@ class Admission:
                 self._parents[e.id] = e.parent
                 self._known[e.id] = Known(e)
         self._follow(pending)
+        self._pending = pending
+        self._pending_by_id = {e.id: e for e in pending if e.id is not None}
+        self._pending_near: globs.OwnershipIndex[str] | None = None  # `_nearby`, when asked
         self._admitted: globs.OwnershipIndex[str] = globs.OwnershipIndex()
         self._ledger_rules: list[CapabilityLedger | None] = []  # read once, when needed
         self._folders = envelope_rules.ledger_folders(repo.tasks_rel)
@@ -131,9 +134,19 @@ class Admission:
 
     def _nearby(self, envelope: EnvelopeFacts) -> globs.OwnershipIndex[str]:
         """The open tasks' stored entries `envelope`'s can overlap, indexed (parsed only if a
-        query reaches them)."""
+        query reaches them). For a task of the batch known from the start, those of the whole
+        batch, looked up once (a `new` of a thousand envelopes asks the store once, not a
+        thousand times): the index decides which overlap, so more entries change no answer."""
+        if self._pending_by_id.get(envelope.id or "") is envelope:
+            if self._pending_near is None:
+                entries = [raw for e in self._pending for raw in e.files_and_interfaces]
+                self._pending_near = self._open_near(entries)
+            return self._pending_near
+        return self._open_near(envelope.files_and_interfaces)
+
+    def _open_near(self, queries: Sequence[str]) -> globs.OwnershipIndex[str]:
         index: globs.OwnershipIndex[str] = globs.OwnershipIndex()
-        near = self._ledger.near(envelope.files_and_interfaces)
+        near = self._ledger.near(queries)
         self._ledger.many(sorted({task_id for task_id, _raw in near}))  # read together
         for task_id, raw in near:
             task = self._tasks.get(task_id)

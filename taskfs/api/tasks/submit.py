@@ -236,6 +236,7 @@ def write_new_tasks(
     the `submitted` (audit) and is exported as stored, from any clone, never re-signed."""
     now = datetime.now(timezone.utc)
     signer = _opening_signer(repo, actor) if opened is None else None
+    acts = transition_keys.Signer(repo, actor)  # one question of keys for the whole batch
 
     def writing() -> str:
         return i18n.say("writing {count} tasks", count=len(batch))
@@ -252,6 +253,7 @@ def write_new_tasks(
                 actor,
                 now=now,
                 signer=signer,
+                acts=acts,
                 in_place=envelope.id in in_place,
                 opened=opened,
                 discovered_from=discovered_from,
@@ -291,13 +293,15 @@ def stage_new_task(
     *,
     now: datetime,
     signer: OpeningSigner | None,
+    acts: transition_keys.Signer | None = None,
     in_place: bool = False,
     opened: str | None = None,
     discovered_from: str | None = None,
 ) -> None:
     """Add one new task to `writer`: its envelope file (already in place, or written now), its
     opening signed by `signer` when it can sign it, and its `submitted` status naming that
-    opening (or `opened`), signed by `actor` where its key is here."""
+    opening (or `opened`), signed by `actor` where its key is here (by `acts`, when the caller
+    stages many)."""
     task_id = envelope.id
     assert task_id is not None
     envelope_rel = repo.task_rel(task_id, ENVELOPE)
@@ -322,7 +326,8 @@ def stage_new_task(
         message=message.msg_id if message is not None else opened,
         envelope=envelope_digest(text),
     )
-    document = transition_keys.signed(repo, actor, record.to_document(), f"submit task {task_id!r}")
+    acts = acts or transition_keys.Signer(repo, actor)
+    document = acts.status(record.to_document(), f"submit task {task_id!r}")
     name = status_name(1, "submitted")
     writer.add(repo.task_rel(task_id, STATUS, name), record_bytes(document))
     # The read model's row, as the full reader will read these files (their commit stores it:
@@ -413,6 +418,14 @@ def _new_message(task_ids: Sequence[str], agent: str, extra: Sequence[str] = ())
 
 
 def envelope_bytes(repo: Repository, envelope: Envelope) -> bytes:
-    schema = os.path.relpath(repo.root / ENVELOPE_SCHEMA, repo.tasks_dir / "x")
-    header = f"# yaml-language-server: $schema={PurePosixPath(schema)}\n"
-    return (header + yamlio.dump(envelope.to_document())).encode()
+    return (
+        _schema_header(repo.root, repo.tasks_dir) + yamlio.dump(envelope.to_document())
+    ).encode()
+
+
+@functools.lru_cache(maxsize=8)
+def _schema_header(root: Path, tasks_dir: Path) -> str:
+    """The line that points an editor at the envelope schema from a task's folder (the same
+    for every task of a checkout: a bulk `new` writes it a thousand times)."""
+    schema = os.path.relpath(root / ENVELOPE_SCHEMA, tasks_dir / "x")
+    return f"# yaml-language-server: $schema={PurePosixPath(schema)}\n"

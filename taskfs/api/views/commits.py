@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from taskfs.core import globs
 from taskfs.core.layout import ENVELOPE
 from taskfs.store.repository import Repository
 
@@ -38,6 +39,20 @@ def pathspecs(repo: Repository, entries: Sequence[str]) -> list[str]:
     return [*owned, f":(exclude){repo.tasks_rel}"] if owned else []
 
 
+def _places(entries: Sequence[str]) -> list[str]:
+    """`:(literal)` pathspecs of the leading literal folders of path entries, every file an
+    entry owns lying below one; none when an entry has no literal part (`**/*.py`)."""
+    places = []
+    for entry in entries:
+        if entry.startswith(("interface:", "!")):
+            continue
+        names, _literal = globs.placement(entry)
+        if not names:
+            return []
+        places.append(":(literal)" + "/".join(names))
+    return places
+
+
 def touching(
     repo: Repository,
     revisions: str,
@@ -48,7 +63,15 @@ def touching(
 ) -> tuple[CodeCommit, ...]:
     """The latest commits of `revisions` that touched the files `entries` own, newest first
     (`since`: committed at or after that time, in seconds since the epoch)."""
-    found = repo.git.touching(revisions, pathspecs(repo, entries), limit=limit, since=since)
+    specs = pathspecs(repo, entries)
+    places = _places(entries)
+    # git cannot prune its tree walk for a pathspec with a wildcard: each commit's whole tree
+    # is compared (40 ms for 24 commits of a 5,000-task ledger). The folders the entries'
+    # literal parts name are asked first, cheaply: a commit touching an owned file touches
+    # one of them, so none there means none at all (the usual answer right after a claim).
+    if specs and places and not repo.git.touching(revisions, places, limit=1, since=since):
+        return ()
+    found = repo.git.touching(revisions, specs, limit=limit, since=since)
     return tuple(
         CodeCommit(e.commit, e.author, e.message.split("\n", 1)[0], e.committed) for e in found
     )

@@ -15,14 +15,14 @@ from __future__ import annotations
 import os
 import threading
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from functools import cached_property
 from typing import Any, NamedTuple, Protocol
 
 from taskfs.errors import TaskfsError, fail
-from taskfs.store.git import packs
+from taskfs.store.git import packs, staging
 from taskfs.store.git.process import Process, git_error, nul_list
 from taskfs.store.git.reader import ObjectReader, tree_entries
 
@@ -153,52 +153,60 @@ class Objects(Process):
         when: datetime | None = None,
         removed: Sequence[str] = (),
         retired: Sequence[str] = (),
+        contents: Mapping[str, bytes] | None = None,
+        place: Callable[[], object] | None = None,
     ) -> str:
         """Commit the working-tree content of `paths` (repository-relative) onto HEAD, and the
         removal of `removed` (files the change consumed) and of the folders `retired` whole
-        (tasks the archive takes out); the caller deletes them afterwards.
+        (tasks the archive takes out); the caller deletes them afterwards. `contents`: the
+        bytes of those of `paths` the caller is writing, which `place` (called once, before
+        git reads them) puts in the working tree; the others are read from it.
 
         Only these paths change, relative to HEAD; the user's other staged or unstaged work
         stays as it was. Returns the new commit id. Raises `TaskfsError` (git_failed) when HEAD
         moved under us too often, which only concurrent non-taskfs commits can cause.
         """
-        raw = {p: (self.root / p).read_bytes() for p in paths}
-        # The blob `git add` writes is the file through its clean filter (.gitattributes), if
-        # one applies. When it wrote the raw bytes' blob, that is the blob; otherwise the
-        # index says which it wrote, and the commit takes the same, so `git status` is clean.
+        given = contents or {}
+        raw = {p: given[p] if p in given else (self.root / p).read_bytes() for p in paths}
+        # The blob `git add` stores is the file through its clean conversion (.gitattributes),
+        # if one applies: nearly always the raw bytes' blob, on which the commit is built;
+        # where it may not be, the commit takes the blob the index holds (`staging`).
         oids = {
             p: self._hash(b"blob %d\0" % len(data) + data).hexdigest() for p, data in raw.items()
         }
-        known = {p for p, oid in oids.items() if self._loose(oid)}
         # While git adds the files (it rewrites its whole index: most of a commit's time in a
-        # large repository), a second thread builds the commit on the blobs it will most
-        # likely have written, the raw bytes': used when it did, built again when not.
+        # large repository), or while they are written (many: their blobs must be stored
+        # before git reads them), a second thread builds the commit on the raw bytes' blobs.
         guess: dict[str, bytes | Stored | None] = {p: Stored(oid) for p, oid in oids.items()}
         guess.update(dict.fromkeys([*removed, *retired]))
-        early: list[tuple[str | None, str]] = []
-        thread = threading.Thread(
-            target=self._build_early, args=(guess, message, author, when, early)
-        )
+        bulk = staging.many(paths)
+        blobs = {oids[p]: ("blob", data) for p, data in raw.items()} if bulk else {}
+        early = staging.EarlyCommit(self, guess, (message, author, when), blobs)
+        loose = None if bulk else staging.Loose(self, oids)  # before anything is written
         if (paths or retired) and not self.signs_commits:  # a signer may ask: never early
-            thread.start()
-        try:
-            if paths:
-                self._add_to_index(paths)
-        finally:
-            if thread.ident is not None:
-                thread.join()
-        built = early[0] if early else None
-        contents: dict[str, bytes | Stored | None] = dict(raw)
-        unsure = [p for p, oid in oids.items() if p in known or not self._loose(oid)]
-        contents.update({p: Stored(oid) for p, oid in self._index_blobs(unsure).items()})
-        contents.update(dict.fromkeys([*removed, *retired]))
+            early.start()
+        if loose is None:
+            unsure = staging.stage_many(self, paths, raw, place, early)
+        else:
+            try:
+                if place is not None:
+                    place()
+                if paths:
+                    staging.add_to_index(self, paths)
+            finally:
+                early.join()
+            unsure = loose.unsure()
+        built = early.made
+        stored: dict[str, bytes | Stored | None] = dict(raw)
+        stored.update({p: Stored(oid) for p, oid in staging.index_blobs(self, unsure).items()})
+        stored.update(dict.fromkeys([*removed, *retired]))
         if removed:
             args = ("update-index", "--force-remove", "--", *removed)
             proc = self.run_index(*args)
             if proc.returncode != 0:
                 raise git_error(args, proc)
         if retired:
-            self._unstage(retired)
+            staging.unstage(self, retired)
             # git's index keeps a cache of the trees it holds, in which every folder taken out
             # stays as a stale node: rewritten without them, or each later `git add` rewrites
             # an index half again as large. Only the trees' objects are written (unreferenced,
@@ -206,44 +214,17 @@ class Objects(Process):
             self.run_index("write-tree")
         try:
             return self._commit_onto_head(
-                contents, message, author, when, built=None if unsure else built
+                stored, message, author, when, built=None if unsure else built
             )
         except TaskfsError:
             # Nothing was committed (signing failed, say): the index goes back to HEAD's for
             # these paths, so no half-made change stays staged.
             self.run_index(
                 "reset", "-q", "--pathspec-from-file=-", "--pathspec-file-nul",
-                input=_nul_joined([*paths, *removed, *retired]),
+                input=staging.nul_joined([*paths, *removed, *retired]),
                 env={"GIT_LITERAL_PATHSPECS": "1"},
             )  # fmt: skip
             raise
-
-    def _add_to_index(self, paths: Sequence[str]) -> None:
-        if len(paths) > _ADDED_BY_NAME:
-            # Many files (`new` of a thousand envelopes): by name, not as pathspecs, which
-            # `git add` matches each against every entry of the index. The same blobs: the
-            # clean filters apply alike, and ignore rules neither way (`--force`).
-            args: tuple[str, ...] = ("update-index", "--add", "-z", "--stdin")
-            proc = self.run_index(*args, input=_nul_joined(paths))
-        else:
-            args = ("add", "--force", "--", *paths)
-            proc = self.run_index(*args, env={"GIT_LITERAL_PATHSPECS": "1"})
-        if proc.returncode != 0:
-            raise git_error(args, proc)
-
-    def _unstage(self, folders: Sequence[str]) -> None:
-        """Take every file HEAD holds below `folders` out of the index (the working tree is
-        left): listed from HEAD's tree, removed by name, so that tens of thousands of folders
-        cost one pass, not one pathspec match per file and folder."""
-        wanted = set(folders)
-        depths = {folder.count("/") + 1 for folder in wanted}
-        parents = sorted({folder.rsplit("/", 1)[0] for folder in wanted if "/" in folder})
-        listed = self.tree_paths("HEAD", parents) if parents else []
-        paths = [p for p in listed if any("/".join(p.split("/")[:d]) in wanted for d in depths)]
-        args = ("update-index", "-z", "--force-remove", "--stdin")
-        proc = self.run_index(*args, input=_nul_joined(paths))
-        if proc.returncode != 0:
-            raise git_error(args, proc)
 
     def _commit_onto_head(
         self,
@@ -262,7 +243,7 @@ class Objects(Process):
             if built is not None and built[0] == parent:
                 commit = built[1]
             else:
-                commit = self._build_commit(parent, contents, message, author, when)
+                commit = self.build_commit(parent, contents, message, author, when)
             old = parent or self.zero
             proc = self.run_raw("update-ref", "-m", _first_line(message), "HEAD", commit, old)
             if proc.returncode == 0:
@@ -276,38 +257,23 @@ class Objects(Process):
                 raise git_error(("update-ref",), proc)
             parent = moved
 
-    def _build_early(
-        self,
-        contents: dict[str, bytes | Stored | None],
-        message: str,
-        author: Identity,
-        when: datetime | None,
-        out: list[tuple[str | None, str]],
-    ) -> None:
-        """`_build_commit` on HEAD as it stands, in a second thread (`commit_files`): nothing
-        is added to `out` when it fails, and the caller builds again, meeting the error."""
-        try:
-            parent = self.head_guess()
-            out.append((parent, self._build_commit(parent, contents, message, author, when)))
-        except Exception:  # the caller's own attempt reports it
-            return
-
-    def _build_commit(
+    def build_commit(
         self,
         parent: str | None,
         contents: dict[str, bytes | Stored | None],
         message: str,
         author: Identity,
         when: datetime | None,
+        *,
+        blobs: Mapping[str, tuple[str, bytes]] | None = None,
     ) -> str:
-        """The commit of `contents` on `parent` (its objects written, no ref moved)."""
-        new: dict[str, tuple[str, bytes]] = {}  # the objects it makes, written together
+        """The commit of `contents` on `parent` (its objects written, no ref moved), `blobs`
+        (object id -> kind and body) written with them."""
+        new: dict[str, tuple[str, bytes]] = dict(blobs or {})  # written together
         with self.reader() as reader:
             base_tree = reader.commit_tree(parent) if parent else None
             tree = self._write_tree(reader, base_tree, _nest(contents), new)
-        # Loose, or as one pack when there are many (`packs`): two files, not thousands.
-        packs.write_all(self.common_dir / "objects", new, self._hash, self.write_object,
-                        self.hardens_loose_objects)  # fmt: skip
+        self.store_objects(new)
         return self.write_commit(tree, (parent,) if parent else (), message, author, when)
 
     def _write_tree(
@@ -347,24 +313,6 @@ class Objects(Process):
         else:
             body = b"".join(entries.values())  # the base's order, which git made
         return packs.put(new, self._hash, "tree", body)
-
-    def _loose(self, oid: str) -> bool:
-        return (self.common_dir / "objects" / oid[:2] / oid[2:]).exists()
-
-    def _index_blobs(self, paths: Sequence[str]) -> dict[str, str]:
-        """The blob the index holds for each of `paths` (that it holds)."""
-        if not paths:
-            return {}
-        out = self.run_raw(
-            "ls-files", "--stage", "-z", "--", *paths, env={"GIT_LITERAL_PATHSPECS": "1"}
-        )
-        if out.returncode != 0:
-            raise git_error(("ls-files",), out)
-        found: dict[str, str] = {}
-        for row in nul_list(out.stdout):
-            info, _tab, path = row.partition("\t")
-            found[path] = info.split()[1]
-        return found
 
     @cached_property
     def empty_tree(self) -> str:
@@ -453,6 +401,12 @@ class Objects(Process):
         text = message.rstrip("\n") + "\n"
         return self.run(*args, input=text.encode(), env=who)
 
+    def store_objects(self, objects: Mapping[str, tuple[str, bytes]]) -> None:
+        """Write `objects` (object id -> kind and body): loose, or as one pack when there are
+        many (`packs`): two files, not thousands."""
+        packs.write_all(self.common_dir / "objects", objects, self._hash, self.write_object,
+                        self.hardens_loose_objects)  # fmt: skip
+
     def write_object(self, kind: str, body: bytes) -> str:
         """Store a loose object the way git does; returns its id."""
         data = f"{kind} {len(body)}\0".encode() + body
@@ -493,8 +447,7 @@ class Objects(Process):
                             changes[edit[0]] = edit[1]
                 made: dict[str, tuple[str, bytes]] = {}
                 new_tree = self._write_tree(reader, tree, _nest(changes), made) if changes else tree
-                packs.write_all(self.common_dir / "objects", made, self._hash,
-                                self.write_object, self.hardens_loose_objects)  # fmt: skip
+                self.store_objects(made)
                 if (
                     changes
                     and len(parents) == 1
@@ -513,14 +466,6 @@ class Objects(Process):
         """Point HEAD at `new` if it still points at `old` (a compare-and-swap)."""
         proc = self.run_raw("update-ref", "-m", message, "HEAD", new, old or self.zero)
         return proc.returncode == 0
-
-
-# Past this many files a commit adds them to git's index by name (`commit_files`).
-_ADDED_BY_NAME = 32
-
-
-def _nul_joined(paths: Sequence[str]) -> bytes:
-    return b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
 
 
 def _nest(contents: Mapping[str, bytes | Stored | None]) -> Nested:
