@@ -61,3 +61,20 @@ def test_an_unknown_state_names_the_one_meant(repo: Path) -> None:
     far = taskfs("--lang", "en", "ls", "--state", "zzz")
     assert "did you mean" not in far.stderr
     assert "completed" in far.stderr
+
+
+def test_a_refused_claim_names_the_holder_not_who_answered_its_question(repo: Path) -> None:
+    # Team day 2: the builder claimed, asked, the planner answered (input_required -> working,
+    # `by: planner`); another agent's claim was refused "already claimed by 'planner'".
+    task = submit(repo, to=None)
+    assert taskfs("claim", task, "--agent", "builder").code == 0
+    asked = taskfs("send", task, "--agent", "builder", "--status", "needs_input", "which?")
+    assert asked.code == 0, asked.stderr
+    answered = taskfs("send", task, "--agent", "planner", "--in-reply-to", "last", "this one")
+    assert answered.code == 0, answered.stderr
+    refused = taskfs("--lang", "en", "claim", task, "--agent", "reviewer", "--json")
+    assert (refused.code, refused.codes) == (1, ["transition_not_allowed"])
+    error = refused.json["errors"][0]
+    assert (error["by"], error["holder"]) == ("planner", "builder")
+    assert "claimed by 'builder'" in error["message"]
+    assert "'planner'" not in error["message"]

@@ -214,7 +214,7 @@ def stage_transition(
         task_id, current, state, agent=agent, parties=parties, reason=reason
     )
     if problems and problems[0].code == "transition_not_allowed":
-        raise TaskfsError(_name_current(problems[0], task.head_by, current))
+        raise TaskfsError(_name_current(problems[0], task.head_by, current, task.holder))
     for gate in gates(current, state):
         problems += gate(repo, task, tasks)
     evidence = None
@@ -333,11 +333,14 @@ def _describe_action(task_id: str, state: State) -> str:
     return describe_action(task_id, state)
 
 
-def _name_current(found: Problem, by: str | None, current: State) -> Problem:
+def _name_current(found: Problem, by: str | None, current: State, holder: str | None) -> Problem:
+    """The refusal, naming who made the current state; a working task's claimer is its holder,
+    not whoever moved it back to working last (the sender answering its question)."""
     why = i18n.say(" ({state} since {agent}'s transition)", state=current, agent=by or "?")
     if current == "working":
-        why = i18n.say(" (it was already claimed by {agent!r})", agent=by)
-    return problem("transition_not_allowed", **{**found.data, "by": by, "why_text": why})
+        why = i18n.say(" (it was already claimed by {agent!r})", agent=holder or by)
+    data = {**found.data, "by": by, "holder": holder, "why_text": why}
+    return problem("transition_not_allowed", **data)
 
 
 def _dependencies_gate(
