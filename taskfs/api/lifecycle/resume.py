@@ -14,13 +14,12 @@ from dataclasses import dataclass
 from taskfs import i18n
 from taskfs.api.messages.inbox import Inbox
 from taskfs.api.messages.threads import read_thread
+from taskfs.core.lifecycle import HELD
 from taskfs.core.lineage import Lineage
 from taskfs.core.readiness import relations, rivals, unfinished_dependencies, waiting_on
 from taskfs.readmodel.projection import Summary
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task
-
-OPEN_HELD = ("working", "input_required", "auth_required")
 
 
 @dataclass(frozen=True)
@@ -48,7 +47,7 @@ def held(repo: Repository, tasks: Mapping[str, Task], box: Inbox) -> list[Held]:
             continue
         head = task.chain.head
         objective = task.envelope.objective
-        if task.state in OPEN_HELD:
+        if task.state in HELD:
             found.append(_open(repo, task, objective))
         elif task.state == "canceled" and head is not None and head.record.by != agent:
             message = head.record.message
@@ -59,7 +58,7 @@ def held(repo: Repository, tasks: Mapping[str, Task], box: Inbox) -> list[Held]:
                 stopped.append(
                     Held(task.id, "canceled", objective, by=head.record.by, reason=reason)
                 )
-    found.sort(key=lambda held: OPEN_HELD.index(held.state))  # working first
+    found.sort(key=lambda held: HELD.index(held.state))  # working first
     return found + stopped
 
 
