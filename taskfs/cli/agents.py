@@ -102,14 +102,17 @@ def inbox(
 
     held: list[str] = []
     waiting: list[str] = []
+    standing: list[Any] = []
 
     def call() -> Any:
         me = acting_agent(agent) or ""
         repo = open_repo()
         box = api.inbox(repo, me, session=session or None)
-        if not as_json:
-            from taskfs.api.lifecycle.resume import held_lines, waiting_lines
+        from taskfs.api.lifecycle.resume import held_lines, standing_of, waiting_lines
 
+        if as_json:
+            standing.append(standing_of(repo, box))
+        else:
             held.extend(held_lines(repo, box))
             waiting.extend(waiting_lines(repo, box))
         if mark_read and box.markable:
@@ -121,7 +124,7 @@ def inbox(
         from taskfs.api.views import sent as sent_views
         from taskfs.api.views.checks import said_lines
 
-        doc = shapes.document(True, **views.inbox(box, full=full))
+        doc = shapes.document(True, **views.inbox(box, full=full, **_standing(standing)))
         lines = [box.badge_text(), *held]
         claim, answer, review = i18n.say("claim"), i18n.say("answer"), i18n.say("review")
         lines += [
@@ -374,3 +377,7 @@ def mcp(agent: str | None, session: str | None, http: bool, host: str, port: int
     except TaskfsError as exc:
         refuse(False, exc.problems)
         return 2 if "usage" in exc.codes else 1
+
+
+def _standing(found: list[Any]) -> dict[str, Any]:
+    return {"standing": found[0]} if found else {}

@@ -50,6 +50,9 @@ TERMINAL: frozenset[State] = frozenset(s for s, out in TRANSITIONS.items() if no
 # tasks (contract section 12; a canceled one lists as `canceled`).
 LISTED_STATES: tuple[str, ...] = (*STATES, "intake")
 OPEN: frozenset[State] = frozenset(STATES) - TERMINAL
+# The states in which a task is its holder's (claimed, not ended): every open state a claim
+# leads to, in the order of STATES.
+HELD: tuple[State, ...] = tuple(s for s in STATES if s in OPEN and s != "submitted")
 REASON_REQUIRED: frozenset[State] = frozenset({"rejected", "failed"})
 
 

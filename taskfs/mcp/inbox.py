@@ -9,13 +9,14 @@ from typing import Annotated, Any
 from mcp.types import CallToolResult
 from pydantic import Field
 
+from taskfs.api.lifecycle.resume import standing_of
 from taskfs.api.messages import delivery
 from taskfs.api.messages import inbox as inbox_api
 from taskfs.api.views import agents as views
 from taskfs.mcp.declared import shape, writes
 from taskfs.mcp.tools import Tools, answer
 
-INBOX = shape("counts", "toClaim", "questions", "results", "unread")
+INBOX = shape("counts", "held", "toClaim", "questions", "results", "unread")
 
 
 def register_inbox_tool(tools: Tools) -> None:
@@ -36,7 +37,7 @@ def register_inbox_tool(tools: Tools) -> None:
             box = inbox_api.inbox(repo, agent, session=s.session_name, labels=labels)
             if box.markable:
                 delivery.mark_read(repo, agent, box.markable)
-            return views.inbox(box, door="mcp", full=full)
+            return views.inbox(box, door="mcp", full=full, standing=standing_of(repo, box))
 
         return answer(call)
 
@@ -68,7 +69,8 @@ def stored_inbox(
     stamp = time.time_ns()
     with clock.deferred() as recording:
         box = inbox_api.inbox(repo, agent, session=session, labels=labels)
-        text = json.dumps(views.inbox(box, door="mcp", full=full), ensure_ascii=False)
+        doc = views.inbox(box, door="mcp", full=full, standing=standing_of(repo, box))
+        text = json.dumps(doc, ensure_ascii=False)
     if where is not None:
         answers.store(
             where[0], where[1], asked, before=before, stamp=stamp, text=text, recording=recording

@@ -212,7 +212,8 @@ def _notices(repo: Repository, task: Acceptance) -> tuple[Problem, ...]:
     (its row counts them: nothing is read when none waits)."""
     if not task.pending:
         return ()
-    from taskfs.api.tasks.amend import HELD, waiting
+    from taskfs.api.tasks.amend import waiting
+    from taskfs.core.lifecycle import HELD
 
     return tuple(waiting(repo, task.task_id)) if task.state in HELD else ()
 

@@ -17,7 +17,7 @@ from taskfs import i18n
 from taskfs.api.lifecycle import resume, stale
 from taskfs.api.messages.inbox import Inbox, Reading, inbox
 from taskfs.api.views import sent as sent_views
-from taskfs.core.lifecycle import TERMINAL
+from taskfs.core.lifecycle import HELD, TERMINAL
 from taskfs.store.index import summaries
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task
@@ -378,7 +378,7 @@ def _requests(box: Inbox, mcp: bool) -> list[str]:
 
 def _needed(box: Inbox, held: list[resume.Held]) -> list[str]:
     """The steps this agent needs now, in the order it will take them."""
-    working = any(t.state in resume.OPEN_HELD for t in held)
+    working = any(t.state in HELD for t in held)
     steps = []
     if box.questions:
         steps.append("answer")

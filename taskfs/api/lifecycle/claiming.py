@@ -7,10 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from taskfs.api.lifecycle import transitions
+from taskfs.core.lifecycle import HELD
 from taskfs.errors import TaskfsError
 from taskfs.store.repository import Repository
-
-HELD = ("working", "input_required", "auth_required")
 
 
 @dataclass(frozen=True)

@@ -14,13 +14,12 @@ from dataclasses import dataclass
 from taskfs import i18n
 from taskfs.api.messages.inbox import Inbox
 from taskfs.api.messages.threads import read_thread
+from taskfs.core.lifecycle import HELD
 from taskfs.core.lineage import Lineage
 from taskfs.core.readiness import relations, rivals, unfinished_dependencies, waiting_on
 from taskfs.readmodel.projection import Summary
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task
-
-OPEN_HELD = ("working", "input_required", "auth_required")
 
 
 @dataclass(frozen=True)
@@ -48,7 +47,7 @@ def held(repo: Repository, tasks: Mapping[str, Task], box: Inbox) -> list[Held]:
             continue
         head = task.chain.head
         objective = task.envelope.objective
-        if task.state in OPEN_HELD:
+        if task.state in HELD:
             found.append(_open(repo, task, objective))
         elif task.state == "canceled" and head is not None and head.record.by != agent:
             message = head.record.message
@@ -59,7 +58,7 @@ def held(repo: Repository, tasks: Mapping[str, Task], box: Inbox) -> list[Held]:
                 stopped.append(
                     Held(task.id, "canceled", objective, by=head.record.by, reason=reason)
                 )
-    found.sort(key=lambda held: OPEN_HELD.index(held.state))  # working first
+    found.sort(key=lambda held: HELD.index(held.state))  # working first
     return found + stopped
 
 
@@ -78,20 +77,26 @@ def _message_text(repo: Repository, task_id: str, msg_id: str) -> str:
 
 
 def blockers(task_id: str, summaries: Mapping[str, Summary]) -> list[str]:
-    """Why the task cannot be claimed now, each as `ID (STATE)`: its unfinished dependencies
-    (`missing` when the task does not exist yet), else the open rivals owning what it owns
-    (the claim's own gates, `taskfs.core.readiness`, decide both)."""
+    """Why the task cannot be claimed now, each as `ID (STATE)` (`blocking`)."""
+    return [why for _id, why in blocking(task_id, summaries)]
+
+
+def blocking(task_id: str, summaries: Mapping[str, Summary]) -> list[tuple[str, str]]:
+    """What keeps the task from being claimed now, each as (the task in the way, why as people
+    read it): its unfinished dependencies (`does not exist yet` when the task does not), else
+    the open rivals owning what it owns (the claim's own gates, `taskfs.core.readiness`,
+    decide both)."""
     task = summaries[task_id]
     lineage = Lineage(summaries)
     out = [
-        waiting_on(dep, summaries, lineage)
+        (dep, waiting_on(dep, summaries, lineage))
         for dep in unfinished_dependencies(task, summaries, lineage)
     ]
     if out:
         return out
     graph, parents = relations(summaries)
     return [
-        i18n.say("{id} ({state}, same files)", id=r.id, state=r.state)
+        (r.id, i18n.say("{id} ({state}, same files)", id=r.id, state=r.state))
         for r in rivals(task, summaries, graph, parents)
     ]
 
@@ -115,6 +120,21 @@ def blocked(repo: Repository, agent: str | None = None) -> list[tuple[Summary, l
         and t.id not in ready_now
         and offered_to(t.envelope.recipient, agent)
     ]
+
+
+def standing_of(
+    repo: Repository, box: Inbox
+) -> tuple[list[Held], dict[str, list[tuple[str, str]]]]:
+    """What the JSON inbox adds to `box` (as the text inbox's first rows say it): the tasks
+    `box.agent` holds (`held`), and for each task offered to it that a claim would refuse now,
+    what it waits for (`blocking`)."""
+    from taskfs.store.index import summaries
+
+    waiting: dict[str, list[tuple[str, str]]] = {}
+    if box.waiting_claims:
+        known = summaries(repo)
+        waiting = {t.id: blocking(t.id, known) if t.id in known else [] for t in box.waiting_claims}
+    return held(repo, box.tasks, box), waiting
 
 
 def row(label: str, rest: str) -> str:

@@ -15,13 +15,12 @@ from datetime import datetime, timedelta, timezone
 from taskfs import i18n
 from taskfs.api.views import entries
 from taskfs.core.layout import parse_time
+from taskfs.core.lifecycle import HELD
 from taskfs.errors import TaskfsError
 from taskfs.readmodel import clock
 from taskfs.store.all_tasks import load_all
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task
-
-HELD_STATES = ("working", "input_required", "auth_required")
 
 
 @dataclass(frozen=True)
@@ -76,7 +75,7 @@ def stale_holders(
     held = [
         task
         for task in (tasks if tasks is not None else load_all(repo).values())
-        if task.state in HELD_STATES and task.chain.holder is not None
+        if task.state in HELD and task.chain.holder is not None
     ]
     if last is None:
         commits = last_commits(repo, held)  # one walk of history for every holder's files

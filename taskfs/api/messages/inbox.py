@@ -15,7 +15,7 @@ from taskfs import i18n
 from taskfs.api.intake.requests import intakes
 from taskfs.api.lifecycle.forks import Lost, lost_in
 from taskfs.api.lifecycle.sent import SentTask, needing, sent
-from taskfs.api.lifecycle.stale import HELD_STATES, last_activity, last_commits
+from taskfs.api.lifecycle.stale import last_activity, last_commits
 from taskfs.api.messages.openings import stored_opening
 from taskfs.api.messages.threads import (
     CheckedMessage,
@@ -28,7 +28,7 @@ from taskfs.api.messages.threads import (
 from taskfs.api.tasks import listing
 from taskfs.core.intake import Intake
 from taskfs.core.layout import EVIDENCE, STAMPED_NAME_RE, parse_time, parse_time_or_none
-from taskfs.core.lifecycle import TERMINAL
+from taskfs.core.lifecycle import HELD, TERMINAL
 from taskfs.core.messages import SenderTrust
 from taskfs.core.records import StatusRecord
 from taskfs.store.all_tasks import load_all
@@ -187,7 +187,7 @@ class Reading:
         """When the task last moved: a transition, a message, a commit to its files."""
         if task.id not in self._last:
             if self._commits is None:
-                held = [t for t in self.tasks.values() if t.state in HELD_STATES]
+                held = [t for t in self.tasks.values() if t.state in HELD]
                 self._commits = last_commits(self.repo, held)
             self._last[task.id] = last_activity(self.repo, task, self._commits)
         return self._last[task.id]

@@ -18,12 +18,10 @@ from taskfs.api.review.authority import Context, _state_at, standing_key
 from taskfs.core import act_signing
 from taskfs.core.amendments import Entry
 from taskfs.core.layout import AMENDMENTS, STATUS
-from taskfs.core.lifecycle import TERMINAL
+from taskfs.core.lifecycle import HELD, TERMINAL
 from taskfs.errors import Problem, TaskfsError, problem
 from taskfs.store.git.objects import Identity
 from taskfs.store.task_reader import Task, submitted_envelope
-
-HELD = ("working", "input_required", "auth_required")
 
 
 def amendment_problems(context: Context, task: Task) -> list[Problem]:

@@ -21,15 +21,13 @@ from taskfs.core import yamlio
 from taskfs.core.amendments import AmendmentRecord, changed_keys, fixed_changes
 from taskfs.core.envelope import Envelope, validate_envelope
 from taskfs.core.layout import AMENDMENTS, format_time, stamped_name
-from taskfs.core.lifecycle import TERMINAL
+from taskfs.core.lifecycle import HELD, TERMINAL
 from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store import head_ledger
 from taskfs.store.index import summaries
 from taskfs.store.repository import Repository
 from taskfs.store.task_reader import Task, load_task, submitted_envelope
 from taskfs.store.writer import Writer
-
-HELD = ("working", "input_required", "auth_required")
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from taskfs.errors import Problem, TaskfsError, fail, problem
 from taskfs.store.all_tasks import load_all
 from taskfs.store.index import summaries
 from taskfs.store.repository import Repository, read_input
-from taskfs.store.task_reader import load_chain, load_envelope
+from taskfs.store.task_reader import load_envelope
 
 
 class Linted(NamedTuple):
@@ -41,11 +41,14 @@ def lint(repo: Repository | None, targets: Sequence[str]) -> Linted:
     tasks = load_all(repo) if repo is not None else {}
     contexts = {t.id: t.envelope.context_id for t in tasks.values()}
     settings = settings_of(repo) if repo is not None else rules.Settings()
+    # What a dependency stands at is the ledger's answer, archived tasks included (`ready` and
+    # `claim` ask the same), not the working tree's.
+    ledger = summaries(repo) if repo is not None else None
     if not targets:
         if repo is None:
             raise fail("not_a_repository", path=str(Path.cwd()))
         open_tasks = [(t.id, t.envelope) for t in tasks.values() if t.state not in TERMINAL]
-        return _lint_all(open_tasks, [], contexts, settings, tasks)
+        return _lint_all(open_tasks, [], contexts, settings, ledger)
     subjects: list[tuple[str, Envelope]] = []
     errors: list[Problem] = []
     for target in targets:
@@ -53,7 +56,7 @@ def lint(repo: Repository | None, targets: Sequence[str]) -> Linted:
             subjects += _target(repo, target, errors)
         except TaskfsError as exc:
             errors += exc.problems
-    return _lint_all(subjects, errors, contexts, settings, tasks if repo is not None else None)
+    return _lint_all(subjects, errors, contexts, settings, ledger)
 
 
 def lint_subjects(
@@ -188,22 +191,13 @@ def _dependency_contexts(repo: Repository, envelopes: Sequence[Envelope]) -> dic
 def _dependency_states(
     repo: Repository, envelopes: Sequence[Envelope]
 ) -> dict[str, tuple[str, str]] | None:
-    """`standing` for the tasks `envelopes` depend on, reading only those tasks' histories
-    unless one of them ended without completing (then the ledger, for its successors); None
-    when nothing is named."""
+    """`standing` for the tasks `envelopes` depend on, asked of the ledger as the claim asks it
+    (`summaries`: archived tasks too, a completed one counting as completed); None when
+    nothing is named."""
     deps = {d for e in envelopes for d in e.depends_on if layout.is_task_id(d)}
     if not deps:
         return None
-    found: dict[str, tuple[str, str]] = {}
-    for dep in deps:
-        if not repo.task_dir(dep).is_dir():
-            continue
-        chain, _problems = load_chain(repo, dep)
-        state = chain.state or "submitted"
-        if state in ("failed", "rejected", "canceled"):
-            return standing({t: s for t, s in summaries(repo).items() if s.listed}, deps)
-        found[dep] = (dep, state)
-    return found
+    return standing(summaries(repo), deps)
 
 
 def settings_of(repo: Repository) -> rules.Settings:

@@ -7,6 +7,7 @@ acted on (`verified`, and `problems` with their codes when not).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from taskfs.api.views.documents import summary
@@ -65,22 +66,32 @@ def sent(result: Any) -> dict[str, Any]:
     }
 
 
-def inbox(box: Any, *, door: str = "cli", full: bool = False) -> dict[str, Any]:
+def inbox(
+    box: Any,
+    *,
+    door: str = "cli",
+    full: bool = False,
+    standing: tuple[Sequence[Any], Mapping[str, list[tuple[str, str]]]] = ((), {}),
+) -> dict[str, Any]:
     """An inbox as a document. Compact by default (issue 38): a message is its `msg_id`,
     `task_id`, `from`, `status` and `text` (and `to` when it was put to someone else), shown
     once (a question or a result is not also unread, nor the message that ended a task the
     sender is told of), a request says what it lacks by name only, and a sent task needing its
     sender says what happened; `full` gives every record whole, as `agent_history` and
-    `messages` do. `door` (cli, mcp) spells the next steps."""
+    `messages` do. `door` (cli, mcp) spells the next steps. `standing`: the tasks the agent
+    holds and what each task a claim would refuse waits for (`resume.standing_of`), as the
+    text inbox's first rows say them: an agent that starts again finds its work here."""
+    held, waiting = standing
     if full:
-        return _full_inbox(box)
+        return {**_full_inbox(box), "held": _held(held)}
     shown = {c.record.msg_id for c in (*box.questions, *box.results)}
     shown |= {t.ended_message for t in box.ended if t.ended_message}
     return {
         "agent": box.agent,
         "badge": box.badge,
-        "counts": _counts(box),
-        "toClaim": [_to_claim(t, box) for t in box.to_claim],
+        "counts": {**_counts(box), "held": len(held)},
+        "held": _held(held),
+        "toClaim": [_to_claim(t, box, waiting) for t in box.to_claim],
         "questions": [
             {**compact(c, box.agent), "asOwner": c.record.msg_id in box.as_owner}
             for c in box.questions
@@ -131,11 +142,29 @@ def _counts(box: Any) -> dict[str, int]:
     }
 
 
-def _to_claim(task: Any, box: Any) -> dict[str, Any]:
+def _to_claim(task: Any, box: Any, waiting: Mapping[str, list[tuple[str, str]]]) -> dict[str, Any]:
     row = summary(task)
     out = {"id": task.id, "from": row["from"], "objective": task.envelope.objective}
     out.update({k: row[k] for k in ("priority", "labels") if k in row})
-    return {**out, "ready": task.id in box.ready}
+    if task.id in box.ready:
+        return {**out, "ready": True}
+    # What a claim would refuse it for now: each task in the way, and why as people read it.
+    blocked = [{"id": other, "why": why} for other, why in waiting.get(task.id, [])]
+    return {**out, "ready": False, "blockedBy": blocked}
+
+
+def _held(held: Sequence[Any]) -> list[dict[str, Any]]:
+    """The tasks the agent holds (`resume.Held`): open ones first, then those canceled under
+    it that it has not acknowledged (stop working on them)."""
+    out = []
+    for task in held:
+        row: dict[str, Any] = {"id": task.id, "state": task.state, "objective": task.objective}
+        if task.question_id:
+            row["question"] = {"msg_id": task.question_id, "text": task.question}
+        if task.state == "canceled":
+            row.update(by=task.by, reason=task.reason)
+        out.append(row)
+    return out
 
 
 def _asked_of(intake: Any) -> dict[str, Any]:
