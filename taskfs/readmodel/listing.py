@@ -254,8 +254,7 @@ def _at_head(
     the ledger as HEAD does now (after `catch_up` once, when HEAD moved); None when it cannot
     vouch for it (its schema, its settings, or HEAD still ahead)."""
     for attempt in (0, 1):
-        conn.execute("BEGIN")
-        try:
+        with db.transaction(conn, immediate=False):
             if not db.check_schema(conn):
                 return None
             state = db.read_state(conn)
@@ -263,8 +262,6 @@ def _at_head(
                 return None
             if state.head == head_commit(git_dir):
                 return state, read(state)
-        finally:
-            conn.execute("COMMIT")
         if attempt or catch_up is None or not catch_up(root, git_dir):
             return None
     return None
