@@ -33,7 +33,6 @@ Imports nothing but the standard library and this package.
 from __future__ import annotations
 
 import marshal
-import os
 import sqlite3
 from bisect import bisect_right
 from itertools import chain
@@ -172,14 +171,34 @@ def private_copy(where: str) -> sqlite3.Connection | None:
     return conn
 
 
+class transaction:
+    """One transaction on the store, the only way taskfs opens one (`immediate`: the writers'
+    lock taken at once): committed when the block ends, rolled back when it raises (or COMMIT
+    does: a busy store)."""
+
+    def __init__(self, conn: sqlite3.Connection, *, immediate: bool = True) -> None:
+        self._conn, self._begin = conn, "BEGIN IMMEDIATE" if immediate else "BEGIN"
+
+    def __enter__(self) -> sqlite3.Connection:
+        self._conn.execute(self._begin)
+        return self._conn
+
+    def __exit__(self, kind: object, error: object, trace: object) -> None:
+        try:
+            if kind is None:
+                self._conn.execute("COMMIT")
+        finally:
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+
+
 def create(conn: sqlite3.Connection) -> None:
     """Lay the schema down in an empty store."""
     conn.execute(f"PRAGMA journal_mode = {JOURNAL}")
-    conn.execute("BEGIN IMMEDIATE")
-    for statement in SCHEMA.values():
-        conn.execute(statement)
-    conn.execute(f"PRAGMA user_version = {FORMAT}")
-    conn.execute("COMMIT")
+    with transaction(conn):
+        for statement in SCHEMA.values():
+            conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {FORMAT}")
 
 
 def check_schema(conn: sqlite3.Connection) -> bool:
@@ -381,19 +400,11 @@ def read_entries(
         rows = sorted(found.get(file, ()))
         named = buckets.get(file)
         if (named is None and rows) or (
-            named is not None and bucket_digest(file, rows) != named[1]
+            named is not None and seal.bucket_digest(file, rows) != named[1]
         ):
             raise Damaged(f"the entries filed under {file!r} are not the ones the root names")
         out += [(file, task, raw, place) for raw, task, place in rows]
     return out
-
-
-def bucket_digest(file: str, rows: Sequence[tuple[str, str, str]]) -> bytes:
-    """The digest of a file's entries, (entry, task, place) sorted. (Not of their marshalled
-    form: marshal writes a value seen twice as a reference to it, so equal rows need not
-    marshal to equal bytes.)"""
-    text = "\n".join(f"{raw}\0{task}\0{place}" for raw, task, place in rows)
-    return seal.digest(f"{file}\n{text}".encode("utf-8", "surrogateescape"))
 
 
 # -- writing ------------------------------------------------------------------------------------
@@ -414,8 +425,7 @@ def write(  # noqa: PLR0917 - one transaction's whole change
     another process changed the store's parts meanwhile, nothing is written (the next reader
     catches up). The new root; sqlite3.Error when the store cannot be written (busy,
     read-only, changed)."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         now = read_state(conn) if expect is not None else None
         if (now is None) != (expect is None) or (
             now is not None and expect is not None and parts(now) != parts(expect)
@@ -433,7 +443,8 @@ def write(  # noqa: PLR0917 - one transaction's whole change
                 "SELECT raw, task, place FROM entries WHERE file = ? ORDER BY raw, task, place",
                 (file,),
             ).fetchall()
-            digests[file] = (file, bucket_digest(file, [tuple(r) for r in held])) if held else None
+            found = seal.bucket_digest(file, [tuple(r) for r in held]) if held else None
+            digests[file] = (file, found) if found is not None else None
         chunks, listed = Chunks(conn, "chunks", base.chunks).patched(manifest)
         filed, buckets = Chunks(conn, "buckets", base.buckets).patched(digests)
         for table, written in (("chunks", chunks), ("buckets", filed)):
@@ -447,12 +458,7 @@ def write(  # noqa: PLR0917 - one transaction's whole change
         root = sealed_state(state)
         if root is None:
             raise sqlite3.OperationalError("no key to seal the store with")
-        conn.execute("INSERT OR REPLACE INTO state VALUES (0, ?)", (root,))
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
+        put_root(conn, root)
     return state
 
 
@@ -548,7 +554,7 @@ def put_buckets(conn: sqlite3.Connection) -> tuple[tuple[str, bytes], ...]:
     for file, raw, task, place in chain(conn.execute(query), [(None, "", "", "")]):
         if file != current:
             if current is not None:
-                pending.append((current, bucket_digest(current, rows)))
+                pending.append((current, seal.bucket_digest(current, rows)))
                 if len(pending) >= CHUNK:
                     refs.append(put_chunk(conn, "buckets", pending))
                     pending = []
@@ -576,16 +582,12 @@ def write_root(conn: sqlite3.Connection, state: State) -> bool:
     if root is None:
         return False
     try:
-        conn.execute("BEGIN IMMEDIATE")
-        now = read_state(conn)
-        if now is None or parts(now) != parts(state):
-            conn.execute("ROLLBACK")
-            return False
-        conn.execute("INSERT OR REPLACE INTO state VALUES (0, ?)", (root,))
-        conn.execute("COMMIT")
+        with transaction(conn):
+            now = read_state(conn)
+            if now is None or parts(now) != parts(state):
+                return False
+            put_root(conn, root)
     except (sqlite3.Error, Damaged):
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
         return False
     return True
 
@@ -593,7 +595,3 @@ def write_root(conn: sqlite3.Connection, state: State) -> bool:
 def _chunks(items: Sequence[str], size: int = 500) -> Iterable[Sequence[str]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
-
-
-def exists(where: str) -> bool:
-    return os.path.exists(where)

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from typing import TypeVar
 
     T = TypeVar("T")
+    R = TypeVar("R")
 
     from taskfs.readmodel.filters import Filters
 
@@ -224,33 +225,46 @@ def snapshot(
     time, in one transaction, each chunk checked), when the store holds the ledger as HEAD does
     now (after `catch_up`, when HEAD moved); None when it cannot vouch for it. `Damaged` when
     it is not what taskfs wrote."""
-    state: db.State | None = None
-    taken: list[T] = []
     held: list[str] = []
+
+    def read(state: db.State) -> tuple[bool, list[T]]:
+        trusted = folder_trusted(root, state)
+        entries = db.Chunks(conn, "chunks", state.chunks, keep=False).items()
+        if not trusted:  # every folder the rows hold is asked for below: their ids
+            entries = _noting_held(entries, held)
+        return trusted, chosen(entries)
+
+    found = _at_head(conn, root, git_dir, catch_up, read)
+    if found is None:
+        return None
+    state, (trusted, taken) = found
+    if not trusted and not settled_folder(conn, state, root, held):
+        return None
+    return state, taken
+
+
+def _at_head(
+    conn: sqlite3.Connection,
+    root: str,
+    git_dir: str,
+    catch_up: CatchUp | None,
+    read: Callable[[db.State], R],
+) -> tuple[db.State, R] | None:
+    """The store's root and what `read` takes of it, in one transaction, once the store holds
+    the ledger as HEAD does now (after `catch_up` once, when HEAD moved); None when it cannot
+    vouch for it (its schema, its settings, or HEAD still ahead)."""
     for attempt in (0, 1):
-        conn.execute("BEGIN")
-        try:
+        with db.transaction(conn, immediate=False):
             if not db.check_schema(conn):
                 return None
             state = db.read_state(conn)
             if state is None or not settled_settings(root, state):
                 return None
-            moved = state.head != head_commit(git_dir)
-            if not moved:
-                trusted = folder_trusted(root, state)
-                entries = db.Chunks(conn, "chunks", state.chunks, keep=False).items()
-                if not trusted:  # every folder the rows hold is asked for below: their ids
-                    entries = _noting_held(entries, held)
-                taken = chosen(entries)
-        finally:
-            conn.execute("COMMIT")
-        if not moved:
-            break
+            if state.head == head_commit(git_dir):
+                return state, read(state)
         if attempt or catch_up is None or not catch_up(root, git_dir):
             return None
-    if state is None or (not trusted and not settled_folder(conn, state, root, held)):
-        return None
-    return state, taken
+    return None
 
 
 def _noting_held(
@@ -273,23 +287,14 @@ def key_at_head(
         return None
     conn = db.connect(where)
     try:
-        for attempt in (0, 1):
-            conn.execute("BEGIN")
-            try:
-                if not db.check_schema(conn):
-                    return None
-                state = db.read_state(conn)
-                if state is None or not settled_settings(root, state):
-                    return None
-                if state.head == head_commit(git_dir):
-                    entry = db.Chunks(conn, "chunks", state.chunks).get(task_id)
-                    return (None if entry is None or not entry[FLAGS] & HELD_OR_ARCHIVED
-                            else entry[KEY],)  # fmt: skip
-            finally:
-                conn.execute("COMMIT")
-            if attempt or catch_up is None or not catch_up(root, git_dir):
-                return None
-        return None
+        found = _at_head(
+            conn, root, git_dir, catch_up,
+            lambda state: db.Chunks(conn, "chunks", state.chunks).get(task_id),
+        )  # fmt: skip
+        if found is None:
+            return None
+        entry = found[1]
+        return (None if entry is None or not entry[FLAGS] & HELD_OR_ARCHIVED else entry[KEY],)
     finally:
         conn.rollback()  # not closed, as `answer` leaves it
 

@@ -39,21 +39,14 @@ def rebuild(
     are found here) and root it at `state` as `settled` leaves it once every row is read;
     the new root."""
     conn.execute("PRAGMA cache_size = -1024")  # a mebibyte of pages: it spills, not grows
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with db.transaction(conn):
         edges, candidates = _first_pass(conn, rows)
         state = settled(state)
         relations = _turned(edges)
         del edges
         overlaps = _overlaps(conn)
         ready = _ready(conn, candidates, relations["followers"], overlaps)
-        state = _last_pass(conn, state, relations, overlaps, ready)
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    return state
+        return _last_pass(conn, state, relations, overlaps, ready)
 
 
 Edges = tuple[tuple[str, ...], str | None, str | None, str | None]

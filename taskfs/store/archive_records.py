@@ -210,7 +210,7 @@ def archived_tasks(repo: Repository, task_ids: Collection[str]) -> dict[str, Tas
     wanted = {t for t in task_ids if layout.is_task_id(t) and not repo.has_task(t)}
     out: dict[str, Task] = {}
     for task_id, rev in sorted(taken_from_many(repo, wanted).items()):
-        view = _view_at(repo, task_id, rev)
+        view = view_at(repo, task_id, rev)
         if view is not None:
             out[task_id] = load_task(view, task_id)
     return out
@@ -254,11 +254,13 @@ def archived_view(repo: Repository, task_id: str) -> CommitView | None:
     what arrived in its folder since (`late_files`): its messages and read marks."""
     if not layout.is_task_id(task_id) or repo.has_task(task_id):
         return None
-    return _view_at(repo, task_id, taken_from(repo, task_id))
+    return view_at(repo, task_id, taken_from(repo, task_id))
 
 
-def _view_at(repo: Repository, task_id: str, rev: str | None) -> CommitView | None:
-    """`archived_view` of a task the archive took from commit `rev` (None: from none)."""
+def view_at(repo: Repository, task_id: str, rev: str | None) -> CommitView | None:
+    """The files of archived task `task_id` as commit `rev` (the one the archive took it
+    from; None: none) held them, with what arrived in its folder since; None when that commit
+    holds none or is gone from this clone's history."""
     from taskfs.store.commit_view import CommitView
 
     if rev is None:

@@ -190,17 +190,7 @@ def home(repo: Repository, task_id: str) -> Repository:
     if not layout.is_task_id(task_id) or repo.has_task(task_id):
         return repo
     commit = summaries(repo).archived_commit(task_id)
-    if commit is None:
-        return repo
-    from taskfs.store.commit_view import CommitView
-
-    try:
-        files = repo.git.head_files([repo.task_rel(task_id)], rev=commit)
-    except TaskfsError:
-        return repo  # the commit is gone from this clone's history
-    if not files:
-        return repo
-    return CommitView(repo, {**files, **archive_records.late_files(repo, task_id)})
+    return archive_records.view_at(repo, task_id, commit) or repo
 
 
 def row_key(repo: Repository, task_id: str) -> bytes | None:
